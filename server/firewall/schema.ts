@@ -1,0 +1,196 @@
+import { z } from 'zod'
+import semver from 'semver'
+import { ClientId } from '../common/ids'
+import { DURATION_PATTERN } from '../common/duration'
+
+/** Firewall permission strings (spec 2.1). */
+export const FIREWALL_PERMISSIONS = [
+  'fw:access',
+  'fw:clone',
+  'fw:read',
+  'fw:update:config',
+  'fw:update:credentials',
+  'fw:update:rule',
+  'fw:update:exception',
+  'fw:delete',
+] as const
+export const FirewallPermission = z.enum(FIREWALL_PERMISSIONS)
+export type FirewallPermission = z.infer<typeof FirewallPermission>
+
+export const ECOSYSTEMS = ['npm', 'pypi', 'maven', 'nuget'] as const
+export const Ecosystem = z.enum(ECOSYSTEMS)
+export type Ecosystem = z.infer<typeof Ecosystem>
+
+export const EXECUTION_PHASES = ['download', 'upload', 'versions'] as const
+export const ExecutionPhase = z.enum(EXECUTION_PHASES)
+export type ExecutionPhase = z.infer<typeof ExecutionPhase>
+
+export const EXCEPTION_REASONS = [
+  'false_positive',
+  'accepted_risk',
+  'no_alternative',
+  'internal_package',
+  'temporary_workaround',
+  'other',
+] as const
+export const ExceptionReason = z.enum(EXCEPTION_REASONS)
+
+export const SEVERITIES = ['low', 'moderate', 'high', 'critical'] as const
+export const Severity = z.enum(SEVERITIES)
+export type Severity = z.infer<typeof Severity>
+
+/** The placeholder every read shows in place of a credential value (CONTRACT section 2). */
+export const REDACTED = '[REDACTED]'
+
+const Duration = z.string().regex(DURATION_PATTERN, 'must be a duration such as 72h or 7d')
+
+// ---- Rule selectors (CONTRACT section 5) ----------------------------------------------
+
+export type SelectorFunction =
+  | { name: 'packageName'; patterns: string[] }
+  | { name: 'versionRange'; package: string; range: string }
+  | { name: 'minimumAge'; duration: string }
+  | { name: 'license'; licenseSet: string; mode: 'allow' | 'deny' }
+  | { name: 'deprecated' }
+  | { name: 'installScripts' }
+  | { name: 'vulnerability'; minSeverity?: Severity; minCvss?: number }
+  | { name: 'malware' }
+  | { name: 'all'; selectors: Selector[] }
+  | { name: 'any'; selectors: Selector[] }
+  | { name: 'not'; selector: Selector }
+export type Selector = { function: SelectorFunction }
+
+export const Selector: z.ZodType<Selector> = z.lazy(() =>
+  z.object({ function: SelectorFunctionSchema }).strict(),
+)
+
+const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
+  z.discriminatedUnion('name', [
+    z.object({ name: z.literal('packageName'), patterns: z.array(z.string().min(1)).min(1) }).strict(),
+    z
+      .object({
+        name: z.literal('versionRange'),
+        package: z.string().min(1),
+        range: z.string().refine((r) => semver.validRange(r) !== null, 'must be a valid semver range'),
+      })
+      .strict(),
+    z.object({ name: z.literal('minimumAge'), duration: Duration }).strict(),
+    z
+      .object({ name: z.literal('license'), licenseSet: z.string().min(1), mode: z.enum(['allow', 'deny']) })
+      .strict(),
+    z.object({ name: z.literal('deprecated') }).strict(),
+    z.object({ name: z.literal('installScripts') }).strict(),
+    z
+      .object({
+        name: z.literal('vulnerability'),
+        minSeverity: Severity.optional(),
+        minCvss: z.number().min(0).max(10).optional(),
+      })
+      .strict(),
+    z.object({ name: z.literal('malware') }).strict(),
+    z.object({ name: z.literal('all'), selectors: z.array(Selector).min(1) }).strict(),
+    z.object({ name: z.literal('any'), selectors: z.array(Selector).min(1) }).strict(),
+    z.object({ name: z.literal('not'), selector: Selector }).strict(),
+  ]),
+)
+
+// ---- Rules and exceptions --------------------------------------------------------------
+
+export const RuleEffect = z
+  .object({ block: z.boolean().default(true), log: z.boolean().default(true) })
+  .strict()
+
+export const Rule = z
+  .object({
+    id: ClientId,
+    executionPhase: ExecutionPhase,
+    selector: Selector,
+    ruleEffect: RuleEffect.default({ block: true, log: true }),
+    description: z.string().max(2000).default(''),
+  })
+  .strict()
+export type Rule = z.infer<typeof Rule>
+
+export const ExceptionSelector = z
+  .object({ packageName: z.string().min(1).max(214), version: z.string().min(1).max(256).optional() })
+  .strict()
+
+export const Exception = z
+  .object({
+    id: ClientId,
+    rule: ClientId,
+    selector: ExceptionSelector,
+    log: z.boolean().default(true),
+    expires: z.iso.datetime({ offset: true }).optional(),
+    reason: ExceptionReason.optional(),
+    notes: z.string().max(4000).optional(),
+  })
+  .strict()
+export type Exception = z.infer<typeof Exception>
+
+// ---- Upstreams -------------------------------------------------------------------------
+
+export const Credentials = z.union([
+  z.object({ username: z.string().min(1), password: z.string().min(1) }).strict(),
+  z.object({ token: z.string().min(1) }).strict(),
+])
+export type Credentials = z.infer<typeof Credentials>
+
+export const ArtifactCredential = z
+  .object({ host: z.string().min(1).max(253), credentials: z.object({ token: z.string().min(1) }).strict() })
+  .strict()
+
+export const Upstream = z
+  .object({
+    id: ClientId,
+    endpoint: z.url({ protocol: /^https?$/ }),
+    credentials: Credentials.optional(),
+    internal: z.boolean().default(false),
+    cached: z.boolean().default(false),
+    artifactCredentials: z.array(ArtifactCredential).optional(),
+  })
+  .strict()
+export type Upstream = z.infer<typeof Upstream>
+
+// ---- Firewall --------------------------------------------------------------------------
+
+/** A principal key (user id, service principal id, team id) or `everybody`. */
+export const Permissions = z.record(z.string().min(1).max(128), z.array(FirewallPermission))
+
+function uniqueIds(items: { id: string }[]): boolean {
+  return new Set(items.map((item) => item.id)).size === items.length
+}
+
+/** The body of `PUT /v1/{ns}/config/{fw}`: everything the client owns. */
+export const FirewallInput = z
+  .object({
+    id: ClientId.optional(),
+    version: z.number().int().optional(),
+    updatedAt: z.string().optional(),
+    ecosystem: Ecosystem.default('npm'),
+    name: z.string().max(200).optional(),
+    description: z.string().max(4000).default(''),
+    upstreams: z.array(Upstream).default([]).refine(uniqueIds, 'upstream ids must be unique'),
+    rules: z.array(Rule).default([]).refine(uniqueIds, 'rule ids must be unique'),
+    exceptions: z.array(Exception).default([]).refine(uniqueIds, 'exception ids must be unique'),
+    permissions: Permissions.default({}),
+    extends: z.array(ClientId).default([]),
+  })
+  .strict()
+export type FirewallInput = z.infer<typeof FirewallInput>
+
+/** A stored firewall configuration (spec 2.1 plus `extends`). */
+export const Firewall = z.object({
+  id: ClientId,
+  version: z.number().int().min(1),
+  ecosystem: Ecosystem,
+  name: z.string(),
+  description: z.string(),
+  upstreams: z.array(Upstream),
+  rules: z.array(Rule),
+  exceptions: z.array(Exception),
+  permissions: Permissions,
+  extends: z.array(ClientId),
+  updatedAt: z.string(),
+})
+export type Firewall = z.infer<typeof Firewall>

@@ -1,0 +1,46 @@
+import type { NamespaceEvent } from '../events/schemas'
+
+/** Per-delivery limits (spec 6.7 item 7, section 8). */
+export interface BatchLimits {
+  maxEvents: number
+  maxBytes: number
+}
+
+export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEvents: 100, maxBytes: 512 * 1024 }
+
+/** Bytes of the envelope around the events: `{"version":1,"events":[` + `]}`. */
+const ENVELOPE_OVERHEAD = Buffer.byteLength('{"version":1,"events":[]}')
+
+/**
+ * Takes the next batch from a buffer ordered oldest first: as many leading events as fit in
+ * both limits, and always at least one so an oversized event cannot block the queue forever.
+ * @example takeBatch(buffer).length // <= 100
+ */
+export function takeBatch<E>(events: readonly E[], limits: BatchLimits = DEFAULT_BATCH_LIMITS): E[] {
+  const batch: E[] = []
+  let bytes = ENVELOPE_OVERHEAD
+  for (const event of events) {
+    if (batch.length >= limits.maxEvents) break
+    // One comma separates each event from the previous one.
+    const size = Buffer.byteLength(JSON.stringify(event)) + (batch.length > 0 ? 1 : 0)
+    if (batch.length > 0 && bytes + size > limits.maxBytes) break
+    batch.push(event)
+    bytes += size
+  }
+  return batch
+}
+
+/** A delivery body and the exact bytes that are signed and sent. */
+export interface Envelope {
+  envelope: { version: 1; events: NamespaceEvent[] }
+  body: string
+}
+
+/**
+ * Builds the delivery envelope (spec 6.2) and serialises it once; sign and send `body` as is.
+ * @example envelope([event]).body // '{"version":1,"events":[{...}]}'
+ */
+export function envelope(events: NamespaceEvent[]): Envelope {
+  const value = { version: 1 as const, events }
+  return { envelope: value, body: JSON.stringify(value) }
+}

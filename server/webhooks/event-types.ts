@@ -1,0 +1,81 @@
+import { EVENT_DATA_SCHEMAS, type NamespaceEvent } from '../events/schemas'
+
+/** A validation problem in the API's `errors` shape. */
+export interface FieldError {
+  path: string
+  message: string
+}
+
+/** Exact types listed in spec 6.1 (system `webhook.*` types excluded: they cannot be subscribed). */
+const KNOWN_TYPES = new Set(Object.keys(EVENT_DATA_SCHEMAS).filter((type) => !type.startsWith('webhook.')))
+/** First segments a subscription may start with. */
+const FAMILIES = new Set(['firewall', 'audit', 'config', 'package', 'exception-request', 'vulnerability'])
+/** Families open to any name (rule 3). */
+const OPEN_FAMILIES = ['audit.', 'vulnerability.']
+/** Events limited by the webhook's firewall scope (spec 6.1, "Firewall scope"). */
+const SCOPED_FAMILIES = ['firewall.', 'package.', 'exception-request.']
+
+const SEGMENT = /^[a-z0-9][a-z0-9_-]*$/
+
+/**
+ * Checks a webhook's `eventTypes` against spec 6.1 rules 1-4; returns one error per bad entry
+ * with a path like `eventTypes[2]` (empty array = valid).
+ * @example validateEventTypes(['firewall.*', '*']) // [{ path: 'eventTypes[1]', message: ... }]
+ */
+export function validateEventTypes(eventTypes: unknown): FieldError[] {
+  if (!Array.isArray(eventTypes)) return [{ path: 'eventTypes', message: 'must be an array of strings' }]
+  const errors: FieldError[] = []
+  eventTypes.forEach((entry, index) => {
+    const message = entryProblem(entry)
+    if (message) errors.push({ path: `eventTypes[${index}]`, message })
+  })
+  return errors
+}
+
+function entryProblem(entry: unknown): string | null {
+  if (typeof entry !== 'string' || entry.length === 0) return 'must be a non-empty string'
+  if (entry === '*') return 'a bare "*" is not allowed; subscribe to a prefix such as "firewall.*"'
+  if (entry === 'webhook.*' || entry.startsWith('webhook.')) {
+    return 'webhook.* system events are always delivered and cannot be subscribed to'
+  }
+  const isPrefix = entry.endsWith('.*')
+  const name = isPrefix ? entry.slice(0, -2) : entry
+  // Rule 1: dot-separated lower-case segments, a wildcard only as a whole last segment.
+  if (!name.split('.').every((segment) => SEGMENT.test(segment))) {
+    return 'must be an exact event type or a prefix ending in ".*"'
+  }
+  if (!FAMILIES.has(name.split('.')[0])) return `unknown event family in "${entry}"`
+  if (isPrefix) return null
+  if (OPEN_FAMILIES.some((family) => entry.startsWith(family))) return null
+  // Rule 3: exact firewall., config., package. and exception-request. names must be in the table.
+  return KNOWN_TYPES.has(entry) ? null : `unknown event type "${entry}"`
+}
+
+/** The subscription fields matching needs. */
+export interface WebhookSubscription {
+  eventTypes: string[]
+  /** Firewall ids; empty = all firewalls. */
+  firewalls: string[]
+  enabled: boolean
+}
+
+/** True when `type` is named by `pattern` (exact, or `prefix.*` covering deeper names). */
+export function typeMatches(pattern: string, type: string): boolean {
+  if (pattern.endsWith('.*')) return type.startsWith(pattern.slice(0, -1))
+  return pattern === type
+}
+
+/**
+ * Whether an event goes to a webhook: disabled webhooks get nothing; system `webhook.*` events
+ * always match; others need a matching `eventTypes` entry, and firewall/package/exception-request
+ * events must also come from a firewall in scope (`event.data.firewall`).
+ */
+export function matchesWebhook(event: Pick<NamespaceEvent, 'type' | 'data'>, webhook: WebhookSubscription): boolean {
+  if (!webhook.enabled) return false
+  if (event.type.startsWith('webhook.')) return true
+  if (!webhook.eventTypes.some((pattern) => typeMatches(pattern, event.type))) return false
+  if (webhook.firewalls.length === 0) return true
+  if (!SCOPED_FAMILIES.some((family) => event.type.startsWith(family))) return true
+  const firewall = (event.data as { firewall?: unknown }).firewall
+  return typeof firewall === 'string' && webhook.firewalls.includes(firewall)
+}

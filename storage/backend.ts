@@ -1,0 +1,96 @@
+import type { Storage } from 'unstorage'
+import type { NamespaceEvent } from '../server/events/schemas'
+
+/** One entry of an append-only log (event log, audit log, firewall log). */
+export interface LogEntry<T = unknown> {
+  /** Opaque, ordered cursor of the entry within its log. */
+  cursor: string
+  value: T
+}
+
+export interface LogRangeOptions {
+  /** Entries strictly after this cursor (oldest first). */
+  after?: string | null
+  /** Entries strictly before this cursor (newest first). */
+  before?: string | null
+  limit: number
+  /** Newest first (default for `before`), oldest first otherwise. */
+  newestFirst?: boolean
+}
+
+/** What a transaction writes: `null` deletes a key. */
+export interface TxWrites {
+  set?: Record<string, unknown>
+  delete?: string[]
+  /** Appended to logs atomically with the writes: log name -> entries. */
+  logs?: Record<string, unknown[]>
+  /** Events appended to the namespace event log (the outbox) atomically with the writes. */
+  events?: NamespaceEvent[]
+}
+
+/** The result of a transaction body: the writes and what the caller gets back. */
+export interface TxOutcome<R> {
+  writes: TxWrites
+  result: R
+}
+
+/**
+ * The storage backend: unstorage for plain keys plus the few atomic primitives the
+ * domain needs. Two implementations: Redis (several processes) and single-process
+ * (unstorage fs or memory driver with in-process locks).
+ */
+export interface Backend {
+  readonly kind: 'redis' | 'local'
+  /** The unstorage instance (plain JSON values). */
+  readonly storage: Storage
+  get<T>(key: string): Promise<T | null>
+  getMany<T>(keys: string[]): Promise<(T | null)[]>
+  set(key: string, value: unknown): Promise<void>
+  delete(key: string): Promise<void>
+  keys(prefix: string): Promise<string[]>
+
+  /**
+   * Atomic read-modify-write: `body` sees the current values of `keys` and returns the
+   * writes; conflicting concurrent writers (other processes on Redis) cause a re-run.
+   * Throwing from `body` aborts with nothing written.
+   */
+  transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R>
+
+  /** Appends entries to a log; returns their cursors. */
+  logAppend(log: string, entries: unknown[]): Promise<string[]>
+  logRange<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]>
+  /** Drops entries written before `beforeMs` (retention). Returns how many were removed, when known. */
+  logTrimBefore(log: string, beforeMs: number): Promise<number>
+  logLength(log: string): Promise<number>
+
+  /** FIFO queue with a cap: pushing past `cap` drops the oldest. */
+  queuePush(queue: string, items: unknown[], cap: number): Promise<{ length: number; dropped: number }>
+  queuePeek<T>(queue: string, count: number): Promise<T[]>
+  queueDrop(queue: string, count: number): Promise<void>
+  queueLength(queue: string): Promise<number>
+  queueClear(queue: string): Promise<void>
+
+  /** Acquire or renew a lease for `owner`; false when another owner holds it. */
+  leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean>
+  leaseRelease(name: string, owner: string): Promise<void>
+  leaseOwner(name: string): Promise<string | null>
+
+  /** Atomic counter. */
+  increment(key: string, by?: number): Promise<number>
+
+  /** Called (in this process) after events were appended anywhere the backend can see. */
+  onEvents(listener: () => void): () => void
+
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}
+
+/** The log every namespace event is appended to (the outbox webhooks read). */
+export const EVENT_LOG = 'events'
+
+/** Thrown when a transaction keeps conflicting (should not happen in practice). */
+export class TransactionConflictError extends Error {
+  constructor(keys: string[]) {
+    super(`transaction on ${keys.join(', ')} kept conflicting`)
+  }
+}

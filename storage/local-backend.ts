@@ -1,0 +1,232 @@
+import { EventEmitter } from 'node:events'
+import { createStorage, type Storage } from 'unstorage'
+import { KeyedMutex } from './keyed-mutex'
+import { EVENT_LOG, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome, type TxWrites } from './backend'
+
+interface StoredLogEntry {
+  t: number
+  v: unknown
+}
+
+interface Sequence {
+  head: number
+  /** Next free slot. */
+  tail: number
+}
+
+const pad = (n: number) => n.toString().padStart(12, '0')
+
+/**
+ * The single-process backend: any unstorage driver (fs by default, memory in unit tests)
+ * plus in-process locks. Logs and queues keep one key per item, so an append writes one
+ * small file and a crash loses nothing that was acknowledged.
+ */
+export class LocalBackend implements Backend {
+  readonly kind = 'local' as const
+  private readonly mutex = new KeyedMutex()
+  private readonly sequences = new Map<string, Promise<Sequence>>()
+  private readonly leases = new Map<string, { owner: string; until: number }>()
+  private readonly emitter = new EventEmitter()
+
+  constructor(readonly storage: Storage = createStorage()) {
+    this.emitter.setMaxListeners(0)
+  }
+
+  get<T>(key: string): Promise<T | null> {
+    return this.storage.getItem<T>(key) as Promise<T | null>
+  }
+
+  async getMany<T>(keys: string[]): Promise<(T | null)[]> {
+    if (keys.length === 0) return []
+    const items = await this.storage.getItems(keys)
+    const byKey = new Map(items.map((item) => [item.key, item.value]))
+    return keys.map((key) => (byKey.get(key) ?? null) as T | null)
+  }
+
+  set(key: string, value: unknown): Promise<void> {
+    return this.storage.setItem(key, value as never)
+  }
+
+  delete(key: string): Promise<void> {
+    return this.storage.removeItem(key)
+  }
+
+  keys(prefix: string): Promise<string[]> {
+    return this.storage.getKeys(prefix)
+  }
+
+  transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
+    return this.mutex.runExclusive(keys, async () => {
+      const current = await this.getMany(keys)
+      const values = new Map(keys.map((key, index) => [key, current[index] as unknown]))
+      const { writes, result } = await body(values)
+      await this.applyWrites(writes)
+      return result
+    })
+  }
+
+  private async applyWrites(writes: TxWrites): Promise<void> {
+    await Promise.all([
+      ...Object.entries(writes.set ?? {}).map(([key, value]) => this.set(key, value)),
+      ...(writes.delete ?? []).map((key) => this.delete(key)),
+    ])
+    for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logAppend(log, entries)
+    if (writes.events?.length) await this.logAppend(EVENT_LOG, writes.events)
+  }
+
+  // ---- logs and queues: one key per item, sequence numbers kept in memory ------------
+
+  private sequence(prefix: string): Promise<Sequence> {
+    let sequence = this.sequences.get(prefix)
+    if (!sequence) {
+      sequence = this.storage.getKeys(prefix).then((keys) => {
+        const slots = keys.map((key) => Number(key.slice(prefix.length + 1))).filter(Number.isFinite)
+        if (slots.length === 0) return { head: 0, tail: 0 }
+        return { head: Math.min(...slots), tail: Math.max(...slots) + 1 }
+      })
+      this.sequences.set(prefix, sequence)
+    }
+    return sequence
+  }
+
+  async logAppend(log: string, entries: unknown[]): Promise<string[]> {
+    const prefix = `log:${log}`
+    return this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      const now = Date.now()
+      const cursors: string[] = []
+      for (const value of entries) {
+        const slot = sequence.tail++
+        await this.set(`${prefix}:${pad(slot)}`, { t: now, v: value } satisfies StoredLogEntry)
+        cursors.push(pad(slot))
+      }
+      if (log === EVENT_LOG && entries.length) this.emitter.emit('events')
+      return cursors
+    })
+  }
+
+  async logRange<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]> {
+    const prefix = `log:${log}`
+    const sequence = await this.sequence(prefix)
+    const newestFirst = options.newestFirst ?? options.before != null
+    const slots: number[] = []
+    if (newestFirst) {
+      let slot = (options.before != null ? Number(options.before) : sequence.tail) - 1
+      for (; slot >= sequence.head && slots.length < options.limit; slot--) slots.push(slot)
+    } else {
+      let slot = options.after != null ? Number(options.after) + 1 : sequence.head
+      slot = Math.max(slot, sequence.head)
+      for (; slot < sequence.tail && slots.length < options.limit; slot++) slots.push(slot)
+    }
+    const stored = await this.getMany<StoredLogEntry>(slots.map((slot) => `${prefix}:${pad(slot)}`))
+    return stored.flatMap((entry, index) => (entry ? [{ cursor: pad(slots[index]), value: entry.v as T }] : []))
+  }
+
+  async logTrimBefore(log: string, beforeMs: number): Promise<number> {
+    const prefix = `log:${log}`
+    return this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      let removed = 0
+      while (sequence.head < sequence.tail) {
+        const key = `${prefix}:${pad(sequence.head)}`
+        const entry = await this.get<StoredLogEntry>(key)
+        if (entry && entry.t >= beforeMs) break
+        await this.delete(key)
+        sequence.head++
+        removed++
+      }
+      return removed
+    })
+  }
+
+  async logLength(log: string): Promise<number> {
+    const sequence = await this.sequence(`log:${log}`)
+    return sequence.tail - sequence.head
+  }
+
+  async queuePush(queue: string, items: unknown[], cap: number): Promise<{ length: number; dropped: number }> {
+    const prefix = `queue:${queue}`
+    return this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      for (const item of items) await this.set(`${prefix}:${pad(sequence.tail++)}`, item)
+      let dropped = 0
+      while (sequence.tail - sequence.head > cap) {
+        await this.delete(`${prefix}:${pad(sequence.head++)}`)
+        dropped++
+      }
+      return { length: sequence.tail - sequence.head, dropped }
+    })
+  }
+
+  async queuePeek<T>(queue: string, count: number): Promise<T[]> {
+    const prefix = `queue:${queue}`
+    const sequence = await this.sequence(prefix)
+    const end = Math.min(sequence.tail, sequence.head + count)
+    const keys: string[] = []
+    for (let slot = sequence.head; slot < end; slot++) keys.push(`${prefix}:${pad(slot)}`)
+    return (await this.getMany<T>(keys)).filter((item): item is Awaited<T> => item !== null) as T[]
+  }
+
+  async queueDrop(queue: string, count: number): Promise<void> {
+    const prefix = `queue:${queue}`
+    await this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      const end = Math.min(sequence.tail, sequence.head + count)
+      for (; sequence.head < end; sequence.head++) await this.delete(`${prefix}:${pad(sequence.head)}`)
+    })
+  }
+
+  async queueLength(queue: string): Promise<number> {
+    const sequence = await this.sequence(`queue:${queue}`)
+    return sequence.tail - sequence.head
+  }
+
+  async queueClear(queue: string): Promise<void> {
+    await this.queueDrop(queue, Number.MAX_SAFE_INTEGER)
+  }
+
+  // ---- leases and counters -----------------------------------------------------------
+
+  async leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    const now = Date.now()
+    const lease = this.leases.get(name)
+    if (lease && lease.owner !== owner && lease.until > now) return false
+    this.leases.set(name, { owner, until: now + ttlMs })
+    return true
+  }
+
+  async leaseRelease(name: string, owner: string): Promise<void> {
+    if (this.leases.get(name)?.owner === owner) this.leases.delete(name)
+  }
+
+  async leaseOwner(name: string): Promise<string | null> {
+    const lease = this.leases.get(name)
+    return lease && lease.until > Date.now() ? lease.owner : null
+  }
+
+  increment(key: string, by = 1): Promise<number> {
+    return this.transact([key], (values) => {
+      const next = Number(values.get(key) ?? 0) + by
+      return { writes: { set: { [key]: next } }, result: next }
+    })
+  }
+
+  onEvents(listener: () => void): () => void {
+    this.emitter.on('events', listener)
+    return () => this.emitter.off('events', listener)
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.storage.hasItem('ping')
+      return true
+    } catch {
+      return false
+    }
+  }
+
+  async close(): Promise<void> {
+    this.emitter.removeAllListeners()
+    await this.storage.dispose()
+  }
+}

@@ -1,0 +1,106 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { BACKEND_KINDS, makeBackend } from '../support/backends'
+import type { Backend } from '../../storage'
+
+describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
+  let backend: Backend
+  beforeEach(async () => {
+    backend = await makeBackend(kind)
+  })
+  afterEach(async () => {
+    await backend.close()
+  })
+
+  it('stores and reads JSON values, many at once', async () => {
+    await backend.set('a:1', { n: 1 })
+    await backend.set('a:2', { n: 2 })
+    expect(await backend.get('a:1')).toEqual({ n: 1 })
+    expect(await backend.getMany(['a:2', 'a:missing', 'a:1'])).toEqual([{ n: 2 }, null, { n: 1 }])
+    expect((await backend.keys('a')).sort()).toEqual(['a:1', 'a:2'])
+  })
+
+  it('runs read-modify-write transactions without losing concurrent updates', async () => {
+    await Promise.all(
+      Array.from({ length: 40 }, () =>
+        backend.transact(['counter'], (values) => {
+          const next = Number(values.get('counter') ?? 0) + 1
+          return { writes: { set: { counter: next } }, result: next }
+        }),
+      ),
+    )
+    expect(await backend.get('counter')).toBe(40)
+  })
+
+  it('writes nothing when the transaction body throws', async () => {
+    await backend.set('k', 1)
+    await expect(
+      backend.transact(['k'], () => {
+        throw new Error('abort')
+      }),
+    ).rejects.toThrow('abort')
+    expect(await backend.get('k')).toBe(1)
+  })
+
+  it('appends events atomically with writes and notifies listeners', async () => {
+    let notified = 0
+    const stop = backend.onEvents(() => notified++)
+    const seen = new Promise<void>((resolve) => {
+      const off = backend.onEvents(() => (off(), resolve()))
+    })
+    await backend.transact(['doc'], () => ({
+      writes: {
+        set: { doc: { v: 1 } },
+        events: [{ id: 'evt-1', type: 'config.firewall.created', time: new Date().toISOString(), namespace: 'ns', data: {} }],
+      },
+      result: null,
+    }))
+    await seen
+    stop()
+    expect(notified).toBeGreaterThanOrEqual(1)
+    const entries = await backend.logRange<{ id: string }>('events', { limit: 10 })
+    expect(entries.map((entry) => entry.value.id)).toEqual(['evt-1'])
+  })
+
+  it('pages a log in both directions with stable cursors', async () => {
+    const cursors = await backend.logAppend('audit', [1, 2, 3, 4, 5])
+    expect(cursors).toHaveLength(5)
+    const newest = await backend.logRange<number>('audit', { limit: 2, newestFirst: true })
+    expect(newest.map((e) => e.value)).toEqual([5, 4])
+    const older = await backend.logRange<number>('audit', { before: newest[1].cursor, limit: 10 })
+    expect(older.map((e) => e.value)).toEqual([3, 2, 1])
+    const after = await backend.logRange<number>('audit', { after: cursors[2], limit: 10 })
+    expect(after.map((e) => e.value)).toEqual([4, 5])
+    expect(await backend.logLength('audit')).toBe(5)
+  })
+
+  it('trims a log by time', async () => {
+    await backend.logAppend('old', [1, 2])
+    expect(await backend.logTrimBefore('old', Date.now() + 1000)).toBe(2)
+    expect(await backend.logLength('old')).toBe(0)
+    await backend.logAppend('old', [3])
+    expect((await backend.logRange<number>('old', { limit: 5 })).map((e) => e.value)).toEqual([3])
+  })
+
+  it('caps a queue by dropping the oldest items', async () => {
+    expect(await backend.queuePush('q', [1, 2, 3], 5)).toEqual({ length: 3, dropped: 0 })
+    expect(await backend.queuePush('q', [4, 5, 6, 7], 5)).toEqual({ length: 5, dropped: 2 })
+    expect(await backend.queuePeek('q', 2)).toEqual([3, 4])
+    await backend.queueDrop('q', 2)
+    expect(await backend.queuePeek('q', 10)).toEqual([5, 6, 7])
+    expect(await backend.queueLength('q')).toBe(3)
+  })
+
+  it('gives a lease to one owner at a time and lets it renew', async () => {
+    expect(await backend.leaseAcquire('wh-1', 'p1', 5_000)).toBe(true)
+    expect(await backend.leaseAcquire('wh-1', 'p2', 5_000)).toBe(false)
+    expect(await backend.leaseAcquire('wh-1', 'p1', 5_000)).toBe(true)
+    expect(await backend.leaseOwner('wh-1')).toBe('p1')
+    await backend.leaseRelease('wh-1', 'p1')
+    expect(await backend.leaseAcquire('wh-1', 'p2', 5_000)).toBe(true)
+  })
+
+  it('counts atomically', async () => {
+    await Promise.all(Array.from({ length: 20 }, () => backend.increment('n')))
+    expect(await backend.increment('n', 0)).toBe(20)
+  })
+})
