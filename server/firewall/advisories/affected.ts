@@ -30,7 +30,11 @@ function compareGeneric(a: string, b: string): number | null {
     if (y === undefined) return /^\d/.test(x) || AFTER_RELEASE.has(x) ? 1 : -1
     const xNum = /^\d/.test(x)
     const yNum = /^\d/.test(y)
-    if (xNum && yNum) return Number(x) - Number(y) < 0 ? -1 : Number(x) === Number(y) ? 0 : 1
+    if (xNum && yNum) {
+      // '01' and '1' are the same number; keep comparing the following tokens.
+      if (Number(x) === Number(y)) continue
+      return Number(x) < Number(y) ? -1 : 1
+    }
     if (xNum !== yNum) return xNum ? 1 : -1
     return x < y ? -1 : 1
   }

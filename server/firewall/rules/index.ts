@@ -1,0 +1,17 @@
+export type { PackageVersionFacts, EvaluationContext, SelectorResult } from './types'
+export { matchSelector, INSTALL_SCRIPTS } from './selectors'
+export { globToRegExp, matchesGlob } from './glob'
+export { normalizePackageName } from './names'
+export { licenseSatisfied, isValidSpdxExpression } from './license'
+export { exceptionApplies, exceptionSelectorMatches, isExceptionActive } from './exceptions'
+export {
+  evaluate,
+  decisionEventType,
+  type Decision,
+  type DecisionEventType,
+  type DecisionOutcome,
+  type FirewallLayer,
+  type MatchedException,
+  type MatchedRule,
+} from './evaluate'
+export { validateRuleForEcosystem, collectLicenseSetIds, type RuleProblem } from './validate'

@@ -1,0 +1,75 @@
+import semver from 'semver'
+import type { Ecosystem, Rule, Selector } from '../schema'
+
+/** A problem with a rule for a firewall's ecosystem: `error` should be rejected, `warning` shown. */
+export interface RuleProblem {
+  level: 'error' | 'warning'
+  /** Where in the rule, e.g. `selector.function.selectors[1].function`. */
+  path: string
+  message: string
+}
+
+// Which package metadata each ecosystem's registry exposes to the proxy. npm packuments carry
+// everything; PyPI (JSON API) and NuGet (catalog/registration) carry licenses; Maven metadata
+// carries none of it (licenses live in POMs the proxy does not parse).
+const NPM_ONLY = new Set(['deprecated', 'installScripts'])
+const LICENSE_ECOSYSTEMS = new Set<Ecosystem>(['npm', 'pypi', 'nuget'])
+
+function walk(selector: Selector, path: string, visit: (selector: Selector, path: string) => void): void {
+  visit(selector, path)
+  const fn = selector.function
+  if (fn.name === 'all' || fn.name === 'any') {
+    fn.selectors.forEach((child, i) => walk(child, `${path}.function.selectors[${i}]`, visit))
+  } else if (fn.name === 'not') {
+    walk(fn.selector, `${path}.function.selector`, visit)
+  }
+}
+
+/**
+ * Checks a (schema-valid) rule against the firewall's ecosystem. Kept deliberately small: it
+ * flags selectors whose facts the ecosystem never supplies, which would otherwise silently
+ * never match (or, for fail-closed selectors, always match).
+ * @example validateRuleForEcosystem(rule, 'maven') // [{ level: 'error', path: 'selector', ... }]
+ */
+export function validateRuleForEcosystem(rule: Rule, ecosystem: Ecosystem): RuleProblem[] {
+  const problems: RuleProblem[] = []
+  walk(rule.selector, 'selector', (selector, path) => {
+    const fn = selector.function
+    if (NPM_ONLY.has(fn.name) && ecosystem !== 'npm') {
+      problems.push({ level: 'error', path, message: `${fn.name} applies to npm packages only` })
+    }
+    if (fn.name === 'license' && !LICENSE_ECOSYSTEMS.has(ecosystem)) {
+      problems.push({ level: 'error', path, message: `license metadata is not available for ${ecosystem}` })
+    }
+    if (fn.name === 'minimumAge' && ecosystem === 'maven') {
+      problems.push({
+        level: 'warning',
+        path,
+        message: 'maven metadata often lacks publish times; versions without one count as too new',
+      })
+    }
+    if (fn.name === 'versionRange' && ecosystem !== 'npm') {
+      problems.push({
+        level: 'warning',
+        path,
+        message: `versionRange compares semver; ${ecosystem} versions that are not semver never match`,
+      })
+    }
+    if (fn.name === 'versionRange' && semver.validRange(fn.range) === null) {
+      problems.push({ level: 'error', path, message: `invalid semver range ${fn.range}` })
+    }
+  })
+  return problems
+}
+
+/**
+ * The license set ids a selector references, each once, so the API can reject unknown sets.
+ * @example collectLicenseSetIds({ function: { name: 'license', licenseSet: 'oss', mode: 'allow' } }) // ['oss']
+ */
+export function collectLicenseSetIds(selector: Selector): string[] {
+  const ids = new Set<string>()
+  walk(selector, 'selector', (s) => {
+    if (s.function.name === 'license') ids.add(s.function.licenseSet)
+  })
+  return [...ids]
+}

@@ -1,0 +1,94 @@
+import semver from 'semver'
+import { tarballFileName } from './tarball-path'
+import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
+
+export type { Dist, Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
+export { factsFromManifest, licenseExpressionOf } from './facts'
+export { parseTarballPath, tarballFileName, type TarballPath } from './tarball-path'
+export { toAbbreviated, ABBREVIATED_VERSION_FIELDS } from './abbreviated'
+
+/**
+ * Where a dist-tag should point once `removed` is gone: the highest remaining version at or
+ * below it (for `latest`, the highest such non-prerelease, since npm installs `latest` by
+ * default); `undefined` drops the tag.
+ */
+function repairTag(tag: string, removed: string, remaining: string[]): string | undefined {
+  const ceiling = semver.valid(removed)
+  if (ceiling === null) return undefined
+  const candidates = remaining.filter(
+    (v) => semver.valid(v) !== null && semver.lte(v, ceiling) && (tag !== 'latest' || semver.prerelease(v) === null),
+  )
+  return candidates.sort(semver.rcompare)[0]
+}
+
+/**
+ * Removes every version whose decision is `blocked` from `versions` and `time`, repairs
+ * `dist-tags`, and lists what was removed under `policyRestrictions`. Returns a new object.
+ * @example filterPackument(doc, (v, m) => evaluate(chain, ['versions'], factsFromManifest(doc.name, v, m, doc), ctx))
+ */
+export function filterPackument(
+  packument: Packument,
+  decideVersion: (version: string, manifest: Manifest) => VersionDecision,
+): Packument {
+  const versions: Record<string, Manifest> = {}
+  const restrictions: Record<string, PolicyRestriction> = {}
+  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
+    const decision = decideVersion(version, manifest)
+    if (decision.outcome === 'blocked') {
+      restrictions[version] = { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message }
+    } else {
+      versions[version] = manifest
+    }
+  }
+  if (Object.keys(restrictions).length === 0) return packument
+
+  const remaining = Object.keys(versions)
+  const distTags: Record<string, string> = {}
+  for (const [tag, target] of Object.entries(packument['dist-tags'] ?? {})) {
+    // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
+    const repaired = target in restrictions ? repairTag(tag, target, remaining) : target
+    if (repaired !== undefined) distTags[tag] = repaired
+  }
+
+  const result: Packument = { ...packument, 'dist-tags': distTags, versions }
+  if (packument.time) {
+    // `created`, `modified` and any other non-version keys stay.
+    result.time = Object.fromEntries(Object.entries(packument.time).filter(([key]) => !(key in restrictions)))
+  }
+  result.policyRestrictions = {
+    versions: { ...(packument.policyRestrictions?.versions ?? {}), ...restrictions },
+  }
+  return result
+}
+
+/** A packument whose tarball URLs point at the proxy, and where each file really lives. */
+export interface RewrittenPackument {
+  packument: Packument
+  /** Rewritten file name (`name-1.0.0.tgz`) to the upstream tarball URL. */
+  tarballs: Map<string, string>
+}
+
+/**
+ * Points every `dist.tarball` at `${proxyBaseUrl}${name}/-/${unscoped}-${version}.tgz`
+ * (`proxyBaseUrl` = `{origin}/registry/{ns}/{fw}/`; scoped names keep `@scope/name`). The file
+ * name is derived from name and version rather than copied from the upstream URL, because some
+ * registries serve tarballs under opaque paths and `parseTarballPath` must recover the version.
+ * `integrity` and `shasum` are untouched.
+ * @example rewriteTarballUrls(doc, 'https://fw.example/registry/acme/main/').tarballs.get('pkg-1.0.0.tgz')
+ */
+export function rewriteTarballUrls(packument: Packument, proxyBaseUrl: string): RewrittenPackument {
+  const baseUrl = proxyBaseUrl.endsWith('/') ? proxyBaseUrl : `${proxyBaseUrl}/`
+  const tarballs = new Map<string, string>()
+  const versions: Record<string, Manifest> = {}
+  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
+    const original = manifest.dist?.tarball
+    if (typeof original !== 'string') {
+      versions[version] = manifest
+      continue
+    }
+    const file = tarballFileName(packument.name, version)
+    tarballs.set(file, original)
+    versions[version] = { ...manifest, dist: { ...manifest.dist, tarball: `${baseUrl}${packument.name}/-/${file}` } }
+  }
+  return { packument: { ...packument, versions }, tarballs }
+}
