@@ -1,0 +1,277 @@
+import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type SnapshotFrom } from 'xstate'
+import type { DeadlineInput } from '../server/webhooks/deadline-timer'
+import type {
+  AttemptReport,
+  DeliverBatchInput,
+  DeliveryContext,
+  DeliveryEmitted,
+  DeliveryEvent,
+  DeliveryMachineInput,
+  TakeBatchInput,
+  TakeBatchOutput,
+} from '../server/webhooks/delivery-types'
+import {
+  attemptEventFrom,
+  failedAttemptFrom,
+  pacingDeadline,
+  remainingAfterBatch,
+  retryDelayAfter,
+  startsInWindow,
+} from '../server/webhooks/delivery-policy'
+import { maxAttempts } from '../server/webhooks/retry'
+
+/**
+ * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,
+ * paces to `rate` attempts per second and quarantines after retry exhaustion (spec 3.2, 6.7).
+ *
+ * Pure definition: the buffer lives in storage, time arrives on events and actor outputs, and
+ * every wait is the `deadlineTimer` actor invoked with an absolute deadline kept in context, so a
+ * snapshot restored later resumes the wait with only the remaining time (XState does not restore
+ * `after` timers). Provide `takeBatch`, `deliverBatch` and `deadlineTimer` with `.provide()`.
+ */
+
+const notProvided = (name: string) => () => {
+  throw new Error(`webhook delivery machine: actor "${name}" must be provided`)
+}
+
+type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
+
+/** The webhook delivery machine; see the file comment for what must be provided. */
+export const webhookDeliveryMachine = setup({
+  types: {
+    context: {} as DeliveryContext,
+    events: {} as DeliveryEvent,
+    input: {} as DeliveryMachineInput,
+    emitted: {} as DeliveryEmitted,
+  },
+  actors: {
+    takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(notProvided('takeBatch')),
+    deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(notProvided('deliverBatch')),
+    deadlineTimer: fromCallback<{ type: 'noop' }, DeadlineInput>(notProvided('deadlineTimer')),
+  },
+  guards: {
+    hasBacklog: ({ context }) => context.bufferedEvents > 0,
+    hasBatch: ({ context }) => context.batch !== null,
+    isIdle: ({ context }) => context.batch === null && context.bufferedEvents <= 0,
+    mustPace: ({ context }) => startsInWindow(context).length >= context.settings.rate,
+    hasAttemptsLeft: ({ context, event }) => retryDelayAfter(context, event as AttemptEvent) !== null,
+    batchTaken: ({ event }) => (event as unknown as { output: TakeBatchOutput }).output.batch !== null,
+  },
+  actions: {
+    noteBuffered: assign(({ context, event }) => {
+      const { bufferedEvents, now } = event as Extract<DeliveryEvent, { type: 'EVENTS_BUFFERED' }>
+      const small = bufferedEvents <= context.settings.backlogNoticeThreshold
+      return {
+        bufferedEvents,
+        now: Math.max(context.now, now),
+        rateLimitedNoticeSent: small ? false : context.rateLimitedNoticeSent,
+      }
+    }),
+    noteTime: assign({ now: ({ context, event }) => Math.max(context.now, (event as { now: number }).now) }),
+    startBatch: assign(({ context, event }) => {
+      const output = (event as unknown as { output: TakeBatchOutput }).output
+      return {
+        now: Math.max(context.now, output.now),
+        bufferedEvents: output.bufferedEvents,
+        batch: output.batch && { ...output.batch, attempts: 0, createdAt: output.now },
+      }
+    }),
+    noteEmptyBuffer: assign(({ context, event }) => {
+      const output = (event as unknown as { output: TakeBatchOutput }).output
+      // Nothing to take means nothing buffered, whatever the count said; avoids a take loop.
+      return { now: Math.max(context.now, output.now), bufferedEvents: 0 }
+    }),
+    /** Counts the attempt, keeps its outcome and its start for pacing. */
+    recordAttempt: assign(({ context, event }) => {
+      const report = event as AttemptEvent
+      const batch = context.batch!
+      return {
+        now: Math.max(context.now, report.finishedAt),
+        batch: { ...batch, attempts: batch.attempts + 1 },
+        lastOutcome: report.outcome,
+        recentStarts: [...context.recentStarts, report.startedAt].slice(-context.settings.rate),
+      }
+    }),
+    recordSuccess: emit(({ context }) => ({
+      type: 'delivery.succeeded' as const,
+      webhookId: context.webhookId,
+      deliveryId: context.batch!.deliveryId,
+      eventIds: context.batch!.eventIds,
+      attempts: context.batch!.attempts,
+    })),
+    recordFailure: emit(({ context }) => ({
+      type: 'delivery.failed' as const,
+      webhookId: context.webhookId,
+      deliveryId: context.batch!.deliveryId,
+      droppedEvents: context.batch!.eventIds,
+      attempts: context.batch!.attempts,
+    })),
+    /** One record per attempt, emitted after `recordAttempt` and any scheduling. */
+    reportAttempt: emit(({ context, event }) => {
+      const { type: _type, ...report } = event as AttemptEvent
+      const status = report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
+      return {
+        type: 'delivery.attempted' as const,
+        webhookId: context.webhookId,
+        deliveryId: context.batch!.deliveryId,
+        attempt: context.batch!.attempts,
+        status,
+        eventIds: context.batch!.eventIds,
+        report,
+        nextAttemptAt: context.nextAttemptAt,
+      }
+    }),
+    scheduleRetry: assign({
+      nextAttemptAt: ({ context, event }) => (event as AttemptEvent).finishedAt + retryDelayAfter(context, event as AttemptEvent)!,
+    }),
+    /** Waiting on storage trouble uses the first retry delay; nothing was sent yet. */
+    scheduleStorageRetry: assign({
+      nextAttemptAt: ({ context }) => context.now + (context.settings.retryScheduleMs[0] ?? 0),
+    }),
+    clearRetry: assign({ nextAttemptAt: null }),
+    clearBatch: assign(({ context, event }) => {
+      const bufferedEvents = remainingAfterBatch(context, event as AttemptEvent)
+      const small = bufferedEvents <= context.settings.backlogNoticeThreshold
+      return { bufferedEvents, batch: null, rateLimitedNoticeSent: small ? false : context.rateLimitedNoticeSent }
+    }),
+    enterQuarantine: assign({ quarantinedUntil: ({ context }) => context.now + context.settings.quarantineMs }),
+    reportQuarantine: emit(({ context }) => ({
+      type: 'webhook.quarantined' as const,
+      webhookId: context.webhookId,
+      quarantinedUntil: context.quarantinedUntil!,
+    })),
+    leaveQuarantine: assign({ quarantinedUntil: null }),
+    reportRelease: emit(({ context, event }) => ({
+      type: 'webhook.released' as const,
+      webhookId: context.webhookId,
+      reason: event.type === 'RELEASE' ? ('manual' as const) : ('expired' as const),
+      now: context.now,
+    })),
+    schedulePacing: assign({
+      pacedUntil: ({ context }) => pacingDeadline(context),
+    }),
+    clearPacing: assign({ pacedUntil: null }),
+    /** Pacing against a large backlog is reported once per backlog episode (spec 6.6). */
+    reportRateLimited: enqueueActions(({ context, enqueue }) => {
+      if (context.rateLimitedNoticeSent || context.bufferedEvents <= context.settings.backlogNoticeThreshold) return
+      enqueue.assign({ rateLimitedNoticeSent: true })
+      enqueue.emit({
+        type: 'webhook.rate_limited',
+        webhookId: context.webhookId,
+        bufferedEvents: context.bufferedEvents,
+        now: context.now,
+      })
+    }),
+  },
+}).createMachine({
+  id: 'webhookDelivery',
+  context: ({ input }) => ({
+    webhookId: input.webhookId,
+    settings: input.settings,
+    now: input.now,
+    bufferedEvents: input.bufferedEvents ?? 0,
+    batch: null,
+    nextAttemptAt: null,
+    pacedUntil: null,
+    quarantinedUntil: null,
+    recentStarts: [],
+    lastOutcome: null,
+    rateLimitedNoticeSent: false,
+  }),
+  initial: 'active',
+  states: {
+    /** Idle: nothing buffered. */
+    active: {
+      always: { guard: 'hasBacklog', target: 'dispatching' },
+      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' } },
+    },
+    /** Transient: decides what comes next whenever a wait or an attempt ends. */
+    dispatching: {
+      always: [
+        { guard: 'isIdle', target: 'active' },
+        { guard: 'mustPace', target: 'pacing', actions: 'schedulePacing' },
+        { guard: 'hasBatch', target: 'delivering.sending' },
+        { target: 'delivering.preparing' },
+      ],
+    },
+    /** Waiting until `pacedUntil` to stay within `rate` attempts per second. */
+    pacing: {
+      entry: 'reportRateLimited',
+      invoke: { src: 'deadlineTimer', input: ({ context }) => ({ deadline: context.pacedUntil! }) },
+      on: {
+        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearPacing'] },
+      },
+    },
+    /** One batch in flight. */
+    delivering: {
+      initial: 'preparing',
+      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' } },
+      states: {
+        preparing: {
+          invoke: {
+            src: 'takeBatch',
+            input: ({ context }) => ({ webhookId: context.webhookId }),
+            onDone: [
+              { guard: 'batchTaken', target: 'sending', actions: 'startBatch' },
+              { target: '#webhookDelivery.active', actions: 'noteEmptyBuffer' },
+            ],
+            onError: { target: '#webhookDelivery.retrying', actions: 'scheduleStorageRetry' },
+          },
+        },
+        sending: {
+          invoke: {
+            src: 'deliverBatch',
+            input: ({ context }) => ({
+              webhookId: context.webhookId,
+              deliveryId: context.batch!.deliveryId,
+              attempt: context.batch!.attempts + 1,
+              eventIds: context.batch!.eventIds,
+              lastAttempt: context.batch!.attempts + 1 >= maxAttempts(context.settings.retryScheduleMs),
+            }),
+            // Results travel as events so a host may also report attempts made elsewhere.
+            onDone: { actions: raise(({ event }) => attemptEventFrom(event.output)) },
+            onError: { actions: raise(({ context, event }) => failedAttemptFrom(event.error, context.now)) },
+          },
+          on: {
+            ATTEMPT_SUCCEEDED: {
+              target: '#webhookDelivery.dispatching',
+              actions: ['recordAttempt', 'clearRetry', 'reportAttempt', 'recordSuccess', 'clearBatch'],
+            },
+            ATTEMPT_FAILED: [
+              {
+                guard: 'hasAttemptsLeft',
+                target: '#webhookDelivery.retrying',
+                actions: ['scheduleRetry', 'recordAttempt', 'reportAttempt'],
+              },
+              {
+                target: '#webhookDelivery.quarantined',
+                actions: ['recordAttempt', 'clearRetry', 'reportAttempt', 'recordFailure', 'clearBatch', 'enterQuarantine', 'reportQuarantine'],
+              },
+            ],
+          },
+        },
+      },
+    },
+    /** Waiting until `nextAttemptAt` before retrying the same batch. */
+    retrying: {
+      invoke: { src: 'deadlineTimer', input: ({ context }) => ({ deadline: context.nextAttemptAt! }) },
+      on: {
+        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearRetry'] },
+      },
+    },
+    /** No deliveries until `quarantinedUntil` or RELEASE; events keep buffering. */
+    quarantined: {
+      invoke: { src: 'deadlineTimer', input: ({ context }) => ({ deadline: context.quarantinedUntil! }) },
+      on: {
+        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
+        RELEASE: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
+      },
+    },
+  },
+})
+
+/** A snapshot of the delivery machine; `getPersistedSnapshot()` of it is JSON. */
+export type WebhookDeliverySnapshot = SnapshotFrom<typeof webhookDeliveryMachine>

@@ -1,0 +1,147 @@
+import http from 'node:http'
+import https from 'node:https'
+import type { Socket } from 'node:net'
+import { applicableRetryAfter, parseRetryAfter } from './retry'
+import type { WebhookSettings } from './settings'
+import { checkUrlSyntax, guardedLookup, isAllowedAddress, NOT_PUBLIC_ERROR, type LookupAll } from './ssrf'
+
+/** User agent on every delivery (spec 6.7). */
+export const USER_AGENT = 'service-d3-webhooks/1'
+/** Bytes of the receiver's answer kept (spec 2.7). */
+export const RESPONSE_BODY_LIMIT = 4 * 1024
+
+/** Result of one POST, as data (spec 2.7 fields of the last attempt). */
+export interface AttemptOutcome {
+  kind: 'success' | 'failure'
+  /** HTTP status; 0 when no response arrived (network error, timeout, refused address). */
+  responseStatus: number
+  /** First 4 KB of the response body, decoded as UTF-8. */
+  responseBody: string
+  /** Transport error or reason the response counted as failed; absent on success. */
+  error?: string
+  durationMillis: number
+  /** Retry-After in ms, only on 429/503 and capped at 1 h. */
+  retryAfterMs?: number
+}
+
+export interface AttemptRequest {
+  url: string
+  /** Exact bytes that were signed. */
+  body: string | Buffer
+  /** The `webhook-id`, `webhook-timestamp` and `webhook-signature` headers. */
+  headers: Record<string, string>
+  timeoutMs: number
+  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'>
+  /** Name resolution, injectable for tests; always wrapped by the public-address guard. */
+  lookup?: LookupAll
+  /** Clock for durations and HTTP-date Retry-After; defaults to Date.now. */
+  now?: () => number
+}
+
+/**
+ * Refuses a connected socket whose peer is not an allowed address (the check after connecting
+ * that spec 6.7 asks for; catches anything the lookup guard could not see).
+ */
+export function checkConnectedSocket(socket: Pick<Socket, 'remoteAddress'>, settings: AttemptRequest['settings']): string | null {
+  const address = socket.remoteAddress
+  if (!address) return 'connected socket has no remote address'
+  return isAllowedAddress(address, settings) ? null : `connected to ${address}, which is not a public address`
+}
+
+/**
+ * Performs one delivery attempt: POST without redirects, with one timeout covering connect,
+ * response and the first 4 KB of body. Never throws; every problem becomes a failure outcome.
+ * @example const outcome = await sendAttempt({ url, body, headers, timeoutMs: 10_000, settings })
+ */
+export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
+  const now = request.now ?? Date.now
+  const started = now()
+  const finish = (partial: Omit<AttemptOutcome, 'durationMillis'>): AttemptOutcome => ({
+    ...partial,
+    durationMillis: Math.max(0, now() - started),
+  })
+  const refused = (error: string) => finish({ kind: 'failure', responseStatus: 0, responseBody: '', error })
+
+  const check = checkUrlSyntax(request.url, request.settings)
+  if (!check.ok) return Promise.resolve(refused(`${check.code}: ${check.message}`))
+  const url = check.url
+
+  return new Promise<AttemptOutcome>((resolve) => {
+    let settled = false
+    const settle = (outcome: AttemptOutcome) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      resolve(outcome)
+    }
+    const transport = url.protocol === 'https:' ? https : http
+    const req = transport.request(url, {
+      method: 'POST',
+      // A fresh connection per attempt: a pooled socket would skip both address checks.
+      agent: false,
+      lookup: guardedLookup(request.settings, request.lookup) as never,
+      headers: {
+        ...request.headers,
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'content-length': String(Buffer.byteLength(request.body)),
+      },
+    })
+    const timer = setTimeout(() => {
+      settle(refused('timeout'))
+      req.destroy()
+    }, request.timeoutMs)
+
+    req.on('socket', (socket) => {
+      // Headers and body go out only after the peer address passed the check.
+      const onConnect = () => {
+        const problem = checkConnectedSocket(socket, request.settings)
+        if (problem) {
+          settle(refused(problem))
+          req.destroy()
+          return
+        }
+        req.end(request.body)
+      }
+      if (socket.remoteAddress && !socket.connecting) onConnect()
+      else socket.once('connect', onConnect)
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      settle(refused(error.code === NOT_PUBLIC_ERROR ? `url_not_public: ${error.message}` : describe(error)))
+    })
+    req.on('response', (res) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const complete = () => {
+        const status = res.statusCode ?? 0
+        const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8')
+        const retryAfterMs = applicableRetryAfter(status, parseRetryAfter(res.headers['retry-after'], now()))
+        const ok = status >= 200 && status < 300
+        settle(
+          finish({
+            kind: ok ? 'success' : 'failure',
+            responseStatus: status,
+            responseBody,
+            ...(ok ? {} : status >= 300 && status < 400 ? { error: 'redirect not followed' } : {}),
+            ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          }),
+        )
+        // Nothing more is needed from this connection.
+        res.destroy()
+      }
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk)
+        size += chunk.length
+        if (size >= RESPONSE_BODY_LIMIT) complete()
+      })
+      res.on('end', complete)
+      // A body cut short after the status arrived still leaves a usable status.
+      res.on('error', complete)
+      res.on('aborted', complete)
+    })
+  })
+}
+
+function describe(error: NodeJS.ErrnoException): string {
+  return error.code ? `${error.code}: ${error.message}` : error.message
+}

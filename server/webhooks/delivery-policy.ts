@@ -1,0 +1,72 @@
+import type { AttemptReport, DeliveryContext, DeliveryEvent } from './delivery-types'
+import { applicableRetryAfter, nextDelay } from './retry'
+
+/**
+ * Pure calculations the delivery machine's guards and actions share: pacing window, retry
+ * delay, remaining backlog, attempt events, and the state answer for the API.
+ */
+
+/** Pacing window: at most `rate` attempt starts in any one-second span. */
+export const PACING_WINDOW_MS = 1000
+
+/** Attempt starts inside the window ending at `context.now`. */
+export function startsInWindow(context: DeliveryContext): number[] {
+  return context.recentStarts.filter((start) => start > context.now - PACING_WINDOW_MS)
+}
+
+/** When the next attempt may start: the oldest of the last `rate` starts leaves the window. */
+export function pacingDeadline(context: DeliveryContext): number {
+  return context.recentStarts[context.recentStarts.length - context.settings.rate] + PACING_WINDOW_MS
+}
+
+/** Delay before retrying the batch after this failed attempt, or null when it was the last. */
+export function retryDelayAfter(context: DeliveryContext, report: AttemptReport): number | null {
+  const attempts = (context.batch?.attempts ?? 0) + 1
+  const retryAfter = applicableRetryAfter(report.outcome.responseStatus, report.outcome.retryAfterMs)
+  return nextDelay(attempts, context.settings.retryScheduleMs, retryAfter)
+}
+
+/** Events left once the batch in flight leaves the buffer (the adapter's count wins). */
+export function remainingAfterBatch(context: DeliveryContext, report: AttemptReport): number {
+  return report.bufferedEvents ?? Math.max(0, context.bufferedEvents - (context.batch?.eventIds.length ?? 0))
+}
+
+/** Body of `GET .../webhooks/{id}/state` (CONTRACT section 3) from a machine snapshot. */
+export interface DeliveryStateView {
+  state: string
+  bufferedEvents: number
+  quarantinedUntil?: string
+  nextAttemptAt?: string
+}
+
+/**
+ * Reads the state answer from a snapshot; the top-level state name is the lifecycle state.
+ * @example deliveryStateView(actor.getSnapshot()) // { state: 'retrying', bufferedEvents: 3, nextAttemptAt: '...' }
+ */
+export function deliveryStateView(snapshot: { value: unknown; context: DeliveryContext }): DeliveryStateView {
+  const value = snapshot.value
+  const state = typeof value === 'string' ? value : Object.keys(value as object)[0]
+  const { bufferedEvents, quarantinedUntil, nextAttemptAt } = snapshot.context
+  return {
+    state,
+    bufferedEvents,
+    ...(quarantinedUntil === null ? {} : { quarantinedUntil: new Date(quarantinedUntil).toISOString() }),
+    ...(nextAttemptAt === null ? {} : { nextAttemptAt: new Date(nextAttemptAt).toISOString() }),
+  }
+}
+
+/** An attempt result as the machine's ATTEMPT_SUCCEEDED / ATTEMPT_FAILED event. */
+export function attemptEventFrom(report: AttemptReport): Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }> {
+  return { type: report.outcome.kind === 'success' ? 'ATTEMPT_SUCCEEDED' : 'ATTEMPT_FAILED', ...report }
+}
+
+/** A crashed `deliverBatch` adapter counts as a failed attempt without a response. */
+export function failedAttemptFrom(error: unknown, now: number): Extract<DeliveryEvent, { type: 'ATTEMPT_FAILED' }> {
+  const message = error instanceof Error ? error.message : String(error)
+  return {
+    type: 'ATTEMPT_FAILED',
+    outcome: { kind: 'failure', responseStatus: 0, responseBody: '', error: message, durationMillis: 0 },
+    startedAt: now,
+    finishedAt: now,
+  }
+}

@@ -1,0 +1,110 @@
+import type { AttemptOutcome } from './attempt'
+
+/**
+ * Types shared by the webhook delivery machine and the adapters that implement its actors.
+ * Everything here is JSON-serialisable: it lives in persisted snapshots.
+ */
+
+/** The settings a delivery machine needs (a subset of `WebhookSettings`). */
+export interface DeliverySettings {
+  retryScheduleMs: number[]
+  quarantineMs: number
+  /** Attempts started per second, at most. */
+  rate: number
+  /** Backlog above which pacing is reported as `webhook.rate_limited` (spec 8: 1000). */
+  backlogNoticeThreshold: number
+}
+
+export interface DeliveryMachineInput {
+  webhookId: string
+  /** Time at creation, ms epoch (the machine never reads a clock itself). */
+  now: number
+  settings: DeliverySettings
+  /** Events already waiting in storage when the actor starts. */
+  bufferedEvents?: number
+}
+
+/** The batch being delivered: fixed at its first attempt, reused for every retry. */
+export interface BatchInFlight {
+  deliveryId: string
+  eventIds: string[]
+  /** Attempts finished so far. */
+  attempts: number
+  createdAt: number
+}
+
+export interface DeliveryContext {
+  webhookId: string
+  settings: DeliverySettings
+  /** Latest time reported by any event; the machine's notion of "now". */
+  now: number
+  /** Events in storage waiting for delivery, the batch in flight included. */
+  bufferedEvents: number
+  batch: BatchInFlight | null
+  /** Absolute deadlines (ms epoch) of the current wait, null when not waiting on it. */
+  nextAttemptAt: number | null
+  pacedUntil: number | null
+  quarantinedUntil: number | null
+  /** Start times of the latest `rate` attempts, oldest first (sliding one-second window). */
+  recentStarts: number[]
+  lastOutcome: AttemptOutcome | null
+  /** Set once a `rate_limited` notice went out for the current backlog episode. */
+  rateLimitedNoticeSent: boolean
+}
+
+/** Input of the `takeBatch` actor: pick the next batch from storage and give it a delivery id. */
+export interface TakeBatchInput {
+  webhookId: string
+}
+
+/** Output of `takeBatch`: `batch` null when the buffer turned out empty. */
+export interface TakeBatchOutput {
+  batch: { deliveryId: string; eventIds: string[] } | null
+  bufferedEvents: number
+  now: number
+}
+
+/** Input of the `deliverBatch` actor: one attempt of a fixed batch. */
+export interface DeliverBatchInput {
+  webhookId: string
+  deliveryId: string
+  /** 1-based attempt number. */
+  attempt: number
+  eventIds: string[]
+  /** True when a failure of this attempt ends the batch as `failed`. */
+  lastAttempt: boolean
+}
+
+/** Output of `deliverBatch` (and payload of ATTEMPT_SUCCEEDED / ATTEMPT_FAILED). */
+export interface AttemptReport {
+  outcome: AttemptOutcome
+  startedAt: number
+  finishedAt: number
+  /** Events left in storage afterwards, when the adapter knows. */
+  bufferedEvents?: number
+}
+
+export type DeliveryEvent =
+  | { type: 'EVENTS_BUFFERED'; bufferedEvents: number; now: number }
+  | ({ type: 'ATTEMPT_SUCCEEDED' } & AttemptReport)
+  | ({ type: 'ATTEMPT_FAILED' } & AttemptReport)
+  | { type: 'RELEASE'; now: number }
+  | { type: 'DEADLINE_REACHED'; now: number }
+
+/** Facts the machine emits for bookkeeping (delivery records, metrics, system events, logs). */
+export type DeliveryEmitted =
+  | {
+      type: 'delivery.attempted'
+      webhookId: string
+      deliveryId: string
+      attempt: number
+      status: 'retrying' | 'success' | 'failed'
+      eventIds: string[]
+      report: AttemptReport
+      nextAttemptAt: number | null
+    }
+  | { type: 'delivery.succeeded'; webhookId: string; deliveryId: string; eventIds: string[]; attempts: number }
+  | { type: 'delivery.failed'; webhookId: string; deliveryId: string; droppedEvents: string[]; attempts: number }
+  | { type: 'webhook.quarantined'; webhookId: string; quarantinedUntil: number }
+  | { type: 'webhook.released'; webhookId: string; reason: 'expired' | 'manual'; now: number }
+  | { type: 'webhook.rate_limited'; webhookId: string; bufferedEvents: number; now: number }

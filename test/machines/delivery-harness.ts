@@ -1,0 +1,148 @@
+import { createActor, fromPromise, type Actor, type Snapshot } from 'xstate'
+import { webhookDeliveryMachine } from '../../machines/webhook-delivery.machine'
+import type { AttemptOutcome } from '../../server/webhooks/attempt'
+import { createDeadlineTimer, type TimerClock } from '../../server/webhooks/deadline-timer'
+import type {
+  AttemptReport,
+  DeliverBatchInput,
+  DeliveryEmitted,
+  DeliverySettings,
+  TakeBatchInput,
+  TakeBatchOutput,
+} from '../../server/webhooks/delivery-types'
+
+/** A manual clock; `advanceTo` fires timers one deadline at a time and lets promises settle in between. */
+export class FakeClock implements TimerClock {
+  private timers = new Map<number, { due: number; fn: () => void }>()
+  private nextId = 1
+  constructor(private current = 0) {}
+
+  now(): number {
+    return this.current
+  }
+  setTimeout(fn: () => void, ms: number): number {
+    const id = this.nextId++
+    this.timers.set(id, { due: this.current + Math.max(0, ms), fn })
+    return id
+  }
+  clearTimeout(handle: unknown): void {
+    this.timers.delete(handle as number)
+  }
+  pending(): number {
+    return this.timers.size
+  }
+  /** Moves time forward to `time`, firing every timer due on the way in order. */
+  async advanceTo(time: number): Promise<void> {
+    await settle()
+    for (;;) {
+      const next = [...this.timers.entries()].sort((a, b) => a[1].due - b[1].due)[0]
+      if (!next || next[1].due > time) break
+      this.timers.delete(next[0])
+      this.current = Math.max(this.current, next[1].due)
+      next[1].fn()
+      await settle()
+    }
+    this.current = Math.max(this.current, time)
+    await settle()
+  }
+  advanceBy(ms: number): Promise<void> {
+    return this.advanceTo(this.current + ms)
+  }
+}
+
+/** Lets pending promise callbacks (promise actors, raised events) run. */
+export async function settle(): Promise<void> {
+  for (let i = 0; i < 5; i++) await new Promise((resolve) => setImmediate(resolve))
+}
+
+export type ScriptedResponse = Partial<AttemptOutcome> & { status?: number }
+
+export interface AttemptCall extends DeliverBatchInput {
+  at: number
+}
+
+export const TEST_SETTINGS: DeliverySettings = {
+  retryScheduleMs: [30_000, 120_000, 600_000, 1_800_000, 3_600_000],
+  quarantineMs: 24 * 3_600_000,
+  rate: 5,
+  backlogNoticeThreshold: 1000,
+}
+
+/**
+ * An in-memory stand-in for storage and the receiver: a buffer of event ids, batches of
+ * `batchSize`, and scripted responses (default 200) for successive attempts.
+ */
+export class DeliveryHarness {
+  buffer: string[] = []
+  calls: AttemptCall[] = []
+  emitted: DeliveryEmitted[] = []
+  responses: ScriptedResponse[] = []
+  batchSize = 100
+  /** When set, attempts wait on it before answering (an attempt "in flight"). */
+  gate: Promise<void> | null = null
+  private eventSeq = 0
+  private deliverySeq = 0
+  actor!: Actor<typeof webhookDeliveryMachine>
+
+  constructor(
+    readonly clock: TimerClock & { advanceTo?: (t: number) => Promise<void> },
+    readonly settings: DeliverySettings = TEST_SETTINGS,
+  ) {}
+
+  /** The machine with in-memory actors bound to this harness. */
+  machine() {
+    return webhookDeliveryMachine.provide({
+      actors: {
+        deadlineTimer: createDeadlineTimer(this.clock),
+        takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(async () => {
+          const eventIds = this.buffer.slice(0, this.batchSize)
+          const batch = eventIds.length ? { deliveryId: `whdel-${++this.deliverySeq}`, eventIds } : null
+          return { batch, bufferedEvents: this.buffer.length, now: this.clock.now() }
+        }),
+        deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(async ({ input }) => this.attempt(input)),
+      },
+    })
+  }
+
+  /** Starts (or restores, with `snapshot`) the actor and records what it emits. */
+  start(snapshot?: Snapshot<unknown>) {
+    const actor = createActor(this.machine(), {
+      input: { webhookId: 'wh-1', now: this.clock.now(), settings: this.settings, bufferedEvents: this.buffer.length },
+      ...(snapshot ? { snapshot } : {}),
+    })
+    actor.on('*', (event) => this.emitted.push(event as DeliveryEmitted))
+    this.actor = actor
+    actor.start()
+    return actor
+  }
+
+  /** Appends `count` events to storage and tells the machine. */
+  append(count: number): void {
+    for (let i = 0; i < count; i++) this.buffer.push(`evt-${++this.eventSeq}`)
+    this.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents: this.buffer.length, now: this.clock.now() })
+  }
+
+  state(): string {
+    const value = this.actor.getSnapshot().value
+    return typeof value === 'string' ? value : Object.keys(value)[0]
+  }
+
+  private async attempt(input: DeliverBatchInput): Promise<AttemptReport> {
+    const at = this.clock.now()
+    this.calls.push({ ...input, at })
+    if (this.gate) await this.gate
+    const scripted = this.responses.shift() ?? {}
+    const status = scripted.status ?? scripted.responseStatus ?? 200
+    const ok = status >= 200 && status < 300
+    const outcome: AttemptOutcome = {
+      kind: ok ? 'success' : 'failure',
+      responseStatus: status,
+      responseBody: scripted.responseBody ?? '',
+      durationMillis: 0,
+      ...(scripted.retryAfterMs === undefined ? {} : { retryAfterMs: scripted.retryAfterMs }),
+    }
+    // Storage drops the batch from the buffer once it is final: delivered, or out of attempts.
+    if (ok || input.lastAttempt) this.buffer = this.buffer.filter((id) => !input.eventIds.includes(id))
+    return { outcome, startedAt: at, finishedAt: this.clock.now(), bufferedEvents: this.buffer.length }
+  }
+}
