@@ -7,5 +7,7 @@ export default defineNitroConfig({
   srcDir: 'server',
   compatibilityDate: '2026-11-01',
   imports: false,
+  // API operations live in server/operations (an operation table), not Nitro's file-based api/ dir.
+  apiDir: 'nitro-api-unused',
   output: { dir: process.env.NITRO_OUTPUT_DIR || '.output' },
 })

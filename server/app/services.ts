@@ -1,0 +1,34 @@
+import type { Backend } from '../../storage'
+import { NamespaceRepository } from '../../storage/repositories/namespaces'
+import { TokenRepository } from '../../storage/repositories/tokens'
+import { FirewallRepository } from '../../storage/repositories/firewalls'
+import { CollectionDocument } from '../../storage/repositories/collection'
+import { keys } from '../../storage/repositories/keys'
+import { systemClock, type Clock } from '../common/clock'
+import type { LicenseSet, Team } from '../namespace/schema'
+import { configFromEnv, type AppConfig } from './config'
+
+/** Everything the domain needs, built once at start-up (the composition root). */
+export interface Services {
+  backend: Backend
+  clock: Clock
+  config: AppConfig
+  namespaces: NamespaceRepository
+  tokens: TokenRepository
+  firewalls: FirewallRepository
+  teams(ns: string): CollectionDocument<Team>
+  licenseSets(ns: string): CollectionDocument<LicenseSet>
+}
+
+export function createServices(backend: Backend, options: { clock?: Clock; config?: AppConfig } = {}): Services {
+  return {
+    backend,
+    clock: options.clock ?? systemClock,
+    config: options.config ?? configFromEnv(),
+    namespaces: new NamespaceRepository(backend),
+    tokens: new TokenRepository(backend),
+    firewalls: new FirewallRepository(backend),
+    teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns)),
+    licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
+  }
+}

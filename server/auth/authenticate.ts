@@ -1,0 +1,67 @@
+import { DomainError } from '../common/errors'
+import type { Services } from '../app/services'
+import type { NamespaceRecord, Team } from '../namespace/schema'
+import { keys } from '../../storage/repositories/keys'
+import type { TokenRecord } from '../../storage/repositories/tokens'
+import type { Principal } from './principal'
+import { hashToken, isPlausibleToken, splitInteraction, tokenIdentifier } from './tokens'
+
+const unauthenticated = (message: string) => new DomainError('unauthenticated', 'unauthenticated', message)
+
+/** Minimum gap between two last-used writes of one token (keeps reads cheap). */
+const TOUCH_INTERVAL_MS = 60_000
+const lastTouched = new Map<string, number>()
+
+/**
+ * Token material from an Authorization header: `Bearer <token>`, or Basic auth whose
+ * password is the token (how pip, Maven and NuGet clients send it).
+ */
+export function credentialFromHeader(header: string | undefined): string | null {
+  if (!header) return null
+  const [scheme, value] = header.trim().split(/\s+/, 2)
+  if (!value) return null
+  if (/^bearer$/i.test(scheme)) return value
+  if (/^basic$/i.test(scheme)) {
+    const decoded = Buffer.from(value, 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    return colon >= 0 ? decoded.slice(colon + 1) : null
+  }
+  return null
+}
+
+/**
+ * Resolves a presented token to the principal acting in `ns`. Every failure is a 401 with
+ * the same shape; the message says which kind of failure, never echoing the token.
+ */
+export async function authenticate(services: Services, presented: string | null, ns: string): Promise<Principal> {
+  if (!presented) throw unauthenticated('missing bearer token')
+  const { material, interaction } = splitInteraction(presented)
+  if (!isPlausibleToken(material)) throw unauthenticated('malformed token')
+  const hash = hashToken(material)
+  const [record, namespace, teamsDoc] = await services.backend.getMany<unknown>([keys.token(hash), keys.namespace(ns), keys.teams(ns)])
+  const token = record as TokenRecord | null
+  if (!token) throw unauthenticated('unknown token')
+  if (token.revokedAt) throw unauthenticated('token revoked')
+  const now = services.clock.now()
+  if (token.expiresAt && Date.parse(token.expiresAt) <= now) throw unauthenticated('token expired')
+  if (token.namespace !== ns || !namespace) throw unauthenticated('token not valid for this namespace')
+  if ((lastTouched.get(token.id) ?? 0) + TOUCH_INTERVAL_MS <= now) {
+    lastTouched.set(token.id, now)
+    void services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)
+  }
+  const base = { namespace: ns, tokenId: token.id, tokenIdentifier: tokenIdentifier(hash), ...(interaction ? { interaction } : {}) }
+  if (token.kind === 'service') {
+    return { ...base, type: 'service', id: token.principalId, teams: [], grants: (token.permissions ?? []) as Principal['grants'], owner: false }
+  }
+  const teams = Object.values((teamsDoc as { items: Record<string, Team> } | null)?.items ?? {}).filter((team) =>
+    team.members.some((member) => member.userId === token.principalId),
+  )
+  return {
+    ...base,
+    type: 'user',
+    id: token.principalId,
+    teams: teams.map((team) => team.id),
+    grants: [...new Set(teams.flatMap((team) => team.permissions))],
+    owner: (namespace as NamespaceRecord).owner === token.principalId,
+  }
+}

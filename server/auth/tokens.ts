@@ -1,0 +1,63 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+
+export type TokenKind = 'personal' | 'service'
+
+const PREFIX: Record<TokenKind, string> = { personal: 'fwp_', service: 'fws_' }
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
+
+/**
+ * New token material: the kind's prefix and 43 base62 characters (about 256 random bits,
+ * well above the 160 the contract asks for).
+ * @example generateToken('personal') // 'fwp_3xQ...'
+ */
+export function generateToken(kind: TokenKind): string {
+  const bytes = randomBytes(43)
+  let body = ''
+  // Rejection-free mapping: 256 % 62 bias is negligible at this length, and we keep 43 chars.
+  for (const byte of bytes) body += ALPHABET[byte % ALPHABET.length]
+  return PREFIX[kind] + body
+}
+
+/** The only form in which token material is stored. */
+export function hashToken(material: string): string {
+  return createHash('sha256').update(material).digest('hex')
+}
+
+/** Public, hash-derived identifier of a token (never its material): for events and audit. */
+export function tokenIdentifier(hash: string): string {
+  return `tid_${createHash('sha256').update(`identifier:${hash}`).digest('hex').slice(0, 24)}`
+}
+
+/** A short, non-secret prefix shown in lists so owners recognise their tokens. */
+export function displayPrefix(material: string): string {
+  return material.slice(0, 8)
+}
+
+export interface PresentedToken {
+  material: string
+  interaction?: string
+}
+
+/** Splits the optional, non-secret `~interactionId` suffix (CONTRACT section 4). */
+export function splitInteraction(presented: string): PresentedToken {
+  const tilde = presented.indexOf('~')
+  if (tilde < 0) return { material: presented }
+  const interaction = presented.slice(tilde + 1)
+  return { material: presented.slice(0, tilde), interaction: interaction || undefined }
+}
+
+/**
+ * Whether a presented string can be token material at all (a cheap refusal before any
+ * lookup). Generated tokens are `fwp_`/`fws_` + base62, but an operator's BOOTSTRAP_TOKEN
+ * may be any printable string, so only the character set and length are checked here.
+ */
+export function isPlausibleToken(material: string): boolean {
+  return /^[\x21-\x7e]{8,512}$/.test(material)
+}
+
+/** Constant-time comparison of two secrets of any length. */
+export function secretsEqual(a: string, b: string): boolean {
+  const left = createHash('sha256').update(a).digest()
+  const right = createHash('sha256').update(b).digest()
+  return timingSafeEqual(left, right) && a.length === b.length
+}

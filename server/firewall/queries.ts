@@ -1,0 +1,36 @@
+import { notFound } from '../common/errors'
+import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
+import type { CallContext } from '../app/context'
+import { redactFirewall } from './redact'
+import type { Firewall } from './schema'
+
+/** Firewalls the caller can read (`fw:read`), redacted. */
+export async function listFirewalls(ctx: CallContext): Promise<Firewall[]> {
+  const all = await ctx.services.firewalls.list(ctx.ns)
+  return all.filter((fw) => canOnFirewall(ctx.principal, fw, 'fw:read')).map(redactFirewall)
+}
+
+/** The stored firewall after checking `permission` (404 when the caller cannot see it). */
+export async function loadFirewall(ctx: CallContext, id: string, permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read'): Promise<Firewall> {
+  const firewall = await ctx.services.firewalls.get(ctx.ns, id)
+  if (!firewall) throw notFound('firewall', id)
+  requireFirewallPermission(ctx.principal, firewall, permission)
+  return firewall
+}
+
+export async function getFirewall(ctx: CallContext, id: string): Promise<Firewall> {
+  return redactFirewall(await loadFirewall(ctx, id))
+}
+
+export async function firewallHistory(ctx: CallContext, id: string, limit: number, beforeVersion?: number) {
+  const firewall = await loadFirewall(ctx, id)
+  const entries = await ctx.services.firewalls.history(ctx.ns, id, firewall.version, limit, beforeVersion)
+  return entries.map(({ version, updatedAt, actor, summary }) => ({ version, updatedAt, actor, summary }))
+}
+
+export async function firewallVersion(ctx: CallContext, id: string, version: number): Promise<Firewall> {
+  const firewall = await loadFirewall(ctx, id)
+  const entry = version <= firewall.version ? await ctx.services.firewalls.getVersion(ctx.ns, id, version) : null
+  if (!entry) throw notFound('version', String(version))
+  return redactFirewall(entry.config)
+}

@@ -1,0 +1,47 @@
+import type { Services } from '../app/services'
+import type { Principal, RequestMeta } from '../auth/principal'
+import { compact, makeEvent } from '../events/factory'
+import type { AuditData } from '../events/schemas'
+import { keys } from '../../storage/repositories/keys'
+
+export interface AuditRecord {
+  ns: string
+  action: string
+  outcome: 'success' | 'failure'
+  statusCode: number
+  principal: Principal | null
+  meta: RequestMeta
+  resourceType?: string
+  resourceId?: string
+  errorMessage?: string
+  eventData?: Record<string, unknown>
+}
+
+/**
+ * Writes one audit entry to the namespace's audit log and the matching `audit.<action>`
+ * event to the event log, atomically. The entry is the event's data plus its id and time.
+ */
+export async function recordAudit(services: Services, record: AuditRecord): Promise<void> {
+  const data: AuditData = compact({
+    action: record.action,
+    outcome: record.outcome,
+    statusCode: record.statusCode,
+    resourceType: record.resourceType,
+    resourceId: record.resourceId,
+    actorUserId: record.principal?.id,
+    actorTokenIdentifier: record.principal?.tokenIdentifier,
+    requestId: record.meta.requestId,
+    interactionId: record.principal?.interaction,
+    remoteAddr: record.meta.remoteAddress,
+    userAgent: record.meta.userAgent,
+    requestMethod: record.meta.method,
+    requestPath: record.meta.path,
+    errorMessage: record.errorMessage?.slice(0, 500),
+    eventData: record.eventData,
+  })
+  const event = makeEvent(services.clock, record.ns, `audit.${record.action}`, data)
+  await services.backend.transact([], () => ({
+    writes: { logs: { [keys.auditLog(record.ns)]: [{ id: event.id, time: event.time, ...data }] }, events: [event] },
+    result: undefined,
+  }))
+}

@@ -1,0 +1,65 @@
+import type { IncomingMessage } from 'node:http'
+import { HttpProblem } from './problem'
+
+/** Past this much, an oversized body is no longer read; the connection is closed after the 413. */
+const DRAIN_BOUND = 64 * 1024 * 1024
+
+function isJsonType(contentType: string): boolean {
+  const type = contentType.split(';')[0].trim().toLowerCase()
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
+}
+
+function hasBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length']
+  if (length !== undefined) return Number(length) > 0
+  return req.headers['transfer-encoding'] !== undefined
+}
+
+async function drain(req: IncomingMessage): Promise<void> {
+  let seen = 0
+  for await (const chunk of req) {
+    seen += (chunk as Buffer).length
+    if (seen > DRAIN_BOUND) return
+  }
+}
+
+/**
+ * Reads a JSON request body with a size bound. Returns undefined when there is no body.
+ * 415 for a non-JSON media type, 413 past `limit` (the rest is read and discarded, so the
+ * client sees the answer instead of a reset), 400 for invalid UTF-8 or JSON.
+ */
+export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
+  if (!hasBody(req)) return undefined
+  const contentType = req.headers['content-type'] ?? ''
+  if (!isJsonType(contentType)) {
+    await drain(req)
+    throw new HttpProblem(415, 'unsupported_media_type', `expected a JSON body (content-type application/json), got "${contentType.slice(0, 100) || 'none'}"`)
+  }
+  const declared = Number(req.headers['content-length'] ?? 0)
+  if (declared > limit) {
+    await drain(req)
+    throw new HttpProblem(413, 'body_too_large', `the body is ${declared} bytes; the limit is ${limit}`)
+  }
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length
+    if (size > limit) {
+      await drain(req)
+      throw new HttpProblem(413, 'body_too_large', `the body exceeds the limit of ${limit} bytes`)
+    }
+    chunks.push(chunk as Buffer)
+  }
+  let text: string
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks))
+  } catch {
+    throw new HttpProblem(400, 'invalid_utf8', 'the body is not valid UTF-8')
+  }
+  if (text.trim() === '') return undefined
+  try {
+    return JSON.parse(text)
+  } catch (error) {
+    throw new HttpProblem(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`)
+  }
+}

@@ -1,0 +1,56 @@
+import type { z } from 'zod'
+import type { CallContext } from '../app/context'
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
+
+export interface Reply {
+  status?: number
+  body?: unknown
+  headers?: Record<string, string>
+}
+
+export interface OperationCall<P, Q, B> {
+  ctx: CallContext
+  params: P
+  query: Q
+  body: B
+  headers: Record<string, string | string[] | undefined>
+  /** The request URL (path and query), for pagination links. */
+  url: URL
+}
+
+export interface AuditSpec {
+  /** The audit action; the event type is `audit.<action>`. */
+  action: string
+  resourceType: string
+  /** From the raw path parameters. */
+  resourceId?: (params: Record<string, string | undefined>) => string | undefined
+  /** Also record successful calls of a read (e.g. a secret reveal). */
+  reads?: boolean
+}
+
+/** One API operation: the schemas it validates, and a thin handler that calls the domain. */
+export interface Operation<P = any, Q = any, B = any> {
+  id: string
+  method: Method
+  /** OpenAPI-style path, e.g. `/v1/{ns}/config/{fw}`. */
+  path: string
+  summary: string
+  tag: string
+  params: z.ZodType<P>
+  query?: z.ZodType<Q>
+  /** Absent: the operation takes no body (an empty body or `{}` is accepted). */
+  body?: z.ZodType<B>
+  response?: z.ZodType
+  successStatus?: number
+  audit: AuditSpec
+  handler: (call: OperationCall<P, Q, B>) => Promise<Reply>
+}
+
+/**
+ * Declares an operation with types inferred from its schemas.
+ * @example defineOperation({ id: 'listTeams', method: 'GET', path: '/v1/{ns}/teams', ... })
+ */
+export function defineOperation<P, Q = Record<string, never>, B = undefined>(operation: Operation<P, Q, B>): Operation<P, Q, B> {
+  return operation
+}

@@ -1,0 +1,34 @@
+import { conflict, invalid, notFound } from '../common/errors'
+import { CLIENT_ID_PATTERN } from '../common/ids'
+import type { Services } from '../app/services'
+import { issueToken } from './tokens'
+
+function checkId(kind: string, id: string): void {
+  if (!CLIENT_ID_PATTERN.test(id)) throw invalid('invalid_id', `${kind} id "${id}" must match ${CLIENT_ID_PATTERN}`)
+}
+
+/**
+ * Creates a namespace owned by `user` and that user's first personal token. Used by the
+ * bootstrap at start-up and by the admin CLI. `material` fixes the token (BOOTSTRAP_TOKEN).
+ */
+export async function createNamespaceWithOwner(services: Services, ns: string, user: string, material?: string): Promise<string> {
+  checkId('namespace', ns)
+  checkId('user', user)
+  const created = await services.namespaces.create({ id: ns, owner: user, createdAt: new Date(services.clock.now()).toISOString() })
+  if (!created) throw conflict('namespace_exists', `namespace "${ns}" already exists`)
+  const { material: token } = await issueToken(services, { ns, kind: 'personal', name: 'first token', principalId: user, createdBy: 'admin', material })
+  return token
+}
+
+/** Adds a member with no permissions yet and returns their first personal token. */
+export async function createUser(services: Services, ns: string, user: string): Promise<string> {
+  checkId('user', user)
+  if (!(await services.namespaces.get(ns))) throw notFound('namespace', ns)
+  const createdAt = new Date(services.clock.now()).toISOString()
+  await services.namespaces.users(ns).update((items) => {
+    if (items[user]) throw conflict('user_exists', `user "${user}" already exists in namespace "${ns}"`)
+    return { items: { ...items, [user]: { id: user, createdAt } }, result: undefined }
+  })
+  const { material } = await issueToken(services, { ns, kind: 'personal', name: 'first token', principalId: user, createdBy: 'admin' })
+  return material
+}

@@ -1,0 +1,133 @@
+import { z } from 'zod'
+import { ClientId } from '../common/ids'
+import { invalid } from '../common/errors'
+import { defineOperation } from '../http/operation'
+import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
+import { cloneFirewall, deleteException, deleteFirewall, deleteRule, putFirewall, rollback, upsertException, upsertRule } from '../firewall/commands'
+import { firewallHistory, firewallVersion, getFirewall, listFirewalls } from '../firewall/queries'
+import { setArtifactCredentials, setUpstreamCredentials } from '../firewall/credentials'
+import { redactFirewall } from '../firewall/redact'
+import { FwParams, NsParams, etagOf, ifMatchVersion, nextLink } from './common'
+
+const tag = 'Firewalls'
+const audit = (action: string) => ({ action, resourceType: 'firewall', resourceId: (p: Record<string, string | undefined>) => p.fw })
+const written = (firewall: Firewall, created: boolean, location: string) => ({
+  status: created ? 201 : 200,
+  body: redactFirewall(firewall),
+  headers: { ...etagOf(firewall), ...(created ? { location } : {}) },
+})
+
+export const firewallOperations = [
+  defineOperation({
+    id: 'listFirewalls', method: 'GET', path: '/v1/{ns}/config', summary: 'List the firewalls the caller can read', tag,
+    params: NsParams, response: z.array(Firewall), audit: audit('firewall.list'),
+    handler: async ({ ctx }) => ({ body: await listFirewalls(ctx) }),
+  }),
+  defineOperation({
+    id: 'getFirewall', method: 'GET', path: '/v1/{ns}/config/{fw}', summary: 'Get a firewall', tag,
+    params: FwParams, response: Firewall, audit: audit('firewall.read'),
+    handler: async ({ ctx, params }) => {
+      const firewall = await getFirewall(ctx, params.fw)
+      return { body: firewall, headers: etagOf(firewall) }
+    },
+  }),
+  defineOperation({
+    id: 'putFirewall', method: 'PUT', path: '/v1/{ns}/config/{fw}', summary: 'Create or replace a firewall', tag,
+    params: FwParams, body: FirewallInput, response: Firewall, audit: audit('firewall.put'),
+    handler: async ({ ctx, params, body, headers, url }) => {
+      const { firewall, created } = await putFirewall(ctx, params.fw, body, ifMatchVersion(headers))
+      return written(firewall, created, url.pathname)
+    },
+  }),
+  defineOperation({
+    id: 'deleteFirewall', method: 'DELETE', path: '/v1/{ns}/config/{fw}', summary: 'Delete a firewall', tag,
+    params: FwParams, successStatus: 204, audit: audit('firewall.delete'),
+    handler: async ({ ctx, params, headers }) => {
+      await deleteFirewall(ctx, params.fw, ifMatchVersion(headers))
+      return { status: 204 }
+    },
+  }),
+  defineOperation({
+    id: 'listFirewallHistory', method: 'GET', path: '/v1/{ns}/config/{fw}/history', summary: "List a firewall's versions, newest first", tag,
+    params: FwParams, query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(1000), cursor: z.coerce.number().int().min(1).optional() }),
+    response: z.array(z.object({ version: z.number(), updatedAt: z.string(), actor: z.record(z.string(), z.string()), summary: z.string() })),
+    audit: audit('firewall.history.read'),
+    handler: async ({ ctx, params, query, url }) => {
+      const entries = await firewallHistory(ctx, params.fw, query.limit, query.cursor)
+      const last = entries.at(-1)
+      const more = entries.length === query.limit && last !== undefined && last.version > 1
+      return { body: entries, headers: more ? nextLink(url, String(last.version)) : {} }
+    },
+  }),
+  defineOperation({
+    id: 'getFirewallVersion', method: 'GET', path: '/v1/{ns}/config/{fw}/version/{version}', summary: 'Get a firewall as it was at a version', tag,
+    params: FwParams.extend({ version: z.coerce.number().int().min(1) }), response: Firewall, audit: audit('firewall.version.read'),
+    handler: async ({ ctx, params }) => {
+      const firewall = await firewallVersion(ctx, params.fw, params.version)
+      return { body: firewall, headers: etagOf(firewall) }
+    },
+  }),
+  defineOperation({
+    id: 'rollbackFirewall', method: 'PUT', path: '/v1/{ns}/config/{fw}/version/{version}', summary: 'Roll back: a new version equal to an old one', tag,
+    params: FwParams.extend({ version: z.coerce.number().int().min(1) }), response: Firewall, audit: audit('firewall.rollback'),
+    handler: async ({ ctx, params, headers }) => written(await rollback(ctx, params.fw, params.version, ifMatchVersion(headers)), false, ''),
+  }),
+  defineOperation({
+    id: 'cloneFirewall', method: 'POST', path: '/v1/{ns}/config/{fw}/clone', summary: 'Clone a firewall under a new id', tag,
+    params: FwParams, body: z.object({ id: ClientId, name: z.string().min(1).max(200).optional() }).strict(), response: Firewall,
+    successStatus: 201, audit: audit('firewall.clone'),
+    handler: async ({ ctx, params, body }) => {
+      const { firewall } = await cloneFirewall(ctx, params.fw, body.id, body.name)
+      return written(firewall, true, `/v1/${ctx.ns}/config/${firewall.id}`)
+    },
+  }),
+  defineOperation({
+    id: 'putRule', method: 'PUT', path: '/v1/{ns}/config/{fw}/rules/{ruleId}', summary: 'Create or replace one rule', tag,
+    params: FwParams.extend({ ruleId: ClientId }), body: Rule.extend({ id: ClientId.optional() }), response: Firewall, audit: audit('firewall.rule.upsert'),
+    handler: async ({ ctx, params, body, headers, url }) => {
+      if (body.id !== undefined && body.id !== params.ruleId) throw idMismatch(body.id, params.ruleId)
+      const { firewall, created } = await upsertRule(ctx, params.fw, { ...body, id: params.ruleId }, ifMatchVersion(headers))
+      return written(firewall, created, url.pathname)
+    },
+  }),
+  defineOperation({
+    id: 'deleteRule', method: 'DELETE', path: '/v1/{ns}/config/{fw}/rules/{ruleId}', summary: 'Delete one rule', tag,
+    params: FwParams.extend({ ruleId: ClientId }), successStatus: 204, audit: audit('firewall.rule.delete'),
+    handler: async ({ ctx, params, headers }) => {
+      await deleteRule(ctx, params.fw, params.ruleId, ifMatchVersion(headers))
+      return { status: 204 }
+    },
+  }),
+  defineOperation({
+    id: 'putException', method: 'PUT', path: '/v1/{ns}/config/{fw}/exceptions/{exceptionId}', summary: 'Create or replace one exception', tag,
+    params: FwParams.extend({ exceptionId: ClientId }), body: Exception.extend({ id: ClientId.optional() }), response: Firewall, audit: audit('firewall.exception.upsert'),
+    handler: async ({ ctx, params, body, headers, url }) => {
+      if (body.id !== undefined && body.id !== params.exceptionId) throw idMismatch(body.id, params.exceptionId)
+      const { firewall, created } = await upsertException(ctx, params.fw, { ...body, id: params.exceptionId }, ifMatchVersion(headers))
+      return written(firewall, created, url.pathname)
+    },
+  }),
+  defineOperation({
+    id: 'deleteException', method: 'DELETE', path: '/v1/{ns}/config/{fw}/exceptions/{exceptionId}', summary: 'Delete one exception', tag,
+    params: FwParams.extend({ exceptionId: ClientId }), successStatus: 204, audit: audit('firewall.exception.delete'),
+    handler: async ({ ctx, params, headers }) => {
+      await deleteException(ctx, params.fw, params.exceptionId, ifMatchVersion(headers))
+      return { status: 204 }
+    },
+  }),
+  defineOperation({
+    id: 'putUpstreamCredentials', method: 'PUT', path: '/v1/{ns}/config/{fw}/upstreams/{upstreamId}/credentials', summary: 'Set upstream credentials', tag,
+    params: FwParams.extend({ upstreamId: ClientId }), body: Credentials, response: Firewall, audit: audit('firewall.credentials.update'),
+    handler: async ({ ctx, params, body, headers }) => written(await setUpstreamCredentials(ctx, params.fw, params.upstreamId, body, ifMatchVersion(headers)), false, ''),
+  }),
+  defineOperation({
+    id: 'putArtifactCredentials', method: 'PUT', path: '/v1/{ns}/config/{fw}/upstreams/{upstreamId}/artifact-credentials/{host}', summary: 'Set artifact host credentials', tag,
+    params: FwParams.extend({ upstreamId: ClientId, host: z.string().min(1).max(253).regex(/^[A-Za-z0-9.:[\]-]+$/) }),
+    body: z.object({ token: z.string().min(1) }).strict(), response: Firewall, audit: audit('firewall.artifact-credentials.update'),
+    handler: async ({ ctx, params, body, headers }) => written(await setArtifactCredentials(ctx, params.fw, params.upstreamId, params.host, body.token, ifMatchVersion(headers)), false, ''),
+  }),
+]
+
+function idMismatch(bodyId: string, pathId: string) {
+  return invalid('id_mismatch', `body id "${bodyId}" differs from the path id "${pathId}"`, [{ path: 'id', message: 'must equal the path id' }])
+}

@@ -1,0 +1,15 @@
+import type { Operation } from '../http/operation'
+import { firewallOperations } from './firewalls'
+import { licenseSetOperations } from './license-sets'
+import { namespaceOperations } from './namespace'
+import { teamOperations } from './teams'
+import { tokenOperations } from './tokens'
+
+/** Every API operation: the router and the OpenAPI document are both built from this list. */
+export const operations: Operation[] = [
+  ...firewallOperations,
+  ...teamOperations,
+  ...tokenOperations,
+  ...licenseSetOperations,
+  ...namespaceOperations,
+] as Operation[]

@@ -1,0 +1,31 @@
+import { defineNitroPlugin } from 'nitropack/runtime'
+import { createBackend } from '../../storage'
+import { createServices } from '../app/services'
+import { setServices } from '../app/runtime'
+import { bootstrap } from '../app/bootstrap'
+import { logger } from '../app/logger'
+
+/**
+ * Composition root: storage is chosen at run time (Redis when REDIS_URL is set, else the fs
+ * driver in ./.data), then the bootstrap runs. Requests await the ready promise.
+ */
+export default defineNitroPlugin((nitroApp) => {
+  const ready = (async () => {
+    const services = createServices(createBackend())
+    await bootstrap(services)
+    logger.info('storage ready', { storage: services.backend.kind })
+    return services
+  })()
+  ready.catch((error) => {
+    logger.error('start-up failed', { error: String(error) })
+    process.exit(1)
+  })
+  setServices(ready)
+  // Registered after every plugin has added its own close hook, so storage closes last.
+  setImmediate(() =>
+    nitroApp.hooks.hookOnce('close', async () => {
+      const services = await ready
+      await services.backend.close()
+    }),
+  )
+})

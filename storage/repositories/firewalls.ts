@@ -1,0 +1,109 @@
+import type { Backend, TxWrites } from '../backend'
+import type { Firewall } from '../../server/firewall/schema'
+import type { Actor } from '../../server/events/schemas'
+import { keys } from './keys'
+
+/** One immutable entry of a firewall's history: the full configuration at that version. */
+export interface FirewallVersion {
+  version: number
+  updatedAt: string
+  actor: Actor
+  summary: string
+  config: Firewall
+}
+
+interface FirewallIndex {
+  /** Every firewall id ever created, with the last version of a deleted one. */
+  items: Record<string, { deletedAtVersion?: number }>
+}
+
+export interface FirewallChange<R> {
+  /** The next configuration (its `version` is assigned here), or null to delete. */
+  next: Firewall | null
+  summary: string
+  /** Further writes in the same transaction (events, logs), built from the stored result. */
+  also?: (stored: Firewall | null, previous: Firewall | null) => TxWrites
+  result: (stored: Firewall | null) => R
+  /** Nothing changed: write nothing, keep the version. */
+  unchanged?: boolean
+}
+
+/** Firewall documents, their append-only history and the namespace index, changed atomically. */
+export class FirewallRepository {
+  constructor(private readonly backend: Backend) {}
+
+  get(ns: string, id: string): Promise<Firewall | null> {
+    return this.backend.get<Firewall>(keys.firewall(ns, id))
+  }
+
+  async list(ns: string): Promise<Firewall[]> {
+    const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))
+    const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
+    const docs = await this.backend.getMany<Firewall>(live.map(([id]) => keys.firewall(ns, id)))
+    return docs.filter((doc): doc is Firewall => doc !== null).sort((a, b) => a.id.localeCompare(b.id))
+  }
+
+  getVersion(ns: string, id: string, version: number): Promise<FirewallVersion | null> {
+    return this.backend.get<FirewallVersion>(keys.firewallVersion(ns, id, version))
+  }
+
+  /** History newest first, starting below `beforeVersion` when given. */
+  async history(ns: string, id: string, latest: number, limit: number, beforeVersion?: number): Promise<FirewallVersion[]> {
+    const top = Math.min(latest, (beforeVersion ?? latest + 1) - 1)
+    const versions: number[] = []
+    for (let v = top; v >= 1 && versions.length < limit; v--) versions.push(v)
+    const entries = await this.backend.getMany<FirewallVersion>(versions.map((v) => keys.firewallVersion(ns, id, v)))
+    return entries.filter((entry): entry is FirewallVersion => entry !== null)
+  }
+
+  /**
+   * Atomic change of one firewall: `change` sees the current document (null when absent)
+   * and returns the next one; the version is the previous one + 1 (continuing after a
+   * deleted firewall of the same id), a history entry is appended and `also` writes go in
+   * the same transaction.
+   */
+  mutate<R>(
+    ns: string,
+    id: string,
+    actor: Actor,
+    now: string,
+    change: (current: Firewall | null) => FirewallChange<R>,
+  ): Promise<R> {
+    const docKey = keys.firewall(ns, id)
+    const indexKey = keys.firewallIndex(ns)
+    return this.backend.transact([docKey, indexKey], (values) => {
+      const current = values.get(docKey) as Firewall | null
+      const index = (values.get(indexKey) as FirewallIndex | null) ?? { items: {} }
+      const { next, summary, also, result, unchanged } = change(current)
+      if (unchanged) return { writes: {}, result: result(current) }
+      const lastVersion = current?.version ?? index.items[id]?.deletedAtVersion ?? 0
+      const writes: TxWrites = { set: {}, delete: [] }
+      let stored: Firewall | null = null
+      if (next) {
+        stored = { ...next, version: lastVersion + 1, updatedAt: now }
+        writes.set![docKey] = stored
+        writes.set![keys.firewallVersion(ns, id, stored.version)] = {
+          version: stored.version,
+          updatedAt: now,
+          actor,
+          summary,
+          config: stored,
+        } satisfies FirewallVersion
+        if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: {} } }
+      } else if (current) {
+        writes.delete!.push(docKey)
+        writes.set![indexKey] = { items: { ...index.items, [id]: { deletedAtVersion: current.version } } }
+      }
+      const extra = also?.(stored, current) ?? {}
+      return {
+        writes: {
+          set: { ...writes.set, ...extra.set },
+          delete: [...writes.delete!, ...(extra.delete ?? [])],
+          logs: extra.logs,
+          events: extra.events,
+        },
+        result: result(stored),
+      }
+    })
+  }
+}

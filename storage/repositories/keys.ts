@@ -1,0 +1,15 @@
+/** Every storage key the repositories use, in one place. Ids never contain ':'. */
+export const keys = {
+  namespace: (ns: string) => `ns:${ns}:meta`,
+  users: (ns: string) => `ns:${ns}:users`,
+  teams: (ns: string) => `ns:${ns}:teams`,
+  licenseSets: (ns: string) => `ns:${ns}:license-sets`,
+  tokenIndex: (ns: string) => `ns:${ns}:tokens`,
+  token: (hash: string) => `token:${hash}`,
+  firewallIndex: (ns: string) => `ns:${ns}:fw-index`,
+  firewall: (ns: string, id: string) => `ns:${ns}:fw:${id}`,
+  firewallVersion: (ns: string, id: string, version: number) => `ns:${ns}:fw-history:${id}:${version}`,
+  /** Log names (entries carry their own time). */
+  auditLog: (ns: string) => `audit:${ns}`,
+  firewallLog: (ns: string, id: string) => `fwlog:${ns}:${id}`,
+}

@@ -1,0 +1,75 @@
+import type { Backend } from '../backend'
+import { keys } from './keys'
+
+export interface TokenRecord {
+  id: string
+  hash: string
+  kind: 'personal' | 'service'
+  namespace: string
+  name: string
+  prefix: string
+  /** The user a personal token acts as, or the service principal id of a service token. */
+  principalId: string
+  /** Service tokens carry their own permission list. */
+  permissions?: string[]
+  createdBy: string
+  createdAt: string
+  expiresAt: string | null
+  lastUsedAt: string | null
+  revokedAt?: string
+}
+
+interface TokenIndex {
+  items: Record<string, string>
+}
+
+/** Tokens are stored under the hash of their material; the namespace keeps an id -> hash index. */
+export class TokenRepository {
+  constructor(private readonly backend: Backend) {}
+
+  findByHash(hash: string): Promise<TokenRecord | null> {
+    return this.backend.get<TokenRecord>(keys.token(hash))
+  }
+
+  async list(ns: string): Promise<TokenRecord[]> {
+    const index = await this.backend.get<TokenIndex>(keys.tokenIndex(ns))
+    const records = await this.backend.getMany<TokenRecord>(Object.values(index?.items ?? {}).map(keys.token))
+    return records.filter((record): record is TokenRecord => record !== null && !record.revokedAt)
+  }
+
+  async findById(ns: string, id: string): Promise<TokenRecord | null> {
+    const index = await this.backend.get<TokenIndex>(keys.tokenIndex(ns))
+    const hash = index?.items[id]
+    return hash ? this.findByHash(hash) : null
+  }
+
+  create(record: TokenRecord): Promise<void> {
+    const indexKey = keys.tokenIndex(record.namespace)
+    return this.backend.transact([indexKey], (values) => {
+      const index = (values.get(indexKey) as TokenIndex | null) ?? { items: {} }
+      index.items[record.id] = record.hash
+      return { writes: { set: { [indexKey]: index, [keys.token(record.hash)]: record } }, result: undefined }
+    })
+  }
+
+  /** Marks the token revoked (it then answers 401) and drops it from the list. */
+  revoke(record: TokenRecord, at: string): Promise<void> {
+    const indexKey = keys.tokenIndex(record.namespace)
+    return this.backend.transact([indexKey, keys.token(record.hash)], (values) => {
+      const index = (values.get(indexKey) as TokenIndex | null) ?? { items: {} }
+      delete index.items[record.id]
+      const current = (values.get(keys.token(record.hash)) as TokenRecord | null) ?? record
+      return { writes: { set: { [indexKey]: index, [keys.token(record.hash)]: { ...current, revokedAt: at } } }, result: undefined }
+    })
+  }
+
+  /** Records last use; atomic so that it never undoes a concurrent revocation. */
+  touch(record: TokenRecord, at: string): Promise<void> {
+    const key = keys.token(record.hash)
+    return this.backend.transact([key], (values) => {
+      const current = values.get(key) as TokenRecord | null
+      if (!current || current.revokedAt) return { writes: {}, result: undefined }
+      return { writes: { set: { [key]: { ...current, lastUsedAt: at } } }, result: undefined }
+    })
+  }
+}
