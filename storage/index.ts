@@ -1,5 +1,5 @@
 import { createStorage } from 'unstorage'
-import fsDriver from 'unstorage/drivers/fs'
+import { atomicFsDriver } from './atomic-fs-driver'
 import { LocalBackend } from './local-backend'
 import { RedisBackend } from './redis-backend'
 import type { Backend } from './backend'
@@ -17,7 +17,7 @@ export interface BackendOptions {
 /** Chooses the driver at run time: Redis when `REDIS_URL` is set, else the fs driver. */
 export function createBackend(options: BackendOptions = backendOptionsFromEnv()): Backend {
   if (options.redisUrl) return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
-  return new LocalBackend(createStorage({ driver: fsDriver({ base: options.dataDir ?? './.data' }) }))
+  return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
 }
 
 export function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOptions {

@@ -1,0 +1,30 @@
+import { mkdir, rename, writeFile } from 'node:fs/promises'
+import { dirname, join, resolve } from 'node:path'
+import { randomBytes } from 'node:crypto'
+import fsDriver from 'unstorage/drivers/fs'
+import type { Driver } from 'unstorage'
+
+/**
+ * unstorage's fs driver, with writes made atomic (temp file + rename). The plain driver
+ * truncates then writes, so a concurrent read (another request, or the admin CLI) could
+ * see an empty file and take a stored token or firewall for missing.
+ */
+export function atomicFsDriver(options: { base: string }): Driver {
+  const base = resolve(options.base)
+  const inner = fsDriver({ base, ignore: ['**/node_modules/**', '**/.git/**', '**/.tmp/**'] })
+  const pathOf = (key: string) => join(base, key.replace(/:/g, '/'))
+  const write = async (key: string, value: string | Uint8Array) => {
+    const target = pathOf(key)
+    const temp = join(base, '.tmp', `${randomBytes(8).toString('hex')}.tmp`)
+    await mkdir(dirname(temp), { recursive: true })
+    await mkdir(dirname(target), { recursive: true })
+    await writeFile(temp, value)
+    await rename(temp, target)
+  }
+  return {
+    ...inner,
+    name: 'fs-atomic',
+    setItem: (key: string, value: string) => write(key, value),
+    setItemRaw: (key: string, value: Uint8Array) => write(key, value),
+  }
+}

@@ -1,0 +1,87 @@
+import type { Backend } from '../backend'
+import {
+  BUCKETS,
+  RECORDS_KEPT,
+  ZERO_COUNTERS,
+  type BucketSize,
+  type DeliveryRecord,
+  type MetricCounters,
+} from '../../server/webhooks/delivery-record'
+import { webhookKeys as keys } from './webhook-keys'
+
+interface DeliveryIndex {
+  /** Delivery ids, newest first (ids are time-ordered). */
+  ids: string[]
+}
+
+/** Delivery records (last 128 per webhook) and metric counters per 1m/1h/1d bucket. */
+export class WebhookRecordRepository {
+  constructor(private readonly backend: Backend) {}
+
+  getDelivery(ns: string, webhook: string, deliveryId: string): Promise<DeliveryRecord | null> {
+    return this.backend.get<DeliveryRecord>(keys.delivery(ns, webhook, deliveryId))
+  }
+
+  /** Newest first, starting after `cursor` (a delivery id); `next` is the cursor of the following page. */
+  async listDeliveries(ns: string, webhook: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
+    const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
+    const start = cursor ? ids.indexOf(cursor) + 1 : 0
+    if (cursor && start === 0) return { items: [], next: null }
+    const page = ids.slice(start, start + limit)
+    const records = await this.backend.getMany<DeliveryRecord>(page.map((id) => keys.delivery(ns, webhook, id)))
+    const items = records.filter((record): record is DeliveryRecord => record !== null)
+    return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
+  }
+
+  /**
+   * Writes a record produced by `build` from the stored one; a new record enters the index and
+   * pushes the oldest beyond 128 out.
+   */
+  saveDelivery(ns: string, webhook: string, deliveryId: string, build: (previous: DeliveryRecord | null) => DeliveryRecord): Promise<DeliveryRecord> {
+    const indexKey = keys.deliveryIndex(ns, webhook)
+    const recordKey = keys.delivery(ns, webhook, deliveryId)
+    return this.backend.transact([indexKey, recordKey], (values) => {
+      const record = build(values.get(recordKey) as DeliveryRecord | null)
+      const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
+      if (ids.includes(deliveryId)) return { writes: { set: { [recordKey]: record } }, result: record }
+      const next = [deliveryId, ...ids].sort().reverse()
+      const kept = next.slice(0, RECORDS_KEPT)
+      const removed = next.slice(RECORDS_KEPT).map((id) => keys.delivery(ns, webhook, id))
+      return { writes: { set: { [recordKey]: record, [indexKey]: { ids: kept } }, delete: removed }, result: record }
+    })
+  }
+
+  /** Adds to the counters of the 1m, 1h and 1d buckets containing `at`, atomically. */
+  addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
+    const bucketKeys = (Object.keys(BUCKETS) as BucketSize[]).map((size) => keys.metrics(ns, webhook, size, bucketStart(at, size)))
+    return this.backend.transact(bucketKeys, (values) => {
+      const set: Record<string, MetricCounters> = {}
+      for (const key of bucketKeys) {
+        const current = (values.get(key) as MetricCounters | null) ?? ZERO_COUNTERS
+        set[key] = Object.fromEntries(
+          Object.entries(ZERO_COUNTERS).map(([name]) => [name, current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0)]),
+        ) as unknown as MetricCounters
+      }
+      return { writes: { set }, result: undefined }
+    })
+  }
+
+  /** Counters of every bucket of `size` from `since` to `until` (inclusive starts), oldest first. */
+  async metrics(ns: string, webhook: string, size: BucketSize, since: number, until: number): Promise<{ start: number; counters: MetricCounters }[]> {
+    const starts: number[] = []
+    for (let start = bucketStart(since, size); start <= until; start += BUCKETS[size]) starts.push(start)
+    const stored = await this.backend.getMany<MetricCounters>(starts.map((start) => keys.metrics(ns, webhook, size, start)))
+    return starts.map((start, index) => ({ start, counters: stored[index] ?? ZERO_COUNTERS }))
+  }
+
+  /** Removes a deleted webhook's delivery records (metric buckets stay: they are small and dated). */
+  async deleteDeliveries(ns: string, webhook: string): Promise<void> {
+    const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
+    await Promise.all([...ids.map((id) => this.backend.delete(keys.delivery(ns, webhook, id))), this.backend.delete(keys.deliveryIndex(ns, webhook))])
+  }
+}
+
+/** Start of the bucket of `size` containing `at` (UTC). */
+export function bucketStart(at: number, size: BucketSize): number {
+  return Math.floor(at / BUCKETS[size]) * BUCKETS[size]
+}

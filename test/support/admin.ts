@@ -1,0 +1,16 @@
+import { execFile } from 'node:child_process'
+import { promisify } from 'node:util'
+import type { RunningServer } from './server'
+
+const run = promisify(execFile)
+
+/** Runs the admin CLI (`npm run admin -- ...`) on the server's storage; returns the last stdout line. */
+export async function adminCli(server: RunningServer, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
+    env: { ...process.env, ...server.env, PORT: '' },
+  })
+  return stdout.trim().split('\n').at(-1)!
+}
+
+export const createUser = (server: RunningServer, user: string, ns = 'default') =>
+  adminCli(server, 'create-user', '--namespace', ns, '--user', user)

@@ -1,0 +1,25 @@
+import { createBackend, type Backend } from '../../storage'
+import type { NamespaceEvent } from '../../server/events/schemas'
+import type { RunningServer } from './server'
+
+/** A backend on the same storage as a running server (fs data dir or Redis prefix). */
+export function backendOf(server: RunningServer): Backend {
+  return createBackend({ redisUrl: server.env.REDIS_URL, redisPrefix: server.env.REDIS_PREFIX ?? 'pf', dataDir: server.env.DATA_DIR })
+}
+
+/** Every event in the server's event log, oldest first. */
+export async function readEvents(server: RunningServer): Promise<NamespaceEvent[]> {
+  const backend = backendOf(server)
+  try {
+    const events: NamespaceEvent[] = []
+    let after: string | null = null
+    for (;;) {
+      const page = await backend.logRange<NamespaceEvent>('events', { after, limit: 1000 })
+      if (page.length === 0) return events
+      events.push(...page.map((entry) => entry.value))
+      after = page[page.length - 1].cursor
+    }
+  } finally {
+    await backend.close()
+  }
+}

@@ -1,0 +1,100 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+
+/** The built server `npm test` produces (override with SERVER_ENTRY). */
+export const SERVER_ENTRY = resolve(process.env.SERVER_ENTRY ?? '.output/server/index.mjs')
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer()
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))))
+    })
+  })
+}
+
+export interface RunningServer {
+  url: string
+  port: number
+  env: Record<string, string>
+  process: ChildProcess
+  output: () => string
+  stop(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/**
+ * Starts the built server as a real process on a free loopback port and waits until it
+ * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL.
+ */
+export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+  const port = await freePort()
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'pf-data-')),
+    LOG_LEVEL: 'warn',
+    ...env,
+    PORT: String(port),
+    NITRO_PORT: String(port),
+    NITRO_HOST: '127.0.0.1',
+    HOST: '127.0.0.1',
+  }
+  const child = spawn(process.execPath, [SERVER_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
+  const url = `http://127.0.0.1:${port}`
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`)
+    try {
+      const response = await fetch(`${url}/readyz`)
+      if (response.ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`server did not become ready:\n${output}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+  return {
+    url,
+    port,
+    env: fullEnv,
+    process: child,
+    output: () => output,
+    async stop(signal: NodeJS.Signals = 'SIGTERM') {
+      if (child.exitCode === null) child.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** The token the bootstrap generated (fs storage). */
+export function bootstrapToken(server: RunningServer): string {
+  return readFileSync(join(server.env.DATA_DIR, 'bootstrap-token'), 'utf8').trim()
+}
+
+/** A small JSON client for the API. */
+export function apiClient(baseUrl: string, token: string) {
+  return async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const response = await fetch(baseUrl + path, {
+      method,
+      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    })
+    const text = await response.text()
+    let json: any = null
+    try {
+      json = text ? JSON.parse(text) : null
+    } catch {
+      json = text
+    }
+    return { status: response.status, headers: response.headers, body: json }
+  }
+}
+export type Api = ReturnType<typeof apiClient>
