@@ -77,7 +77,8 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
     } finally {
       const mutating = operation.method !== 'GET'
       if (mutating || failure || operation.audit.reads) {
-        void auditCall(services, operation, ns, principal, meta, status, failure, rawParams).catch((error) =>
+        // Awaited: when the client has its answer, the audit entry and event exist.
+        await auditCall(services, operation, ns, principal, meta, status, failure, rawParams).catch((error) =>
           logger.error('audit write failed', { requestId, error: String(error) }),
         )
       }

@@ -1,0 +1,47 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { apiClient, startServer, type RunningServer } from '../support/server'
+import { redisUrl, uniquePrefix } from '../support/redis'
+import { readEvents } from '../support/events'
+
+const TOKEN = 'fwp_concurrencyTestToken000000000000000001'
+
+describe('two server processes sharing one Redis', () => {
+  let servers: RunningServer[] = []
+  beforeAll(async () => {
+    const env = { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('conc'), BOOTSTRAP_TOKEN: TOKEN }
+    servers = await Promise.all([startServer(env), startServer(env)])
+  })
+  afterAll(async () => {
+    await Promise.all(servers.map((s) => s.stop()))
+  })
+
+  it('bootstraps once and both processes see the same data', async () => {
+    const [a, b] = servers.map((s) => apiClient(s.url, TOKEN))
+    expect((await a('PUT', '/v1/default/config/shared', {})).status).toBe(201)
+    const seen = await b('GET', '/v1/default/config/shared')
+    expect(seen.status).toBe(200)
+    expect(seen.body.version).toBe(1)
+  })
+
+  it('50 parallel rule upserts over both processes give 50 distinct consecutive versions', async () => {
+    const clients = servers.map((s) => apiClient(s.url, TOKEN))
+    const results = await Promise.all(
+      Array.from({ length: 50 }, (_, i) =>
+        clients[i % 2]('PUT', `/v1/default/config/shared/rules/r${i}`, {
+          executionPhase: 'download',
+          selector: { function: { name: 'packageName', patterns: [`p${i}-*`] } },
+        }),
+      ),
+    )
+    expect(results.map((r) => r.status)).toEqual(Array(50).fill(201))
+    const versions = results.map((r) => r.body.version).sort((x, y) => x - y)
+    expect(versions).toEqual(Array.from({ length: 50 }, (_, i) => i + 2))
+    const final = await clients[0]('GET', '/v1/default/config/shared')
+    expect(final.body.version).toBe(51)
+    expect(final.body.rules).toHaveLength(50)
+    const history = await clients[1]('GET', '/v1/default/config/shared/history')
+    expect(history.body.map((h: any) => h.version)).toEqual(Array.from({ length: 51 }, (_, i) => 51 - i))
+    const events = (await readEvents(servers[0])).filter((e) => e.type === 'config.firewall.updated')
+    expect(events.map((e) => (e.data as any).version).sort((x: number, y: number) => x - y)).toEqual(versions)
+  })
+})
