@@ -10,6 +10,23 @@ export async function listFirewalls(ctx: CallContext): Promise<Firewall[]> {
   return all.filter((fw) => canOnFirewall(ctx.principal, fw, 'fw:read')).map(redactFirewall)
 }
 
+// Redacted JSON per stored document; the repository hands out the same cached objects
+// until a firewall changes, so this is computed once per version.
+const redactedJson = new WeakMap<Firewall, string>()
+
+/** The same list as JSON text, built from cached per-firewall JSON (the hot path of `GET /config`). */
+export async function listFirewallsJson(ctx: CallContext): Promise<string> {
+  const all = await ctx.services.firewalls.list(ctx.ns)
+  const parts: string[] = []
+  for (const fw of all) {
+    if (!canOnFirewall(ctx.principal, fw, 'fw:read')) continue
+    let json = redactedJson.get(fw)
+    if (json === undefined) redactedJson.set(fw, (json = JSON.stringify(redactFirewall(fw))))
+    parts.push(json)
+  }
+  return `[${parts.join(',')}]`
+}
+
 /** The stored firewall after checking `permission` (404 when the caller cannot see it). */
 export async function loadFirewall(ctx: CallContext, id: string, permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read'): Promise<Firewall> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, id)
@@ -20,6 +37,14 @@ export async function loadFirewall(ctx: CallContext, id: string, permission: Par
 
 export async function getFirewall(ctx: CallContext, id: string): Promise<Firewall> {
   return redactFirewall(await loadFirewall(ctx, id))
+}
+
+/** `GET /config/{fw}` as JSON text, reusing the cached redacted JSON of that version. */
+export async function getFirewallJson(ctx: CallContext, id: string): Promise<{ json: string; version: number }> {
+  const firewall = await loadFirewall(ctx, id)
+  let json = redactedJson.get(firewall)
+  if (json === undefined) redactedJson.set(firewall, (json = JSON.stringify(redactFirewall(firewall))))
+  return { json, version: firewall.version }
 }
 
 export async function firewallHistory(ctx: CallContext, id: string, limit: number, beforeVersion?: number) {

@@ -6,6 +6,8 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 export interface Reply {
   status?: number
   body?: unknown
+  /** A body already serialised (hot paths that cache their JSON). */
+  json?: string
   headers?: Record<string, string>
 }
 

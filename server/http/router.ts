@@ -65,6 +65,7 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       else expectEmpty(rawBody)
       const reply = await operation.handler({ ctx: { services, ns, principal, meta }, params, query, body, headers: event.node.req.headers, url })
       status = reply.status ?? operation.successStatus ?? 200
+      if (reply.json !== undefined) return sendJson(event, status, undefined, { ...reply.headers, 'content-type': 'application/json; charset=utf-8' }) ?? reply.json
       return sendJson(event, status, reply.body, reply.headers)
     } catch (error) {
       const { problem, headers, unexpected } = toProblem(error)

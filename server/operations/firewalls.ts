@@ -4,7 +4,7 @@ import { invalid } from '../common/errors'
 import { defineOperation } from '../http/operation'
 import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
 import { cloneFirewall, deleteException, deleteFirewall, deleteRule, putFirewall, rollback, upsertException, upsertRule } from '../firewall/commands'
-import { firewallHistory, firewallVersion, getFirewall, listFirewalls } from '../firewall/queries'
+import { firewallHistory, firewallVersion, getFirewallJson, listFirewallsJson } from '../firewall/queries'
 import { setArtifactCredentials, setUpstreamCredentials } from '../firewall/credentials'
 import { redactFirewall } from '../firewall/redact'
 import { FwParams, NsParams, etagOf, ifMatchVersion, nextLink } from './common'
@@ -21,14 +21,14 @@ export const firewallOperations = [
   defineOperation({
     id: 'listFirewalls', method: 'GET', path: '/v1/{ns}/config', summary: 'List the firewalls the caller can read', tag,
     params: NsParams, response: z.array(Firewall), audit: audit('firewall.list'),
-    handler: async ({ ctx }) => ({ body: await listFirewalls(ctx) }),
+    handler: async ({ ctx }) => ({ json: await listFirewallsJson(ctx) }),
   }),
   defineOperation({
     id: 'getFirewall', method: 'GET', path: '/v1/{ns}/config/{fw}', summary: 'Get a firewall', tag,
     params: FwParams, response: Firewall, audit: audit('firewall.read'),
     handler: async ({ ctx, params }) => {
-      const firewall = await getFirewall(ctx, params.fw)
-      return { body: firewall, headers: etagOf(firewall) }
+      const { json, version } = await getFirewallJson(ctx, params.fw)
+      return { json, headers: etagOf({ version }) }
     },
   }),
   defineOperation({

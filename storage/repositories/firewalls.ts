@@ -32,11 +32,32 @@ export interface FirewallChange<R> {
 export class FirewallRepository {
   constructor(private readonly backend: Backend) {}
 
-  get(ns: string, id: string): Promise<Firewall | null> {
+  /** One firewall; from the namespace cache while its stamp is unchanged, else from storage. */
+  async get(ns: string, id: string): Promise<Firewall | null> {
+    const cached = this.cache.get(ns)
+    if (cached) {
+      const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+      if (stamp !== null && cached.stamp === stamp) return cached.firewalls.find((fw) => fw.id === id) ?? null
+    }
     return this.backend.get<Firewall>(keys.firewall(ns, id))
   }
 
+  /**
+   * Every live firewall of the namespace. Served from a per-process cache while the
+   * namespace's write stamp is unchanged, so a list costs one small read.
+   */
   async list(ns: string): Promise<Firewall[]> {
+    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+    const cached = this.cache.get(ns)
+    if (cached && stamp !== null && cached.stamp === stamp) return cached.firewalls
+    const firewalls = await this.load(ns)
+    if (stamp !== null) this.cache.set(ns, { stamp, firewalls })
+    return firewalls
+  }
+
+  private readonly cache = new Map<string, { stamp: string; firewalls: Firewall[] }>()
+
+  private async load(ns: string): Promise<Firewall[]> {
     const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))
     const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
     const docs = await this.backend.getMany<Firewall>(live.map(([id]) => keys.firewall(ns, id)))
@@ -60,21 +81,23 @@ export class FirewallRepository {
    * Atomic change of one firewall: `change` sees the current document (null when absent)
    * and returns the next one; the version is the previous one + 1 (continuing after a
    * deleted firewall of the same id), a history entry is appended and `also` writes go in
-   * the same transaction.
+   * the same transaction. `watch` adds keys read and guarded by the same transaction
+   * (e.g. exception requests an approval changes); `change` sees their values.
    */
   mutate<R>(
     ns: string,
     id: string,
     actor: Actor,
     now: string,
-    change: (current: Firewall | null) => FirewallChange<R>,
+    change: (current: Firewall | null, watched: Map<string, unknown>) => FirewallChange<R>,
+    watch: string[] = [],
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    return this.backend.transact([docKey, indexKey], (values) => {
+    return this.backend.transact([docKey, indexKey, ...watch], (values) => {
       const current = values.get(docKey) as Firewall | null
       const index = (values.get(indexKey) as FirewallIndex | null) ?? { items: {} }
-      const { next, summary, also, result, unchanged } = change(current)
+      const { next, summary, also, result, unchanged } = change(current, values)
       if (unchanged) return { writes: {}, result: result(current) }
       const lastVersion = current?.version ?? index.items[id]?.deletedAtVersion ?? 0
       const writes: TxWrites = { set: {}, delete: [] }
@@ -94,6 +117,7 @@ export class FirewallRepository {
         writes.delete!.push(docKey)
         writes.set![indexKey] = { items: { ...index.items, [id]: { deletedAtVersion: current.version } } }
       }
+      writes.set![keys.firewallStamp(ns)] = `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
       const extra = also?.(stored, current) ?? {}
       return {
         writes: {

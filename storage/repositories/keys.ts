@@ -7,6 +7,8 @@ export const keys = {
   tokenIndex: (ns: string) => `ns:${ns}:tokens`,
   token: (hash: string) => `token:${hash}`,
   firewallIndex: (ns: string) => `ns:${ns}:fw-index`,
+  /** Changes with every firewall write of the namespace: lets readers keep a cache. */
+  firewallStamp: (ns: string) => `ns:${ns}:fw-stamp`,
   firewall: (ns: string, id: string) => `ns:${ns}:fw:${id}`,
   firewallVersion: (ns: string, id: string, version: number) => `ns:${ns}:fw-history:${id}:${version}`,
   /** Log names (entries carry their own time). */

@@ -1,0 +1,133 @@
+import type { Backend, TxWrites } from '../backend'
+import type { Exception } from '../../server/firewall/schema'
+import type { NamespaceEvent } from '../../server/events/schemas'
+
+/** The immutable part of an exception request, fixed at creation (spec 2.5). */
+export interface ExceptionRequestRecord {
+  id: string
+  firewallId: string
+  proposedException: Exception
+  justification: string
+  requestedBy: string
+  requestedAt: string
+}
+
+/**
+ * One request as stored: the record plus the persisted snapshot of its actor. The status and
+ * decision fields live only in the snapshot, so the two can never disagree.
+ */
+export interface StoredExceptionRequest {
+  record: ExceptionRequestRecord
+  snapshot: unknown
+}
+
+/** What listing and the "identical pending requests" lookup need, without loading every request. */
+export interface IndexEntry {
+  status: string
+  requestedBy: string
+  rule: string
+  packageName: string
+  version?: string
+}
+
+export type RequestIndex = Record<string, IndexEntry>
+
+/** Storage keys of this repository (ids never contain ':'). */
+export const exceptionRequestKeys = {
+  request: (ns: string, fw: string, id: string) => `ns:${ns}:exr:${fw}:${id}`,
+  /** One index document per firewall; every change rewrites it, which also serialises decisions. */
+  index: (ns: string, fw: string) => `ns:${ns}:exr-index:${fw}`,
+}
+
+/** A changed request and its status after the change (the status is the snapshot's, given by the caller). */
+export interface ChangedRequest {
+  stored: StoredExceptionRequest
+  status: string
+}
+
+export interface ListFilter {
+  statuses?: readonly string[]
+  /** Only requests of this principal (a requester without `fw:read`). */
+  requestedBy?: string
+  limit: number
+  /** Exclusive: ids after this one (ids are time-ordered). */
+  after?: string
+}
+
+/** Exception requests per firewall: one document per request plus one index document. */
+export class ExceptionRequestRepository {
+  constructor(private readonly backend: Backend) {}
+
+  get(ns: string, fw: string, id: string): Promise<StoredExceptionRequest | null> {
+    return this.backend.get<StoredExceptionRequest>(exceptionRequestKeys.request(ns, fw, id))
+  }
+
+  async index(ns: string, fw: string): Promise<RequestIndex> {
+    return (await this.backend.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))?.items ?? {}
+  }
+
+  /** One page, oldest first, and the cursor of the next page (null at the end). */
+  async list(ns: string, fw: string, filter: ListFilter): Promise<{ items: StoredExceptionRequest[]; next: string | null }> {
+    const index = await this.index(ns, fw)
+    const ids = Object.entries(index)
+      .filter(([id, entry]) =>
+        (filter.after === undefined || id > filter.after) &&
+        (!filter.statuses?.length || filter.statuses.includes(entry.status)) &&
+        (filter.requestedBy === undefined || entry.requestedBy === filter.requestedBy))
+      .map(([id]) => id)
+      .sort()
+    const page = ids.slice(0, filter.limit)
+    const docs = await this.backend.getMany<StoredExceptionRequest>(page.map((id) => exceptionRequestKeys.request(ns, fw, id)))
+    const items = docs.filter((doc): doc is StoredExceptionRequest => doc !== null)
+    return { items, next: ids.length > page.length ? page.at(-1)! : null }
+  }
+
+  /** Index and request values out of a transaction's value map. */
+  read(values: Map<string, unknown>, ns: string, fw: string, ids: string[]) {
+    const index = (values.get(exceptionRequestKeys.index(ns, fw)) as { items: RequestIndex } | null)?.items ?? {}
+    const requests = new Map(ids.map((id) => [id, (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest | null]))
+    return { index, requests }
+  }
+
+  /** Writes for changed requests: their documents and the updated index, for one transaction. */
+  writesFor(ns: string, fw: string, index: RequestIndex, changed: ChangedRequest[]): TxWrites {
+    const set: Record<string, unknown> = {}
+    const items = { ...index }
+    for (const { stored, status } of changed) {
+      const { id, requestedBy, proposedException } = stored.record
+      set[exceptionRequestKeys.request(ns, fw, id)] = stored
+      items[id] = {
+        status,
+        requestedBy,
+        rule: proposedException.rule,
+        packageName: proposedException.selector.packageName,
+        ...(proposedException.selector.version !== undefined ? { version: proposedException.selector.version } : {}),
+      }
+    }
+    set[exceptionRequestKeys.index(ns, fw)] = { items }
+    return { set }
+  }
+
+  /**
+   * Atomic change of some requests of one firewall: `body` sees the index and the named
+   * requests (plus any `extraKeys`) and returns the changed requests and events to write.
+   */
+  change<R>(
+    ns: string,
+    fw: string,
+    ids: string[],
+    body: (state: { index: RequestIndex; requests: Map<string, StoredExceptionRequest | null>; values: Map<string, unknown> }) => {
+      changed: ChangedRequest[]
+      events: NamespaceEvent[]
+      result: R
+    },
+    extraKeys: string[] = [],
+  ): Promise<R> {
+    const keys = [exceptionRequestKeys.index(ns, fw), ...ids.map((id) => exceptionRequestKeys.request(ns, fw, id)), ...extraKeys]
+    return this.backend.transact(keys, (values) => {
+      const { index, requests } = this.read(values, ns, fw, ids)
+      const { changed, events, result } = body({ index, requests, values })
+      return { writes: { ...this.writesFor(ns, fw, index, changed), events }, result }
+    })
+  }
+}
