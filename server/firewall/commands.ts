@@ -3,6 +3,7 @@ import { makeEvent } from '../events/factory'
 import { requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
+import type { TxWrites } from '../../storage/backend'
 import type { EventType } from '../events/schemas'
 import { isSameConfig, permissionsForChange, summarizeChange } from './diff'
 import { redactFirewall, restoreRedacted } from './redact'
@@ -35,9 +36,13 @@ interface Edit {
   /** Permission needed for the edit itself (checked against the current document). */
   permission: FirewallPermission | ((current: Firewall, next: Firewall) => FirewallPermission[])
   ifMatch?: number
-  /** Builds the next configuration; throw a DomainError to refuse. */
-  apply: (current: Firewall) => Firewall
+  /** Builds the next configuration; throw a DomainError to refuse. `watched` holds the values of `watch`. */
+  apply: (current: Firewall, watched: Map<string, unknown>) => Firewall
   summary?: (current: Firewall, next: Firewall) => string
+  /** Further keys read and guarded by the same transaction (e.g. exception requests). */
+  watch?: string[]
+  /** Further writes and events in the same transaction, after the change was accepted. */
+  also?: (stored: Firewall, current: Firewall, watched: Map<string, unknown>) => TxWrites
 }
 
 /**
@@ -48,11 +53,14 @@ interface Edit {
 export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Promise<Firewall> {
   const preview = await ctx.services.firewalls.get(ctx.ns, id)
   if (!preview) throw notFound('firewall', id)
-  const previewNext = edit.apply(preview)
+  const watch = edit.watch ?? []
+  const previewValues = await ctx.services.backend.getMany<unknown>(watch)
+  const previewWatched = new Map(watch.map((key, i) => [key, previewValues[i]] as const))
+  const previewNext = edit.apply(preview, previewWatched)
   await validateReferences(ctx.services, ctx.ns, id, previewNext, preview)
-  return ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
+  return ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current, watched) => {
     if (!current) throw notFound('firewall', id)
-    const next = edit.apply(current)
+    const next = edit.apply(current, watched)
     const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
     for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
     checkVersion(current, edit.ifMatch)
@@ -62,10 +70,13 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
     return {
       next,
       summary: edit.summary?.(current, next) ?? summarizeChange(current, next),
-      also: (stored) => ({ events: [eventFor(ctx, 'config.firewall.updated', stored!)] }),
+      also: (stored) => {
+        const extra = edit.also?.(stored!, current, watched) ?? {}
+        return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }
+      },
       result: (stored) => stored!,
     }
-  })
+  }, watch)
 }
 
 /** `PUT /config/{fw}`: create (201) or replace. */
@@ -139,42 +150,35 @@ function upsertById<T extends { id: string }>(items: T[], item: T): T[] {
   return index < 0 ? [...items, item] : items.map((existing, i) => (i === index ? item : existing))
 }
 
-export async function upsertRule(ctx: CallContext, id: string, rule: Rule, ifMatch?: number): Promise<FirewallWrite> {
-  const before = await ctx.services.firewalls.get(ctx.ns, id)
-  const created = !before?.rules.some((r) => r.id === rule.id)
-  const firewall = await editFirewall(ctx, id, { permission: 'fw:update:rule', ifMatch, apply: (fw) => ({ ...fw, rules: upsertById(fw.rules, rule) }) })
-  return { firewall, created }
-}
+/** The lists of a firewall that can be edited one item at a time, and the permission each needs. */
+export const MEMBER_LISTS = {
+  rules: { permission: 'fw:update:rule', noun: 'rule' },
+  exceptions: { permission: 'fw:update:exception', noun: 'exception' },
+} as const satisfies Record<string, { permission: FirewallPermission; noun: string }>
+export type MemberList = keyof typeof MEMBER_LISTS
+type MemberOf<L extends MemberList> = L extends 'rules' ? Rule : Exception
 
-export function deleteRule(ctx: CallContext, id: string, ruleId: string, ifMatch?: number): Promise<Firewall> {
-  return editFirewall(ctx, id, {
-    permission: 'fw:update:rule',
-    ifMatch,
-    apply: (fw) => {
-      if (!fw.rules.some((r) => r.id === ruleId)) throw notFound('rule', ruleId)
-      return { ...fw, rules: fw.rules.filter((r) => r.id !== ruleId) }
-    },
-  })
-}
-
-export async function upsertException(ctx: CallContext, id: string, exception: Exception, ifMatch?: number): Promise<FirewallWrite> {
+/** Creates or replaces one rule or exception (201 semantics when it is new). */
+export async function upsertMember<L extends MemberList>(ctx: CallContext, id: string, list: L, item: MemberOf<L>, ifMatch?: number): Promise<FirewallWrite> {
   const before = await ctx.services.firewalls.get(ctx.ns, id)
-  const created = !before?.exceptions.some((e) => e.id === exception.id)
+  const created = !(before?.[list] as { id: string }[] | undefined)?.some((existing) => existing.id === item.id)
   const firewall = await editFirewall(ctx, id, {
-    permission: 'fw:update:exception',
+    permission: MEMBER_LISTS[list].permission,
     ifMatch,
-    apply: (fw) => ({ ...fw, exceptions: upsertById(fw.exceptions, exception) }),
+    apply: (fw) => ({ ...fw, [list]: upsertById(fw[list] as MemberOf<L>[], item) }),
   })
   return { firewall, created }
 }
 
-export function deleteException(ctx: CallContext, id: string, exceptionId: string, ifMatch?: number): Promise<Firewall> {
+/** Deletes one rule or exception; 404 when it is not there. */
+export function deleteMember(ctx: CallContext, id: string, list: MemberList, itemId: string, ifMatch?: number): Promise<Firewall> {
   return editFirewall(ctx, id, {
-    permission: 'fw:update:exception',
+    permission: MEMBER_LISTS[list].permission,
     ifMatch,
     apply: (fw) => {
-      if (!fw.exceptions.some((e) => e.id === exceptionId)) throw notFound('exception', exceptionId)
-      return { ...fw, exceptions: fw.exceptions.filter((e) => e.id !== exceptionId) }
+      const items = fw[list] as { id: string }[]
+      if (!items.some((item) => item.id === itemId)) throw notFound(MEMBER_LISTS[list].noun, itemId)
+      return { ...fw, [list]: items.filter((item) => item.id !== itemId) }
     },
   })
 }

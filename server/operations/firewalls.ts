@@ -3,7 +3,7 @@ import { ClientId } from '../common/ids'
 import { invalid } from '../common/errors'
 import { defineOperation } from '../http/operation'
 import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
-import { cloneFirewall, deleteException, deleteFirewall, deleteRule, putFirewall, rollback, upsertException, upsertRule } from '../firewall/commands'
+import { MEMBER_LISTS, cloneFirewall, deleteFirewall, deleteMember, putFirewall, rollback, upsertMember, type MemberList } from '../firewall/commands'
 import { firewallHistory, firewallVersion, getFirewallJson, listFirewallsJson } from '../firewall/queries'
 import { setArtifactCredentials, setUpstreamCredentials } from '../firewall/credentials'
 import { redactFirewall } from '../firewall/redact'
@@ -81,40 +81,8 @@ export const firewallOperations = [
       return written(firewall, true, `/v1/${ctx.ns}/config/${firewall.id}`)
     },
   }),
-  defineOperation({
-    id: 'putRule', method: 'PUT', path: '/v1/{ns}/config/{fw}/rules/{ruleId}', summary: 'Create or replace one rule', tag,
-    params: FwParams.extend({ ruleId: ClientId }), body: Rule.extend({ id: ClientId.optional() }), response: Firewall, audit: audit('firewall.rule.upsert'),
-    handler: async ({ ctx, params, body, headers, url }) => {
-      if (body.id !== undefined && body.id !== params.ruleId) throw idMismatch(body.id, params.ruleId)
-      const { firewall, created } = await upsertRule(ctx, params.fw, { ...body, id: params.ruleId }, ifMatchVersion(headers))
-      return written(firewall, created, url.pathname)
-    },
-  }),
-  defineOperation({
-    id: 'deleteRule', method: 'DELETE', path: '/v1/{ns}/config/{fw}/rules/{ruleId}', summary: 'Delete one rule', tag,
-    params: FwParams.extend({ ruleId: ClientId }), successStatus: 204, audit: audit('firewall.rule.delete'),
-    handler: async ({ ctx, params, headers }) => {
-      await deleteRule(ctx, params.fw, params.ruleId, ifMatchVersion(headers))
-      return { status: 204 }
-    },
-  }),
-  defineOperation({
-    id: 'putException', method: 'PUT', path: '/v1/{ns}/config/{fw}/exceptions/{exceptionId}', summary: 'Create or replace one exception', tag,
-    params: FwParams.extend({ exceptionId: ClientId }), body: Exception.extend({ id: ClientId.optional() }), response: Firewall, audit: audit('firewall.exception.upsert'),
-    handler: async ({ ctx, params, body, headers, url }) => {
-      if (body.id !== undefined && body.id !== params.exceptionId) throw idMismatch(body.id, params.exceptionId)
-      const { firewall, created } = await upsertException(ctx, params.fw, { ...body, id: params.exceptionId }, ifMatchVersion(headers))
-      return written(firewall, created, url.pathname)
-    },
-  }),
-  defineOperation({
-    id: 'deleteException', method: 'DELETE', path: '/v1/{ns}/config/{fw}/exceptions/{exceptionId}', summary: 'Delete one exception', tag,
-    params: FwParams.extend({ exceptionId: ClientId }), successStatus: 204, audit: audit('firewall.exception.delete'),
-    handler: async ({ ctx, params, headers }) => {
-      await deleteException(ctx, params.fw, params.exceptionId, ifMatchVersion(headers))
-      return { status: 204 }
-    },
-  }),
+  ...memberOperations('rules', 'ruleId', Rule),
+  ...memberOperations('exceptions', 'exceptionId', Exception),
   defineOperation({
     id: 'putUpstreamCredentials', method: 'PUT', path: '/v1/{ns}/config/{fw}/upstreams/{upstreamId}/credentials', summary: 'Set upstream credentials', tag,
     params: FwParams.extend({ upstreamId: ClientId }), body: Credentials, response: Firewall, audit: audit('firewall.credentials.update'),
@@ -127,6 +95,32 @@ export const firewallOperations = [
     handler: async ({ ctx, params, body, headers }) => written(await setArtifactCredentials(ctx, params.fw, params.upstreamId, params.host, body.token, ifMatchVersion(headers)), false, ''),
   }),
 ]
+
+/** PUT and DELETE of one rule or one exception: the same shape for both lists. */
+function memberOperations(list: MemberList, idParam: 'ruleId' | 'exceptionId', schema: typeof Rule | typeof Exception) {
+  const noun = MEMBER_LISTS[list].noun
+  const params = FwParams.extend({ [idParam]: ClientId }) as unknown as z.ZodType<{ ns: string; fw: string } & Record<string, string>>
+  const capital = noun[0].toUpperCase() + noun.slice(1)
+  return [
+    defineOperation({
+      id: `put${capital}`, method: 'PUT', path: `/v1/{ns}/config/{fw}/${list}/{${idParam}}`, summary: `Create or replace one ${noun}`, tag,
+      params, body: (schema as z.ZodObject).extend({ id: ClientId.optional() }) as z.ZodType<{ id?: string }>, response: Firewall, audit: audit(`firewall.${noun}.upsert`),
+      handler: async ({ ctx, params: p, body, headers, url }) => {
+        if (body.id !== undefined && body.id !== p[idParam]) throw idMismatch(body.id, p[idParam])
+        const { firewall, created } = await upsertMember(ctx, p.fw, list, { ...body, id: p[idParam] } as never, ifMatchVersion(headers))
+        return written(firewall, created, url.pathname)
+      },
+    }),
+    defineOperation({
+      id: `delete${capital}`, method: 'DELETE', path: `/v1/{ns}/config/{fw}/${list}/{${idParam}}`, summary: `Delete one ${noun}`, tag,
+      params, successStatus: 204, audit: audit(`firewall.${noun}.delete`),
+      handler: async ({ ctx, params: p, headers }) => {
+        await deleteMember(ctx, p.fw, list, p[idParam], ifMatchVersion(headers))
+        return { status: 204 }
+      },
+    }),
+  ]
+}
 
 function idMismatch(bodyId: string, pathId: string) {
   return invalid('id_mismatch', `body id "${bodyId}" differs from the path id "${pathId}"`, [{ path: 'id', message: 'must equal the path id' }])

@@ -7,7 +7,8 @@ const run = promisify(execFile)
 /** Runs the admin CLI (`npm run admin -- ...`) on the server's storage; returns the last stdout line. */
 export async function adminCli(server: RunningServer, ...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], {
-    env: { ...process.env, ...server.env, PORT: '' },
+    // Exactly the server's storage settings (the test process itself may carry a REDIS_URL).
+    env: { ...server.env, PORT: '' },
   })
   return stdout.trim().split('\n').at(-1)!
 }
