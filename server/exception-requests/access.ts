@@ -1,0 +1,36 @@
+import { DECIDE_PERMISSION, type CallerFacts } from '../../machines/exception-request.machine'
+import { ExceptionRequestRepository, type StoredExceptionRequest } from '../../storage/repositories/exception-requests'
+import { canSeeFirewall, firewallPermissions } from '../auth/permissions'
+import { notFound } from '../common/errors'
+import { nowIso, type CallContext } from '../app/context'
+import type { Firewall } from '../firewall/schema'
+
+/** The repository over the call's backend (stateless, so built per call). */
+export const requestsOf = (ctx: CallContext) => new ExceptionRequestRepository(ctx.services.backend)
+
+/** The facts the machine's guards decide on, for this caller on this firewall. */
+export function callerFacts(ctx: CallContext, firewall: Pick<Firewall, 'permissions'>, at: string = nowIso(ctx)): CallerFacts {
+  return { actor: ctx.principal.id, permissions: [...firewallPermissions(ctx.principal, firewall)], at }
+}
+
+/** The firewall, or 404 when it is missing or the caller holds no permission on it. */
+export async function visibleFirewall(ctx: CallContext, id: string): Promise<Firewall> {
+  const firewall = await ctx.services.firewalls.get(ctx.ns, id)
+  if (!firewall || !canSeeFirewall(ctx.principal, firewall)) throw notFound('firewall', id)
+  return firewall
+}
+
+/** `fw:read` reads every request of a firewall, and so does a reviewer; others read their own. */
+export function readsAllRequests(ctx: CallContext, firewall: Pick<Firewall, 'permissions'>): boolean {
+  const held = firewallPermissions(ctx.principal, firewall)
+  return held.has('fw:read') || held.has(DECIDE_PERMISSION)
+}
+
+/** The stored request, or 404 when it is missing or the caller may not read it. */
+export async function visibleRequest(ctx: CallContext, firewall: Firewall, id: string): Promise<StoredExceptionRequest> {
+  const stored = await requestsOf(ctx).get(ctx.ns, firewall.id, id)
+  if (!stored || (!readsAllRequests(ctx, firewall) && stored.record.requestedBy !== ctx.principal.id)) {
+    throw notFound('exception request', id)
+  }
+  return stored
+}

@@ -1,0 +1,5 @@
+export { createExceptionRequest } from './create'
+export { getExceptionRequest, listExceptionRequests } from './queries'
+export { approveExceptionRequest } from './approve'
+export { denyExceptionRequest, withdrawExceptionRequest } from './decide'
+export * from './model'
