@@ -1,5 +1,6 @@
 import type { Operation } from '../http/operation'
 import { firewallOperations } from './firewalls'
+import { firewallLogOperations } from './firewall-log'
 import { exceptionRequestOperations } from './exception-requests'
 import { licenseSetOperations } from './license-sets'
 import { namespaceOperations } from './namespace'
@@ -9,6 +10,7 @@ import { tokenOperations } from './tokens'
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
   ...firewallOperations,
+  ...firewallLogOperations,
   ...exceptionRequestOperations,
   ...teamOperations,
   ...tokenOperations,

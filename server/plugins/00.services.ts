@@ -4,6 +4,7 @@ import { createServices } from '../app/services'
 import { setServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
+import { sharedAdvisorySource } from '../registry/advisory-source'
 
 /**
  * Composition root: storage is chosen at run time (Redis when REDIS_URL is set, else the fs
@@ -13,6 +14,8 @@ export default defineNitroPlugin((nitroApp) => {
   const ready = (async () => {
     const services = createServices(createBackend())
     await bootstrap(services)
+    // Load ADVISORY_DIR before serving, so no decision is made against empty advisory data.
+    await sharedAdvisorySource().ready
     logger.info('storage ready', { storage: services.backend.kind })
     return services
   })()
@@ -25,6 +28,7 @@ export default defineNitroPlugin((nitroApp) => {
   setImmediate(() =>
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
+      sharedAdvisorySource().close()
       await services.backend.close()
     }),
   )

@@ -1,0 +1,23 @@
+import type { CallContext } from '../app/context'
+import { requireFirewallPermission } from '../auth/permissions'
+import { notFound } from '../common/errors'
+import type { FirewallLogFilter } from '../firewall/log-query'
+import { FirewallLogRepository, type FirewallLogPage } from '../../storage/repositories/firewall-log'
+
+export interface FirewallLogQuery extends FirewallLogFilter {
+  limit?: number
+  cursor?: string | null
+}
+
+/**
+ * `GET /v1/{ns}/config/{fw}/log` (needs `fw:read`): decisions newest first, filtered by
+ * `since`/`until`/`packageName`/`blocked`, paged with an opaque cursor.
+ * @example const { entries, nextCursor } = await queryFirewallLog(ctx, 'main', { blocked: true, limit: 50 })
+ */
+export async function queryFirewallLog(ctx: CallContext, fwId: string, query: FirewallLogQuery): Promise<FirewallLogPage> {
+  const firewall = await ctx.services.firewalls.get(ctx.ns, fwId)
+  if (!firewall) throw notFound('firewall', fwId)
+  requireFirewallPermission(ctx.principal, firewall, 'fw:read')
+  const { limit = 100, cursor, ...filter } = query
+  return new FirewallLogRepository(ctx.services.backend).page(ctx.ns, fwId, filter, Math.max(1, Math.min(limit, 1000)), cursor)
+}

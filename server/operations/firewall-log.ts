@@ -1,0 +1,25 @@
+import { z } from 'zod'
+import { defineOperation } from '../http/operation'
+import { queryFirewallLog } from '../firewall/log'
+import { FwParams, PageQuery, nextLink } from './common'
+
+const LogEntry = z.object({ id: z.string(), time: z.string(), blocked: z.boolean(), packageName: z.string(), version: z.string() }).passthrough()
+
+export const firewallLogOperations = [
+  defineOperation({
+    id: 'getFirewallLog', method: 'GET', path: '/v1/{ns}/config/{fw}/log', summary: "A firewall's decision log, newest first", tag: 'Firewalls',
+    params: FwParams,
+    query: PageQuery.extend({
+      since: z.iso.datetime({ offset: true }).optional(),
+      until: z.iso.datetime({ offset: true }).optional(),
+      packageName: z.string().max(214).optional(),
+      blocked: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
+    }),
+    response: z.array(LogEntry),
+    audit: { action: 'firewall.log.read', resourceType: 'firewall', resourceId: (p) => p.fw },
+    handler: async ({ ctx, params, query, url }) => {
+      const { entries, nextCursor } = await queryFirewallLog(ctx, params.fw, query)
+      return { body: entries, headers: nextLink(url, nextCursor) }
+    },
+  }),
+]

@@ -1,0 +1,90 @@
+import type { Services } from '../app/services'
+import type { Principal, RequestMeta } from '../auth/principal'
+import { actorOf } from '../auth/principal'
+import { newId } from '../common/ids'
+import { compact, makeEvent } from '../events/factory'
+import type { FirewallDecisionData, NamespaceEvent } from '../events/schemas'
+import type { FirewallLogEntry } from '../firewall/log-query'
+import { decisionEventType, type Decision } from '../firewall/rules/evaluate'
+import type { PackageVersionFacts } from '../firewall/rules/types'
+import type { Firewall } from '../firewall/schema'
+import { keys } from '../../storage/repositories/keys'
+
+/** Everything one download or upload decision is recorded with. */
+export interface DecisionRecord {
+  ns: string
+  firewall: Firewall
+  phase: 'download' | 'upload'
+  decision: Decision
+  facts: PackageVersionFacts
+  /** Upstream that served, or would have served, the package. */
+  upstream: string
+  principal: Principal
+  meta: RequestMeta
+}
+
+/** Spec 6.3 data of a decision; "when set" fields are omitted when empty. */
+export function decisionData(record: DecisionRecord): FirewallDecisionData {
+  const { decision, facts, principal, meta } = record
+  const rule = decision.rule
+  const exception = decision.exception
+  return compact({
+    firewall: decision.firewall,
+    firewallVersion: decision.firewallVersion,
+    executionPhase: record.phase,
+    blocked: decision.outcome === 'blocked',
+    ecosystem: facts.ecosystem,
+    packageName: facts.packageName,
+    version: facts.version,
+    upstream: record.upstream,
+    rule: rule?.id ?? '',
+    user: principal.id,
+    request: meta.requestId,
+    message: decision.message,
+    source: rule?.source,
+    sourceFirewall: rule?.sourceFirewall,
+    sourceFirewallVersion: rule?.sourceFirewallVersion,
+    exception: exception?.id,
+    exceptionSourceFirewall: exception?.exceptionSourceFirewall,
+    exceptionSourceFirewallVersion: exception?.exceptionSourceFirewallVersion,
+    published: facts.published,
+    output: decision.output,
+    interaction: principal.interaction,
+    userAgent: meta.userAgent,
+    remoteAddress: meta.remoteAddress,
+  })
+}
+
+/** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
+export function decisionWrites(services: Services, record: DecisionRecord): { entry: FirewallLogEntry; events: NamespaceEvent[] } {
+  const data = decisionData(record)
+  const now = services.clock.now()
+  const entry: FirewallLogEntry = { id: newId('log', now), time: new Date(now).toISOString(), outcome: record.decision.outcome, ...data }
+  const type = decisionEventType(record.decision)
+  return { entry, events: type ? [makeEvent(services.clock, record.ns, type, data)] : [] }
+}
+
+/**
+ * Writes the decision's log entry and event atomically (one transaction), so the log and the
+ * webhook outbox never disagree. Also takes extra events of the same request (a publish's
+ * `package.published`).
+ */
+export async function recordDecision(services: Services, record: DecisionRecord, extraEvents: NamespaceEvent[] = []): Promise<FirewallLogEntry> {
+  const { entry, events } = decisionWrites(services, record)
+  return services.backend.transact([], () => ({
+    writes: { logs: { [keys.firewallLog(record.ns, record.firewall.id)]: [entry] }, events: [...events, ...extraEvents] },
+    result: entry,
+  }))
+}
+
+/** The `package.published` event (spec 6.5) for a version forwarded to the publish target. */
+export function publishedEvent(services: Services, record: Pick<DecisionRecord, 'ns' | 'firewall' | 'facts' | 'principal' | 'meta'>, upstream: string): NamespaceEvent {
+  return makeEvent(services.clock, record.ns, 'package.published', {
+    firewall: record.firewall.id,
+    ecosystem: record.facts.ecosystem,
+    packageName: record.facts.packageName,
+    version: record.facts.version,
+    actor: actorOf(record.principal, record.meta),
+    upstream,
+  })
+}

@@ -1,0 +1,125 @@
+import { defineEventHandler, getRequestIP, getRequestURL, type H3Event } from 'h3'
+import type { Services } from '../app/services'
+import { logger } from '../app/logger'
+import { authenticate, credentialFromHeader } from '../auth/authenticate'
+import { requireFirewallPermission } from '../auth/permissions'
+import type { RequestMeta } from '../auth/principal'
+import { DomainError } from '../common/errors'
+import { newId } from '../common/ids'
+import type { AdvisoryIndex } from '../firewall/advisories/types'
+import { sharedAdvisorySource } from './advisory-source'
+import { RegistryCache, type RegistryCacheOptions } from './cache'
+import { handleNpm } from './npm-proxy'
+import { IntegrityMismatch } from './npm-upstreams'
+import type { ProxyRequest } from './proxy-request'
+import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
+import { UpstreamUnavailable } from './upstream-client'
+
+export interface RegistryHandlerOptions extends RegistryCacheOptions {
+  /** Advisory data; default: the process-wide `ADVISORY_DIR` source. */
+  advisories?: () => AdvisoryIndex
+  upstreamTimeoutMs?: number
+  /** Largest publish body, bytes. Default 100 MiB (npm's own limit is about that). */
+  maxBodyBytes?: number
+}
+
+const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
+  invalid: 400,
+  unauthenticated: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  precondition_failed: 412,
+  unavailable: 503,
+}
+
+const PREFIX = /^\/registry\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?(?:\?(.*))?$/
+
+function requestMeta(event: H3Event, requestId: string): RequestMeta {
+  const req = event.node.req
+  return {
+    requestId,
+    remoteAddress: getRequestIP(event, { xForwardedFor: true }) ?? req.socket.remoteAddress,
+    userAgent: req.headers['user-agent']?.slice(0, 300),
+    method: req.method,
+    path: (req.originalUrl ?? req.url ?? '').split('?')[0],
+  }
+}
+
+/** Origin for rewritten URLs: `PUBLIC_BASE_URL`, else the request's (X-Forwarded-* honoured). */
+function originOf(event: H3Event, services: Services): string {
+  if (services.config.publicBaseUrl) return services.config.publicBaseUrl
+  return getRequestURL(event, { xForwardedHost: true, xForwardedProto: true }).origin
+}
+
+function sendError(event: H3Event, error: unknown, requestId: string, firewall: string | undefined): void {
+  if (error instanceof RegistryError) return sendJson(event, error.status, { error: error.message }, error.headers)
+  if (error instanceof DomainError) {
+    const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall"' } : {}
+    return sendJson(event, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
+  }
+  if (error instanceof UpstreamUnavailable) {
+    // Logged, never an event (spec 6.1 rule 6); 503 + Retry-After so clients retry.
+    logger.warn('upstream unavailable', { requestId, firewall, upstream: error.upstream, reason: error.reason })
+    return sendJson(event, 503, { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` }, { 'retry-after': String(RETRY_AFTER_SECONDS) })
+  }
+  if (error instanceof IntegrityMismatch) {
+    logger.error('tarball integrity mismatch', { requestId, firewall, reason: error.message })
+    return sendJson(event, 502, { error: `${error.message} (request id ${requestId})` })
+  }
+  logger.error('registry request failed', { requestId, firewall, error: (error as Error)?.stack ?? String(error) })
+  return sendJson(event, 500, { error: `internal error (request id ${requestId})` })
+}
+
+/**
+ * The registry proxy at `/registry/{ns}/{fw}/...`: request id, bearer authentication (401),
+ * firewall lookup (404, also when the caller cannot see it), `fw:access` (403), then the
+ * ecosystem's protocol handler. Every failure answers JSON with an `error` text.
+ * @example app.use(createRegistryHandler(() => Promise.resolve(services)))
+ */
+export function createRegistryHandler(getServices: () => Promise<Services>, options: RegistryHandlerOptions = {}) {
+  const caches = new WeakMap<Services, RegistryCache>()
+  const advisories = options.advisories ?? (() => sharedAdvisorySource().current())
+  // Nitro loads route modules lazily: the first request waits for the first ADVISORY_DIR load
+  // rather than deciding against an empty index.
+  const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisorySource().ready
+  return defineEventHandler(async (event) => {
+    const requestId = newId('req')
+    event.node.res.setHeader('x-request-id', requestId)
+    const match = PREFIX.exec(event.node.req.originalUrl ?? event.node.req.url ?? '')
+    let firewallId: string | undefined
+    try {
+      if (!match) throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/')
+      const [, rawNs, rawFw, path = '/', search = ''] = match
+      const ns = decodeURIComponent(rawNs)
+      firewallId = decodeURIComponent(rawFw)
+      const services = await getServices()
+      await advisoriesReady
+      const principal = await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
+      const firewall = await services.firewalls.get(ns, firewallId)
+      if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
+      requireFirewallPermission(principal, firewall, 'fw:access')
+      let cache = caches.get(services)
+      if (!cache) caches.set(services, (cache = new RegistryCache(services.backend, services.clock, options)))
+      const request: ProxyRequest = {
+        event,
+        services,
+        ns,
+        firewall,
+        principal,
+        meta: requestMeta(event, requestId),
+        path,
+        query: new URLSearchParams(search),
+        baseUrl: `${originOf(event, services)}/registry/${rawNs}/${rawFw}/`,
+        scope: { ns, firewall, cache, timeoutMs: options.upstreamTimeoutMs },
+        advisories: advisories(),
+        maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
+      }
+      if (firewall.ecosystem !== 'npm') throw new RegistryError(501, `the ${firewall.ecosystem} registry protocol is not served yet`)
+      await handleNpm(request)
+    } catch (error) {
+      if (!event.node.res.headersSent) sendError(event, error, requestId, firewallId)
+      else event.node.res.destroy()
+    }
+  })
+}

@@ -1,0 +1,103 @@
+import { logger } from '../app/logger'
+import type { Advisory, AdvisoryIndex, AffectedPackage } from '../firewall/advisories/types'
+import type { ProxyRequest } from './proxy-request'
+import { readJson } from './request-body'
+import { RegistryError, sendJson } from './responses'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+
+/** One entry of npm's bulk advisory answer (what `npm audit` reads). */
+export interface BulkAdvisory {
+  id: string | number
+  url: string
+  title: string
+  severity: string
+  vulnerable_versions: string
+  cwe: string[]
+  cvss: { score: number; vectorString: string | null }
+}
+
+type BulkAnswer = Record<string, BulkAdvisory[]>
+
+/**
+ * An OSV `affected` entry as a semver range: `introduced`/`fixed` pairs become
+ * `>=a <b`, `last_affected` `<=c`, an open interval `>=a` (or `*`), listed versions exact.
+ * @example vulnerableVersions({ ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '1.2.0' }] }], versions: [] }) // '<1.2.0'
+ */
+export function vulnerableVersions(affected: Pick<AffectedPackage, 'ranges' | 'versions'>): string {
+  const parts: string[] = []
+  for (const range of affected.ranges) {
+    let start: string | undefined
+    for (const event of range.events) {
+      const lower = start && start !== '0' ? `>=${start} ` : ''
+      if ('introduced' in event) start = event.introduced
+      else if ('fixed' in event) (parts.push(`${lower}<${event.fixed}`), (start = undefined))
+      else if ('limit' in event) (parts.push(`${lower}<${event.limit}`), (start = undefined))
+      else if ('last_affected' in event) (parts.push(`${lower}<=${event.last_affected}`), (start = undefined))
+    }
+    if (start !== undefined) parts.push(start === '0' ? '*' : `>=${start}`)
+  }
+  parts.push(...affected.versions)
+  return parts.join(' || ') || '*'
+}
+
+function toBulk(advisory: Advisory, name: string): BulkAdvisory {
+  const affected = advisory.affected.filter((a) => a.ecosystem === 'npm' && a.name === name)
+  return {
+    id: advisory.id,
+    url: `https://osv.dev/vulnerability/${advisory.id}`,
+    title: advisory.summary ?? (advisory.malware ? `Malicious code in ${name}` : advisory.id),
+    severity: advisory.malware ? 'critical' : (advisory.severity ?? 'moderate'),
+    vulnerable_versions: affected.map(vulnerableVersions).join(' || ') || '*',
+    cwe: [],
+    cvss: { score: advisory.cvss ?? 0, vectorString: advisory.cvssVector ?? null },
+  }
+}
+
+/** The firewall's own advisories (ADVISORY_DIR) for the requested names and versions. */
+export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, string[]>): BulkAnswer {
+  const answer: BulkAnswer = {}
+  for (const [name, versions] of Object.entries(query)) {
+    const found = new Map<string, Advisory>()
+    for (const version of Array.isArray(versions) ? versions : []) {
+      const { vulnerabilities, malware } = index.lookup('npm', name, String(version))
+      for (const advisory of [...vulnerabilities, ...malware]) found.set(advisory.id, advisory)
+    }
+    if (found.size > 0) answer[name] = [...found.values()].map((a) => toBulk(a, name))
+  }
+  return answer
+}
+
+/**
+ * `POST /-/npm/v1/security/advisories/bulk`: the first public upstream's answer merged with
+ * the firewall's own advisory data (upstream entries first, ours added by id). Internal
+ * upstreams are not asked (they rarely implement it), and an upstream failure only means
+ * the answer holds our data alone.
+ */
+export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
+  const { raw, json } = await readJson(request.event, 10 * 1024 * 1024)
+  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
+  const query = json as Record<string, string[]>
+  const merged: BulkAnswer = {}
+  const upstream = request.firewall.upstreams.find((u) => !u.internal)
+  if (upstream) {
+    try {
+      const response = await callUpstream(upstream, upstreamUrl(upstream, '-/npm/v1/security/advisories/bulk'), {
+        method: 'POST',
+        body: raw,
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        authorization: upstreamAuthorization(upstream),
+        timeoutMs: request.scope.timeoutMs,
+      })
+      if (response.ok) Object.assign(merged, (await response.json()) as BulkAnswer)
+      else await response.arrayBuffer().catch(() => undefined)
+    } catch (error) {
+      if (!(error instanceof UpstreamUnavailable)) throw error
+      logger.warn('upstream bulk advisories unavailable', { requestId: request.meta.requestId, upstream: upstream.id, reason: error.reason })
+    }
+  }
+  for (const [name, advisories] of Object.entries(localBulkAdvisories(request.advisories, query))) {
+    const known = new Set((merged[name] ?? []).map((a) => String(a.id)))
+    merged[name] = [...(merged[name] ?? []), ...advisories.filter((a) => !known.has(String(a.id)))]
+  }
+  sendJson(request.event, 200, merged)
+}

@@ -1,0 +1,80 @@
+import { parseTarballPath } from './npm/packument'
+import { serveBulkAdvisories } from './npm-advisories'
+import { serveDistTags, serveManifest, servePackument } from './npm-packument'
+import { parsePackagePath } from './npm-paths'
+import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from './npm-publish'
+import { serveTarball } from './npm-tarball'
+import type { ProxyRequest } from './proxy-request'
+import { RegistryError, sendJson } from './responses'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+
+/** `GET /-/npm/v1/keys`: the first upstream's signing keys (tarballs pass unchanged, so they verify). */
+async function serveKeys(request: ProxyRequest): Promise<void> {
+  for (const upstream of request.firewall.upstreams) {
+    try {
+      const response = await callUpstream(upstream, upstreamUrl(upstream, '-/npm/v1/keys'), {
+        headers: { accept: 'application/json' },
+        authorization: upstreamAuthorization(upstream),
+        timeoutMs: request.scope.timeoutMs,
+      })
+      if (response.ok) return sendJson(request.event, 200, await response.json())
+      await response.arrayBuffer().catch(() => undefined)
+    } catch (error) {
+      if (!(error instanceof UpstreamUnavailable)) throw error
+    }
+  }
+  sendJson(request.event, 200, { keys: [] })
+}
+
+const methodNotAllowed = (request: ProxyRequest) => new RegistryError(405, `${request.event.method} ${request.path} is not supported`)
+
+/** `/-/...` endpoints of the npm registry API. */
+async function handleDash(request: ProxyRequest): Promise<void> {
+  const { path } = request
+  const method = request.event.method
+  if (path === '/-/ping') return sendJson(request.event, 200, {})
+  if (path === '/-/whoami') return sendJson(request.event, 200, { username: request.principal.id })
+  if (path === '/-/npm/v1/keys' && method === 'GET') return serveKeys(request)
+  if (path === '/-/npm/v1/security/advisories/bulk') {
+    if (method !== 'POST') throw methodNotAllowed(request)
+    return serveBulkAdvisories(request)
+  }
+  const distTags = /^\/-\/package\/(.+?)\/dist-tags(?:\/([^/]+))?\/?$/.exec(path)
+  const target = distTags ? parsePackagePath(`/${distTags[1]}`) : null
+  if (distTags && target && target.rest.length === 0) {
+    if (method === 'GET' && !distTags[2]) return serveDistTags(request, target.name)
+    if (distTags[2] && ['PUT', 'POST', 'DELETE'].includes(method)) return writeDistTag(request, target.name, decodeURIComponent(distTags[2]))
+    throw methodNotAllowed(request)
+  }
+  throw new RegistryError(404, `${path} is not served by this registry`)
+}
+
+/**
+ * Routes one npm registry request: `/-/` endpoints, tarballs (download decision), packuments
+ * and manifests (version filtering), and writes (publish = upload decision, metadata writes,
+ * unpublish) forwarded to the publish target.
+ */
+export async function handleNpm(request: ProxyRequest): Promise<void> {
+  const method = request.event.method
+  if (request.path.startsWith('/-/')) return handleDash(request)
+  const tarball = parseTarballPath(request.path)
+  if (tarball) {
+    if (method === 'GET' || method === 'HEAD') return serveTarball(request, tarball)
+    if (method === 'DELETE') {
+      const target = parsePackagePath(request.path)
+      if (target) return deletePackage(request, target.name, target.rest)
+    }
+    throw methodNotAllowed(request)
+  }
+  const target = parsePackagePath(request.path)
+  if (!target) throw new RegistryError(404, `${request.path} is not a package path`)
+  const { name, rest } = target
+  if (method === 'GET' || method === 'HEAD') {
+    if (rest.length === 0) return request.query.get('write') === 'true' ? serveWritablePackument(request, name) : servePackument(request, name)
+    if (rest.length === 1) return serveManifest(request, name, rest[0])
+    throw new RegistryError(404, `${request.path} is not served by this registry`)
+  }
+  if (method === 'PUT') return putPackage(request, name, rest)
+  if (method === 'DELETE' && rest[0] === '-rev') return deletePackage(request, name, rest)
+  throw methodNotAllowed(request)
+}

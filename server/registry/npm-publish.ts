@@ -1,0 +1,116 @@
+import type { Firewall, Upstream } from '../firewall/schema'
+import { evaluate, type Decision } from '../firewall/rules/evaluate'
+import type { PackageVersionFacts } from '../firewall/rules/types'
+import { factsFromManifest, type Manifest } from './npm/packument'
+import { publishedEvent, recordDecision, type DecisionRecord } from './decision-recorder'
+import { evaluationContext, firewallChain } from './firewall-chain'
+import { invalidatePackument } from './npm-upstreams'
+import type { ProxyRequest } from './proxy-request'
+import { readBodyBytes, readJson } from './request-body'
+import { blockedMessage, RegistryError } from './responses'
+import { callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from './upstream-client'
+
+/** Where publishes go: the first `internal` upstream, else the first with credentials (CONTRACT 5). */
+export function publishTarget(firewall: Pick<Firewall, 'upstreams'>): Upstream | undefined {
+  return firewall.upstreams.find((u) => u.internal) ?? firewall.upstreams.find((u) => u.credentials)
+}
+
+function targetOf(request: ProxyRequest): Upstream {
+  const target = publishTarget(request.firewall)
+  if (!target) throw new RegistryError(405, `firewall ${request.firewall.id} has no publish-target upstream (an internal one or one with credentials)`)
+  return target
+}
+
+/** Sends a write to the publish target and relays its answer (status and body) to the client. */
+async function forward(request: ProxyRequest, target: Upstream, method: string, path: string, body?: Buffer): Promise<Response> {
+  const response = await callUpstream(target, upstreamUrl(target, path), {
+    method,
+    body,
+    headers: body ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },
+    authorization: upstreamAuthorization(target),
+    timeoutMs: request.scope.timeoutMs,
+  })
+  return response
+}
+
+async function relay(request: ProxyRequest, response: Response): Promise<void> {
+  const bytes = Buffer.from(await response.arrayBuffer())
+  const res = request.event.node.res
+  res.statusCode = response.status
+  res.setHeader('content-type', response.headers.get('content-type') ?? 'application/json')
+  res.setHeader('content-length', bytes.length)
+  res.end(bytes)
+}
+
+/**
+ * `PUT /{name}` with `_attachments`: the upload decision for each version in the body. A
+ * block answers 403 (npm prints its `error`); otherwise the unchanged body goes to the publish
+ * target, and a 2xx there emits `package.published` with the decision's log entry, atomically.
+ */
+async function publish(request: ProxyRequest, name: string, raw: Buffer, body: Record<string, unknown>): Promise<void> {
+  const target = targetOf(request)
+  const versions = Object.entries((body.versions ?? {}) as Record<string, Manifest>)
+  if (versions.length === 0) throw new RegistryError(400, 'a publish body needs at least one version')
+  const [chain, ctx] = await Promise.all([
+    firewallChain(request.services, request.ns, request.firewall),
+    evaluationContext(request.services, request.ns, request.advisories),
+  ])
+  const now = new Date(ctx.now).toISOString()
+  const records: DecisionRecord[] = versions.map(([version, manifest]) => {
+    const facts: PackageVersionFacts = factsFromManifest(name, version, manifest, { time: { [version]: now } })
+    const decision: Decision = evaluate(chain, ['upload'], facts, ctx)
+    return { ns: request.ns, firewall: request.firewall, phase: 'upload', decision, facts, upstream: target.id, principal: request.principal, meta: request.meta }
+  })
+  const blocked = records.find((r) => r.decision.outcome === 'blocked')
+  if (blocked) {
+    await recordDecision(request.services, blocked)
+    throw new RegistryError(403, blockedMessage(blocked.decision, name, blocked.facts.version, request.meta.requestId))
+  }
+  const response = await forward(request, target, 'PUT', escapePackageName(name), raw)
+  const published = response.ok
+  for (const record of records) {
+    await recordDecision(request.services, record, published ? [publishedEvent(request.services, record, target.id)] : [])
+  }
+  if (published) await invalidatePackument(request.scope, name)
+  await relay(request, response)
+}
+
+/**
+ * `PUT /{name}`: a publish when the body carries `_attachments`, else a metadata write
+ * (`npm deprecate`, unpublish of a version) forwarded as it is.
+ */
+export async function putPackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
+  const { raw, json } = await readJson(request.event, request.maxBodyBytes)
+  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected a package document')
+  const body = json as Record<string, unknown>
+  const attachments = body._attachments as Record<string, unknown> | undefined
+  if (rest.length === 0 && attachments && Object.keys(attachments).length > 0) return publish(request, name, raw, body)
+  const target = targetOf(request)
+  const path = [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/')
+  const response = await forward(request, target, 'PUT', path, raw)
+  if (response.ok) await invalidatePackument(request.scope, name)
+  await relay(request, response)
+}
+
+/** `DELETE /{name}/-rev/{rev}` and tarball deletes (unpublish): forwarded to the publish target. */
+export async function deletePackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
+  const target = targetOf(request)
+  const response = await forward(request, target, 'DELETE', [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/'))
+  if (response.ok) await invalidatePackument(request.scope, name)
+  await relay(request, response)
+}
+
+/** `GET /{name}?write=true` (npm deprecate, owner): the publish target's unfiltered document. */
+export async function serveWritablePackument(request: ProxyRequest, name: string): Promise<void> {
+  await relay(request, await forward(request, targetOf(request), 'GET', `${escapePackageName(name)}?write=true`))
+}
+
+/** `PUT|POST|DELETE /-/package/{name}/dist-tags/{tag}`: forwarded to the publish target. */
+export async function writeDistTag(request: ProxyRequest, name: string, tag: string): Promise<void> {
+  const method = request.event.method
+  const body = method === 'DELETE' ? undefined : await readBodyBytes(request.event, 64 * 1024)
+  const path = `-/package/${escapePackageName(name)}/dist-tags/${encodeURIComponent(tag)}`
+  const response = await forward(request, targetOf(request), method, path, body)
+  if (response.ok) await invalidatePackument(request.scope, name)
+  await relay(request, response)
+}

@@ -1,0 +1,48 @@
+import { evaluate } from '../firewall/rules/evaluate'
+import { factsFromManifest, type TarballPath } from './npm/packument'
+import { recordDecision, type DecisionRecord } from './decision-recorder'
+import { evaluationContext, firewallChain } from './firewall-chain'
+import { fetchTarball, resolvePackument } from './npm-upstreams'
+import type { ProxyRequest } from './proxy-request'
+import { blockedMessage, RegistryError, sendBytes } from './responses'
+
+/**
+ * `GET /{name}/-/{file}.tgz`: the download decision. Rules of the `download` and `versions`
+ * phases are evaluated (a version hidden from the packument is also refused as a file); the
+ * decision is written to the firewall log (and the event log when it emits) before a block
+ * is answered, and alongside the upstream fetch when it is allowed.
+ */
+export async function serveTarball(request: ProxyRequest, tarball: TarballPath): Promise<void> {
+  const { name, version } = tarball
+  const resolved = await resolvePackument(request.scope, name)
+  if (!resolved) throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
+  const manifest = resolved.packument.versions?.[version]
+  const upstreamUrl = manifest?.dist?.tarball
+  if (!manifest || typeof upstreamUrl !== 'string') throw new RegistryError(404, `${name}@${version} was not found`)
+
+  const [chain, ctx] = await Promise.all([
+    firewallChain(request.services, request.ns, request.firewall),
+    evaluationContext(request.services, request.ns, request.advisories),
+  ])
+  const facts = factsFromManifest(name, version, manifest, resolved.packument)
+  const decision = evaluate(chain, ['download', 'versions'], facts, ctx)
+  const record: DecisionRecord = {
+    ns: request.ns,
+    firewall: request.firewall,
+    phase: 'download',
+    decision,
+    facts,
+    upstream: resolved.upstream.id,
+    principal: request.principal,
+    meta: request.meta,
+  }
+  if (decision.outcome === 'blocked') {
+    await recordDecision(request.services, record)
+    throw new RegistryError(403, blockedMessage(decision, name, version, request.meta.requestId))
+  }
+  const recorded = recordDecision(request.services, record)
+  const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() => recorded.catch(() => undefined))
+  await recorded
+  if (!bytes) throw new RegistryError(404, `${name}@${version}: the upstream has no such file`)
+  sendBytes(request.event, 200, bytes, 'application/octet-stream')
+}

@@ -1,0 +1,113 @@
+import type { Firewall, Upstream } from '../firewall/schema'
+import { logger } from '../app/logger'
+import type { Packument } from './npm/types'
+import type { RegistryCache } from './cache'
+import { verifyIntegrity } from './integrity'
+import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+
+/** Where a package was found. */
+export interface Resolved {
+  packument: Packument
+  upstream: Upstream
+}
+
+export interface UpstreamScope {
+  ns: string
+  firewall: Firewall
+  cache: RegistryCache
+  timeoutMs?: number
+}
+
+/**
+ * The order names are looked up in: internal upstreams first (in their configured order),
+ * then the public ones. A name an internal registry holds is therefore never requested from
+ * a public one, whatever the configured order (the dependency-confusion guard).
+ */
+export function lookupOrder(upstreams: readonly Upstream[]): Upstream[] {
+  return [...upstreams.filter((u) => u.internal), ...upstreams.filter((u) => !u.internal)]
+}
+
+const cacheScope = (scope: UpstreamScope, upstream: Upstream) => `${scope.ns}/${scope.firewall.id}/${upstream.id}`
+
+async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: string): Promise<Packument | null> {
+  if (upstream.cached) {
+    const hit = await scope.cache.getPackument<Packument>(cacheScope(scope, upstream), name)
+    if (hit) return hit.found ? hit.packument! : null
+  }
+  // The full document: `time` (minimumAge) is not in the abbreviated one.
+  const response = await callUpstream(upstream, upstreamUrl(upstream, escapePackageName(name)), {
+    headers: { accept: 'application/json' },
+    authorization: upstreamAuthorization(upstream),
+    timeoutMs: scope.timeoutMs,
+  })
+  let packument: Packument | null = null
+  if (response.ok) packument = (await response.json()) as Packument
+  else await response.arrayBuffer().catch(() => undefined)
+  // 401/403 from an upstream mean "not available to us here": treated like 404, logged.
+  if (!response.ok && response.status !== 404) {
+    logger.warn('upstream refused packument', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
+  }
+  if (upstream.cached && (response.ok || response.status === 404)) {
+    await scope.cache.setPackument(cacheScope(scope, upstream), name, { found: packument !== null, packument: packument ?? undefined })
+  }
+  return packument
+}
+
+/**
+ * Finds `name` on the firewall's upstreams (see `lookupOrder`). An unreachable internal
+ * upstream stops the search with `UpstreamUnavailable` (the guard cannot be checked); an
+ * unreachable public one is skipped, and if no later one has the name the error is rethrown.
+ * Returns null when every upstream answered "not found".
+ */
+export async function resolvePackument(scope: UpstreamScope, name: string): Promise<Resolved | null> {
+  let unavailable: UpstreamUnavailable | null = null
+  for (const upstream of lookupOrder(scope.firewall.upstreams)) {
+    try {
+      const packument = await fetchPackument(scope, upstream, name)
+      if (packument) return { packument, upstream }
+    } catch (error) {
+      if (!(error instanceof UpstreamUnavailable)) throw error
+      if (upstream.internal) throw error
+      unavailable ??= error
+    }
+  }
+  if (unavailable) throw unavailable
+  return null
+}
+
+/** Forgets cached packuments of `name` on every upstream of the firewall. */
+export async function invalidatePackument(scope: UpstreamScope, name: string): Promise<void> {
+  await Promise.all(scope.firewall.upstreams.map((u) => scope.cache.invalidate(cacheScope(scope, u), name)))
+}
+
+/** The tarball could be fetched but its bytes do not match `dist.integrity`. */
+export class IntegrityMismatch extends Error {}
+
+/**
+ * The bytes of a tarball from the upstream that served its packument, with the artifact
+ * credentials for its host. Integrity is checked before anything is served or cached; on a
+ * `cached` upstream verified bytes are kept under their integrity.
+ */
+export async function fetchTarball(
+  scope: UpstreamScope,
+  upstream: Upstream,
+  url: string,
+  dist: { integrity?: string; shasum?: string },
+): Promise<Buffer | null> {
+  const cacheable = upstream.cached && Boolean(dist.integrity)
+  if (cacheable) {
+    const hit = await scope.cache.getTarball(dist.integrity!)
+    if (hit) return hit
+  }
+  const response = await callUpstream(upstream, url, { authorization: artifactAuthorization(upstream, url), timeoutMs: scope.timeoutMs })
+  if (!response.ok) {
+    await response.arrayBuffer().catch(() => undefined)
+    if (response.status !== 404) logger.warn('upstream refused tarball', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
+    return null
+  }
+  const bytes = Buffer.from(await response.arrayBuffer())
+  const verified = verifyIntegrity(bytes, dist.integrity, dist.shasum)
+  if (verified === false) throw new IntegrityMismatch(`tarball from ${upstream.id} does not match its integrity`)
+  if (cacheable) await scope.cache.setTarball(dist.integrity!, bytes)
+  return bytes
+}

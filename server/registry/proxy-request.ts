@@ -1,0 +1,26 @@
+import type { H3Event } from 'h3'
+import type { Services } from '../app/services'
+import type { Principal, RequestMeta } from '../auth/principal'
+import type { AdvisoryIndex } from '../firewall/advisories/types'
+import type { Firewall } from '../firewall/schema'
+import type { UpstreamScope } from './npm-upstreams'
+
+/** One authenticated, authorised request to a firewall's registry URL. */
+export interface ProxyRequest {
+  event: H3Event
+  services: Services
+  ns: string
+  firewall: Firewall
+  principal: Principal
+  meta: RequestMeta
+  /** Path below `/registry/{ns}/{fw}`, starting with `/`, still URL-encoded, no query. */
+  path: string
+  query: URLSearchParams
+  /** `{origin}/registry/{ns}/{fw}/`: what rewritten URLs start with. */
+  baseUrl: string
+  /** Firewall, cache and timeout for upstream calls. */
+  scope: UpstreamScope
+  advisories: AdvisoryIndex
+  /** Largest publish body accepted, in bytes. */
+  maxBodyBytes: number
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto'
+import type { H3Event } from 'h3'
+import type { Decision } from '../firewall/rules/evaluate'
+
+/**
+ * A registry answer other than success. npm shows `error` of a JSON body in its output
+ * (`npm error 403 403 Forbidden - GET <url> - <error>`), so every refusal carries one.
+ */
+export class RegistryError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message)
+  }
+}
+
+/** Seconds a client should wait before retrying after an upstream outage. */
+export const RETRY_AFTER_SECONDS = 10
+
+/** Writes a JSON answer and ends the response. */
+export function sendJson(event: H3Event, status: number, body: unknown, headers: Record<string, string> = {}, contentType = 'application/json'): void {
+  const res = event.node.res
+  const text = JSON.stringify(body)
+  res.statusCode = status
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+  res.setHeader('content-type', contentType)
+  res.setHeader('content-length', Buffer.byteLength(text))
+  res.end(event.method === 'HEAD' ? undefined : text)
+}
+
+/**
+ * Writes a JSON document with an ETag (hash of the bytes) and answers 304 when the client's
+ * `If-None-Match` already names it: npm revalidates every cached packument with it.
+ */
+export function sendJsonDocument(event: H3Event, body: unknown, contentType: string, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body)
+  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+  const res = event.node.res
+  res.setHeader('etag', etag)
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
+  const presented = String(event.node.req.headers['if-none-match'] ?? '')
+  if (presented.split(/\s*,\s*/).some((tag) => tag.replace(/^W\//, '') === etag)) {
+    res.statusCode = 304
+    res.end()
+    return
+  }
+  res.statusCode = 200
+  res.setHeader('content-type', contentType)
+  res.setHeader('content-length', Buffer.byteLength(text))
+  res.end(event.method === 'HEAD' ? undefined : text)
+}
+
+/** Writes bytes and ends the response. */
+export function sendBytes(event: H3Event, status: number, bytes: Buffer, contentType: string): void {
+  const res = event.node.res
+  res.statusCode = status
+  res.setHeader('content-type', contentType)
+  res.setHeader('content-length', bytes.length)
+  res.end(event.method === 'HEAD' ? undefined : bytes)
+}
+
+/**
+ * The `error` text of a blocked download or upload: package@version, rule id, its
+ * description (and the selector's finding when it adds something) and the request id to
+ * quote in an exception request.
+ * @example blockedMessage(decision, 'left-pad', '1.3.0', 'req-...')
+ */
+export function blockedMessage(decision: Decision, name: string, version: string, requestId: string): string {
+  const rule = decision.rule
+  const ruleId = rule?.id ?? 'unknown'
+  const inherited = rule?.sourceFirewall ? ` (inherited from firewall ${rule.sourceFirewall})` : ''
+  const description = rule?.description || rule?.message || decision.message
+  const detail = rule?.message && rule.message !== description ? ` [${rule.message}]` : ''
+  return (
+    `${name}@${version} is blocked by firewall ${decision.firewall} rule ${ruleId}${inherited}: ${description}${detail}. ` +
+    `Request id: ${requestId} (quote it when requesting an exception).`
+  )
+}
