@@ -17,7 +17,7 @@ export class RedisBackend implements Backend {
   private subscriber: Redis | null = null
   private readonly listeners = new Set<() => void>()
 
-  constructor(url: string, private readonly prefix = 'pf') {
+  constructor(url: string, readonly prefix = 'pf') {
     const driver = redisDriver({ url, base: prefix, enableAutoPipelining: true, maxRetriesPerRequest: 3 })
     this.storage = createStorage({ driver })
     this.client = driver.getInstance!() as Redis

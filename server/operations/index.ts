@@ -6,6 +6,7 @@ import { licenseSetOperations } from './license-sets'
 import { namespaceOperations } from './namespace'
 import { teamOperations } from './teams'
 import { tokenOperations } from './tokens'
+import { webhookOperations } from './webhooks'
 
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
@@ -16,4 +17,5 @@ export const operations: Operation[] = [
   ...tokenOperations,
   ...licenseSetOperations,
   ...namespaceOperations,
+  ...webhookOperations,
 ] as Operation[]

@@ -1,0 +1,86 @@
+import { z } from 'zod'
+import {
+  AuditData,
+  ConfigFirewallData,
+  ConfigWebhookData,
+  EVENT_DATA_SCHEMAS,
+  ExceptionRequestData,
+  FirewallDecisionData,
+  PackageData,
+  WebhookRateLimitedData,
+  WebhookTestData,
+} from './schemas'
+
+type JsonSchema = Record<string, unknown>
+
+/** Path of the published document (spec 4.4, CONTRACT section 1). */
+export const WEBHOOK_EVENTS_SCHEMA_PATH = '/schemas/webhook-events-v1.json'
+
+/** Names of the `$defs` entries, one per data schema (several event types share one). */
+const DATA_DEFS = new Map<z.ZodType, string>([
+  [FirewallDecisionData, 'FirewallDecisionData'],
+  [AuditData, 'AuditData'],
+  [ConfigFirewallData, 'ConfigFirewallData'],
+  [ConfigWebhookData, 'ConfigWebhookData'],
+  [PackageData, 'PackageData'],
+  [ExceptionRequestData, 'ExceptionRequestData'],
+  [WebhookRateLimitedData, 'WebhookRateLimitedData'],
+  [WebhookTestData, 'WebhookTestData'],
+])
+
+function toJson(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any', reused: 'inline' }) as JsonSchema
+  delete json.$schema
+  return json
+}
+
+/** Audit events are open-ended (one type per action): their data may carry fields added later. */
+function open(schema: JsonSchema): JsonSchema {
+  const { additionalProperties: _closed, ...rest } = schema
+  return rest
+}
+
+const typeIs = (type: string): JsonSchema => ({ properties: { type: { const: type } }, required: ['type'] })
+const dataRef = (name: string): JsonSchema => ({ properties: { data: { $ref: `#/$defs/${name}` } } })
+
+/**
+ * The JSON Schema (draft 2020-12) of a delivery body: the envelope of spec 6.2 and, through
+ * if/then on `type`, the `data` of every event type, generated from the zod schemas the code
+ * emits with. `audit.*` types match by prefix and their data is open.
+ * @example buildWebhookEventsSchema('https://fw.example.com').$id
+ */
+export function buildWebhookEventsSchema(origin: string): JsonSchema {
+  const defs: Record<string, JsonSchema> = {}
+  for (const [schema, name] of DATA_DEFS) defs[name] = name === 'AuditData' ? open(toJson(schema)) : toJson(schema)
+  const fixedTypes = Object.keys(EVENT_DATA_SCHEMAS)
+  const rules = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({ if: typeIs(type), then: dataRef(DATA_DEFS.get(schema as z.ZodType)!) }))
+  rules.push({ if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] }, then: dataRef('AuditData') })
+
+  defs.Event = {
+    type: 'object',
+    description: 'One namespace event (spec 6.2); `data` depends on `type`.',
+    required: ['id', 'type', 'time', 'namespace', 'data'],
+    additionalProperties: false,
+    properties: {
+      id: { type: 'string', pattern: '^evt-', description: 'Stable across retries' },
+      type: { anyOf: [{ enum: fixedTypes }, { type: 'string', pattern: '^audit\\.[A-Za-z0-9_.-]+$' }] },
+      time: { type: 'string', format: 'date-time' },
+      namespace: { type: 'string' },
+      data: { type: 'object' },
+    },
+    allOf: rules,
+  }
+  return {
+    $schema: 'https://json-schema.org/draft/2020-12/schema',
+    $id: `${origin.replace(/\/+$/, '')}${WEBHOOK_EVENTS_SCHEMA_PATH}`,
+    title: 'Webhook delivery body, envelope version 1',
+    type: 'object',
+    required: ['version', 'events'],
+    additionalProperties: false,
+    properties: {
+      version: { const: 1 },
+      events: { type: 'array', minItems: 1, maxItems: 100, description: 'Oldest first', items: { $ref: '#/$defs/Event' } },
+    },
+    $defs: defs,
+  }
+}

@@ -1,0 +1,22 @@
+import { defineNitroPlugin } from 'nitropack/runtime'
+import { useServices } from '../app/runtime'
+import { logger } from '../app/logger'
+import { startWebhookEngine, type WebhookEngine } from '../webhooks/engine'
+
+/**
+ * Starts the webhook engine (event router and delivery actors) once storage is ready, and stops
+ * it gracefully on close: no new work, the attempt in flight finishes, actors are stored and
+ * leases released. Nitro does not await plugins, so start-up runs in the background.
+ */
+export default defineNitroPlugin((nitroApp) => {
+  const engine: Promise<WebhookEngine | null> = (async () => {
+    const services = await useServices()
+    return startWebhookEngine(services)
+  })().catch((error) => {
+    logger.error('webhook engine failed to start', { error: String(error) })
+    return null
+  })
+  nitroApp.hooks.hookOnce('close', async () => {
+    await (await engine)?.stop()
+  })
+})

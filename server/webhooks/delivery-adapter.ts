@@ -1,0 +1,113 @@
+import { fromPromise } from 'xstate'
+import { newId } from '../common/ids'
+import type { NamespaceEvent } from '../events/schemas'
+import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
+import { sendAttempt, type AttemptOutcome } from './attempt'
+import { envelope, takeBatch as selectBatch } from './batching'
+import { createDeadlineTimer, type TimerClock } from './deadline-timer'
+import { recordAfterAttempt } from './delivery-record'
+import type { AttemptReport, DeliverBatchInput, TakeBatchInput, TakeBatchOutput } from './delivery-types'
+import { signingSecrets } from './model'
+import type { WebhookRuntime } from './runtime'
+import { signatureHeader } from './signing'
+
+export interface AdapterDeps {
+  runtime: WebhookRuntime
+  clock: TimerClock
+  /** Resolves once the actor's latest snapshot is stored (called before a batch's bytes go out). */
+  beforeSend: (ref: string) => Promise<void>
+  /** False once the host is shutting down: no new batch is taken or sent. */
+  accepting: () => boolean
+  /** Registers running work so shutdown and tests can wait for it. */
+  track: <T>(work: Promise<T>) => Promise<T>
+}
+
+/** A promise that never settles: during shutdown the actor is persisted in front of the step instead. */
+const parked = <T>() => new Promise<T>(() => undefined)
+
+/**
+ * The storage- and network-backed actors of the delivery machine: `takeBatch` reads the buffer,
+ * `deliverBatch` signs and sends one attempt and records it, `deadlineTimer` waits on the clock.
+ * @example webhookDeliveryMachine.provide({ actors: createDeliveryActors(deps) })
+ */
+export function createDeliveryActors(deps: AdapterDeps) {
+  return {
+    deadlineTimer: createDeadlineTimer(deps.clock),
+    takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(({ input }) => {
+      if (!deps.accepting()) return parked()
+      return deps.track(take(deps, input))
+    }),
+    deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(({ input }) => {
+      if (!deps.accepting()) return parked()
+      const work = deps.track(
+        (async () => {
+          // The batch (delivery id and event ids) is stored before its first byte goes out.
+          await deps.beforeSend(input.webhookId)
+          return deps.accepting() ? deliver(deps, input) : PARK
+        })(),
+      )
+      return work.then((report) => (report === PARK ? parked<AttemptReport>() : report))
+    }),
+  }
+}
+
+const PARK = Symbol('park')
+
+async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
+  const { ns, id } = parseWebhookRef(input.webhookId)
+  const [head, bufferedEvents] = await Promise.all([deps.runtime.webhooks.peekBuffer(ns, id, 100), deps.runtime.webhooks.bufferLength(ns, id)])
+  const events = selectBatch(head)
+  const batch = events.length ? { deliveryId: newId('whdel', deps.clock.now()), eventIds: events.map((event) => event.id) } : null
+  return { batch, bufferedEvents, now: deps.clock.now() }
+}
+
+/** The batch's events still at the front of the buffer (the ids were fixed at the first attempt). */
+async function batchEvents(deps: AdapterDeps, ns: string, id: string, eventIds: string[]): Promise<NamespaceEvent[]> {
+  const wanted = new Set(eventIds)
+  const head = await deps.runtime.webhooks.peekBuffer(ns, id, eventIds.length)
+  const events: NamespaceEvent[] = []
+  for (const event of head) {
+    if (!wanted.has(event.id)) break
+    events.push(event)
+  }
+  return events
+}
+
+const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseStatus: 0, responseBody: '', error, durationMillis: 0 })
+
+async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
+  const { runtime, clock } = deps
+  const { ns, id } = parseWebhookRef(input.webhookId)
+  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), batchEvents(deps, ns, id, input.eventIds)])
+  const startedAt = clock.now()
+  // Deleted webhook, or a batch already recorded and dropped before a crash: nothing left to send.
+  if (!webhook || events.length === 0) {
+    return { outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'), startedAt, finishedAt: startedAt }
+  }
+  const { body } = envelope(events)
+  const timestamp = Math.floor(startedAt / 1000)
+  const headers = {
+    'webhook-id': input.deliveryId,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': signatureHeader(signingSecrets(webhook, startedAt), input.deliveryId, timestamp, body),
+  }
+  const outcome = await sendAttempt({ url: webhook.url, body, headers, timeoutMs: runtime.settings.attemptTimeoutMs, settings: runtime.settings, lookup: runtime.lookup })
+  const finishedAt = clock.now()
+  const ok = outcome.kind === 'success'
+  const status = ok ? 'success' : input.lastAttempt ? 'failed' : 'retrying'
+  // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
+  await Promise.all([
+    runtime.records.saveDelivery(ns, id, input.deliveryId, (previous) =>
+      recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, body, outcome, startedAt, finishedAt }),
+    ),
+    runtime.records.addMetrics(ns, id, finishedAt, {
+      deliveriesSuccess: ok ? 1 : 0,
+      deliveriesFailed: ok ? 0 : 1,
+      eventsSent: ok ? events.length : 0,
+      eventsDropped: status === 'failed' ? events.length : 0,
+      totalDeliveryMillis: outcome.durationMillis,
+    }),
+  ])
+  if (status !== 'retrying') await runtime.webhooks.dropFromBuffer(ns, id, events.length)
+  return { outcome, startedAt, finishedAt, bufferedEvents: await runtime.webhooks.bufferLength(ns, id) }
+}

@@ -1,0 +1,63 @@
+import type { Services } from '../app/services'
+import { logger } from '../app/logger'
+import { makeEvent } from '../events/factory'
+import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
+import type { DeliveryEmitted } from './delivery-types'
+import type { WebhookRuntime } from './runtime'
+
+const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Date(ms).toISOString())
+
+/**
+ * Acts on what a delivery actor emits: one log line per attempt and outcome, the quarantine
+ * timestamps on the webhook document, and the `rate_limited` pacing notice as a system event
+ * (appended to the event log, so the router delivers it to this webhook like any other event).
+ * Records and metrics are written by the deliverBatch adapter itself, before the machine moves on.
+ */
+export async function handleEmitted(services: Services, runtime: WebhookRuntime, emitted: DeliveryEmitted): Promise<void> {
+  const { ns, id } = parseWebhookRef(emitted.webhookId)
+  const where = { namespace: ns, webhook: id }
+  switch (emitted.type) {
+    case 'delivery.attempted':
+      logger.info('webhook delivery attempt', {
+        ...where,
+        deliveryId: emitted.deliveryId,
+        attempt: emitted.attempt,
+        status: emitted.status,
+        events: emitted.eventIds.length,
+        responseStatus: emitted.report.outcome.responseStatus,
+        durationMillis: emitted.report.outcome.durationMillis,
+        ...(emitted.report.outcome.error ? { error: emitted.report.outcome.error.slice(0, 200) } : {}),
+        ...(emitted.nextAttemptAt ? { nextAttemptAt: iso(emitted.nextAttemptAt) } : {}),
+      })
+      return
+    case 'delivery.succeeded':
+    case 'delivery.failed':
+      return
+    case 'webhook.quarantined':
+      logger.warn('webhook quarantined', { ...where, quarantinedUntil: iso(emitted.quarantinedUntil) })
+      await runtime.webhooks.mutate(ns, id, (current) => ({
+        next: current && { ...current, quarantinedAt: new Date(services.clock.now()).toISOString(), quarantinedUntil: iso(emitted.quarantinedUntil) },
+        result: undefined,
+      }))
+      return
+    case 'webhook.released':
+      logger.info('webhook released', { ...where, reason: emitted.reason })
+      await runtime.webhooks.mutate(ns, id, (current) => {
+        if (!current?.quarantinedUntil) return { next: current, result: undefined }
+        const { quarantinedUntil: _ended, ...rest } = current
+        return { next: rest, result: undefined }
+      })
+      return
+    case 'webhook.rate_limited': {
+      logger.info('webhook paced against backlog', { ...where, bufferedEvents: emitted.bufferedEvents })
+      const event = makeEvent(services.clock, ns, 'webhook.rate_limited', {
+        webhook: id,
+        reason: 'rate_limited',
+        droppedEvents: 0,
+        bufferedEvents: emitted.bufferedEvents,
+      })
+      await services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+      return
+    }
+  }
+}

@@ -1,0 +1,259 @@
+import { createActor, type Actor, type Snapshot } from 'xstate'
+import { webhookDeliveryMachine } from '../../machines/webhook-delivery.machine'
+import type { Services } from '../app/services'
+import { logger } from '../app/logger'
+import { parseWebhookRef, webhookKeys } from '../../storage/repositories/webhook-keys'
+import type { WebhookSignal } from '../../storage/webhook-signals'
+import { Activity, settle } from './activity'
+import type { TimerClock } from './deadline-timer'
+import { createDeliveryActors } from './delivery-adapter'
+import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from './delivery-types'
+import { handleEmitted } from './host-bookkeeping'
+import type { WebhookRecord } from './model'
+import type { WebhookRuntime } from './runtime'
+
+export interface HostOptions {
+  /** Lease owner id of this process. */
+  owner: string
+  leaseTtlMs: number
+  clock: TimerClock
+}
+
+type DeliveryActor = Actor<typeof webhookDeliveryMachine>
+
+interface Managed {
+  ref: string
+  actor: DeliveryActor
+  unsubscribe: () => void
+  writing: Promise<void> | null
+  dirty: boolean
+  retired: boolean
+}
+
+const stateName = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
+
+/**
+ * Runs one delivery actor per webhook this process holds the lease for. Snapshots are stored
+ * after every transition; adoption (start-up or takeover after another owner died) restores the
+ * stored snapshot, whose deadline timers resume with the remaining time.
+ */
+export class DeliveryHost {
+  private readonly actors = new Map<string, Managed>()
+  private readonly activity = new Activity()
+  private readonly machine
+  private readonly settings: DeliverySettings
+  private accepting = true
+  private ticking: Promise<void> | null = null
+
+  constructor(
+    private readonly services: Services,
+    private readonly runtime: WebhookRuntime,
+    private readonly options: HostOptions,
+  ) {
+    const { retryScheduleMs, quarantineMs, rate } = runtime.settings
+    this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
+    this.machine = webhookDeliveryMachine.provide({
+      actors: createDeliveryActors({
+        runtime,
+        clock: options.clock,
+        beforeSend: (ref) => this.flush(ref),
+        accepting: () => this.accepting,
+        track: (work) => this.activity.track(work),
+      }),
+    })
+  }
+
+  /** Webhooks whose actor runs here. */
+  owned(): string[] {
+    return [...this.actors.keys()]
+  }
+
+  /** The live snapshot of an owned actor (tests, dashboard). */
+  snapshot(ref: string) {
+    return this.actors.get(ref)?.actor.getSnapshot()
+  }
+
+  /** Waits until no attempt, storage write or signal handling is running. */
+  idle(): Promise<void> {
+    return this.activity.idle()
+  }
+
+  /** One pass of lease renewal, adoption of free webhooks and reconciliation with storage. */
+  tick(): Promise<void> {
+    if (!this.ticking) {
+      this.ticking = this.activity
+        .track(this.pass())
+        .catch((error) => logger.error('webhook host pass failed', { error: String(error) }))
+        .finally(() => (this.ticking = null))
+    }
+    return this.ticking
+  }
+
+  private async pass(): Promise<void> {
+    if (!this.accepting) return
+    const { backend } = this.services
+    const lease = (ref: string) => webhookKeys.webhookLease(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)
+    const renewed = await Promise.all(this.owned().map(async (ref) => [ref, await backend.leaseAcquire(lease(ref), this.options.owner, this.options.leaseTtlMs)] as const))
+    for (const [ref, held] of renewed) if (!held) this.retire(ref, 'lease lost to another process')
+    const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
+    const acquired = await Promise.all(free.map(async (ref) => ((await backend.leaseAcquire(lease(ref), this.options.owner, this.options.leaseTtlMs)) ? ref : null)))
+    await this.adopt(acquired.filter((ref): ref is string => ref !== null))
+    await this.reconcile(this.owned(), true)
+  }
+
+  /** Restores (or creates) the actors of webhooks whose lease this process just took. */
+  private async adopt(refs: string[]): Promise<void> {
+    if (refs.length === 0) return
+    const [snapshots, lengths] = await Promise.all([
+      this.runtime.webhooks.loadSnapshots(refs),
+      Promise.all(refs.map((ref) => this.runtime.webhooks.bufferLength(parseWebhookRef(ref).ns, parseWebhookRef(ref).id))),
+    ])
+    refs.forEach((ref, index) => this.start(ref, snapshots[index] as Snapshot<unknown> | null, lengths[index]))
+  }
+
+  private start(ref: string, stored: Snapshot<unknown> | null, bufferedEvents: number): void {
+    if (this.actors.has(ref) || !this.accepting) return
+    const restorable = stored && stored.status === 'active'
+    // Settings follow the environment of the process running the actor, also for restored ones.
+    const snapshot = restorable ? { ...stored, context: { ...(stored as unknown as { context: DeliveryContext }).context, settings: this.settings } } : undefined
+    const actor = createActor(this.machine, {
+      input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
+      ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
+    })
+    const managed: Managed = { ref, actor, unsubscribe: () => undefined, writing: null, dirty: false, retired: false }
+    let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
+    const subscription = actor.subscribe({
+      next: (next) => {
+        const current = stateName(next.value)
+        if (current !== previous) {
+          logger.info('webhook delivery transition', { webhook: ref, from: previous, to: current, buffered: next.context.bufferedEvents })
+          previous = current
+        }
+        this.persist(managed)
+      },
+      error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
+    })
+    const offEmitted = actor.on('*', (emitted) => {
+      void this.activity.track(handleEmitted(this.services, this.runtime, emitted as DeliveryEmitted)).catch((error) =>
+        logger.error('webhook bookkeeping failed', { webhook: ref, error: String(error) }),
+      )
+    })
+    managed.unsubscribe = () => {
+      subscription.unsubscribe()
+      offEmitted.unsubscribe()
+    }
+    this.actors.set(ref, managed)
+    logger.info(restorable ? 'webhook delivery actor restored' : 'webhook delivery actor created', { webhook: ref, state: previous })
+    actor.start()
+    this.persist(managed)
+  }
+
+  /** Coalescing write-behind of the latest snapshot, one write at a time per actor. */
+  private persist(managed: Managed): void {
+    managed.dirty = true
+    if (managed.writing || managed.retired) return
+    managed.writing = this.activity.track(
+      (async () => {
+        while (managed.dirty && !managed.retired) {
+          managed.dirty = false
+          const snapshot = managed.actor.getPersistedSnapshot()
+          if (snapshot.status !== 'active') continue
+          const { ns, id } = parseWebhookRef(managed.ref)
+          await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
+        }
+      })()
+        .catch((error) => logger.error('webhook snapshot write failed', { webhook: managed.ref, error: String(error) }))
+        .finally(() => {
+          managed.writing = null
+          // A transition that arrived after the loop's last check but before this line.
+          if (managed.dirty) this.persist(managed)
+        }),
+    )
+  }
+
+  /** Resolves once the actor's latest transition is stored. */
+  private async flush(ref: string): Promise<void> {
+    await settle(1)
+    const managed = this.actors.get(ref)
+    while (managed?.writing) await managed.writing
+  }
+
+  /** Stops an actor here without storing it (deleted webhook, or another process owns it now). */
+  private retire(ref: string, reason: string): void {
+    const managed = this.actors.get(ref)
+    if (!managed) return
+    managed.retired = true
+    managed.unsubscribe()
+    managed.actor.stop()
+    this.actors.delete(ref)
+    logger.info('webhook delivery actor retired', { webhook: ref, reason })
+  }
+
+  /** Brings actors in line with storage: buffered counts, releases, deletions. */
+  private async reconcile(refs: string[], withDocuments: boolean): Promise<void> {
+    const docs: (WebhookRecord | null | undefined)[] = withDocuments ? await this.runtime.webhooks.getMany(refs) : refs.map(() => undefined)
+    const lengths = await Promise.all(refs.map((ref) => this.runtime.webhooks.bufferLength(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)))
+    refs.forEach((ref, index) => {
+      const managed = this.actors.get(ref)
+      if (!managed) return
+      const doc = docs[index]
+      if (doc === null) return this.retireDeleted(ref)
+      const { value, context } = managed.actor.getSnapshot()
+      const now = this.options.clock.now()
+      if (doc && value === 'quarantined' && doc.releasedAt && context.quarantinedUntil !== null) {
+        const since = doc.quarantinedAt ? Date.parse(doc.quarantinedAt) : context.quarantinedUntil - context.settings.quarantineMs
+        if (Date.parse(doc.releasedAt) >= since) managed.actor.send({ type: 'RELEASE', now })
+      }
+      if (lengths[index] !== context.bufferedEvents) managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents: lengths[index], now })
+    })
+  }
+
+  private retireDeleted(ref: string): void {
+    this.retire(ref, 'webhook deleted')
+    const { ns, id } = parseWebhookRef(ref)
+    void this.activity.track(
+      Promise.all([this.runtime.webhooks.clearBuffer(ns, id), this.services.backend.delete(webhookKeys.snapshot(ns, id)), this.services.backend.leaseRelease(webhookKeys.webhookLease(ns, id), this.options.owner)]),
+    )
+  }
+
+  /** Reacts to a signal from the router or the API (any process). */
+  onSignal(signal: WebhookSignal): void {
+    if (!this.accepting) return
+    const mine = signal.refs.filter((ref) => this.actors.has(ref))
+    if (signal.kind === 'buffered') {
+      if (mine.length) void this.activity.track(this.reconcile(mine, false))
+    } else if (signal.kind === 'deleted') {
+      mine.forEach((ref) => this.retireDeleted(ref))
+    } else {
+      // A new or changed webhook: adopt it now instead of at the next pass.
+      if (mine.length < signal.refs.length) void this.tick()
+      if (mine.length) void this.activity.track(this.reconcile(mine, true))
+    }
+  }
+
+  /**
+   * Graceful stop: no new batch is taken or sent, an attempt in flight finishes (bounded by the
+   * attempt timeout), every actor is stored, and leases are released for a quick takeover.
+   */
+  async stop(): Promise<void> {
+    this.accepting = false
+    const bound = this.runtime.settings.attemptTimeoutMs + 2_000
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([this.activity.idle(), new Promise((resolve) => (timer = setTimeout(resolve, bound)))])
+    clearTimeout(timer)
+    await Promise.all(
+      [...this.actors.values()].map(async (managed) => {
+        managed.retired = true
+        managed.unsubscribe()
+        // An older write still running must not land after the final one.
+        if (managed.writing) await managed.writing
+        const { ns, id } = parseWebhookRef(managed.ref)
+        const snapshot = managed.actor.getPersistedSnapshot()
+        if (snapshot.status === 'active') await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
+        managed.actor.stop()
+        await this.services.backend.leaseRelease(webhookKeys.webhookLease(ns, id), this.options.owner)
+      }),
+    )
+    this.actors.clear()
+  }
+}

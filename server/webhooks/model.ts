@@ -1,0 +1,111 @@
+import { z } from 'zod'
+import { ClientId } from '../common/ids'
+import type { WebhookConfigSnapshot } from '../events/schemas'
+
+/** Placeholder shown instead of a signing secret in lists and reads (CONTRACT section 2). */
+export const REDACTED = '[REDACTED]'
+
+/** A webhook as stored (spec 2.6 plus rotation and quarantine bookkeeping). */
+export interface WebhookRecord {
+  id: string
+  namespace: string
+  name: string
+  url: string
+  enabled: boolean
+  eventTypes: string[]
+  firewalls: string[]
+  secret: string
+  /** The secret before the last rotation; still signs until `previousSecretValidUntil`. */
+  previousSecret?: string
+  previousSecretValidUntil?: string
+  secretRotatedAt?: string
+  quarantinedAt?: string
+  quarantinedUntil?: string
+  releasedAt?: string
+  createdAt: string
+  updatedAt: string
+}
+
+/** Body of create and update. Read-only fields a client echoes back from GET are accepted and ignored. */
+export const WebhookInput = z
+  .object({
+    id: ClientId.optional(),
+    name: z.string().min(1).max(200),
+    url: z.string().min(1).max(2048),
+    enabled: z.boolean().default(true),
+    eventTypes: z.array(z.string().max(200)).max(100),
+    firewalls: z.array(ClientId).max(100).default([]),
+    secret: z.string().optional(),
+    createdAt: z.string().optional(),
+    updatedAt: z.string().optional(),
+    secretRotatedAt: z.string().optional(),
+    previousSecretValidUntil: z.string().optional(),
+    quarantinedAt: z.string().optional(),
+    quarantinedUntil: z.string().optional(),
+    releasedAt: z.string().optional(),
+  })
+  .strict()
+export type WebhookInput = z.infer<typeof WebhookInput>
+
+/** A webhook in API answers; `secret` is the placeholder unless `revealSecret`. */
+export const WebhookView = z.object({
+  id: z.string(),
+  name: z.string(),
+  url: z.string(),
+  enabled: z.boolean(),
+  eventTypes: z.array(z.string()),
+  firewalls: z.array(z.string()),
+  secret: z.string(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  secretRotatedAt: z.string().optional(),
+  previousSecretValidUntil: z.string().optional(),
+  quarantinedAt: z.string().optional(),
+  quarantinedUntil: z.string().optional(),
+  releasedAt: z.string().optional(),
+})
+export type WebhookView = z.infer<typeof WebhookView>
+
+const OPTIONAL_TIMES = ['secretRotatedAt', 'previousSecretValidUntil', 'quarantinedAt', 'quarantinedUntil', 'releasedAt'] as const
+
+function optionalTimes(record: WebhookRecord): Partial<Record<(typeof OPTIONAL_TIMES)[number], string>> {
+  return Object.fromEntries(OPTIONAL_TIMES.filter((field) => record[field]).map((field) => [field, record[field]!]))
+}
+
+/**
+ * The API view of a stored webhook: never the previous secret, the current one only when asked.
+ * @example webhookView(record).secret // '[REDACTED]'
+ */
+export function webhookView(record: WebhookRecord, revealSecret = false): WebhookView {
+  return {
+    id: record.id,
+    name: record.name,
+    url: record.url,
+    enabled: record.enabled,
+    eventTypes: record.eventTypes,
+    firewalls: record.firewalls,
+    secret: revealSecret ? record.secret : REDACTED,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    ...optionalTimes(record),
+  }
+}
+
+/** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5). */
+export function configSnapshot(record: WebhookRecord): z.infer<typeof WebhookConfigSnapshot> {
+  return {
+    id: record.id,
+    name: record.name,
+    url: record.url,
+    enabled: record.enabled,
+    eventTypes: record.eventTypes,
+    firewalls: record.firewalls,
+    ...optionalTimes(record),
+  }
+}
+
+/** Secrets that sign a delivery at `now`: the current one, plus the previous one during the overlap. */
+export function signingSecrets(record: WebhookRecord, now: number): string[] {
+  const overlap = record.previousSecret && record.previousSecretValidUntil && Date.parse(record.previousSecretValidUntil) > now
+  return overlap ? [record.secret, record.previousSecret!] : [record.secret]
+}

@@ -1,0 +1,123 @@
+import { conflict, invalid, notFound } from '../common/errors'
+import { makeEvent } from '../events/factory'
+import { requireNamespacePermission } from '../auth/permissions'
+import { nowIso, type CallContext } from '../app/context'
+import { bucketStart } from '../../storage/repositories/webhook-records'
+import { BUCKETS, bucketView, type BucketSize, type DeliveryRecord, type MetricBucket } from './delivery-record'
+import { deliveryStateView, type DeliveryStateView } from './delivery-policy'
+import type { DeliveryContext } from './delivery-types'
+import { webhookView, type WebhookRecord, type WebhookView } from './model'
+import { webhookRuntime } from './runtime'
+import { configEvent, loadWebhook, signalChange } from './service'
+import { generateSecret } from './signing'
+
+/** Secret reveal and rotation, quarantine release, test send, records, metrics and state. */
+
+/** `GET .../secret`: the current secret; a manager's action, audited as a read. */
+export async function revealSecret(ctx: CallContext, id: string): Promise<{ secret: string }> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  return { secret: (await loadWebhook(ctx, id)).secret }
+}
+
+/** A new secret; the previous one keeps signing (second signature) for `WEBHOOK_SECRET_OVERLAP`. */
+export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secret: string; previousSecretValidUntil: string }> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  const { settings, webhooks } = webhookRuntime(ctx.services)
+  const now = ctx.services.clock.now()
+  const record = await webhooks.mutate(ctx.ns, id, (current) => {
+    if (!current) throw notFound('webhook', id)
+    const next: WebhookRecord = {
+      ...current,
+      secret: generateSecret(),
+      previousSecret: current.secret,
+      previousSecretValidUntil: new Date(now + settings.secretOverlapMs).toISOString(),
+      secretRotatedAt: new Date(now).toISOString(),
+      updatedAt: new Date(now).toISOString(),
+    }
+    return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
+  })
+  await signalChange(ctx, 'changed', id)
+  return { secret: record.secret, previousSecretValidUntil: record.previousSecretValidUntil! }
+}
+
+/** Reads the persisted actor state (the actor may run in another process). */
+async function persistedState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
+  const { webhooks } = webhookRuntime(ctx.services)
+  const [snapshot, bufferedEvents] = await Promise.all([webhooks.loadSnapshot(ctx.ns, id), webhooks.bufferLength(ctx.ns, id)])
+  const view = snapshot ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext }) : { state: 'active', bufferedEvents: 0 }
+  // The buffer's own count is fresher than the one in the snapshot.
+  return { ...view, bufferedEvents }
+}
+
+/** `POST .../release`: ends a quarantine now; 409 when the webhook is not quarantined. */
+export async function releaseQuarantine(ctx: CallContext, id: string): Promise<WebhookView> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  await loadWebhook(ctx, id)
+  if ((await persistedState(ctx, id)).state !== 'quarantined') throw conflict('webhook_not_quarantined', `webhook "${id}" is not quarantined`)
+  const record = await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+    if (!current) throw notFound('webhook', id)
+    const now = nowIso(ctx)
+    const { quarantinedUntil: _ended, ...rest } = current
+    const next: WebhookRecord = { ...rest, releasedAt: now, updatedAt: now }
+    return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
+  })
+  await signalChange(ctx, 'changed', id)
+  return webhookView(record)
+}
+
+/**
+ * `POST .../test`: appends a `webhook.test` event to the event log; the router gives it to this
+ * webhook only and it is delivered like any other event (its record has `test: true`).
+ */
+export async function sendTest(ctx: CallContext, id: string): Promise<{ event: string }> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  const record = await loadWebhook(ctx, id)
+  if (!record.enabled) throw conflict('webhook_disabled', `webhook "${id}" is disabled; enable it to send a test`)
+  const event = makeEvent(ctx.services.clock, ctx.ns, 'webhook.test', { webhook: id, message: 'Test event' as const })
+  await ctx.services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+  return { event: event.id }
+}
+
+export async function listDeliveries(ctx: CallContext, id: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  await loadWebhook(ctx, id)
+  return webhookRuntime(ctx.services).records.listDeliveries(ctx.ns, id, limit, cursor)
+}
+
+export async function getDelivery(ctx: CallContext, id: string, deliveryId: string): Promise<DeliveryRecord> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  await loadWebhook(ctx, id)
+  const record = await webhookRuntime(ctx.services).records.getDelivery(ctx.ns, id, deliveryId)
+  if (!record) throw notFound('delivery', deliveryId)
+  return record
+}
+
+/** Buckets answered by default (and at most) per size. */
+const DEFAULT_SPAN: Record<BucketSize, number> = { '1m': 60, '1h': 24, '1d': 30 }
+const MAX_BUCKETS = 1500
+
+/** `GET .../metrics?since&until&bucket`: counters per bucket, oldest first, empty buckets included. */
+export async function webhookMetrics(
+  ctx: CallContext,
+  id: string,
+  query: { bucket: BucketSize; since?: string; until?: string },
+): Promise<{ bucket: BucketSize; buckets: MetricBucket[] }> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  await loadWebhook(ctx, id)
+  const size = BUCKETS[query.bucket]
+  const until = query.until ? Date.parse(query.until) : ctx.services.clock.now()
+  const since = query.since ? Date.parse(query.since) : bucketStart(until, query.bucket) - (DEFAULT_SPAN[query.bucket] - 1) * size
+  if (since > until) throw invalid('invalid_range', 'since must not be after until', [{ path: 'since', message: 'must not be after until' }])
+  if ((until - since) / size > MAX_BUCKETS) {
+    throw invalid('range_too_large', `at most ${MAX_BUCKETS} buckets per query; use a larger bucket`, [{ path: 'since', message: 'range too large for the bucket size' }])
+  }
+  const rows = await webhookRuntime(ctx.services).records.metrics(ctx.ns, id, query.bucket, since, until)
+  return { bucket: query.bucket, buckets: rows.map((row) => bucketView(row.start, row.counters)) }
+}
+
+/** `GET .../state` (CONTRACT section 3). */
+export async function webhookState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  await loadWebhook(ctx, id)
+  return persistedState(ctx, id)
+}

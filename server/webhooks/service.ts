@@ -1,0 +1,113 @@
+import { conflict, invalid, notFound, type FieldError } from '../common/errors'
+import { newId } from '../common/ids'
+import { makeEvent } from '../events/factory'
+import type { EventType } from '../events/schemas'
+import { requireNamespacePermission } from '../auth/permissions'
+import { actorOfCall, nowIso, type CallContext } from '../app/context'
+import { webhookRef } from '../../storage/repositories/webhook-keys'
+import { validateEventTypes } from './event-types'
+import { configSnapshot, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
+import { webhookRuntime } from './runtime'
+import { generateSecret } from './signing'
+import { resolveAndCheck } from './ssrf'
+
+/** Webhook create, read, update and delete (CONTRACT section 3); actions are in service-actions.ts. */
+
+/** The `config.webhook.*` event of a change, in the same transaction as the change. */
+export function configEvent(ctx: CallContext, type: EventType, record: WebhookRecord) {
+  return makeEvent(ctx.services.clock, ctx.ns, type, { webhook: record.id, actor: actorOfCall(ctx), config: configSnapshot(record) })
+}
+
+/** Loads a webhook of the caller's namespace or throws 404. */
+export async function loadWebhook(ctx: CallContext, id: string): Promise<WebhookRecord> {
+  const record = await webhookRuntime(ctx.services).webhooks.get(ctx.ns, id)
+  if (!record) throw notFound('webhook', id)
+  return record
+}
+
+/**
+ * Spec 6.1 rules 1-4, the URL policy (scheme, rejected domains, public address at resolution)
+ * and the firewall scope. Firewalls already selected by `current` stay acceptable after their
+ * deletion, so a deleted firewall never blocks a later edit.
+ */
+async function validateInput(ctx: CallContext, body: WebhookInput, current: WebhookRecord | null): Promise<void> {
+  const runtime = webhookRuntime(ctx.services)
+  const errors: FieldError[] = [...validateEventTypes(body.eventTypes)]
+  let code = 'validation_failed'
+  const url = await resolveAndCheck(body.url, runtime.settings, runtime.lookup)
+  if (!url.ok) {
+    errors.push({ path: 'url', message: url.message })
+    if (errors.length === 1) code = url.code
+  }
+  const known = new Set([...(await ctx.services.firewalls.list(ctx.ns)).map((fw) => fw.id), ...(current?.firewalls ?? [])])
+  body.firewalls.forEach((firewall, index) => {
+    if (!known.has(firewall)) errors.push({ path: `firewalls[${index}]`, message: `unknown firewall "${firewall}"` })
+  })
+  if (errors.length) throw invalid(code, errors.map((error) => `${error.path}: ${error.message}`).join('; '), errors)
+}
+
+const subscription = (body: WebhookInput) => ({
+  name: body.name,
+  url: body.url,
+  enabled: body.enabled,
+  eventTypes: [...new Set(body.eventTypes)],
+  firewalls: [...new Set(body.firewalls)],
+})
+
+/** Signals the delivery host; a lost signal is caught by its periodic reconcile. */
+export async function signalChange(ctx: CallContext, kind: 'changed' | 'deleted', id: string): Promise<void> {
+  await webhookRuntime(ctx.services).signals.publish({ kind, refs: [webhookRef(ctx.ns, id)] }).catch(() => undefined)
+}
+
+export async function listWebhooks(ctx: CallContext): Promise<WebhookView[]> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  return (await webhookRuntime(ctx.services).webhooks.list(ctx.ns)).map((record) => webhookView(record))
+}
+
+export async function getWebhook(ctx: CallContext, id: string): Promise<WebhookView> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
+  return webhookView(await loadWebhook(ctx, id))
+}
+
+/** Creates a webhook; the answer is the only read that carries the secret without a reveal. */
+export async function createWebhook(ctx: CallContext, body: WebhookInput): Promise<WebhookView> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  await validateInput(ctx, body, null)
+  const id = body.id ?? newId('wh', ctx.services.clock.now())
+  const now = nowIso(ctx)
+  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body), secret: generateSecret(), createdAt: now, updatedAt: now }
+  await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+    if (current) throw conflict('webhook_exists', `webhook "${id}" already exists`)
+    return { next: record, also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }), result: undefined }
+  })
+  await signalChange(ctx, 'changed', id)
+  return webhookView(record, true)
+}
+
+/** Replaces name, URL, enabled state, event types and firewall scope; the secret is untouched. */
+export async function updateWebhook(ctx: CallContext, id: string, body: WebhookInput): Promise<WebhookView> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  if (body.id !== undefined && body.id !== id) {
+    throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
+  }
+  await validateInput(ctx, body, await loadWebhook(ctx, id))
+  const record = await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+    if (!current) throw notFound('webhook', id)
+    const next: WebhookRecord = { ...current, ...subscription(body), updatedAt: nowIso(ctx) }
+    return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
+  })
+  await signalChange(ctx, 'changed', id)
+  return webhookView(record)
+}
+
+/** Deletes the webhook with its buffer, snapshot and delivery records. */
+export async function deleteWebhook(ctx: CallContext, id: string): Promise<void> {
+  requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
+  const runtime = webhookRuntime(ctx.services)
+  await runtime.webhooks.mutate(ctx.ns, id, (current) => {
+    if (!current) throw notFound('webhook', id)
+    return { next: null, also: () => ({ events: [configEvent(ctx, 'config.webhook.deleted', current)] }), result: undefined }
+  })
+  await signalChange(ctx, 'deleted', id)
+  await Promise.all([runtime.webhooks.clearBuffer(ctx.ns, id), runtime.records.deleteDeliveries(ctx.ns, id)])
+}

@@ -1,0 +1,47 @@
+import type { ChildProcess } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
+import { startServer } from '../../support/server'
+
+/** `npm test` builds `.output` before the suites run; nothing to do here (kept for the suites' set-up calls). */
+export function ensureBuilt(): void {}
+
+/** A personal token in the service's format, for BOOTSTRAP_TOKEN. */
+export const bootstrapToken = () => `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
+
+export interface BuiltServer {
+  url: string
+  pid: number
+  process: ChildProcess
+  output: () => string
+  exited: Promise<number | null>
+  kill(signal?: NodeJS.Signals): Promise<number | null>
+}
+
+/** Starts the built server (test/support/server.ts) with `env` and the shape these suites use. */
+export async function startBuiltServer(env: Record<string, string>): Promise<BuiltServer> {
+  const server = await startServer({ LOG_LEVEL: 'info', ...env })
+  const exited = new Promise<number | null>((resolveExit) => {
+    if (server.process.exitCode !== null) resolveExit(server.process.exitCode)
+    else server.process.once('exit', (code) => resolveExit(code))
+  })
+  return {
+    url: server.url,
+    pid: server.process.pid!,
+    process: server.process,
+    output: server.output,
+    exited,
+    async kill(signal: NodeJS.Signals = 'SIGTERM') {
+      if (server.process.exitCode === null && server.process.signalCode === null) server.process.kill(signal)
+      return exited
+    },
+  }
+}
+
+/** Polls until `condition` holds: for state observed in another process, where no callback exists. */
+export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
