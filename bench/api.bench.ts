@@ -20,7 +20,7 @@ async function load(url: string, headers: Record<string, string> = {}) {
 }
 
 async function main() {
-  const server = await startServer({ REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('bench'), BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'error' })
+  const server = await startServer({ REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('bench'), BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'error', API_RATE_LIMIT: 'off' })
   try {
     const api = apiClient(server.url, TOKEN)
     for (let i = 0; i < 50; i++) {

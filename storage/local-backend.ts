@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import { createStorage, type Storage } from 'unstorage'
 import { KeyedMutex } from './keyed-mutex'
@@ -212,8 +213,11 @@ export class LocalBackend implements Backend {
   }
 
   onEvents(listener: () => void): () => void {
-    this.emitter.on('events', listener)
-    return () => this.emitter.off('events', listener)
+    // Bound to the registering context: the appender's request context must not leak into the
+    // background work the listener starts (as on Redis, where the wake-up comes from pub/sub).
+    const bound = AsyncResource.bind(listener)
+    this.emitter.on('events', bound)
+    return () => this.emitter.off('events', bound)
   }
 
   async ping(): Promise<boolean> {

@@ -1,3 +1,6 @@
+import { currentRequestId } from './request-context'
+import { scrubFields } from './log-scrub'
+
 /**
  * Structured log lines (JSON by default, `LOG_FORMAT=pretty` for people). Callers pass
  * fields, never payloads, tokens, secrets or signatures.
@@ -8,6 +11,9 @@ const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 
 function write(level: Level, message: string, fields: Record<string, unknown> = {}): void {
   const threshold = ORDER[(process.env.LOG_LEVEL as Level) || 'info'] ?? ORDER.info
   if (ORDER[level] < threshold) return
+  // Every line written while a request runs carries its id; an explicit field wins.
+  const requestId = currentRequestId()
+  fields = scrubFields(requestId ? { requestId, ...fields } : fields) as Record<string, unknown>
   const line =
     process.env.LOG_FORMAT === 'pretty'
       ? `${new Date().toISOString()} ${level.toUpperCase()} ${message} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}`

@@ -11,6 +11,8 @@ import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
 import { sendJson, sendProblem } from './respond'
 import { logger } from '../app/logger'
+import { currentRequestId, setRequestRoute } from '../app/request-context'
+import { enforceApiRateLimit } from './rate-limit'
 
 function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const result = schema.safeParse(value)
@@ -45,7 +47,9 @@ function expectEmpty(body: unknown): void {
  */
 function wrap(operation: Operation, getServices: () => Promise<Services>) {
   return defineEventHandler(async (event) => {
-    const requestId = newId('req')
+    // The observability plugin's id when served by Nitro, so the access line and this request's lines agree.
+    const requestId = currentRequestId() ?? newId('req')
+    setRequestRoute(operation.path)
     event.node.res.setHeader('x-request-id', requestId)
     const meta = requestMeta(event, requestId)
     const services = await getServices()
@@ -56,6 +60,7 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
     let failure: { message: string; permission?: string } | null = null
     try {
       principal = await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
+      await enforceApiRateLimit(event, services, principal)
       const params = parseOr400(operation.params, rawParams, '')
       const url = new URL(event.node.req.url ?? '/', 'http://localhost')
       const query = operation.query ? parseOr400(operation.query, Object.fromEntries(url.searchParams), '') : {}
@@ -77,7 +82,8 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       return sendProblem(event, problem, headers)
     } finally {
       const mutating = operation.method !== 'GET'
-      if (mutating || failure || operation.audit.reads) {
+      // A refused (429) call is counted in metrics, not audited: a flood must not turn into audit writes.
+      if ((mutating || failure || operation.audit.reads) && status !== 429) {
         // Awaited: when the client has its answer, the audit entry and event exist.
         await auditCall(services, operation, ns, principal, meta, status, failure, rawParams).catch((error) =>
           logger.error('audit write failed', { requestId, error: String(error) }),

@@ -1,0 +1,41 @@
+import { AsyncLocalStorage } from 'node:async_hooks'
+
+/** What every log line of one request shares. Mutable: the router fills `route` once matched. */
+export interface RequestContext {
+  requestId: string
+  /** The route template (`/v1/{ns}/config/{fw}`), never a raw path with ids. */
+  route?: string
+  /** Set once the response closed: timers and actors started by the request log without its id afterwards. */
+  ended?: boolean
+}
+
+// One store for the process; the observability plugin enters it around every request.
+const storage = new AsyncLocalStorage<RequestContext>()
+
+/**
+ * Runs `fn` (and everything it awaits) inside a request context.
+ * @example runWithRequestContext({ requestId: newId('req') }, () => handler(event))
+ */
+export function runWithRequestContext<T>(context: RequestContext, fn: () => T): T {
+  return storage.run(context, fn)
+}
+
+/** The current request's context, when running inside one. */
+export function currentRequestContext(): RequestContext | undefined {
+  return storage.getStore()
+}
+
+/** The current request id, when running inside a request that has not ended yet. */
+export function currentRequestId(): string | undefined {
+  const context = storage.getStore()
+  return context && !context.ended ? context.requestId : undefined
+}
+
+/**
+ * Names the route template of the current request (the label of its metrics and access line).
+ * @example setRequestRoute('/registry/{ns}/{fw}/{package}')
+ */
+export function setRequestRoute(template: string): void {
+  const context = storage.getStore()
+  if (context) context.route = template
+}

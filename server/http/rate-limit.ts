@@ -1,0 +1,93 @@
+import type { H3Event } from 'h3'
+import type { Services } from '../app/services'
+import type { Principal } from '../auth/principal'
+import { logger } from '../app/logger'
+import { parseDuration } from '../common/duration'
+import { rateCounterFor } from '../../storage/rate-limit'
+import { observeRateLimited } from '../observability/metrics'
+import { HttpProblem } from './problem'
+
+/** `limit` requests per `windowMs`, per token. */
+export interface RateLimit {
+  limit: number
+  windowMs: number
+}
+
+export type RateLimitScope = 'api' | 'registry'
+
+export interface RateLimitResult {
+  allowed: boolean
+  limit: number
+  remaining: number
+  /** Seconds until the window resets (also the Retry-After when refused). */
+  resetSeconds: number
+  /** `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`, and `Retry-After` when refused. */
+  headers: Record<string, string>
+}
+
+const UNITS: Record<string, string> = { s: '1s', m: '1m', h: '1h', d: '1d' }
+
+/**
+ * Parses `600/m`, `100/10s` or `5000/1h`; `off` or `0` disables the limit (null).
+ * @example parseRateLimit('600/m') // { limit: 600, windowMs: 60000 }
+ */
+export function parseRateLimit(text: string): RateLimit | null {
+  const trimmed = text.trim()
+  if (trimmed === 'off' || trimmed === '0') return null
+  const match = /^(\d+)\/(\w+)$/.exec(trimmed)
+  if (!match || Number(match[1]) < 1) throw new Error(`invalid rate limit "${text}" (expected e.g. 600/m, 100/10s or off)`)
+  return { limit: Number(match[1]), windowMs: parseDuration(UNITS[match[2]] ?? match[2]) }
+}
+
+/** `API_RATE_LIMIT` (default 6000/m) and `REGISTRY_RATE_LIMIT` (default 60000/m): generous, so CI jobs and scripts on one token are not throttled by surprise. */
+export function rateLimitSettings(env: NodeJS.ProcessEnv = process.env): Record<RateLimitScope, RateLimit | null> {
+  return { api: parseRateLimit(env.API_RATE_LIMIT || '6000/m'), registry: parseRateLimit(env.REGISTRY_RATE_LIMIT || '60000/m') }
+}
+
+let settings: Record<RateLimitScope, RateLimit | null> | null = null
+
+/**
+ * Counts one request of the principal's token in `scope` and says whether it may proceed.
+ * Null when the scope is unlimited. Storage failures let the request through (logged):
+ * the limiter must not turn a Redis hiccup into refusals.
+ * @example const limited = await checkRateLimit(services, 'registry', principal)
+ */
+export async function checkRateLimit(services: Services, scope: RateLimitScope, principal: Pick<Principal, 'tokenId'>): Promise<RateLimitResult | null> {
+  settings ??= rateLimitSettings()
+  const policy = settings[scope]
+  if (!policy) return null
+  let hit
+  try {
+    hit = await rateCounterFor(services.backend).hit(`${scope}:${principal.tokenId}`, policy.windowMs, services.clock.now())
+  } catch (error) {
+    logger.warn('rate limit check failed, request let through', { scope, error: String(error) })
+    return null
+  }
+  const resetSeconds = Math.max(1, Math.ceil((hit.resetAt - services.clock.now()) / 1000))
+  const allowed = hit.count <= policy.limit
+  const remaining = Math.max(0, policy.limit - hit.count)
+  const headers: Record<string, string> = {
+    'ratelimit-limit': String(policy.limit),
+    'ratelimit-remaining': String(remaining),
+    'ratelimit-reset': String(resetSeconds),
+    'ratelimit-policy': `${policy.limit};w=${Math.round(policy.windowMs / 1000)}`,
+  }
+  if (!allowed) {
+    headers['retry-after'] = String(resetSeconds)
+    observeRateLimited(scope)
+  }
+  return { allowed, limit: policy.limit, remaining, resetSeconds, headers }
+}
+
+/** The API's limit, applied right after authentication: headers on every answer, 429 problem when exceeded. */
+export async function enforceApiRateLimit(event: H3Event, services: Services, principal: Principal): Promise<void> {
+  const result = await checkRateLimit(services, 'api', principal)
+  if (!result) return
+  if (!result.allowed) throw new HttpProblem(429, 'rate_limited', `API rate limit of ${result.limit} requests exceeded for this token; retry in ${result.resetSeconds}s`, undefined, result.headers)
+  for (const [name, value] of Object.entries(result.headers)) event.node.res.setHeader(name, value)
+}
+
+/** Tests only: forget the cached settings so a changed env applies. */
+export function resetRateLimitSettings(): void {
+  settings = null
+}

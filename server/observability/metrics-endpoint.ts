@@ -1,0 +1,31 @@
+import { createHash, timingSafeEqual } from 'node:crypto'
+import type { H3Event } from 'h3'
+import { problemOf } from '../http/problem'
+import { sendProblem } from '../http/respond'
+import { renderMetrics } from './metrics'
+
+const digest = (text: string) => createHash('sha256').update(text).digest()
+
+/**
+ * Whether the Authorization header carries `Bearer <expected>`. Both sides are hashed first,
+ * so the comparison takes the same time whatever the length or content of the guess.
+ */
+export function bearerMatches(header: string | undefined, expected: string): boolean {
+  const presented = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? ''
+  return timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
+}
+
+/**
+ * `GET /metrics`: Prometheus text; when `METRICS_TOKEN` is set the scraper must send it as a
+ * bearer token (401 problem otherwise).
+ */
+export async function handleMetrics(event: H3Event, token: string | undefined = process.env.METRICS_TOKEN || undefined): Promise<string> {
+  if (token && !bearerMatches(event.node.req.headers.authorization, token)) {
+    return sendProblem(event, problemOf(401, 'unauthenticated', 'the metrics endpoint needs Authorization: Bearer <METRICS_TOKEN>'), { 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' })
+  }
+  const { contentType, body } = await renderMetrics()
+  event.node.res.statusCode = 200
+  event.node.res.setHeader('content-type', contentType)
+  event.node.res.setHeader('cache-control', 'no-store')
+  return body
+}

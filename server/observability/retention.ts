@@ -1,0 +1,110 @@
+import { EVENT_LOG, type Backend } from '../../storage'
+import { keys } from '../../storage/repositories/keys'
+import type { Clock } from '../common/clock'
+import { parseDuration } from '../common/duration'
+import { logger } from '../app/logger'
+import { observeRetentionRun, setLeaseOwnership } from './metrics'
+
+export type RetainedLogKind = 'event' | 'audit' | 'firewall'
+
+export interface RetentionOptions {
+  backend: Backend
+  clock: Clock
+  /** Entries older than this are removed (`LOG_RETENTION`, default 30d). */
+  retentionMs: number
+  /** Time between passes (`LOG_RETENTION_INTERVAL`, default 1m). */
+  intervalMs: number
+  /** This process's lease owner id. */
+  owner: string
+  /** Timer seam; returns a cancel function. Default: an unref'd setInterval. */
+  every?: (run: () => void, ms: number) => () => void
+}
+
+export interface RetentionReport {
+  /** Entries written before this instant (ms) were dropped. */
+  cutoff: number
+  logs: number
+  removed: Record<RetainedLogKind, number>
+}
+
+const LEASE = 'log-retention'
+
+/** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL`; throws on an invalid duration. */
+export function retentionSettings(env: NodeJS.ProcessEnv = process.env): { retentionMs: number; intervalMs: number } {
+  return { retentionMs: parseDuration(env.LOG_RETENTION || '30d'), intervalMs: parseDuration(env.LOG_RETENTION_INTERVAL || '1m') }
+}
+
+/**
+ * Every log retention applies to: the event log, each namespace's audit log and the log of
+ * every firewall ever created (a deleted firewall's log still ages out).
+ */
+export async function retainedLogs(backend: Backend): Promise<{ kind: RetainedLogKind; log: string }[]> {
+  const logs: { kind: RetainedLogKind; log: string }[] = [{ kind: 'event', log: EVENT_LOG }]
+  const namespaces = (await backend.keys('ns')).flatMap((key) => /^ns:([^:]+):meta$/.exec(key)?.[1] ?? [])
+  for (const ns of namespaces) {
+    logs.push({ kind: 'audit', log: keys.auditLog(ns) })
+    const index = await backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
+    for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })
+  }
+  return logs
+}
+
+/**
+ * Trims the logs continuously so storage stays bounded under constant traffic. Several
+ * processes may run one each: a lease makes exactly one of them do the work per pass.
+ */
+export class RetentionWorker {
+  private cancel: (() => void) | null = null
+  private running: Promise<RetentionReport | null> | null = null
+
+  constructor(private readonly options: RetentionOptions) {}
+
+  /** One pass; null when another process holds the retention lease (or a pass is still running here). */
+  runOnce(): Promise<RetentionReport | null> {
+    if (this.running) return Promise.resolve(null)
+    this.running = this.pass().finally(() => (this.running = null))
+    return this.running
+  }
+
+  private async pass(): Promise<RetentionReport | null> {
+    const { backend, clock, retentionMs, intervalMs, owner } = this.options
+    // The lease outlives a few missed passes, so a crashed holder is replaced within ~3 intervals.
+    const owned = await backend.leaseAcquire(LEASE, owner, Math.max(3 * intervalMs, 10_000))
+    setLeaseOwnership(owned ? 1 : 0, 'retention')
+    if (!owned) return null
+    const cutoff = clock.now() - retentionMs
+    const removed: Record<RetainedLogKind, number> = { event: 0, audit: 0, firewall: 0 }
+    const logs = await retainedLogs(backend)
+    for (const { kind, log } of logs) removed[kind] += await backend.logTrimBefore(log, cutoff)
+    observeRetentionRun(removed)
+    if (removed.event + removed.audit + removed.firewall > 0) logger.info('log retention pass', { cutoff: new Date(cutoff).toISOString(), logs: logs.length, ...removed })
+    return { cutoff, logs: logs.length, removed }
+  }
+
+  /**
+   * Runs a pass now and then every interval; failures are logged and retried next time.
+   * Resolves when the first pass is over (callers need not wait).
+   */
+  start(): Promise<void> {
+    if (this.cancel) return Promise.resolve()
+    const tick = () => this.runOnce().then(() => undefined, (error) => logger.error('log retention failed', { error: String(error) }))
+    const every = this.options.every ?? defaultEvery
+    this.cancel = every(() => void tick(), this.options.intervalMs)
+    return tick()
+  }
+
+  /** Stops the timer, waits for a running pass and hands the lease back. */
+  async stop(): Promise<void> {
+    this.cancel?.()
+    this.cancel = null
+    await this.running?.catch(() => null)
+    await this.options.backend.leaseRelease(LEASE, this.options.owner).catch(() => undefined)
+    setLeaseOwnership(0, 'retention')
+  }
+}
+
+function defaultEvery(run: () => void, ms: number): () => void {
+  const timer = setInterval(run, ms)
+  timer.unref()
+  return () => clearInterval(timer)
+}

@@ -1,0 +1,48 @@
+import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
+import { defineNitroPlugin } from 'nitropack/runtime'
+import type { H3Event } from 'h3'
+import { useServices } from '../app/runtime'
+import { logger } from '../app/logger'
+import { runWithRequestContext, type RequestContext } from '../app/request-context'
+import { newId } from '../common/ids'
+import { trackRequest } from '../observability/http-tracking'
+import { RetentionWorker, retentionSettings } from '../observability/retention'
+import { rateLimitSettings } from '../http/rate-limit'
+
+/**
+ * Observability for every route: a request context (request id on every log line, route
+ * template for metrics), one access line and one metrics sample per request, and the log
+ * retention worker.
+ *
+ * The app handler is wrapped rather than using the 'request'/'afterResponse' hooks: an
+ * AsyncLocalStorage context must enclose the handler's whole async chain (a hook cannot), and
+ * the response's 'close' event also sees streamed, failed and aborted responses with their
+ * real duration.
+ */
+export default defineNitroPlugin((nitroApp) => {
+  const inner = nitroApp.h3App.handler
+  nitroApp.h3App.handler = ((event: H3Event) => {
+    const context: RequestContext = { requestId: newId('req') }
+    event.context.requestId = context.requestId
+    trackRequest(event, context)
+    return runWithRequestContext(context, () => inner(event))
+  }) as typeof inner
+
+  // Parsed now, so an invalid LOG_RETENTION or *_RATE_LIMIT stops start-up instead of silently keeping logs forever.
+  const settings = retentionSettings()
+  rateLimitSettings()
+  const worker = (async () => {
+    const services = await useServices()
+    const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
+    const retention = new RetentionWorker({ backend: services.backend, clock: services.clock, owner, ...settings })
+    void retention.start()
+    return retention
+  })().catch((error) => {
+    logger.error('log retention failed to start', { error: String(error) })
+    return null
+  })
+  nitroApp.hooks.hookOnce('close', async () => {
+    await (await worker)?.stop()
+  })
+})
