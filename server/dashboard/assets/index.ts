@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto'
+import { setResponseHeader, setResponseStatus, getRequestHeader, type H3Event } from 'h3'
+import css from './dashboard.css'
+import js from 'raw:./dashboard.js'
+
+/**
+ * The dashboard's only stylesheet and script, bundled as text by Nitro's raw loader, answered
+ * with an ETag so browsers revalidate cheaply after a deploy.
+ */
+const ASSETS: Record<string, { type: string; body: string; etag: string }> = Object.fromEntries(
+  [
+    ['dashboard.css', 'text/css; charset=utf-8', css],
+    ['dashboard.js', 'text/javascript; charset=utf-8', js],
+  ].map(([name, type, body]) => [name, { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }]),
+)
+
+export function serveAsset(event: H3Event, name: string) {
+  const asset = ASSETS[name]
+  if (!asset) {
+    setResponseStatus(event, 404)
+    return 'not found'
+  }
+  setResponseHeader(event, 'etag', asset.etag)
+  setResponseHeader(event, 'cache-control', 'no-cache')
+  setResponseHeader(event, 'x-content-type-options', 'nosniff')
+  if (getRequestHeader(event, 'if-none-match') === asset.etag) {
+    setResponseStatus(event, 304)
+    return ''
+  }
+  setResponseHeader(event, 'content-type', asset.type)
+  return asset.body
+}

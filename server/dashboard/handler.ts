@@ -1,0 +1,150 @@
+import { getRouterParams, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import { useServices } from '../app/runtime'
+import type { CallContext } from '../app/context'
+import type { Services } from '../app/services'
+import { authenticate } from '../auth/authenticate'
+import { DomainError } from '../common/errors'
+import { recordAudit } from '../http/audit'
+import { toProblem } from '../http/problem'
+import { logger } from '../app/logger'
+import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
+import { html, type Html } from './html'
+import { layout, type Viewer } from './layout'
+import { readForm, requestMeta, type Form } from './request'
+import { dashboardSession, setFlash, takeFlash, type DashboardSession, type Flash } from './session'
+
+/** Everything a page or action handler gets: the domain call context plus page helpers. */
+export interface DashboardRequest {
+  event: H3Event
+  services: Services
+  session: DashboardSession
+  ctx: CallContext
+  viewer: Viewer
+  params: Record<string, string>
+  query: URLSearchParams
+  flash?: Flash
+}
+
+/** What an action answers: a redirect (post-redirect-get) or a page rendered in place. */
+export type ActionResult = { redirect: string; flash?: string } | { page: Html; status?: number }
+
+export interface AuditSpec {
+  action: string
+  resourceType: string
+  resourceId?: (params: Record<string, string>) => string | undefined
+}
+
+const sendHtml = (event: H3Event, page: Html, status = 200) => {
+  setResponseStatus(event, status)
+  setResponseHeader(event, 'content-type', 'text/html; charset=utf-8')
+  setResponseHeader(event, 'cache-control', 'no-store')
+  return page.value
+}
+
+/** An error as a page with the status the API would answer (403 names the missing permission). */
+export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
+  const { problem, unexpected } = toProblem(error)
+  if (unexpected) logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
+  const body = html`<section class="card error-card">
+    <h1>${problem.title}</h1>
+    <p>${problem.detail}</p>
+    ${problem.errors?.length ? html`<ul>${problem.errors.map((e) => html`<li><code>${e.path}</code>: ${e.message}</li>`)}</ul>` : ''}
+    <p><a href="javascript:history.back()">Go back</a>${viewer ? html` · <a href="/namespaces/${viewer.ns}/firewalls">Firewalls</a>` : ''}</p>
+  </section>`
+  return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
+}
+
+async function load(event: H3Event): Promise<{ services: Services; session: DashboardSession; params: Record<string, string> }> {
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  return { services, session, params: getRouterParams(event, { decode: true }) }
+}
+
+/** Authenticates the session's token for the path's namespace; null when signed out or no longer valid. */
+async function resolve(event: H3Event, services: Services, session: DashboardSession, params: Record<string, string>): Promise<DashboardRequest | null> {
+  const ns = params.ns ?? ''
+  if (!session.data.token) return null
+  try {
+    const principal = await authenticate(services, session.data.token, ns)
+    const viewer: Viewer = { ns, principal, csrf: await csrfToken(session) }
+    const ctx: CallContext = { services, ns, principal, meta: requestMeta(event) }
+    const query = new URL(event.node.req.url ?? '/', 'http://localhost').searchParams
+    return { event, services, session, ctx, viewer, params, query }
+  } catch (error) {
+    if (error instanceof DomainError && error.kind === 'unauthenticated') return null
+    throw error
+  }
+}
+
+const toSignIn = (event: H3Event, ns?: string) => {
+  const next = event.method === 'GET' ? event.node.req.url ?? '' : ''
+  const search = new URLSearchParams({ ...(ns ? { namespace: ns } : {}), ...(next ? { next } : {}) })
+  return sendRedirect(event, `/sign-in?${search}`, 303)
+}
+
+/** A page: signed-in viewers only; errors become error pages. */
+export function page(render: (req: DashboardRequest) => Promise<Html>) {
+  return async (event: H3Event) => {
+    const { services, session, params } = await load(event)
+    let req: DashboardRequest | null = null
+    try {
+      req = await resolve(event, services, session, params)
+      if (!req) return toSignIn(event, params.ns)
+      req.flash = await takeFlash(session)
+      return sendHtml(event, await render(req))
+    } catch (error) {
+      return errorPage(event, error, req?.viewer)
+    }
+  }
+}
+
+/**
+ * A state-changing form post: the CSRF token is checked before anything else (403 without
+ * it), then the token is authenticated and the domain function runs under the same
+ * permission module as the API. Every outcome is audited like the API's.
+ */
+export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form) => Promise<ActionResult>) {
+  return async (event: H3Event) => {
+    const { services, session, params } = await load(event)
+    let req: DashboardRequest | null = null
+    let status = 500
+    let failure: { message: string; permission?: string } | null = null
+    try {
+      const form = await readForm(event)
+      if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
+        status = 403
+        return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the form is missing its CSRF token or it does not match this session; reload the page and try again'))
+      }
+      req = await resolve(event, services, session, params)
+      if (!req) return toSignIn(event, params.ns)
+      const result = await run(req, form)
+      if ('redirect' in result) {
+        status = 303
+        if (result.flash) await setFlash(session, { kind: 'ok', text: result.flash })
+        return sendRedirect(event, result.redirect, 303)
+      }
+      status = result.status ?? 200
+      return sendHtml(event, result.page, status)
+    } catch (error) {
+      const { problem } = toProblem(error)
+      status = problem.status
+      failure = { message: problem.detail, permission: problem.permission }
+      return errorPage(event, error, req?.viewer)
+    } finally {
+      if (req) {
+        await recordAudit(services, {
+          ns: req.ctx.ns,
+          action: audit.action,
+          outcome: failure ? 'failure' : 'success',
+          statusCode: status,
+          principal: req.ctx.principal,
+          meta: req.ctx.meta,
+          resourceType: audit.resourceType,
+          resourceId: audit.resourceId?.(params),
+          errorMessage: failure?.message,
+          eventData: failure?.permission ? { permission: failure.permission } : undefined,
+        }).catch((error) => logger.error('audit write failed', { error: String(error) }))
+      }
+    }
+  }
+}

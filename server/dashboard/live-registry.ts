@@ -1,0 +1,78 @@
+import { createStore } from '@xstate/store'
+
+/**
+ * The per-process registry of live actor states the dashboard streams to browsers. Actor hosts
+ * publish every transition here; the SSE route subscribes. Only this process's actors appear,
+ * so the stream also polls the persisted state (see live-source.ts) for actors running elsewhere.
+ *
+ * Ids: a webhook is `liveId.webhook(ns, id)` (= the delivery host's `ref`, `ns/id`); an
+ * exception request is `liveId.exceptionRequest(ns, fw, id)` (`ns/fw/id`).
+ */
+
+export type LiveKind = 'webhook' | 'exception-request'
+
+/** What a publisher hands over: the snapshot's `value` and (optionally) its `context`. */
+export interface LiveSnapshot {
+  value: unknown
+  context?: unknown
+}
+
+export interface LiveState extends LiveSnapshot {
+  /** When it was published (ms since epoch). */
+  at: number
+}
+
+export const liveId = {
+  webhook: (ns: string, id: string) => `${ns}/${id}`,
+  exceptionRequest: (ns: string, fw: string, id: string) => `${ns}/${fw}/${id}`,
+}
+
+const keyOf = (kind: LiveKind, id: string) => `${kind}:${id}`
+
+const store = createStore({
+  context: { actors: {} as Record<string, LiveState> },
+  on: {
+    published: (context, event: { key: string; state: LiveState }) => ({ actors: { ...context.actors, [event.key]: event.state } }),
+    forgotten: (context, event: { key: string }) => {
+      const { [event.key]: _gone, ...actors } = context.actors
+      return { actors }
+    },
+  },
+})
+
+/**
+ * Records the current state of a live actor. Cheap and synchronous; call it from an actor's
+ * `subscribe` callback. Never throws.
+ * @example actor.subscribe((s) => publish('webhook', ref, { value: s.value, context: s.context }))
+ */
+export function publish(kind: LiveKind, id: string, state: LiveSnapshot): void {
+  try {
+    store.trigger.published({ key: keyOf(kind, id), state: { value: state.value, context: state.context, at: Date.now() } })
+  } catch {
+    // A dashboard problem must never disturb an actor host.
+  }
+}
+
+/** Drops an actor that stopped running here (deleted, or moved to another process). */
+export function forget(kind: LiveKind, id: string): void {
+  store.trigger.forgotten({ key: keyOf(kind, id) })
+}
+
+/** The last published state, if an actor of this process published one. */
+export function latest(kind: LiveKind, id: string): LiveState | undefined {
+  return store.getSnapshot().context.actors[keyOf(kind, id)]
+}
+
+/** Calls `listener` with each newly published state of one actor; returns the unsubscribe. */
+export function subscribeLive(kind: LiveKind, id: string, listener: (state: LiveState) => void): () => void {
+  const key = keyOf(kind, id)
+  let last = latest(kind, id)
+  const subscription = store.subscribe((snapshot) => {
+    const state = snapshot.context.actors[key]
+    if (state && state !== last) {
+      last = state
+      listener(state)
+    }
+  })
+  return () => subscription.unsubscribe()
+}

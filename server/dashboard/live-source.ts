@@ -1,0 +1,70 @@
+import type { CallContext } from '../app/context'
+import { getExceptionRequest } from '../exception-requests'
+import { deliveryStateView } from '../webhooks/delivery-policy'
+import type { DeliveryContext } from '../webhooks/delivery-types'
+import { webhookRuntime } from '../webhooks/runtime'
+import { webhookState } from '../webhooks/service-actions'
+import { activePaths } from './diagram'
+import { latest, liveId, type LiveKind, type LiveState } from './live-registry'
+
+/**
+ * What the live stream sends for one actor: the machine state (for the diagram) and the few
+ * fields the page shows next to it. Read from the live registry when this process runs the
+ * actor and published recently, else from the persisted state (the actor may run elsewhere).
+ */
+export interface LiveMessage {
+  value: unknown
+  paths: string[]
+  fields: Record<string, string | number | null>
+}
+
+/** A publish this recent wins over the persisted state, which may lag a transition behind. */
+const FRESH_MS = 5_000
+
+export interface LiveTarget {
+  kind: LiveKind
+  /** Registry id (see `liveId`). */
+  id: string
+  /** Reads the state through the domain (permission-checked); also the fallback source. */
+  read: (ctx: CallContext) => Promise<LiveMessage>
+  /** Turns a published state into a message, when one is fresh. */
+  fromPublished: (state: LiveState) => LiveMessage
+}
+
+function webhookMessage(value: unknown, fields: ReturnType<typeof deliveryStateView>): LiveMessage {
+  return {
+    value,
+    paths: activePaths(value),
+    fields: { state: fields.state, bufferedEvents: fields.bufferedEvents, quarantinedUntil: fields.quarantinedUntil ?? null, nextAttemptAt: fields.nextAttemptAt ?? null },
+  }
+}
+
+export function webhookTarget(ns: string, id: string): LiveTarget {
+  return {
+    kind: 'webhook',
+    id: liveId.webhook(ns, id),
+    read: async (ctx) => {
+      const [view, snapshot] = await Promise.all([webhookState(ctx, id), webhookRuntime(ctx.services).webhooks.loadSnapshot(ns, id)])
+      const value = (snapshot as { value?: unknown } | null)?.value ?? view.state
+      return webhookMessage(value, view)
+    },
+    fromPublished: (state) => webhookMessage(state.value, deliveryStateView({ value: state.value, context: state.context as DeliveryContext })),
+  }
+}
+
+export function exceptionRequestTarget(ns: string, fw: string, id: string): LiveTarget {
+  const message = (status: unknown): LiveMessage => ({ value: status, paths: activePaths(status), fields: { status: String(status) } })
+  return {
+    kind: 'exception-request',
+    id: liveId.exceptionRequest(ns, fw, id),
+    read: async (ctx) => message((await getExceptionRequest(ctx, fw, id)).status),
+    fromPublished: (state) => message(state.value),
+  }
+}
+
+/** The current message: a fresh publish if there is one, else the persisted state. */
+export async function currentMessage(ctx: CallContext, target: LiveTarget): Promise<LiveMessage> {
+  const published = latest(target.kind, target.id)
+  if (published && Date.now() - published.at < FRESH_MS) return target.fromPublished(published)
+  return target.read(ctx)
+}

@@ -1,0 +1,27 @@
+import { firewallPermissions } from '../../auth/permissions'
+import { listFirewalls } from '../../firewall/queries'
+import { heading, table } from '../components'
+import type { DashboardRequest } from '../handler'
+import { href, html, time } from '../html'
+import { layout } from '../layout'
+
+/** `/namespaces/{ns}/firewalls`: the firewalls the viewer can read, with what they may do. */
+export async function firewallsPage(req: DashboardRequest) {
+  const { ns, principal } = req.viewer
+  const firewalls = await listFirewalls(req.ctx)
+  const rows = firewalls.map((fw) => {
+    const held = [...firewallPermissions(principal, fw)].map((p) => p.replace(/^fw:/, ''))
+    return [
+      html`<a href="${href('namespaces', ns, 'firewalls', fw.id)}"><strong>${fw.name}</strong></a><div class="muted small">${fw.id}</div>`,
+      html`<span class="badge">${fw.ecosystem}</span>`,
+      html`v${fw.version}`,
+      String(fw.rules.length),
+      String(fw.exceptions.length),
+      time(fw.updatedAt),
+      html`<span class="small muted">${held.join(', ')}</span>`,
+    ]
+  })
+  const body = html`${heading('Firewalls', '', `${firewalls.length} firewall${firewalls.length === 1 ? '' : 's'} you can read in ${ns}`)}
+    <section class="card">${table('Firewalls', ['Firewall', 'Ecosystem', 'Version', 'Rules', 'Exceptions', 'Updated', 'Your permissions'], rows, 'No firewall you can read yet.')}</section>`
+  return layout({ title: 'Firewalls', section: 'firewalls', viewer: req.viewer, flash: req.flash, body })
+}

@@ -1,0 +1,76 @@
+import { canOnFirewall } from '../../auth/permissions'
+import { invalid } from '../../common/errors'
+import { rollback } from '../../firewall/commands'
+import { firewallHistory, firewallVersion, getFirewall } from '../../firewall/queries'
+import { card, heading, table } from '../components'
+import { diffView } from '../diff-view'
+import type { ActionResult, DashboardRequest } from '../handler'
+import { href, html, time } from '../html'
+import { csrfField, layout } from '../layout'
+import type { Form } from '../request'
+
+/** Version history with a diff between any two versions, and rollback with confirmation. */
+
+const fwPath = (ns: string, fw: string, ...rest: (string | number)[]) => href('namespaces', ns, 'firewalls', fw, ...rest)
+
+function versionParam(value: string | null | undefined, fallback: number, max: number): number {
+  const n = Number(value)
+  return Number.isInteger(n) && n >= 1 && n <= max ? n : fallback
+}
+
+/** `/namespaces/{ns}/firewalls/{fw}/history?from=&to=` */
+export async function historyPage(req: DashboardRequest) {
+  const { ns, principal } = req.viewer
+  const fw = await getFirewall(req.ctx, req.params.fw)
+  const entries = await firewallHistory(req.ctx, fw.id, 200)
+  const to = versionParam(req.query.get('to'), fw.version, fw.version)
+  const from = versionParam(req.query.get('from'), Math.max(1, to - 1), fw.version)
+  const [before, after] = await Promise.all([firewallVersion(req.ctx, fw.id, from), firewallVersion(req.ctx, fw.id, to)])
+  const mayRollBack = canOnFirewall(principal, fw, 'fw:update:config')
+  const rows = entries.map((entry) => [
+    html`<strong>v${entry.version}</strong>${entry.version === fw.version ? html` <span class="pill ok">current</span>` : ''}`,
+    time(entry.updatedAt),
+    entry.actor?.userId ?? html`<span class="muted">system</span>`,
+    entry.summary,
+    html`<label class="choice"><input type="radio" name="from" value="${entry.version}" form="compare"${entry.version === from ? ' checked' : ''}> from</label>
+      <label class="choice"><input type="radio" name="to" value="${entry.version}" form="compare"${entry.version === to ? ' checked' : ''}> to</label>`,
+    mayRollBack && entry.version !== fw.version ? html`<a class="button small" href="${fwPath(ns, fw.id, 'versions', entry.version, 'rollback')}">Roll back to v${entry.version}</a>` : '',
+  ])
+  const body = html`${heading(html`History of ${fw.name}`, html`<a class="button" href="${fwPath(ns, fw.id)}">Configuration</a>`, html`<code>${fw.id}</code> · current version <strong data-testid="fw-version">${fw.version}</strong>`)}
+    ${card('Versions', html`<form id="compare" method="get" action="${fwPath(ns, fw.id, 'history')}" class="toolbar">
+        <p class="small muted">Pick a “from” and a “to” version, then compare.</p>
+        <button class="button primary" type="submit">Compare</button>
+      </form>
+      ${table('Versions', ['Version', 'Updated', 'By', 'Change', 'Compare', ''], rows)}`)}
+    ${card(`Diff v${from} → v${to}`, diffView(before, after, [`v${from}`, `v${to}`]), 'diff')}`
+  return layout({ title: `History of ${fw.name}`, section: 'firewalls', viewer: req.viewer, flash: req.flash, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')], [fw.name, fwPath(ns, fw.id)]], body })
+}
+
+/** `GET .../versions/{v}/rollback`: what the rollback would change, and the confirming form. */
+export async function rollbackConfirmPage(req: DashboardRequest) {
+  const { ns } = req.viewer
+  const fw = await getFirewall(req.ctx, req.params.fw)
+  const version = Number(req.params.version)
+  const target = await firewallVersion(req.ctx, fw.id, version)
+  const form = html`<form method="post" action="${fwPath(ns, fw.id, 'versions', version, 'rollback')}" class="stack">
+      ${csrfField(req.viewer)}
+      <input type="hidden" name="expectedVersion" value="${fw.version}">
+      <p>Rolling back creates <strong>version ${fw.version + 1}</strong> with the configuration of version ${version}. Nothing is deleted; you can roll forward again later.</p>
+      <div class="actions"><button class="button danger" type="submit">Confirm rollback to v${version}</button>
+      <a class="button" href="${fwPath(ns, fw.id, 'history')}">Cancel</a></div>
+    </form>`
+  const body = html`${heading(html`Roll back ${fw.name} to v${version}?`)}
+    ${card('Confirm', form)}
+    ${card(`Changes (current v${fw.version} → v${version})`, diffView(fw, target, [`v${fw.version}`, `v${version}`]))}`
+  return layout({ title: 'Confirm rollback', section: 'firewalls', viewer: req.viewer, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')], [fw.name, fwPath(ns, fw.id)], ['History', fwPath(ns, fw.id, 'history')]], body })
+}
+
+/** POST `.../versions/{v}/rollback`: refused (412) when the firewall changed since the confirmation page. */
+export async function rollbackAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
+  const version = Number(req.params.version)
+  if (!Number.isInteger(version) || version < 1) throw invalid('invalid_version', 'version must be a positive integer')
+  const expected = Number(form.get('expectedVersion'))
+  const result = await rollback(req.ctx, req.params.fw, version, Number.isInteger(expected) && expected > 0 ? expected : undefined)
+  return { redirect: fwPath(req.viewer.ns, req.params.fw, 'history'), flash: `Rolled back to version ${version}: the firewall is now at version ${result.version}.` }
+}
+

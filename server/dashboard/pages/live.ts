@@ -1,0 +1,69 @@
+import { createEventStream, getRouterParams, setResponseStatus, type H3Event } from 'h3'
+import { useServices } from '../../app/runtime'
+import { authenticate } from '../../auth/authenticate'
+import { toProblem } from '../../http/problem'
+import { subscribeLive } from '../live-registry'
+import { currentMessage, exceptionRequestTarget, webhookTarget, type LiveMessage, type LiveTarget } from '../live-source'
+import { requestMeta } from '../request'
+import { dashboardSession } from '../session'
+
+/** Polling interval of the persisted state (the fallback when no publisher runs here). */
+const POLL_MS = 1000
+/** A comment line keeps proxies from closing an idle stream. */
+const PING_EVERY = 15
+
+/**
+ * `GET /namespaces/{ns}/live/...`: a server-sent event stream of one actor's state. Each
+ * message is `event: state` with a JSON `LiveMessage`, sent when the state changes (pushed by
+ * the live registry, or noticed by the one-second poll). The session's token is checked again
+ * on every poll, so signing out or revoking the token ends the stream.
+ */
+function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
+  return async (event: H3Event) => {
+    const services = await useServices()
+    const session = await dashboardSession(event, services)
+    const params = getRouterParams(event, { decode: true })
+    const ns = params.ns ?? ''
+    const target = targetOf(params)
+    let first: LiveMessage
+    let ctx
+    try {
+      const principal = await authenticate(services, session.data.token ?? null, ns)
+      ctx = { services, ns, principal, meta: requestMeta(event) }
+      first = await target.read(ctx)
+    } catch (error) {
+      const { problem } = toProblem(error)
+      setResponseStatus(event, problem.status)
+      return problem.detail
+    }
+    const stream = createEventStream(event)
+    let lastJson = ''
+    const send = (message: LiveMessage) => {
+      const json = JSON.stringify(message)
+      if (json === lastJson) return
+      lastJson = json
+      void stream.push({ event: 'state', data: json }).catch(() => undefined)
+    }
+    const unsubscribe = subscribeLive(target.kind, target.id, (state) => send(target.fromPublished(state)))
+    let ticks = 0
+    const timer = setInterval(async () => {
+      try {
+        await authenticate(services, session.data.token ?? null, ns)
+        send(await currentMessage(ctx, target))
+        if (++ticks % PING_EVERY === 0) void stream.push({ event: 'ping', data: String(Date.now()) }).catch(() => undefined)
+      } catch {
+        void stream.close()
+      }
+    }, POLL_MS)
+    stream.onClosed(async () => {
+      clearInterval(timer)
+      unsubscribe()
+      await stream.close()
+    })
+    send(first)
+    return stream.send()
+  }
+}
+
+export const webhookLive = liveStream((p) => webhookTarget(p.ns, p.id))
+export const exceptionRequestLive = liveStream((p) => exceptionRequestTarget(p.ns, p.fw, p.id))

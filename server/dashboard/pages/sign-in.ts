@@ -1,0 +1,114 @@
+import { randomBytes } from 'node:crypto'
+import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
+import { useServices } from '../../app/runtime'
+import { authenticate } from '../../auth/authenticate'
+import { DomainError } from '../../common/errors'
+import { csrfToken, CSRF_FIELD, verifyCsrf } from '../csrf'
+import { errorPage } from '../handler'
+import { href, html } from '../html'
+import { layout } from '../layout'
+import { readForm, safeNext } from '../request'
+import { dashboardSession } from '../session'
+
+/** Sign-in with an access token, sign-out, and the `/` redirect. */
+
+interface SignInView {
+  csrf: string
+  namespace: string
+  next?: string
+  error?: string
+  notice?: string
+}
+
+function signInPage(view: SignInView) {
+  const body = html`<section class="card narrow">
+    <h1>Sign in</h1>
+    <p class="muted">Use a personal or service access token. It is kept only in an encrypted, HttpOnly cookie.</p>
+    ${view.notice ? html`<div class="flash ok" role="status">${view.notice}</div>` : ''}
+    ${view.error ? html`<div class="flash error" role="alert">${view.error}</div>` : ''}
+    <form method="post" action="/sign-in" class="stack">
+      <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}">
+      ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
+      <label>Namespace <input name="namespace" value="${view.namespace}" required autocomplete="organization" pattern="[A-Za-z0-9][A-Za-z0-9._-]{0,127}"></label>
+      <label>Access token <input name="token" type="password" required autocomplete="current-password" placeholder="fwp_… or fws_…"></label>
+      <button class="button primary" type="submit">Sign in</button>
+    </form>
+  </section>`
+  return layout({ title: 'Sign in', body })
+}
+
+function send(event: H3Event, markup: string, status = 200) {
+  setResponseStatus(event, status)
+  setResponseHeader(event, 'content-type', 'text/html; charset=utf-8')
+  setResponseHeader(event, 'cache-control', 'no-store')
+  return markup
+}
+
+const home = (ns: string) => href('namespaces', ns, 'firewalls')
+
+/** GET /sign-in */
+export async function showSignIn(event: H3Event) {
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  const query = getQuery(event)
+  const view: SignInView = {
+    csrf: await csrfToken(session),
+    namespace: String(query.namespace ?? session.data.ns ?? services.config.bootstrap.namespace),
+    next: safeNext(typeof query.next === 'string' ? query.next : undefined),
+    notice: query['signed-out'] !== undefined ? 'You are signed out.' : undefined,
+  }
+  return send(event, signInPage(view).value)
+}
+
+/** POST /sign-in: the token is checked exactly as the API checks a bearer token. */
+export async function submitSignIn(event: H3Event) {
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  const form = await readForm(event)
+  if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
+    return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-in form expired; reload the page and try again'))
+  }
+  const namespace = form.text('namespace') ?? ''
+  const token = form.text('token') ?? ''
+  const next = safeNext(form.get('next'))
+  try {
+    await authenticate(services, token, namespace)
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
+    const view = { csrf: await csrfToken(session), namespace, next, error: `Sign-in failed: ${error.message}.` }
+    return send(event, signInPage(view).value, 401)
+  }
+  // A fresh CSRF secret on sign-in: a token planted before sign-in is worthless after it.
+  await session.update({ token, ns: namespace, csrf: randomBytes(32).toString('base64url'), flash: undefined })
+  const target = next && next.startsWith(`/namespaces/${encodeURIComponent(namespace)}/`) ? next : home(namespace)
+  return sendRedirect(event, target, 303)
+}
+
+/** POST /sign-out: CSRF-checked (a forged sign-out is a nuisance attack), then the cookie is cleared. */
+export async function submitSignOut(event: H3Event) {
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  const form = await readForm(event)
+  if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
+    return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-out form is missing its CSRF token'))
+  }
+  const ns = session.data.ns
+  await session.clear()
+  return sendRedirect(event, `/sign-in?signed-out${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`, 303)
+}
+
+/** GET /: the namespace home when the session's token still works, else the sign-in page. */
+export async function rootRedirect(event: H3Event) {
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  const { token, ns } = session.data
+  if (token && ns) {
+    try {
+      await authenticate(services, token, ns)
+      return sendRedirect(event, home(ns), 302)
+    } catch {
+      // fall through to sign-in
+    }
+  }
+  return sendRedirect(event, '/sign-in', 302)
+}

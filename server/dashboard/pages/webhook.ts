@@ -1,0 +1,88 @@
+import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
+import { hasNamespacePermission } from '../../auth/permissions'
+import { getWebhook } from '../../webhooks/service'
+import { listDeliveries, releaseQuarantine, revealSecret, rotateSecret, sendTest, webhookMetrics, webhookState } from '../../webhooks/service-actions'
+import { webhookRuntime } from '../../webhooks/runtime'
+import { card, facts, heading, postButton, status } from '../components'
+import type { ActionResult, DashboardRequest } from '../handler'
+import { href, html, time, type Html } from '../html'
+import { layout } from '../layout'
+import { liveDiagram } from '../live-diagram'
+import { deliveriesSection, metricsSection } from './webhook-sections'
+
+/**
+ * `/namespaces/{ns}/webhooks/{id}`: state, buffered count, quarantine end, live machine,
+ * delivery records, metrics, and the manager's actions (reveal, rotate, release, test send).
+ */
+
+const whPath = (ns: string, id: string, ...rest: string[]) => href('namespaces', ns, 'webhooks', id, ...rest)
+
+/** The page; `secret` is shown once when a reveal or rotation just happened. */
+export async function webhookPage(req: DashboardRequest, secret?: { value: string; note: string }): Promise<Html> {
+  const { ns, principal } = req.viewer
+  const id = req.params.id
+  const [webhook, state, deliveries, snapshot] = await Promise.all([
+    getWebhook(req.ctx, id),
+    webhookState(req.ctx, id),
+    listDeliveries(req.ctx, id, 25),
+    webhookRuntime(req.services).webhooks.loadSnapshot(ns, id),
+  ])
+  const bucket = (['1m', '1h', '1d'] as const).find((b) => b === req.query.get('bucket')) ?? '1h'
+  const metrics = await webhookMetrics(req.ctx, id, { bucket })
+  const manage = hasNamespacePermission(principal, 'ns:webhooks:manage')
+  const base = whPath(ns, id)
+  const actions = manage
+    ? html`${state.state === 'quarantined' ? postButton(req.viewer, `${base}/release`, 'Release quarantine', { kind: 'primary' }) : ''}
+      ${postButton(req.viewer, `${base}/test`, 'Send test event')}`
+    : ''
+  const secretBlock = secret
+    ? html`<div class="secret" role="status"><p>${secret.note}</p><code class="break" data-testid="secret">${secret.value}</code> <button class="button small" type="button" data-copy="${secret.value}">Copy</button></div>`
+    : html`<p class="mono">${webhook.secret}</p>`
+  const secretCard = manage
+    ? card('Signing secret', html`${secretBlock}
+      ${webhook.secretRotatedAt ? html`<p class="small muted">Last rotated ${time(webhook.secretRotatedAt)}; the previous secret keeps signing until ${time(webhook.previousSecretValidUntil)}.</p>` : ''}
+      <div class="actions">${postButton(req.viewer, `${base}/secret/reveal`, 'Reveal secret')}
+      ${postButton(req.viewer, `${base}/secret/rotate`, 'Rotate secret', { kind: 'danger', confirm: 'Rotate the signing secret? Receivers must learn the new one; the old one keeps signing during the overlap.' })}</div>`, 'secret')
+    : ''
+  const value = (snapshot as { value?: unknown } | null)?.value ?? state.state
+  const body = html`${heading(webhook.name, actions, html`<code>${webhook.id}</code> · <span class="break">${webhook.url}</span>`)}
+    <div class="grid two">
+      ${card('Delivery state', facts([
+        ['State', html`<span data-live-field="state" data-testid="webhook-state">${state.state}</span>`],
+        ['Buffered events', html`<span data-live-field="bufferedEvents">${state.bufferedEvents}</span>`],
+        ['Quarantined until', html`<span data-live-field="quarantinedUntil">${state.quarantinedUntil ?? '—'}</span>`],
+        ['Next attempt', html`<span data-live-field="nextAttemptAt">${state.nextAttemptAt ?? '—'}</span>`],
+      ]))}
+      ${card('Subscription', facts([
+        ['Enabled', webhook.enabled ? status('active') : html`<span class="pill muted">disabled</span>`],
+        ['Event types', webhook.eventTypes.join(', ')],
+        ['Firewalls', webhook.firewalls.length ? webhook.firewalls.join(', ') : 'all'],
+        ['Created', time(webhook.createdAt)],
+      ]))}
+    </div>
+    ${card('State machine', liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
+    ${secretCard}
+    ${metricsSection(base, bucket, metrics)}
+    ${deliveriesSection(deliveries.items)}`
+  return layout({ title: webhook.name, section: 'webhooks', viewer: req.viewer, flash: req.flash, crumbs: [['Webhooks', href('namespaces', ns, 'webhooks')]], body })
+}
+
+export async function revealAction(req: DashboardRequest): Promise<ActionResult> {
+  const { secret } = await revealSecret(req.ctx, req.params.id)
+  return { page: await webhookPage(req, { value: secret, note: 'Current signing secret:' }) }
+}
+
+export async function rotateAction(req: DashboardRequest): Promise<ActionResult> {
+  const { secret, previousSecretValidUntil } = await rotateSecret(req.ctx, req.params.id)
+  return { page: await webhookPage(req, { value: secret, note: `New signing secret (the previous one signs too until ${previousSecretValidUntil}):` }) }
+}
+
+export async function releaseAction(req: DashboardRequest): Promise<ActionResult> {
+  await releaseQuarantine(req.ctx, req.params.id)
+  return { redirect: whPath(req.viewer.ns, req.params.id), flash: 'Quarantine released; delivery resumes now.' }
+}
+
+export async function testAction(req: DashboardRequest): Promise<ActionResult> {
+  const { event } = await sendTest(req.ctx, req.params.id)
+  return { redirect: whPath(req.viewer.ns, req.params.id), flash: `Test event ${event} queued for delivery.` }
+}

@@ -1,0 +1,49 @@
+import { getRequestIP, readRawBody, type H3Event } from 'h3'
+import { newId } from '../common/ids'
+import type { RequestMeta } from '../auth/principal'
+import { HttpProblem } from '../http/problem'
+
+/** Largest form body the dashboard reads (an approval's exception JSON fits easily). */
+const FORM_LIMIT = 256 * 1024
+
+/** Request metadata for events and audit entries, as the API records it. */
+export function requestMeta(event: H3Event): RequestMeta {
+  const req = event.node.req
+  return {
+    requestId: newId('req'),
+    remoteAddress: (getRequestIP(event, { xForwardedFor: process.env.TRUST_PROXY === 'true' }) ?? req.socket.remoteAddress)?.replace(/^::ffff:(?=\d+\.)/, ''),
+    userAgent: req.headers['user-agent']?.slice(0, 300),
+    method: req.method,
+    path: (req.url ?? '').split('?')[0],
+  }
+}
+
+/** A submitted form: first value of a field, or all values of a repeated one (checkboxes). */
+export class Form {
+  constructor(private readonly params: URLSearchParams) {}
+  get(name: string): string | undefined {
+    return this.params.get(name) ?? undefined
+  }
+  /** Trimmed value, or undefined when empty. */
+  text(name: string): string | undefined {
+    const value = this.params.get(name)?.trim()
+    return value ? value : undefined
+  }
+  all(name: string): string[] {
+    return this.params.getAll(name)
+  }
+}
+
+/** Reads an `application/x-www-form-urlencoded` body (the only kind dashboard forms send). */
+export async function readForm(event: H3Event): Promise<Form> {
+  const length = Number(event.node.req.headers['content-length'] ?? 0)
+  if (length > FORM_LIMIT) throw new HttpProblem(413, 'body_too_large', 'form too large')
+  const body = (await readRawBody(event, 'utf8')) ?? ''
+  if (body.length > FORM_LIMIT) throw new HttpProblem(413, 'body_too_large', 'form too large')
+  return new Form(new URLSearchParams(body))
+}
+
+/** A same-site path to return to after sign-in; anything else falls back to the home page. */
+export function safeNext(next: string | undefined): string | undefined {
+  return next && /^\/(?!\/)[^\\\s]*$/.test(next) ? next : undefined
+}

@@ -1,0 +1,85 @@
+import { createRouter, defineEventHandler, sendRedirect, type EventHandler, type H3Event } from 'h3'
+import { DomainError } from '../common/errors'
+import { action, errorPage, page } from './handler'
+import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
+import { firewallQueuePage, namespaceQueuePage } from './pages/exception-requests'
+import { firewallPage, removeException } from './pages/firewall'
+import { firewallLogPage } from './pages/firewall-log'
+import { firewallsPage } from './pages/firewalls'
+import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
+import { createLicenseSetAction, deleteLicenseSetAction, licenseSetsPage, updateLicenseSetAction } from './pages/license-sets'
+import { exceptionRequestLive, webhookLive } from './pages/live'
+import { machinePage, machinesPage } from './pages/machines'
+import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction, teamsPage } from './pages/teams'
+import { createPersonalAction, createServiceAction, revokeAction, tokensPage } from './pages/tokens'
+import { releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
+import { createWebhookAction, webhooksPage } from './pages/webhooks'
+
+/**
+ * The dashboard's route table under `/namespaces/{ns}/...`: GET pages and POST form actions.
+ * Each action names its audit action (the API's names where one exists).
+ */
+
+const NS = '/namespaces/:ns'
+const FW = `${NS}/firewalls/:fw`
+const REQ = `${FW}/exception-requests/:id`
+const WH = `${NS}/webhooks/:id`
+const audit = (name: string, resourceType: string, key: string) => ({ action: name, resourceType, resourceId: (p: Record<string, string>) => p[key] })
+
+const pages: [string, EventHandler][] = [
+  [NS, defineEventHandler((event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302))],
+  [`${NS}/firewalls`, page(firewallsPage)],
+  [FW, page(firewallPage)],
+  [`${FW}/history`, page(historyPage)],
+  [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
+  [`${FW}/log`, page(firewallLogPage)],
+  [`${FW}/exception-requests`, page(firewallQueuePage)],
+  [REQ, page(exceptionRequestPage)],
+  [`${NS}/exception-requests`, page(namespaceQueuePage)],
+  [`${NS}/webhooks`, page(webhooksPage)],
+  [WH, page((req) => webhookPage(req))],
+  [`${NS}/teams`, page(teamsPage)],
+  [`${NS}/tokens`, page((req) => tokensPage(req))],
+  [`${NS}/license-sets`, page(licenseSetsPage)],
+  [`${NS}/machines`, page(machinesPage)],
+  [`${NS}/machines/:machine`, page(machinePage)],
+  [`${NS}/live/webhooks/:id`, defineEventHandler(webhookLive)],
+  [`${NS}/live/exception-requests/:fw/:id`, defineEventHandler(exceptionRequestLive)],
+]
+
+const actions: [string, EventHandler][] = [
+  [`${FW}/versions/:version/rollback`, action(audit('firewall.rollback', 'firewall', 'fw'), rollbackAction)],
+  [`${FW}/exceptions/:exceptionId/delete`, action(audit('firewall.exception.delete', 'firewall', 'fw'), removeException)],
+  [`${REQ}/approve`, action(audit('exception-request.approve', 'exception-request', 'id'), approveAction)],
+  [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
+  [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],
+  [`${NS}/webhooks`, action(audit('webhook.create', 'webhook', 'id'), createWebhookAction)],
+  [`${WH}/secret/reveal`, action(audit('webhook.secret.reveal', 'webhook', 'id'), revealAction)],
+  [`${WH}/secret/rotate`, action(audit('webhook.secret.rotate', 'webhook', 'id'), rotateAction)],
+  [`${WH}/release`, action(audit('webhook.release', 'webhook', 'id'), releaseAction)],
+  [`${WH}/test`, action(audit('webhook.test', 'webhook', 'id'), testAction)],
+  [`${NS}/teams`, action(audit('team.create', 'team', 'team'), createTeamAction)],
+  [`${NS}/teams/:team/delete`, action(audit('team.delete', 'team', 'team'), deleteTeamAction)],
+  [`${NS}/teams/:team/members`, action(audit('team.member.add', 'team', 'team'), addMemberAction)],
+  [`${NS}/teams/:team/members/:userId/remove`, action(audit('team.member.remove', 'team', 'team'), removeMemberAction)],
+  [`${NS}/tokens/personal`, action(audit('token.personal.create', 'token', 'token'), createPersonalAction)],
+  [`${NS}/tokens/service`, action(audit('token.service.create', 'token', 'token'), createServiceAction)],
+  [`${NS}/tokens/:token/revoke`, action(audit('token.revoke', 'token', 'token'), revokeAction)],
+  [`${NS}/license-sets`, action(audit('license-set.create', 'license-set', 'set'), createLicenseSetAction)],
+  [`${NS}/license-sets/:set`, action(audit('license-set.update', 'license-set', 'set'), updateLicenseSetAction)],
+  [`${NS}/license-sets/:set/delete`, action(audit('license-set.delete', 'license-set', 'set'), deleteLicenseSetAction)],
+]
+
+const router = createRouter({ preemptive: true })
+for (const [path, handler] of pages) router.get(path, handler)
+for (const [path, handler] of actions) router.post(path, handler)
+
+/** Handles a `/namespaces/...` request; unknown paths get the dashboard's 404 page. */
+export async function handleDashboard(event: H3Event) {
+  try {
+    return await router.handler(event)
+  } catch (error) {
+    const status = (error as { statusCode?: number }).statusCode === 405 ? 'method' : 'path'
+    return errorPage(event, new DomainError('not_found', 'page_not_found', status === 'method' ? `${event.method} is not allowed here` : `no dashboard page at ${event.path.split('?')[0]}`))
+  }
+}

@@ -1,0 +1,5 @@
+import { defineEventHandler } from 'h3'
+import { rootRedirect } from '../dashboard/pages/sign-in'
+
+/** `GET /`: the dashboard home of a signed-in viewer, else the sign-in page. */
+export default defineEventHandler(rootRedirect)

@@ -1,0 +1,117 @@
+import { mkdirSync } from 'node:fs'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { NS, requestException, seedFirewall, signIn, startWorld, type World } from './harness'
+
+/** The reviewer's and operator's main flows in a real browser against the built server. */
+
+let world: World
+beforeAll(async () => {
+  world = await startWorld()
+  await seedFirewall(world.api, 'main')
+})
+afterAll(async () => world?.close())
+
+describe('dashboard flows', () => {
+  it('signs in with a token into an HttpOnly SameSite=Strict session and lists the firewalls', async () => {
+    const { context, page } = await signIn(world)
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Firewalls')
+    expect(await page.getByRole('link', { name: /Firewall main/ }).isVisible()).toBe(true)
+    const [cookie] = (await context.cookies()).filter((c) => c.name === 'pf_dashboard')
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' })
+    expect(cookie.value).not.toContain('fwp_')
+    await context.close()
+  })
+
+  it('refuses a wrong token with a message and no session', async () => {
+    const context = await world.browser.newContext({ baseURL: world.server.url })
+    const page = await context.newPage()
+    await page.goto('/sign-in')
+    await page.getByLabel('Access token').fill('fwp_not-a-real-token-000000000000')
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    expect(await page.getByRole('alert').textContent()).toContain('Sign-in failed')
+    await page.goto(`/namespaces/${NS}/firewalls`)
+    expect(new URL(page.url()).pathname).toBe('/sign-in')
+    await context.close()
+  })
+
+  it('approves a pending exception request with an edited exception and shows it on the firewall', async () => {
+    const request = await requestException(world.api, 'main', 'left-pad')
+    const { context, page } = await signIn(world)
+    await page.getByRole('link', { name: 'Exception requests' }).first().click()
+    await page.getByRole('link', { name: request.id }).click()
+    expect(new URL(page.url()).pathname).toBe(`/namespaces/${NS}/firewalls/main/exception-requests/${request.id}`)
+    expect(await page.getByTestId('request-status').textContent()).toContain('pending')
+    const edited = { id: 'ex-left-pad-reviewed', rule: 'min-age', selector: { packageName: 'left-pad', version: '1.0.0' }, expires: '2031-06-30T00:00:00Z', reason: 'accepted_risk' }
+    await page.getByLabel(/Exception to add/).fill(JSON.stringify(edited, null, 2))
+    await page.getByLabel('Comment for the requester').fill('Fine until mid 2031')
+    await page.getByRole('button', { name: 'Approve and add exception' }).click()
+    expect(await page.getByRole('status').first().textContent()).toContain('Exception ex-left-pad-reviewed was added')
+    expect(await page.getByTestId('request-status').textContent()).toContain('approved')
+    expect(await page.locator('figure.diagram [data-state="approved"]').getAttribute('class')).toContain('is-active')
+    await page.getByRole('link', { name: 'ex-left-pad-reviewed' }).click()
+    const row = page.locator('#exceptions tr', { hasText: 'ex-left-pad-reviewed' })
+    expect(await row.textContent()).toContain('2031-06-30')
+    expect(await row.textContent()).toContain('left-pad')
+    await context.close()
+  })
+
+  it('rolls a firewall back after confirmation and shows the new version', async () => {
+    await world.api('PUT', `/v1/${NS}/config/main/rules/no-scripts`, { executionPhase: 'download', selector: { function: { name: 'installScripts' } } })
+    const before = (await world.api('GET', `/v1/${NS}/config/main`)).body
+    const { context, page } = await signIn(world)
+    await page.goto(`/namespaces/${NS}/firewalls/main/history`)
+    expect(await page.locator('table.diff').textContent()).toContain('installScripts')
+    await page.getByRole('link', { name: 'Roll back to v1' }).click()
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toContain('Roll back')
+    await page.getByRole('button', { name: 'Confirm rollback to v1' }).click()
+    expect(await page.getByRole('status').first().textContent()).toContain(`now at version ${before.version + 1}`)
+    expect(await page.getByTestId('fw-version').textContent()).toBe(String(before.version + 1))
+    const after = (await world.api('GET', `/v1/${NS}/config/main`)).body
+    expect(after.version).toBe(before.version + 1)
+    expect(after.rules.map((r: { id: string }) => r.id)).toEqual(['min-age'])
+    // Any two versions can be compared.
+    await page.goto(`/namespaces/${NS}/firewalls/main/history?from=1&to=${before.version}`)
+    expect(await page.getByRole('heading', { name: `Diff v1 → v${before.version}` }).isVisible()).toBe(true)
+    await context.close()
+  })
+
+  it('saves screenshots of the main pages at laptop and phone widths', async () => {
+    mkdirSync('test/artifacts', { recursive: true })
+    const request = await requestException(world.api, 'main', 'react', 'ex-react')
+    const pages = {
+      firewalls: `/namespaces/${NS}/firewalls`,
+      firewall: `/namespaces/${NS}/firewalls/main`,
+      history: `/namespaces/${NS}/firewalls/main/history`,
+      log: `/namespaces/${NS}/firewalls/main/log`,
+      requests: `/namespaces/${NS}/exception-requests`,
+      request: `/namespaces/${NS}/firewalls/main/exception-requests/${request.id}`,
+      webhooks: `/namespaces/${NS}/webhooks`,
+      teams: `/namespaces/${NS}/teams`,
+      tokens: `/namespaces/${NS}/tokens`,
+      'license-sets': `/namespaces/${NS}/license-sets`,
+      machines: `/namespaces/${NS}/machines`,
+    }
+    for (const [device, viewport] of Object.entries({ laptop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } })) {
+      const { context, page } = await signIn(world, undefined, viewport)
+      for (const [name, path] of Object.entries(pages)) {
+        const response = await page.goto(path)
+        expect(response?.status(), path).toBe(200)
+        // Nothing may overflow the viewport sideways except inside scroll regions.
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth)
+        expect(overflow, `${name} on ${device}`).toBeLessThanOrEqual(1)
+        await page.screenshot({ path: `test/artifacts/dashboard-${name}-${device}.png`, fullPage: true })
+      }
+      await context.close()
+    }
+  })
+
+  it('signs out: the session ends and pages redirect to the sign-in form', async () => {
+    const { context, page } = await signIn(world)
+    await page.getByRole('button', { name: 'Sign out' }).click()
+    await page.waitForURL('**/sign-in**')
+    expect(await page.getByRole('status').textContent()).toContain('signed out')
+    await page.goto(`/namespaces/${NS}/firewalls/main`)
+    expect(new URL(page.url()).pathname).toBe('/sign-in')
+    await context.close()
+  })
+})

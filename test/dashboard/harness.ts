@@ -1,0 +1,112 @@
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
+import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
+
+/**
+ * The dashboard suites' world: the built server (SERVER_ENTRY, default .output) on a fresh data
+ * dir with a known bootstrap token, Debian's Chromium driven by playwright-core, and helpers
+ * to sign in and seed data through the public API.
+ */
+
+export const NS = 'default'
+export const OWNER_TOKEN = 'fwp_dashboardOwnerToken0123456789abcdefghij'
+
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+
+export interface World {
+  server: RunningServer
+  browser: Browser
+  api: Api
+  close(): Promise<void>
+}
+
+export async function startWorld(env: Record<string, string> = {}): Promise<World> {
+  const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
+  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
+  return {
+    server,
+    browser,
+    api: apiClient(server.url, OWNER_TOKEN),
+    async close() {
+      await browser.close().catch(() => undefined)
+      await server.stop()
+    },
+  }
+}
+
+/** A new browser context (own cookies) signed in with `token`; confirm dialogs are accepted. */
+export async function signIn(world: World, token = OWNER_TOKEN, viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await world.browser.newContext({ viewport, baseURL: world.server.url })
+  const page = await context.newPage()
+  page.on('dialog', (dialog) => void dialog.accept())
+  await page.goto('/sign-in')
+  await page.getByLabel('Namespace').fill(NS)
+  await page.getByLabel('Access token').fill(token)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.waitForURL(`**/namespaces/${NS}/firewalls`)
+  return { context, page }
+}
+
+/** A firewall with one blocking rule, so exceptions and requests have something to name. */
+export async function seedFirewall(api: Api, id = 'main', permissions: Record<string, string[]> = { everybody: ['fw:access'] }) {
+  const body = {
+    ecosystem: 'npm',
+    name: `Firewall ${id}`,
+    description: 'Seeded by the dashboard tests',
+    upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }],
+    rules: [{ id: 'min-age', executionPhase: 'download', selector: { function: { name: 'minimumAge', duration: '72h' } }, description: 'Wait three days' }],
+    exceptions: [],
+    permissions,
+  }
+  const response = await api('PUT', `/v1/${NS}/config/${id}`, body)
+  if (response.status >= 300) throw new Error(`seeding firewall failed: ${response.status} ${JSON.stringify(response.body)}`)
+  return response.body
+}
+
+export async function requestException(api: Api, fw: string, packageName: string, exceptionId = `ex-${packageName}`) {
+  const response = await api('POST', `/v1/${NS}/config/${fw}/exception-requests`, {
+    proposedException: { id: exceptionId, rule: 'min-age', selector: { packageName, version: '1.0.0' } },
+    justification: `We need ${packageName} now`,
+  })
+  if (response.status !== 201) throw new Error(`request failed: ${response.status} ${JSON.stringify(response.body)}`)
+  return response.body as { id: string }
+}
+
+/** A webhook receiver on 127.0.0.1 whose status and delay the test controls. */
+export class TestReceiver {
+  status = 500
+  delayMs = 0
+  hits = 0
+  private server!: Server
+  url = ''
+
+  async start(): Promise<this> {
+    this.server = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        this.hits++
+        setTimeout(() => res.writeHead(this.status, { 'content-type': 'application/json' }).end(JSON.stringify({ receivedBy: 'dashboard-test' })), this.delayMs)
+      })
+    })
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
+    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}/hook`
+    return this
+  }
+
+  close(): Promise<void> {
+    this.server.closeAllConnections()
+    return new Promise((resolve) => this.server.close(() => resolve()))
+  }
+}
+
+/** Polls `check` until it returns a truthy value or the time runs out. */
+export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check()
+    if (value) return value as NonNullable<T>
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
