@@ -5,7 +5,7 @@ import type { DeliveryContext } from '../webhooks/delivery-types'
 import { webhookRuntime } from '../webhooks/runtime'
 import { webhookState } from '../webhooks/service-actions'
 import { activePaths } from './diagram'
-import { latest, liveId, type LiveKind, type LiveState } from './live-registry'
+import { latest, liveId, type LiveKind, type LiveState } from '../app/live-registry'
 
 /**
  * What the live stream sends for one actor: the machine state (for the diagram) and the few

@@ -4,6 +4,7 @@ import { makeEvent } from '../events/factory'
 import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
 import type { DeliveryEmitted } from './delivery-types'
 import type { WebhookRuntime } from './runtime'
+import { observeDeliveryAttempt } from '../observability/metrics'
 
 const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Date(ms).toISOString())
 
@@ -18,6 +19,7 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
   const where = { namespace: ns, webhook: id }
   switch (emitted.type) {
     case 'delivery.attempted':
+      observeDeliveryAttempt(emitted.report.outcome.kind, emitted.report.outcome.durationMillis / 1000)
       logger.info('webhook delivery attempt', {
         ...where,
         deliveryId: emitted.deliveryId,

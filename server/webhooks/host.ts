@@ -11,6 +11,8 @@ import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from './deliv
 import { handleEmitted } from './host-bookkeeping'
 import type { WebhookRecord } from './model'
 import type { WebhookRuntime } from './runtime'
+import { forget, publish } from '../app/live-registry'
+import { onMetricsCollect, setActorStates, setBufferedEvents, setLeaseOwnership } from '../observability/metrics'
 
 export interface HostOptions {
   /** Lease owner id of this process. */
@@ -44,12 +46,14 @@ export class DeliveryHost {
   private readonly settings: DeliverySettings
   private accepting = true
   private ticking: Promise<void> | null = null
+  private readonly stopMetrics: () => void
 
   constructor(
     private readonly services: Services,
     private readonly runtime: WebhookRuntime,
     private readonly options: HostOptions,
   ) {
+    this.stopMetrics = onMetricsCollect(() => this.reportMetrics())
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
     this.machine = webhookDeliveryMachine.provide({
@@ -61,6 +65,21 @@ export class DeliveryHost {
         track: (work) => this.activity.track(work),
       }),
     })
+  }
+
+  /** Actors per state, buffered events and leases held by this process, read at each scrape. */
+  private reportMetrics(): void {
+    const counts: Record<string, number> = {}
+    let buffered = 0
+    for (const managed of this.actors.values()) {
+      const snapshot = managed.actor.getSnapshot()
+      const state = stateName(snapshot.value)
+      counts[state] = (counts[state] ?? 0) + 1
+      buffered += snapshot.context.bufferedEvents
+    }
+    setActorStates('webhook-delivery', counts)
+    setBufferedEvents(buffered)
+    setLeaseOwnership(this.actors.size)
   }
 
   /** Webhooks whose actor runs here. */
@@ -129,6 +148,7 @@ export class DeliveryHost {
           logger.info('webhook delivery transition', { webhook: ref, from: previous, to: current, buffered: next.context.bufferedEvents })
           previous = current
         }
+        publish('webhook', ref, { value: next.value, context: next.context })
         this.persist(managed)
       },
       error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
@@ -186,6 +206,7 @@ export class DeliveryHost {
     managed.unsubscribe()
     managed.actor.stop()
     this.actors.delete(ref)
+    forget('webhook', ref)
     logger.info('webhook delivery actor retired', { webhook: ref, reason })
   }
 
@@ -237,6 +258,7 @@ export class DeliveryHost {
    */
   async stop(): Promise<void> {
     this.accepting = false
+    this.stopMetrics()
     const bound = this.runtime.settings.attemptTimeoutMs + 2_000
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.activity.idle(), new Promise((resolve) => (timer = setTimeout(resolve, bound)))])

@@ -2,7 +2,7 @@ import { createEventStream, getRouterParams, setResponseStatus, type H3Event } f
 import { useServices } from '../../app/runtime'
 import { authenticate } from '../../auth/authenticate'
 import { toProblem } from '../../http/problem'
-import { subscribeLive } from '../live-registry'
+import { subscribeLive } from '../../app/live-registry'
 import { currentMessage, exceptionRequestTarget, webhookTarget, type LiveMessage, type LiveTarget } from '../live-source'
 import { requestMeta } from '../request'
 import { dashboardSession } from '../session'
