@@ -14,5 +14,20 @@ export type IdPrefix = 'evt' | 'whdel' | 'wh' | 'exr' | 'tok' | 'team' | 'ls' | 
  * @example newId('evt') // 'evt-lz3k1q2a-9f8c7b6a5d4e3f21'
  */
 export function newId(prefix: IdPrefix, now: number = Date.now()): string {
-  return `${prefix}-${now.toString(36).padStart(9, '0')}${randomBytes(8).toString('hex')}`
+  return `${prefix}-${now.toString(36).padStart(9, '0')}${randomHex8()}`
+}
+
+// Random bytes drawn in blocks: one id per request made randomBytes() a visible cost.
+const POOL_SIZE = 8 * 512
+let pool = randomBytes(POOL_SIZE)
+let offset = 0
+
+function randomHex8(): string {
+  if (offset + 8 > POOL_SIZE) {
+    pool = randomBytes(POOL_SIZE)
+    offset = 0
+  }
+  const hex = pool.toString('hex', offset, offset + 8)
+  offset += 8
+  return hex
 }

@@ -14,17 +14,34 @@ export async function listFirewalls(ctx: CallContext): Promise<Firewall[]> {
 // until a firewall changes, so this is computed once per version.
 const redactedJson = new WeakMap<Firewall, string>()
 
-/** The same list as JSON text, built from cached per-firewall JSON (the hot path of `GET /config`). */
-export async function listFirewallsJson(ctx: CallContext): Promise<string> {
+function jsonOf(firewall: Firewall): string {
+  let json = redactedJson.get(firewall)
+  if (json === undefined) redactedJson.set(firewall, (json = JSON.stringify(redactFirewall(firewall))))
+  return json
+}
+
+/** Encoded list bodies per (firewall list, caller's grants): `GET /config` is the hottest read. */
+const listBodies = new WeakMap<readonly Firewall[], Map<string, Buffer>>()
+
+/**
+ * The same list as encoded JSON. Cached per cached firewall list (which changes with every
+ * write) and per permission signature of the caller, so a repeated list costs no filtering,
+ * serialising or encoding.
+ */
+export async function listFirewallsBody(ctx: CallContext): Promise<Buffer> {
   const all = await ctx.services.firewalls.list(ctx.ns)
-  const parts: string[] = []
-  for (const fw of all) {
-    if (!canOnFirewall(ctx.principal, fw, 'fw:read')) continue
-    let json = redactedJson.get(fw)
-    if (json === undefined) redactedJson.set(fw, (json = JSON.stringify(redactFirewall(fw))))
-    parts.push(json)
+  const { principal } = ctx
+  const signature = `${principal.owner}|${principal.id}|${principal.teams.join(',')}|${principal.grants.join(',')}`
+  let bodies = listBodies.get(all)
+  if (!bodies) listBodies.set(all, (bodies = new Map()))
+  let body = bodies.get(signature)
+  if (!body) {
+    const parts = all.filter((fw) => canOnFirewall(principal, fw, 'fw:read')).map(jsonOf)
+    body = Buffer.from(`[${parts.join(',')}]`)
+    if (bodies.size > 1000) bodies.clear()
+    bodies.set(signature, body)
   }
-  return `[${parts.join(',')}]`
+  return body
 }
 
 /** The stored firewall after checking `permission` (404 when the caller cannot see it). */
@@ -42,9 +59,7 @@ export async function getFirewall(ctx: CallContext, id: string): Promise<Firewal
 /** `GET /config/{fw}` as JSON text, reusing the cached redacted JSON of that version. */
 export async function getFirewallJson(ctx: CallContext, id: string): Promise<{ json: string; version: number }> {
   const firewall = await loadFirewall(ctx, id)
-  let json = redactedJson.get(firewall)
-  if (json === undefined) redactedJson.set(firewall, (json = JSON.stringify(redactFirewall(firewall))))
-  return { json, version: firewall.version }
+  return { json: jsonOf(firewall), version: firewall.version }
 }
 
 export async function firewallHistory(ctx: CallContext, id: string, limit: number, beforeVersion?: number) {

@@ -7,7 +7,7 @@ export interface Reply {
   status?: number
   body?: unknown
   /** A body already serialised (hot paths that cache their JSON). */
-  json?: string
+  json?: string | Buffer
   headers?: Record<string, string>
 }
 

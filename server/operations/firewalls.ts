@@ -4,7 +4,7 @@ import { invalid } from '../common/errors'
 import { defineOperation } from '../http/operation'
 import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
 import { MEMBER_LISTS, cloneFirewall, deleteFirewall, deleteMember, putFirewall, rollback, upsertMember, type MemberList } from '../firewall/commands'
-import { firewallHistory, firewallVersion, getFirewallJson, listFirewallsJson } from '../firewall/queries'
+import { firewallHistory, firewallVersion, getFirewallJson, listFirewallsBody } from '../firewall/queries'
 import { setArtifactCredentials, setUpstreamCredentials } from '../firewall/credentials'
 import { redactFirewall } from '../firewall/redact'
 import { FwParams, NsParams, etagOf, ifMatchVersion, nextLink } from './common'
@@ -21,7 +21,7 @@ export const firewallOperations = [
   defineOperation({
     id: 'listFirewalls', method: 'GET', path: '/v1/{ns}/config', summary: 'List the firewalls the caller can read', tag,
     params: NsParams, response: z.array(Firewall), audit: audit('firewall.list'),
-    handler: async ({ ctx }) => ({ json: await listFirewallsJson(ctx) }),
+    handler: async ({ ctx }) => ({ json: await listFirewallsBody(ctx) }),
   }),
   defineOperation({
     id: 'getFirewall', method: 'GET', path: '/v1/{ns}/config/{fw}', summary: 'Get a firewall', tag,
