@@ -1,6 +1,7 @@
 import { invalid, type FieldError } from '../common/errors'
 import type { Services } from '../app/services'
 import type { Firewall, FirewallInput, Selector } from './schema'
+import { validateRuleForEcosystem } from './rules/validate'
 
 /** License set ids a selector refers to (walking all/any/not). */
 export function licenseSetsOf(selector: Selector): string[] {
@@ -19,9 +20,10 @@ export function licenseSetsOf(selector: Selector): string[] {
 }
 
 /**
- * Checks what a configuration refers to outside itself: license sets exist; `extends`
- * names existing firewalls of the same ecosystem without a cycle; exceptions name rules
- * the firewall (or a base) has.
+ * Checks what a configuration refers to outside itself: license sets exist; every rule's
+ * selector can apply to the firewall's ecosystem (errors only; warnings do not refuse);
+ * `extends` names existing firewalls of the same ecosystem without a cycle; exceptions name
+ * rules the firewall (or a base) has.
  */
 export async function validateReferences(
   services: Services,
@@ -35,6 +37,9 @@ export async function validateReferences(
   config.rules.forEach((rule, index) => {
     for (const setId of licenseSetsOf(rule.selector)) {
       if (!licenseSetIds.has(setId)) errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
+    }
+    for (const problem of validateRuleForEcosystem(rule, config.ecosystem)) {
+      if (problem.level === 'error') errors.push({ path: `rules[${index}].${problem.path}`, message: `${problem.message} (firewall ecosystem ${config.ecosystem})` })
     }
   })
   const all = new Map((await services.firewalls.list(ns)).map((fw) => [fw.id, fw]))

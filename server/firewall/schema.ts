@@ -1,5 +1,4 @@
 import { z } from 'zod'
-import semver from 'semver'
 import { ClientId } from '../common/ids'
 import { DURATION_PATTERN } from '../common/duration'
 
@@ -71,7 +70,9 @@ const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
       .object({
         name: z.literal('versionRange'),
         package: z.string().min(1),
-        range: z.string().refine((r) => semver.validRange(r) !== null, 'must be a valid semver range'),
+        // Checked against the firewall's ecosystem when the rule is saved (semver for npm,
+        // PEP 440 for PyPI, Maven and NuGet range syntax): see rules/versions/range.ts.
+        range: z.string().min(1).max(500),
       })
       .strict(),
     z.object({ name: z.literal('minimumAge'), duration: Duration }).strict(),

@@ -1,3 +1,4 @@
+import { observeProxyDecision } from '../observability/metrics'
 import type { Services } from '../app/services'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { actorOf } from '../auth/principal'
@@ -58,6 +59,7 @@ export function decisionData(record: DecisionRecord): FirewallDecisionData {
 /** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
 export function decisionWrites(services: Services, record: DecisionRecord): { entry: FirewallLogEntry; events: NamespaceEvent[] } {
   const data = decisionData(record)
+  observeProxyDecision(data.executionPhase, record.decision.outcome)
   const now = services.clock.now()
   const entry: FirewallLogEntry = { id: newId('log', now), time: new Date(now).toISOString(), outcome: record.decision.outcome, ...data }
   const type = decisionEventType(record.decision)

@@ -6,10 +6,16 @@ import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { newId } from '../common/ids'
+import { currentRequestId, setRequestRoute } from '../app/request-context'
+import { checkRateLimit } from '../http/rate-limit'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { sharedAdvisorySource } from './advisory-source'
 import { RegistryCache, type RegistryCacheOptions } from './cache'
+import { withReasonPhrase } from './artifact-decision'
+import { handleMaven } from './maven-proxy'
 import { handleNpm } from './npm-proxy'
+import { handleNuget } from './nuget-proxy'
+import { handlePypi } from './pypi-proxy'
 import { IntegrityMismatch } from './npm-upstreams'
 import type { ProxyRequest } from './proxy-request'
 import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
@@ -55,7 +61,8 @@ function originOf(event: H3Event, services: Services): string {
 function sendError(event: H3Event, error: unknown, requestId: string, firewall: string | undefined): void {
   if (error instanceof RegistryError) return sendJson(event, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
-    const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall"' } : {}
+    // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.
+    const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' } : {}
     return sendJson(event, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
   }
   if (error instanceof UpstreamUnavailable) {
@@ -84,7 +91,9 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
   // rather than deciding against an empty index.
   const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisorySource().ready
   return defineEventHandler(async (event) => {
-    const requestId = newId('req')
+    // The observability plugin's id, so log lines and the client's request id agree.
+    const requestId = currentRequestId() ?? newId('req')
+    setRequestRoute('/registry/{ns}/{fw}/*')
     event.node.res.setHeader('x-request-id', requestId)
     const match = PREFIX.exec(event.node.req.originalUrl ?? event.node.req.url ?? '')
     let firewallId: string | undefined
@@ -95,7 +104,13 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       firewallId = decodeURIComponent(rawFw)
       const services = await getServices()
       await advisoriesReady
-      const principal = await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
+      // NuGet push and unlist carry the token as X-NuGet-ApiKey (CONTRACT 5).
+      const apiKey = event.node.req.headers['x-nuget-apikey']
+      const presented = credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
+      const principal = await authenticate(services, presented, ns)
+      const limit = await checkRateLimit(services, 'registry', principal)
+      if (limit && !limit.allowed) throw new RegistryError(429, `registry rate limit of ${limit.limit} requests exceeded for this token; retry in ${limit.resetSeconds}s`, limit.headers)
+      for (const [name, value] of Object.entries(limit?.headers ?? {})) event.node.res.setHeader(name, value)
       const firewall = await services.firewalls.get(ns, firewallId)
       if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
       requireFirewallPermission(principal, firewall, 'fw:access')
@@ -115,8 +130,9 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         advisories: advisories(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
-      if (firewall.ecosystem !== 'npm') throw new RegistryError(501, `the ${firewall.ecosystem} registry protocol is not served yet`)
-      await handleNpm(request)
+      const ecosystems = { pypi: handlePypi, maven: handleMaven, nuget: handleNuget }
+      if (firewall.ecosystem === 'npm') await handleNpm(request)
+      else await withReasonPhrase(request, () => ecosystems[firewall.ecosystem as keyof typeof ecosystems](request))
     } catch (error) {
       if (!event.node.res.headersSent) sendError(event, error, requestId, firewallId)
       else event.node.res.destroy()

@@ -1,3 +1,4 @@
+import { observeUpstream } from '../observability/metrics'
 import type { Upstream } from '../firewall/schema'
 
 /**
@@ -72,6 +73,8 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
   const headers: Record<string, string> = { 'user-agent': 'package-firewall', ...request.headers }
   if (request.authorization) headers.authorization = request.authorization
   let response: Response
+  const started = performance.now()
+  const host = new URL(url).host
   try {
     response = await fetch(url, {
       method: request.method ?? 'GET',
@@ -82,8 +85,10 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
     })
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause?.code
+    observeUpstream(host, (performance.now() - started) / 1000, cause ?? (error as Error).name ?? 'fetch_failed')
     throw new UpstreamUnavailable(upstream.id, cause ?? (error as Error).name ?? 'fetch failed')
   }
+  observeUpstream(host, (performance.now() - started) / 1000, response.status >= 500 ? `status_${response.status}` : null)
   if (response.status >= 500) {
     // Drain so the keep-alive socket is reused.
     await response.arrayBuffer().catch(() => undefined)

@@ -32,8 +32,8 @@ describe('validateRuleForEcosystem', () => {
     ]).toEqual([[], []])
   })
 
-  it('warns about versionRange outside npm', () => {
-    expect(validateRuleForEcosystem(rule('r', sel.range('a', '1.x')), 'maven')[0].level).toBe('warning')
+  it('rejects semver-only range syntax outside npm', () => {
+    expect(validateRuleForEcosystem(rule('r', sel.range('a', '1.x')), 'maven')[0].level).toBe('error')
   })
 
   it('warns about minimumAge for maven', () => {

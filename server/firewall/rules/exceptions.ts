@@ -1,7 +1,8 @@
-import semver from 'semver'
 import type { Exception } from '../schema'
 import { matchesGlob } from './glob'
 import { normalizePackageName } from './names'
+import { sameVersion } from './versions/ordering'
+import { inVersionRange } from './versions/range'
 import type { PackageVersionFacts } from './types'
 
 /** Whether the exception is still in force at `now` (no `expires` = until removed). */
@@ -14,17 +15,16 @@ export function isExceptionActive(exception: Exception, now: number): boolean {
 
 /**
  * Whether the exception's selector covers the version. The name may be a glob (`@acme/*`).
- * `version` omitted covers every version; otherwise an exact match, or, when the text is a
- * semver range (`^1.2.0`, `1.x`) and the version is semver, range membership without
- * prereleases (an exception loosens policy, so it stays as narrow as written).
+ * `version` omitted covers every version; otherwise the same version in the ecosystem's
+ * ordering (`1.0` = `1.0.0` on PyPI), or membership of the ecosystem's range syntax without
+ * pre-releases (an exception loosens policy, so it stays as narrow as written).
  */
 export function exceptionSelectorMatches(exception: Exception, facts: PackageVersionFacts): boolean {
   const name = normalizePackageName(facts.ecosystem, facts.packageName)
   if (!matchesGlob(normalizePackageName(facts.ecosystem, exception.selector.packageName), name)) return false
   const wanted = exception.selector.version
-  if (wanted === undefined || wanted === facts.version) return true
-  if (semver.valid(facts.version) === null || semver.validRange(wanted) === null) return false
-  return semver.satisfies(facts.version, wanted, { includePrerelease: false })
+  if (wanted === undefined || sameVersion(facts.ecosystem, wanted, facts.version)) return true
+  return inVersionRange(facts.ecosystem, facts.version, wanted, false)
 }
 
 /**

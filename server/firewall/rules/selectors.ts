@@ -1,4 +1,3 @@
-import semver from 'semver'
 import { parseDuration } from '../../common/duration'
 import { SEVERITY_MIN_SCORE, SEVERITY_RANK } from '../advisories/cvss'
 import type { Advisory } from '../advisories/types'
@@ -6,6 +5,7 @@ import type { Selector, SelectorFunction } from '../schema'
 import { matchesGlob } from './glob'
 import { licenseSatisfied } from './license'
 import { normalizePackageName } from './names'
+import { inVersionRange } from './versions/range'
 import type { EvaluationContext, PackageVersionFacts, SelectorResult } from './types'
 
 type Fn<N extends SelectorFunction['name']> = Extract<SelectorFunction, { name: N }>
@@ -21,13 +21,13 @@ function packageName(fn: Fn<'packageName'>, facts: PackageVersionFacts): Selecto
   return pattern === undefined ? NO_MATCH : { matched: true, message: `package name matches ${pattern}` }
 }
 
-// Prereleases are outside a range unless the range names them (semver's default), and a
-// version that is not semver never matches: the rule cannot say anything about it.
+// npm: prereleases are outside a range unless the range names them (semver's default). Other
+// ecosystems compare with their own ordering and count pre-releases in (see versions/range.ts).
+// A version the ordering cannot parse never matches: the rule cannot say anything about it.
 function versionRange(fn: Fn<'versionRange'>, facts: PackageVersionFacts): SelectorResult {
   const same =
     normalizePackageName(facts.ecosystem, fn.package) === normalizePackageName(facts.ecosystem, facts.packageName)
-  if (!same || semver.valid(facts.version) === null) return NO_MATCH
-  if (!semver.satisfies(facts.version, fn.range, { includePrerelease: false })) return NO_MATCH
+  if (!same || !inVersionRange(facts.ecosystem, facts.version, fn.range, facts.ecosystem !== 'npm')) return NO_MATCH
   return { matched: true, message: `version ${facts.version} is in ${fn.range}` }
 }
 

@@ -1,5 +1,5 @@
-import semver from 'semver'
 import type { Ecosystem, Rule, Selector } from '../schema'
+import { rangeProblem } from './versions/range'
 
 /** A problem with a rule for a firewall's ecosystem: `error` should be rejected, `warning` shown. */
 export interface RuleProblem {
@@ -10,8 +10,10 @@ export interface RuleProblem {
 }
 
 // Which package metadata each ecosystem's registry exposes to the proxy. npm packuments carry
-// everything; PyPI (JSON API) and NuGet (catalog/registration) carry licenses; Maven metadata
-// carries none of it (licenses live in POMs the proxy does not parse).
+// everything; PyPI (upload form, JSON API where the upstream has one) and NuGet (nuspec,
+// registration) carry licenses; Maven metadata carries none (licenses live in POMs the proxy
+// does not parse). minimumAge uses PEP 700 upload times, NuGet `published` and Maven
+// Last-Modified; `versionRange` ranges must parse under the ecosystem's ordering.
 const NPM_ONLY = new Set(['deprecated', 'installScripts'])
 const LICENSE_ECOSYSTEMS = new Set<Ecosystem>(['npm', 'pypi', 'nuget'])
 
@@ -48,15 +50,9 @@ export function validateRuleForEcosystem(rule: Rule, ecosystem: Ecosystem): Rule
         message: 'maven metadata often lacks publish times; versions without one count as too new',
       })
     }
-    if (fn.name === 'versionRange' && ecosystem !== 'npm') {
-      problems.push({
-        level: 'warning',
-        path,
-        message: `versionRange compares semver; ${ecosystem} versions that are not semver never match`,
-      })
-    }
-    if (fn.name === 'versionRange' && semver.validRange(fn.range) === null) {
-      problems.push({ level: 'error', path, message: `invalid semver range ${fn.range}` })
+    if (fn.name === 'versionRange') {
+      const problem = rangeProblem(ecosystem, fn.range)
+      if (problem) problems.push({ level: 'error', path, message: `versionRange ${fn.range}: ${problem}` })
     }
   })
   return problems

@@ -1,0 +1,81 @@
+import type { Upstream } from '../firewall/schema'
+import { normalizeNuGet } from '../firewall/rules/versions/nuget'
+import { decideArtifact, loadPolicy, packageEvent } from './artifact-decision'
+import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from './artifact-upstreams'
+import { recordDecision } from './decision-recorder'
+import { parseMultipart } from './multipart'
+import { nuspecOf } from './nuget-nupkg'
+import { upstreamResources } from './nuget-resources'
+import type { ProxyRequest } from './proxy-request'
+import { readBodyBytes } from './request-body'
+import { RegistryError } from './responses'
+import { callUpstream, upstreamAuthorization } from './upstream-client'
+
+/** The publish target's PackagePublish URL, or 405 when its service index has none. */
+async function publishUrl(request: ProxyRequest, target: Upstream): Promise<string> {
+  const url = (await upstreamResources(request.scope, target)).packagePublish
+  if (!url) throw new RegistryError(405, `publish target ${target.id} offers no PackagePublish/2.0.0 resource`)
+  return url
+}
+
+/** The target's own API key (its credentials), never the client's token. */
+function targetHeaders(target: Upstream, extra: Record<string, string> = {}): Record<string, string> {
+  const key = upstreamSecret(target)
+  return { 'x-nuget-protocol-version': '4.1.0', ...(key ? { 'x-nuget-apikey': key } : {}), ...extra }
+}
+
+const forget = (request: ProxyRequest, id: string) =>
+  Promise.all(['versions', 'registration'].map((kind) => forgetDocument(request.scope, `nuget:${kind}:${id.toLowerCase()}`)))
+
+/**
+ * `PUT api/v2/package` (`nuget push`: multipart, the .nupkg as the file part): the upload
+ * decision for the nuspec's id and version, then the unchanged body to the target's
+ * PackagePublish resource with the target's API key; a 2xx emits `package.published`.
+ */
+export async function pushPackage(request: ProxyRequest): Promise<void> {
+  const target = requirePublishTarget(request)
+  const contentType = String(request.event.node.req.headers['content-type'] ?? '')
+  const raw = await readBodyBytes(request.event, request.maxBodyBytes)
+  const part = parseMultipart(raw, contentType)?.find((p) => p.filename !== undefined || p.name === 'package')
+  const nuspec = part ? nuspecOf(part.data) : null
+  if (!nuspec) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
+  const policy = await loadPolicy(request)
+  const facts = {
+    ecosystem: 'nuget' as const,
+    packageName: nuspec.id,
+    version: normalizeNuGet(nuspec.version) ?? nuspec.version,
+    published: new Date(policy.ctx.now).toISOString(),
+    ...(nuspec.license ? { license: nuspec.license } : {}),
+  }
+  const record = await decideArtifact(request, policy, 'upload', facts, target.id)
+  const response = await callUpstream(target, await publishUrl(request, target), {
+    method: 'PUT',
+    body: raw,
+    headers: targetHeaders(target, { 'content-type': contentType }),
+    authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
+    timeoutMs: request.scope.timeoutMs,
+  })
+  await recordDecision(request.services, record, response.ok ? [packageEvent(request, 'package.published', facts, target.id)] : [])
+  if (response.ok) await forget(request, nuspec.id)
+  await relayResponse(request, response)
+}
+
+/**
+ * `DELETE api/v2/package/{id}/{version}` (`nuget delete`, an unlist on nuget.org): forwarded
+ * to the target; a 2xx emits `package.unlisted`. Not a decision: no rule phase covers it.
+ */
+export async function unlistPackage(request: ProxyRequest, id: string, version: string): Promise<void> {
+  const target = requirePublishTarget(request)
+  const response = await callUpstream(target, `${await publishUrl(request, target)}/${encodeURIComponent(id)}/${encodeURIComponent(version)}`, {
+    method: 'DELETE',
+    headers: targetHeaders(target),
+    authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
+    timeoutMs: request.scope.timeoutMs,
+  })
+  if (response.ok) {
+    const event = packageEvent(request, 'package.unlisted', { ecosystem: 'nuget', packageName: id, version }, target.id)
+    await request.services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+    await forget(request, id)
+  }
+  await relayResponse(request, response)
+}

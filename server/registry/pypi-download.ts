@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto'
+import type { PackageVersionFacts } from '../firewall/rules/types'
+import { collectLicenseSetIds } from '../firewall/rules/validate'
+import type { Upstream } from '../firewall/schema'
+import { decideArtifact, loadPolicy, type Policy } from './artifact-decision'
+import { firstFound } from './artifact-upstreams'
+import { recordDecision } from './decision-recorder'
+import { IntegrityMismatch } from './npm-upstreams'
+import type { ProxyRequest } from './proxy-request'
+import { fetchProjectList, fetchProjectPage, pypiAuthorization, type ProjectPage, type PyFile } from './pypi-index'
+import { versionOfFile } from './pypi-paths'
+import { contentTypeOf, negotiateFormat, renderProject, renderRoot } from './pypi-render'
+import { RegistryError, sendBytes } from './responses'
+import { callUpstream, upstreamUrl } from './upstream-client'
+
+function factsOf(page: ProjectPage, project: string, file: PyFile): PackageVersionFacts {
+  return { ecosystem: 'pypi', packageName: page.name, version: versionOfFile(project, file.filename) ?? '', ...(file.uploadTime ? { published: file.uploadTime } : {}) }
+}
+
+async function resolvePage(request: ProxyRequest, project: string): Promise<{ value: ProjectPage; upstream: Upstream }> {
+  const found = await firstFound(request.scope, (upstream) => fetchProjectPage(request.scope, upstream, project))
+  if (!found) throw new RegistryError(404, `project ${project} was not found on any upstream of firewall ${request.firewall.id}`)
+  return found
+}
+
+function sendText(request: ProxyRequest, body: string, contentType: string): void {
+  // One URL serves several representations (PEP 691): caches must key on Accept.
+  request.event.node.res.setHeader('vary', 'Accept')
+  sendBytes(request.event, 200, Buffer.from(body), contentType)
+}
+
+/**
+ * `GET simple/{project}/`: the first upstream's page with files of versions hidden by
+ * `versions` rules removed (metadata filtering: no log entries, no events), URLs on the proxy.
+ */
+export async function serveProject(request: ProxyRequest, project: string): Promise<void> {
+  const [{ value: page }, policy] = await Promise.all([resolvePage(request, project), loadPolicy(request)])
+  const visible: ProjectPage = { ...page, files: page.files.filter((file) => policy.visible(factsOf(page, project, file))) }
+  const format = negotiateFormat(request.event.node.req.headers.accept)
+  sendText(request, renderProject(visible, request.baseUrl, format), contentTypeOf(format))
+}
+
+/** `GET simple/`: the union of the upstreams' project names. */
+export async function serveRoot(request: ProxyRequest): Promise<void> {
+  const names = new Set<string>()
+  for (const upstream of request.firewall.upstreams) for (const name of (await fetchProjectList(request.scope, upstream).catch(() => null)) ?? []) names.add(name)
+  const format = negotiateFormat(request.event.node.req.headers.accept)
+  sendText(request, renderRoot([...names].sort(), request.baseUrl, format), contentTypeOf(format))
+}
+
+/** The license of a release from the upstream's JSON API (`pypi/{name}/{version}/json`), if it has one. */
+async function licenseOf(request: ProxyRequest, upstream: Upstream, facts: PackageVersionFacts): Promise<string | undefined> {
+  const url = upstreamUrl(upstream, `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`)
+  const response = await callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: pypiAuthorization(upstream), timeoutMs: request.scope.timeoutMs }).catch(() => null)
+  if (!response?.ok) {
+    await response?.arrayBuffer().catch(() => undefined)
+    return undefined
+  }
+  const info = ((await response.json().catch(() => ({}))) as { info?: { license_expression?: string; license?: string } }).info
+  return info?.license_expression || info?.license || undefined
+}
+
+const usesLicense = (policy: Policy) => policy.chain.some((layer) => layer.firewall.rules.some((rule) => collectLicenseSetIds(rule.selector).length > 0))
+
+/** Upstream credentials go only to the upstream's own origin (or a host named in artifactCredentials). */
+function fileAuthorization(upstream: Upstream, url: string): string | undefined {
+  const host = new URL(url).host.toLowerCase()
+  const artifact = upstream.artifactCredentials?.find((entry) => entry.host.toLowerCase() === host || entry.host.toLowerCase() === new URL(url).hostname.toLowerCase())
+  if (artifact) return `Bearer ${artifact.credentials.token}`
+  return new URL(upstream.endpoint).origin === new URL(url).origin ? pypiAuthorization(upstream) : undefined
+}
+
+async function fetchFile(request: ProxyRequest, upstream: Upstream, file: PyFile): Promise<Buffer | null> {
+  const sha256 = file.hashes.sha256
+  const integrity = sha256 ? `sha256-${Buffer.from(sha256, 'hex').toString('base64')}` : undefined
+  if (upstream.cached && integrity) {
+    const hit = await request.scope.cache.getTarball(integrity)
+    if (hit) return hit
+  }
+  const response = await callUpstream(upstream, file.url, { authorization: fileAuthorization(upstream, file.url), timeoutMs: request.scope.timeoutMs })
+  if (!response.ok) {
+    await response.arrayBuffer().catch(() => undefined)
+    return null
+  }
+  const bytes = Buffer.from(await response.arrayBuffer())
+  if (sha256 && createHash('sha256').update(bytes).digest('hex') !== sha256) throw new IntegrityMismatch(`${file.filename} from ${upstream.id} does not match its sha256`)
+  if (upstream.cached && integrity) await request.scope.cache.setTarball(integrity, bytes)
+  return bytes
+}
+
+/**
+ * `GET files/{project}/{filename}`: the download decision (`download` and `versions` rules),
+ * recorded before a 403 and alongside the upstream fetch when allowed; sha256 verified.
+ */
+export async function serveFile(request: ProxyRequest, project: string, filename: string): Promise<void> {
+  const [{ value: page, upstream }, policy] = await Promise.all([resolvePage(request, project), loadPolicy(request)])
+  const file = page.files.find((f) => f.filename === filename)
+  if (!file) throw new RegistryError(404, `${filename} is not a file of ${project}`)
+  const facts = factsOf(page, project, file)
+  if (usesLicense(policy)) {
+    const license = await licenseOf(request, upstream, facts)
+    if (license) facts.license = license
+  }
+  const record = await decideArtifact(request, policy, 'download', facts, upstream.id)
+  const recorded = recordDecision(request.services, record)
+  const bytes = await fetchFile(request, upstream, file).finally(() => recorded.catch(() => undefined))
+  await recorded
+  if (!bytes) throw new RegistryError(404, `${filename}: the upstream has no such file`)
+  sendBytes(request.event, 200, bytes, 'application/octet-stream')
+}

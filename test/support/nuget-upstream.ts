@@ -1,0 +1,82 @@
+import { nuspecOf } from '../../server/registry/nuget-nupkg'
+import { bodyOf, send, startLoopback, type Loopback } from './loopback'
+
+interface Version {
+  id: string
+  version: string
+  nupkg: Buffer
+  published: string
+  listed: boolean
+  license?: string
+}
+
+/** A NuGet v3 feed for tests: service index, flat container, registrations, push and delete. */
+export interface NugetUpstream extends Loopback {
+  /** The service index URL: what a firewall upstream's endpoint is. */
+  index: string
+  add(id: string, version: string, nupkg: Buffer, published?: string): void
+  versions: Map<string, Version[]>
+}
+
+/** Starts the feed; push and delete need `X-NuGet-ApiKey: apiKey`. */
+export async function startNugetUpstream(options: { apiKey: string }): Promise<NugetUpstream> {
+  const versions = new Map<string, Version[]>()
+  const add = (id: string, version: string, nupkg: Buffer, published = '2020-01-01T00:00:00Z') => {
+    const list = versions.get(id.toLowerCase()) ?? []
+    list.push({ id, version, nupkg, published, listed: true, license: nuspecOf(nupkg)?.license })
+    versions.set(id.toLowerCase(), list)
+  }
+  let base = ''
+  const loopback = await startLoopback(async (req, res, url) => {
+    const path = url.pathname
+    const json = (body: unknown) => send(res, 200, JSON.stringify(body), 'application/json')
+    if (path === '/v3/index.json') {
+      return json({
+        version: '3.0.0',
+        resources: [
+          { '@id': `${base}/flat/`, '@type': 'PackageBaseAddress/3.0.0' },
+          { '@id': `${base}/reg/`, '@type': 'RegistrationsBaseUrl/3.6.0' },
+          { '@id': `${base}/api/v2/package`, '@type': 'PackagePublish/2.0.0' },
+        ],
+      })
+    }
+    if (path.startsWith('/api/v2/package')) {
+      if (req.headers['x-nuget-apikey'] !== options.apiKey) return send(res, 403, 'bad api key')
+      if (req.method === 'PUT' && path === '/api/v2/package') {
+        const form = await new Response(new Uint8Array(await bodyOf(req)), { headers: { 'content-type': req.headers['content-type']! } }).formData()
+        const file = [...form.values()].find((v) => typeof v !== 'string') as File
+        const bytes = Buffer.from(await file.arrayBuffer())
+        const spec = nuspecOf(bytes)!
+        add(spec.id, spec.version, bytes, new Date().toISOString())
+        return send(res, 201)
+      }
+      const m = /^\/api\/v2\/package\/([^/]+)\/([^/]+)$/.exec(path)
+      const entry = m && versions.get(m[1].toLowerCase())?.find((v) => v.version.toLowerCase() === m[2].toLowerCase())
+      if (req.method === 'DELETE' && entry) {
+        entry.listed = false
+        return send(res, 204)
+      }
+      return send(res, 404)
+    }
+    const flat = /^\/flat\/([^/]+)\/(?:index\.json|([^/]+)\/([^/]+))$/.exec(path)
+    const list = flat ? versions.get(flat[1]) : undefined
+    if (flat && list) {
+      if (!flat[2]) return json({ versions: list.map((v) => v.version.toLowerCase()) })
+      const entry = list.find((v) => v.version.toLowerCase() === flat[2])
+      if (entry && flat[3] === `${flat[1]}.${flat[2]}.nupkg`) return send(res, 200, entry.nupkg, 'application/octet-stream')
+    }
+    const reg = /^\/reg\/([^/]+)\/index\.json$/.exec(path)
+    const regList = reg ? versions.get(reg[1]) : undefined
+    if (reg && regList) {
+      const items = regList.map((v) => ({
+        '@id': `${base}/reg/${reg[1]}/${v.version.toLowerCase()}.json`,
+        catalogEntry: { id: v.id, version: v.version, published: v.listed ? v.published : '1900-01-01T00:00:00Z', listed: v.listed, licenseExpression: v.license },
+        packageContent: `${base}/flat/${reg[1]}/${v.version.toLowerCase()}/${reg[1]}.${v.version.toLowerCase()}.nupkg`,
+      }))
+      return json({ count: 1, items: [{ '@id': `${base}/reg/${reg[1]}/index.json#page`, count: items.length, lower: regList[0].version, upper: regList.at(-1)!.version, items }] })
+    }
+    send(res, 404, 'not found')
+  })
+  base = loopback.url
+  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions }
+}
