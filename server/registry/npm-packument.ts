@@ -3,7 +3,7 @@ import { factsFromManifest, filterPackument, rewriteTarballUrls, toAbbreviated, 
 import { evaluationContext, firewallChain } from './firewall-chain'
 import { resolvePackument, type Resolved } from './npm-upstreams'
 import type { ProxyRequest } from './proxy-request'
-import { RegistryError, sendJson, sendJsonDocument } from './responses'
+import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument } from './responses'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
 
@@ -31,16 +31,22 @@ function npmRestrictions(filtered: Packument, original: Packument, baseUrl: stri
   return { ...filtered, policyRestrictions: { message, versions } as unknown as Packument['policyRestrictions'] }
 }
 
+type Chain = Awaited<ReturnType<typeof firewallChain>>
+type Context = Awaited<ReturnType<typeof evaluationContext>>
+
 /**
  * The packument a client sees: `versions`-phase rules applied (no events: metadata filtering
  * is not a decision), tarball URLs pointing at the proxy, `dist.integrity` and `time` kept.
  */
 export async function renderPackument(request: ProxyRequest, resolved: Resolved): Promise<Packument> {
-  const { packument } = resolved
   const [chain, ctx] = await Promise.all([
     firewallChain(request.services, request.ns, request.firewall),
     evaluationContext(request.services, request.ns, request.advisories),
   ])
+  return renderWith(request, resolved.packument, chain, ctx)
+}
+
+function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, ctx: Context): Packument {
   const hasVersionRules = chain.some((layer) => layer.firewall.rules.some((rule) => rule.executionPhase === 'versions'))
   const filtered = hasVersionRules
     ? filterPackument(packument, (version, manifest) => evaluate(chain, ['versions'], factsFromManifest(packument.name, version, manifest, packument), ctx))
@@ -48,6 +54,26 @@ export async function renderPackument(request: ProxyRequest, resolved: Resolved)
   const visible: Packument = { ...rewriteTarballUrls(filtered, request.baseUrl).packument }
   for (const field of PRIVATE_FIELDS) delete visible[field]
   return npmRestrictions(visible, packument, request.baseUrl)
+}
+
+/**
+ * Rendered documents per upstream packument object (the proxy cache hands out the same object
+ * while it is fresh) and per everything the rendering depends on: the firewall chain's
+ * versions, the license sets, the advisory data, the origin, the form, and time in 10 s steps
+ * (`minimumAge` and exception expiry move with the clock; downloads are always decided
+ * exactly). Warm installs and ETag revalidations then cost one lookup.
+ */
+const renderedDocuments = new WeakMap<Packument, Map<string, { text: string; etag: string }>>()
+const advisoryIds = new WeakMap<object, number>()
+let nextAdvisoryId = 0
+const RENDER_STEP_MS = 10_000
+
+function renderKey(request: ProxyRequest, chain: Chain, ctx: Context, form: string): string {
+  let advisoryId = advisoryIds.get(ctx.advisories)
+  if (advisoryId === undefined) advisoryIds.set(ctx.advisories, (advisoryId = nextAdvisoryId++))
+  const layers = chain.map((layer) => `${layer.firewall.id}@${layer.firewall.version}`).join(',')
+  const licenses = JSON.stringify([...ctx.licenseSets])
+  return `${layers}|${licenses}|${advisoryId}|${request.baseUrl}|${form}|${Math.floor(ctx.now / RENDER_STEP_MS)}`
 }
 
 async function resolveOr404(request: ProxyRequest, name: string): Promise<Resolved> {
@@ -58,10 +84,23 @@ async function resolveOr404(request: ProxyRequest, name: string): Promise<Resolv
 
 /** `GET /{name}`: full, or abbreviated when the client asks for `application/vnd.npm.install-v1+json`. */
 export async function servePackument(request: ProxyRequest, name: string): Promise<void> {
-  const packument = await renderPackument(request, await resolveOr404(request, name))
-  const accept = String(request.event.node.req.headers.accept ?? '')
-  if (accept.includes(ABBREVIATED)) return sendJsonDocument(request.event, toAbbreviated(packument), ABBREVIATED, { vary: 'accept' })
-  return sendJsonDocument(request.event, packument, 'application/json', { vary: 'accept' })
+  const resolved = await resolveOr404(request, name)
+  const [chain, ctx] = await Promise.all([
+    firewallChain(request.services, request.ns, request.firewall),
+    evaluationContext(request.services, request.ns, request.advisories),
+  ])
+  const abbreviated = String(request.event.node.req.headers.accept ?? '').includes(ABBREVIATED)
+  const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full')
+  let documents = renderedDocuments.get(resolved.packument)
+  if (!documents) renderedDocuments.set(resolved.packument, (documents = new Map()))
+  let document = documents.get(key)
+  if (!document) {
+    const packument = renderWith(request, resolved.packument, chain, ctx)
+    document = prepareJsonDocument(abbreviated ? toAbbreviated(packument) : packument)
+    if (documents.size > 50) documents.clear()
+    documents.set(key, document)
+  }
+  return sendPreparedDocument(request.event, document, abbreviated ? ABBREVIATED : 'application/json', { vary: 'accept' })
 }
 
 /** `GET /{name}/{version|tag}`: one manifest of the filtered packument. */

@@ -30,13 +30,15 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers:
   res.end(event.method === 'HEAD' ? undefined : text)
 }
 
-/**
- * Writes a JSON document with an ETag (hash of the bytes) and answers 304 when the client's
- * `If-None-Match` already names it: npm revalidates every cached packument with it.
- */
-export function sendJsonDocument(event: H3Event, body: unknown, contentType: string, headers: Record<string, string> = {}): void {
+/** A document serialised once with its ETag, so it can be served many times. */
+export function prepareJsonDocument(body: unknown): { text: string; etag: string } {
   const text = JSON.stringify(body)
-  const etag = `"${createHash('sha1').update(text).digest('base64url')}"`
+  return { text, etag: `"${createHash('sha1').update(text).digest('base64url')}"` }
+}
+
+/** Sends a prepared document, or 304 when the client already holds this ETag. */
+export function sendPreparedDocument(event: H3Event, document: { text: string; etag: string }, contentType: string, headers: Record<string, string> = {}): void {
+  const { text, etag } = document
   const res = event.node.res
   res.setHeader('etag', etag)
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
