@@ -27,7 +27,8 @@ export class HttpProblem extends Error {
   }
 }
 
-const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
+/** The one mapping of domain error kinds to HTTP statuses (API and registry proxy). */
+export const STATUS_BY_KIND: Record<DomainErrorKind, number> = {
   invalid: 400,
   unauthenticated: 401,
   forbidden: 403,

@@ -5,6 +5,7 @@ import { authenticate, credentialFromHeader } from '../auth/authenticate'
 import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
+import { STATUS_BY_KIND } from '../http/problem'
 import { newId } from '../common/ids'
 import { currentRequestId, setRequestRoute } from '../app/request-context'
 import { checkRateLimit } from '../http/rate-limit'
@@ -29,15 +30,6 @@ export interface RegistryHandlerOptions extends RegistryCacheOptions {
   maxBodyBytes?: number
 }
 
-const STATUS_BY_KIND: Record<DomainError['kind'], number> = {
-  invalid: 400,
-  unauthenticated: 401,
-  forbidden: 403,
-  not_found: 404,
-  conflict: 409,
-  precondition_failed: 412,
-  unavailable: 503,
-}
 
 const PREFIX = /^\/registry\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?(?:\?(.*))?$/
 

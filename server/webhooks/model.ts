@@ -77,18 +77,8 @@ function optionalTimes(record: WebhookRecord): Partial<Record<(typeof OPTIONAL_T
  * @example webhookView(record).secret // '[REDACTED]'
  */
 export function webhookView(record: WebhookRecord, revealSecret = false): WebhookView {
-  return {
-    id: record.id,
-    name: record.name,
-    url: record.url,
-    enabled: record.enabled,
-    eventTypes: record.eventTypes,
-    firewalls: record.firewalls,
-    secret: revealSecret ? record.secret : REDACTED,
-    createdAt: record.createdAt,
-    updatedAt: record.updatedAt,
-    ...optionalTimes(record),
-  }
+  const { id, name, url, enabled, eventTypes, firewalls, ...times } = configSnapshot(record)
+  return { id, name, url, enabled, eventTypes, firewalls, secret: revealSecret ? record.secret : REDACTED, createdAt: record.createdAt, updatedAt: record.updatedAt, ...times }
 }
 
 /** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5). */
