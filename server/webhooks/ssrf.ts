@@ -119,10 +119,11 @@ export async function resolveAndCheck(url: string, settings: PolicySettings, loo
   let addresses: LookupAddress[]
   try {
     addresses = await lookupAll(host)
-  } catch (error) {
-    return { ok: false, code: 'url_invalid', message: `host ${host} does not resolve (${(error as NodeJS.ErrnoException).code ?? 'error'})` }
+  } catch {
+    // A name that does not resolve yet (receiver not deployed, resolver unreachable) cannot
+    // reach anything: accept it; every attempt resolves it again through the guarded lookup.
+    return syntax
   }
-  if (addresses.length === 0) return { ok: false, code: 'url_invalid', message: `host ${host} does not resolve` }
   const refused = addresses.find((entry) => !isAllowedAddress(entry.address, settings))
   return refused ? notPublic(refused.address, host) : syntax
 }
