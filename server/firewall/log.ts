@@ -1,7 +1,7 @@
 import type { CallContext } from '../app/context'
 import { requireFirewallPermission } from '../auth/permissions'
 import { notFound } from '../common/errors'
-import type { FirewallLogFilter } from '../firewall/log-query'
+import type { FirewallLogFilter } from './log-query'
 import { FirewallLogRepository, type FirewallLogPage } from '../../storage/repositories/firewall-log'
 
 export interface FirewallLogQuery extends FirewallLogFilter {

@@ -1,6 +1,6 @@
 import type { Upstream } from '../firewall/schema'
-import { lookupOrder, type UpstreamScope } from './npm-upstreams'
-import { publishTarget } from './npm-publish'
+import { lookupOrder, type UpstreamScope } from './npm/upstreams'
+import { publishTarget } from './npm/publish'
 import type { ProxyRequest } from './proxy-request'
 import { RegistryError } from './responses'
 import { UpstreamUnavailable } from './upstream-client'

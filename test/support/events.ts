@@ -14,7 +14,7 @@ export async function readEvents(server: RunningServer): Promise<NamespaceEvent[
     const events: NamespaceEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page = await backend.logRange<NamespaceEvent>('events', { after, limit: 1000 })
+      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>('events', { after, limit: 1000 })
       if (page.length === 0) return events
       events.push(...page.map((entry) => entry.value))
       after = page[page.length - 1].cursor

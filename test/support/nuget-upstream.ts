@@ -1,4 +1,4 @@
-import { nuspecOf } from '../../server/registry/nuget-nupkg'
+import { nuspecOf } from '../../server/registry/nuget/nupkg'
 import { bodyOf, send, startLoopback, type Loopback } from './loopback'
 
 interface Version {

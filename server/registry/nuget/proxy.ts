@@ -1,8 +1,8 @@
-import { serveNugetRead } from './nuget-download'
-import { parseNugetPath } from './nuget-paths'
-import { pushPackage, unlistPackage } from './nuget-push'
-import type { ProxyRequest } from './proxy-request'
-import { RegistryError } from './responses'
+import { serveNugetRead } from './download'
+import { parseNugetPath } from './paths'
+import { pushPackage, unlistPackage } from './push'
+import type { ProxyRequest } from '../proxy-request'
+import { RegistryError } from '../responses'
 
 /**
  * Routes one NuGet v3 request: service index, flat container and registrations (reads),

@@ -1,8 +1,8 @@
-import type { Upstream } from '../firewall/schema'
-import { cachedDocument } from './artifact-upstreams'
-import type { UpstreamScope } from './npm-upstreams'
-import { RegistryError } from './responses'
-import { callUpstream, upstreamAuthorization } from './upstream-client'
+import type { Upstream } from '../../firewall/schema'
+import { cachedDocument } from '../artifact-upstreams'
+import type { UpstreamScope } from '../npm/upstreams'
+import { RegistryError } from '../responses'
+import { callUpstream, upstreamAuthorization } from '../upstream-client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
 export interface NugetResources {

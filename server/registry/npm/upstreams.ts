@@ -1,9 +1,9 @@
-import type { Firewall, Upstream } from '../firewall/schema'
-import { logger } from '../app/logger'
-import type { Packument } from './npm/types'
-import type { RegistryCache } from './cache'
-import { verifyIntegrity } from './integrity'
-import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+import type { Firewall, Upstream } from '../../firewall/schema'
+import { logger } from '../../app/logger'
+import type { Packument } from './types'
+import type { RegistryCache } from '../cache'
+import { verifyIntegrity } from '../integrity'
+import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
 
 /** Where a package was found. */
 export interface Resolved {

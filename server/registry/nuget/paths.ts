@@ -1,4 +1,4 @@
-import { normalizeNuGet } from '../firewall/rules/versions/nuget'
+import { normalizeNuGet } from '../../firewall/rules/versions/nuget'
 
 /** What a request below a NuGet firewall's prefix asks for. */
 export type NugetPath =

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { compareMaven } from '../firewall/rules/versions/maven'
-import type { ChecksumAlgorithm } from './maven-paths'
+import { compareMaven } from '../../firewall/rules/versions/maven'
+import type { ChecksumAlgorithm } from './paths'
 
 const VERSIONS_BLOCK = /<versions>([\s\S]*?)<\/versions>/
 const VERSION = /<version>\s*([^<\s]+)\s*<\/version>/g

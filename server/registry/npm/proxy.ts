@@ -1,12 +1,12 @@
-import { parseTarballPath } from './npm/packument'
-import { serveBulkAdvisories } from './npm-advisories'
-import { serveDistTags, serveManifest, servePackument } from './npm-packument'
-import { parsePackagePath } from './npm-paths'
-import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from './npm-publish'
-import { serveTarball } from './npm-tarball'
-import type { ProxyRequest } from './proxy-request'
-import { RegistryError, sendJson } from './responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+import { parseTarballPath } from './packument'
+import { serveBulkAdvisories } from './advisories'
+import { serveDistTags, serveManifest, servePackument } from './render'
+import { parsePackagePath } from './paths'
+import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from './publish'
+import { serveTarball } from './tarball'
+import type { ProxyRequest } from '../proxy-request'
+import { RegistryError, sendJson } from '../responses'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
 
 /** `GET /-/npm/v1/keys`: the first upstream's signing keys (tarballs pass unchanged, so they verify). */
 async function serveKeys(request: ProxyRequest): Promise<void> {

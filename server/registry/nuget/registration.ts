@@ -1,9 +1,9 @@
-import type { PackageVersionFacts } from '../firewall/rules/types'
-import { compareNuGet, normalizeNuGet, parseNuGet } from '../firewall/rules/versions/nuget'
-import type { Upstream } from '../firewall/schema'
-import { cachedDocument } from './artifact-upstreams'
-import type { UpstreamScope } from './npm-upstreams'
-import { fetchNugetJson, upstreamResources } from './nuget-resources'
+import type { PackageVersionFacts } from '../../firewall/rules/types'
+import { compareNuGet, normalizeNuGet, parseNuGet } from '../../firewall/rules/versions/nuget'
+import type { Upstream } from '../../firewall/schema'
+import { cachedDocument } from '../artifact-upstreams'
+import type { UpstreamScope } from '../npm/upstreams'
+import { fetchNugetJson, upstreamResources } from './resources'
 
 /** A registration leaf as the registration index inlines it. */
 export interface RegistrationLeaf {

@@ -1,8 +1,8 @@
-import type { ProxyRequest } from './proxy-request'
-import { serveFile, serveProject, serveRoot } from './pypi-download'
-import { parsePypiPath } from './pypi-paths'
-import { uploadFile } from './pypi-upload'
-import { RegistryError } from './responses'
+import type { ProxyRequest } from '../proxy-request'
+import { serveFile, serveProject, serveRoot } from './download'
+import { parsePypiPath } from './paths'
+import { uploadFile } from './upload'
+import { RegistryError } from '../responses'
 
 /**
  * Routes one PyPI request: simple index (root and project pages, PEP 503/691), file

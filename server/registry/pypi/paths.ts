@@ -1,4 +1,4 @@
-import { normalizePackageName } from '../firewall/rules/names'
+import { normalizePackageName } from '../../firewall/rules/names'
 
 /** What a request below a PyPI firewall's prefix asks for. */
 export type PypiPath =

@@ -1,9 +1,9 @@
-import { logger } from '../app/logger'
-import type { Advisory, AdvisoryIndex, AffectedPackage } from '../firewall/advisories/types'
-import type { ProxyRequest } from './proxy-request'
-import { readJson } from './request-body'
-import { RegistryError, sendJson } from './responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from './upstream-client'
+import { logger } from '../../app/logger'
+import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/advisories/types'
+import type { ProxyRequest } from '../proxy-request'
+import { readJson } from '../request-body'
+import { RegistryError, sendJson } from '../responses'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
 
 /** One entry of npm's bulk advisory answer (what `npm audit` reads). */
 export interface BulkAdvisory {

@@ -1,9 +1,9 @@
-import { evaluate } from '../firewall/rules/evaluate'
-import { factsFromManifest, filterPackument, rewriteTarballUrls, toAbbreviated, type Manifest, type Packument } from './npm/packument'
-import { evaluationContext, firewallChain } from './firewall-chain'
-import { resolvePackument, type Resolved } from './npm-upstreams'
-import type { ProxyRequest } from './proxy-request'
-import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument } from './responses'
+import { evaluate } from '../../firewall/rules/evaluate'
+import { factsFromManifest, filterPackument, rewriteTarballUrls, toAbbreviated, type Manifest, type Packument } from './packument'
+import { evaluationContext, firewallChain } from '../firewall-chain'
+import { resolvePackument, type Resolved } from './upstreams'
+import type { ProxyRequest } from '../proxy-request'
+import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument } from '../responses'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
 

@@ -1,6 +1,6 @@
-import { normalizePackageName } from '../firewall/rules/names'
-import type { ProjectPage } from './pypi-index'
-import { versionOfFile } from './pypi-paths'
+import { normalizePackageName } from '../../firewall/rules/names'
+import type { ProjectPage } from './simple-index'
+import { versionOfFile } from './paths'
 
 /** The representations of the simple API (PEP 691 "Choosing a format"). */
 export type SimpleFormat = 'json' | 'html-v1' | 'html'

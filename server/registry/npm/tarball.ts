@@ -1,10 +1,10 @@
-import { evaluate } from '../firewall/rules/evaluate'
-import { factsFromManifest, type TarballPath } from './npm/packument'
-import { recordDecision, type DecisionRecord } from './decision-recorder'
-import { evaluationContext, firewallChain } from './firewall-chain'
-import { fetchTarball, resolvePackument } from './npm-upstreams'
-import type { ProxyRequest } from './proxy-request'
-import { blockedMessage, RegistryError, sendBytes } from './responses'
+import { evaluate } from '../../firewall/rules/evaluate'
+import { factsFromManifest, type TarballPath } from './packument'
+import { recordDecision, type DecisionRecord } from '../decision-recorder'
+import { evaluationContext, firewallChain } from '../firewall-chain'
+import { fetchTarball, resolvePackument } from './upstreams'
+import type { ProxyRequest } from '../proxy-request'
+import { blockedMessage, RegistryError, sendBytes } from '../responses'
 
 /**
  * `GET /{name}/-/{file}.tgz`: the download decision. Rules of the `download` and `versions`

@@ -1,8 +1,8 @@
-import { serveMavenFile, serveMavenMetadata } from './maven-download'
-import { parseMavenPath } from './maven-paths'
-import { putMavenFile, putMavenMetadata } from './maven-upload'
-import type { ProxyRequest } from './proxy-request'
-import { RegistryError } from './responses'
+import { serveMavenFile, serveMavenMetadata } from './download'
+import { parseMavenPath } from './paths'
+import { putMavenFile, putMavenMetadata } from './upload'
+import type { ProxyRequest } from '../proxy-request'
+import { RegistryError } from '../responses'
 
 /**
  * Routes one Maven repository-layout request: GET/HEAD of files (download decisions) and

@@ -1,0 +1,18 @@
+// autocannon ships no types; the benchmarks use this much of it.
+declare module 'autocannon' {
+  interface Histogram {
+    average: number
+    p50: number
+    p90: number
+    p99: number
+    max: number
+  }
+  interface Result {
+    requests: Histogram & { total: number }
+    latency: Histogram
+    errors: number
+    non2xx: number
+  }
+  function autocannon(options: { url: string; connections?: number; duration?: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<Result>
+  export default autocannon
+}
