@@ -17,13 +17,13 @@ export interface BackendOptions {
 /** Chooses the driver at run time: Redis when `REDIS_URL` is set, else the fs driver. */
 export function createBackend(options: BackendOptions = backendOptionsFromEnv()): Backend {
   if (options.redisUrl) return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
-  return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? '.data' }) }))
+  return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
 }
 
 export function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOptions {
   return {
     redisUrl: env.REDIS_URL || undefined,
     redisPrefix: env.REDIS_PREFIX || 'pf',
-    dataDir: env.DATA_DIR || '.data',
+    dataDir: env.DATA_DIR || './.data',
   }
 }
