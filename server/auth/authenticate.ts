@@ -65,3 +65,14 @@ export async function authenticate(services: Services, presented: string | null,
     owner: (namespace as NamespaceRecord).owner === token.principalId,
   }
 }
+
+/**
+ * The namespace a presented token belongs to, or null when it is not a live token. Lets the
+ * dashboard sign a user in without asking which namespace the token is for.
+ */
+export async function namespaceOfToken(services: Services, presented: string): Promise<string | null> {
+  const { material } = splitInteraction(presented)
+  if (!isPlausibleToken(material)) return null
+  const token = await services.tokens.findByHash(hashToken(material))
+  return token && !token.revokedAt ? token.namespace : null
+}

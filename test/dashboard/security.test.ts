@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createUser } from '../support/admin'
+import { adminCli, createUser } from '../support/admin'
 import { NS, requestException, seedFirewall, signIn, startWorld, type World } from './harness'
 
 /** The dashboard does only what the permission module allows, and only with a CSRF token. */
@@ -18,6 +18,18 @@ afterAll(async () => world?.close())
 const csrfOf = (page: import('playwright-core').Page) => page.locator('input[name="_csrf"]').first().getAttribute('value')
 
 describe('dashboard security', () => {
+  it('signs a token into its own namespace, whatever the namespace field says', async () => {
+    const otherOwner = await adminCli(world.server, 'create-namespace', '--namespace', 'other-ns', '--user', 'olga')
+    const context = await world.browser.newContext({ baseURL: world.server.url })
+    const page = await context.newPage()
+    await page.goto('/sign-in')
+    await page.getByLabel('Access token').fill(otherOwner)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.waitForURL('**/namespaces/other-ns/firewalls')
+    expect(await page.locator('header').innerText()).toContain('olga')
+    await context.close()
+  })
+
   it('shows no approve button to a user without the permission and answers a forged approval 403', async () => {
     const request = await requestException(world.api, 'main', 'lodash')
     const { context, page } = await signIn(world, viewerToken)

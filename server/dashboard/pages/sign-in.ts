@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import { useServices } from '../../app/runtime'
-import { authenticate } from '../../auth/authenticate'
+import { authenticate, namespaceOfToken } from '../../auth/authenticate'
 import { DomainError } from '../../common/errors'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from '../csrf'
 import { errorPage } from '../handler'
@@ -29,7 +29,7 @@ function signInPage(view: SignInView) {
     <form method="post" action="/sign-in" class="stack">
       <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}">
       ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
-      <label>Namespace <input name="namespace" value="${view.namespace}" required autocomplete="organization" pattern="[A-Za-z0-9][A-Za-z0-9._-]{0,127}"></label>
+      <label>Namespace (optional: taken from the token) <input name="namespace" value="${view.namespace}" autocomplete="organization" pattern="[A-Za-z0-9][A-Za-z0-9._-]{0,127}"></label>
       <label>Access token <input name="token" type="password" required autocomplete="current-password" placeholder="fwp_… or fws_…"></label>
       <button class="button primary" type="submit">Sign in</button>
     </form>
@@ -68,8 +68,9 @@ export async function submitSignIn(event: H3Event) {
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
     return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-in form expired; reload the page and try again'))
   }
-  const namespace = form.text('namespace') ?? ''
   const token = form.text('token') ?? ''
+  // The token knows its namespace; the field only matters for a token that is not valid at all.
+  const namespace = (await namespaceOfToken(services, token)) ?? form.text('namespace') ?? ''
   const next = safeNext(form.get('next'))
   try {
     await authenticate(services, token, namespace)
