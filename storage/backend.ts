@@ -69,6 +69,13 @@ export interface Backend {
   queueDrop(queue: string, count: number): Promise<void>
   queueLength(queue: string): Promise<number>
   queueClear(queue: string): Promise<void>
+  /** Removes and returns up to `count` items from the front, atomically. */
+  queuePopFront<T>(queue: string, count: number): Promise<T[]>
+  /**
+   * Moves the first `count` items into `key` as `{ ...meta, items }`, atomically, but only
+   * when the front item's `id` is still `expectFirstId` (false otherwise: the front moved).
+   */
+  queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean>
 
   /** Acquire or renew a lease for `owner`; false when another owner holds it. */
   leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean>
@@ -80,6 +87,8 @@ export interface Backend {
 
   /** Called (in this process) after events were appended anywhere the backend can see. */
   onEvents(listener: () => void): () => void
+  /** Resolves once notifications registered with `onEvents` are being received. */
+  eventsReady(): Promise<void>
 
   ping(): Promise<boolean>
   close(): Promise<void>

@@ -186,6 +186,36 @@ export class LocalBackend implements Backend {
     await this.queueDrop(queue, Number.MAX_SAFE_INTEGER)
   }
 
+  async queuePopFront<T>(queue: string, count: number): Promise<T[]> {
+    const prefix = `queue:${queue}`
+    return this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      const end = Math.min(sequence.tail, sequence.head + Math.max(0, count))
+      const keys: string[] = []
+      for (let slot = sequence.head; slot < end; slot++) keys.push(`${prefix}:${pad(slot)}`)
+      const items = await this.getMany<T>(keys)
+      for (; sequence.head < end; sequence.head++) await this.delete(`${prefix}:${pad(sequence.head)}`)
+      return items.filter((item): item is Awaited<T> => item !== null) as T[]
+    })
+  }
+
+  async queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean> {
+    const prefix = `queue:${queue}`
+    return this.mutex.runExclusive([prefix], async () => {
+      const sequence = await this.sequence(prefix)
+      if (count <= 0 || sequence.tail - sequence.head < count) return false
+      const keys: string[] = []
+      for (let slot = sequence.head; slot < sequence.head + count; slot++) keys.push(`${prefix}:${pad(slot)}`)
+      const items = await this.getMany<{ id?: string }>(keys)
+      if (items[0]?.id !== expectFirstId) return false
+      // The batch is written before the items leave the queue: a crash in between re-sends, never loses.
+      await this.set(key, { ...meta, items })
+      for (const itemKey of keys) await this.delete(itemKey)
+      sequence.head += count
+      return true
+    })
+  }
+
   // ---- leases and counters -----------------------------------------------------------
 
   async leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
@@ -219,6 +249,8 @@ export class LocalBackend implements Backend {
     this.emitter.on('events', bound)
     return () => this.emitter.off('events', bound)
   }
+
+  async eventsReady(): Promise<void> {}
 
   async ping(): Promise<boolean> {
     try {

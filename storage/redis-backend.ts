@@ -2,7 +2,7 @@ import { createStorage, type Storage } from 'unstorage'
 import redisDriver from 'unstorage/drivers/redis'
 import type Redis from 'ioredis'
 import { EVENT_LOG, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
-import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_PUSH } from './redis-scripts'
+import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
 
 const MAX_TX_ATTEMPTS = 200
 
@@ -15,6 +15,7 @@ export class RedisBackend implements Backend {
   readonly storage: Storage
   private readonly client: Redis
   private subscriber: Redis | null = null
+  private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<() => void>()
 
   constructor(url: string, readonly prefix = 'pf') {
@@ -132,6 +133,18 @@ export class RedisBackend implements Backend {
     await this.client.del(this.raw(`queue:${queue}`))
   }
 
+  async queuePopFront<T>(queue: string, count: number): Promise<T[]> {
+    if (count <= 0) return []
+    const raw = (await this.client.lpop(this.raw(`queue:${queue}`), count)) ?? []
+    return raw.map((item) => JSON.parse(item) as T)
+  }
+
+  async queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean> {
+    if (count <= 0) return false
+    const moved = await this.client.eval(QUEUE_MOVE_FRONT, 2, this.raw(`queue:${queue}`), this.raw(key), String(count), expectFirstId, JSON.stringify(meta))
+    return moved === 1
+  }
+
   async leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
     return (await this.client.eval(LEASE_ACQUIRE, 1, this.raw(`lease:${name}`), owner, String(ttlMs))) === 1
   }
@@ -153,10 +166,14 @@ export class RedisBackend implements Backend {
     if (!this.subscriber) {
       // A dedicated connection: a subscribed ioredis client cannot run other commands.
       this.subscriber = this.client.duplicate()
-      void this.subscriber.subscribe(this.raw('events-notify'))
+      this.subscribed = this.subscriber.subscribe(this.raw('events-notify')).then(() => undefined)
       this.subscriber.on('message', () => this.listeners.forEach((notify) => notify()))
     }
     return () => this.listeners.delete(listener)
+  }
+
+  eventsReady(): Promise<void> {
+    return this.subscribed
   }
 
   async ping(): Promise<boolean> {

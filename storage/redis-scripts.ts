@@ -60,3 +60,21 @@ export const LEASE_RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `
+
+/**
+ * Moves the first ARGV[1] items of KEYS[1] into KEYS[2] as {<meta>, "items": [...]}, only when
+ * the front item's id is ARGV[2]. ARGV[3] is the meta object's JSON. Returns 1 when moved.
+ */
+export const QUEUE_MOVE_FRONT = `
+local count = tonumber(ARGV[1])
+local items = redis.call('LRANGE', KEYS[1], 0, count - 1)
+if #items < count or #items == 0 then return 0 end
+local first = cjson.decode(items[1])
+if first.id ~= ARGV[2] then return 0 end
+local meta = string.sub(ARGV[3], 1, -2)
+local sep = ','
+if meta == '{' then sep = '' end
+redis.call('SET', KEYS[2], meta .. sep .. '"items":[' .. table.concat(items, ',') .. ']}')
+redis.call('LTRIM', KEYS[1], count, -1)
+return 1
+`

@@ -55,22 +55,15 @@ const PARK = Symbol('park')
 
 async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
   const { ns, id } = parseWebhookRef(input.webhookId)
-  const [head, bufferedEvents] = await Promise.all([deps.runtime.webhooks.peekBuffer(ns, id, 100), deps.runtime.webhooks.bufferLength(ns, id)])
-  const events = selectBatch(head)
-  const batch = events.length ? { deliveryId: newId('whdel', deps.clock.now()), eventIds: events.map((event) => event.id) } : null
-  return { batch, bufferedEvents, now: deps.clock.now() }
+  const taken = await deps.runtime.webhooks.takeBatch(ns, id, (head) => selectBatch(head), () => newId('whdel', deps.clock.now()))
+  const batch = taken ? { deliveryId: taken.deliveryId, eventIds: taken.items.map((event) => event.id) } : null
+  return { batch, bufferedEvents: await deps.runtime.webhooks.bufferLength(ns, id), now: deps.clock.now() }
 }
 
-/** The batch's events still at the front of the buffer (the ids were fixed at the first attempt). */
-async function batchEvents(deps: AdapterDeps, ns: string, id: string, eventIds: string[]): Promise<NamespaceEvent[]> {
-  const wanted = new Set(eventIds)
-  const head = await deps.runtime.webhooks.peekBuffer(ns, id, eventIds.length)
-  const events: NamespaceEvent[] = []
-  for (const event of head) {
-    if (!wanted.has(event.id)) break
-    events.push(event)
-  }
-  return events
+/** The stored batch's events, when it is still the batch of this delivery. */
+async function batchEvents(deps: AdapterDeps, ns: string, id: string, deliveryId: string): Promise<NamespaceEvent[]> {
+  const batch = await deps.runtime.webhooks.getBatch(ns, id)
+  return batch?.deliveryId === deliveryId ? batch.items : []
 }
 
 const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseStatus: 0, responseBody: '', error, durationMillis: 0 })
@@ -78,7 +71,7 @@ const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseSt
 async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
   const { runtime, clock } = deps
   const { ns, id } = parseWebhookRef(input.webhookId)
-  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), batchEvents(deps, ns, id, input.eventIds)])
+  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), batchEvents(deps, ns, id, input.deliveryId)])
   const startedAt = clock.now()
   // Deleted webhook, or a batch already recorded and dropped before a crash: nothing left to send.
   if (!webhook || events.length === 0) {
@@ -108,6 +101,6 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
       totalDeliveryMillis: outcome.durationMillis,
     }),
   ])
-  if (status !== 'retrying') await runtime.webhooks.dropFromBuffer(ns, id, events.length)
+  if (status !== 'retrying') await runtime.webhooks.clearBatch(ns, id, input.deliveryId)
   return { outcome, startedAt, finishedAt, bufferedEvents: await runtime.webhooks.bufferLength(ns, id) }
 }

@@ -41,6 +41,7 @@ export async function startWebhookEngine(services: Services, options: EngineOpti
   const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock })
 
   const offEvents = services.backend.onEvents(() => router.wake())
+  await services.backend.eventsReady()
   const offSignals = runtime.signals.subscribe((signal) => host.onSignal(signal))
   // Renewal well inside the lease time; the same pass adopts webhooks whose owner died.
   const interval = setInterval(() => {

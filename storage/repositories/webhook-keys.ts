@@ -9,8 +9,8 @@ export const webhookKeys = {
   snapshot: (ns: string, id: string) => `ns:${ns}:wh-snapshot:${id}`,
   /** Queue of events waiting for delivery, oldest first. */
   buffer: (ns: string, id: string) => `wh-buffer:${ns}:${id}`,
-  /** Bookkeeping of the buffer-overflow notice (see server/webhooks/overflow.ts). */
-  overflow: (ns: string, id: string) => `ns:${ns}:wh-overflow:${id}`,
+  /** The batch in flight: taken out of the buffer at its first attempt, removed when done. */
+  batch: (ns: string, id: string) => `ns:${ns}:wh-batch:${id}`,
   deliveryIndex: (ns: string, id: string) => `ns:${ns}:wh-deliveries:${id}`,
   delivery: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-delivery:${id}:${deliveryId}`,
   metrics: (ns: string, id: string, bucket: string, start: number) => `ns:${ns}:wh-metrics:${id}:${bucket}:${start}`,

@@ -1,7 +1,7 @@
 import type { Backend, TxWrites } from '../backend'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import type { WebhookRecord } from '../../server/webhooks/model'
-import { EMPTY_OVERFLOW, planOverflow, type OverflowState } from '../../server/webhooks/overflow'
+import { droppedEventCount, incomingToDrop, planPush } from '../../server/webhooks/overflow'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
 
 interface Index {
@@ -13,6 +13,12 @@ export interface WebhookChange<R> {
   next: WebhookRecord | null
   also?: (stored: WebhookRecord | null) => TxWrites
   result: R
+}
+
+/** The batch in flight of a webhook, stored outside its buffer. */
+export interface StoredBatch {
+  deliveryId: string
+  items: NamespaceEvent[]
 }
 
 /** Result of routing events into a buffer. */
@@ -74,7 +80,7 @@ export class WebhookRepository {
         const { [webhookRef(ns, id)]: _ref, ...others } = global.items
         writes.set![indexKey] = { items: rest }
         writes.set![globalKey] = { items: others }
-        writes.delete!.push(docKey, keys.snapshot(ns, id), keys.overflow(ns, id))
+        writes.delete!.push(docKey, keys.snapshot(ns, id), keys.batch(ns, id))
       }
       const extra = also?.(next) ?? {}
       return {
@@ -101,8 +107,9 @@ export class WebhookRepository {
   // ---- buffers -----------------------------------------------------------------------
 
   /**
-   * Appends routed events to a webhook's buffer (cap `cap`, oldest dropped) and queues one
-   * overflow notice when events were dropped (see overflow.ts). Only the router calls this.
+   * Appends routed events to a webhook's buffer (cap `cap`, oldest dropped) and, when anything
+   * was dropped, one overflow notice reporting exactly that (see overflow.ts). Only the router
+   * pushes; deliveries only take from the front, so the length can only shrink meanwhile.
    */
   async pushToBuffer(
     ns: string,
@@ -112,27 +119,66 @@ export class WebhookRepository {
     makeNotice: (counts: { droppedEvents: number; bufferedEvents: number }) => NamespaceEvent,
   ): Promise<BufferPush> {
     const queue = keys.buffer(ns, id)
-    const [length, stored] = await Promise.all([this.backend.queueLength(queue), this.backend.get<OverflowState>(keys.overflow(ns, id))])
-    const plan = planOverflow(stored ?? EMPTY_OVERFLOW, length, events.length, cap)
-    const notice = plan.notice ? makeNotice(plan.notice) : null
-    const result = await this.backend.queuePush(queue, notice ? [...events, notice] : events, cap)
-    const next = notice ? { ...plan.next, noticeId: notice.id } : plan.next
-    if (JSON.stringify(next) !== JSON.stringify(stored ?? EMPTY_OVERFLOW)) await this.backend.set(keys.overflow(ns, id), next)
-    return { length: result.length, dropped: result.dropped, notice }
+    // The batch in flight counts towards the cap but is never dropped: it is out of the queue.
+    const [length, batch] = await Promise.all([this.backend.queueLength(queue), this.getBatch(ns, id)])
+    const inFlight = batch?.items.length ?? 0
+    const queueCap = Math.max(1, cap - inFlight)
+    const plan = planPush(length, events.length, queueCap)
+    if (!plan.overflows) {
+      const pushed = await this.backend.queuePush(queue, events, queueCap)
+      return { length: pushed.length + inFlight, dropped: pushed.dropped, notice: null }
+    }
+    // Popping returns exactly what left the buffer, so the notice can count it.
+    const popped = await this.backend.queuePopFront<NamespaceEvent>(queue, plan.popFront)
+    const afterPop = await this.backend.queueLength(queue)
+    const dropIncoming = incomingToDrop(afterPop, events.length, queueCap)
+    const counts = droppedEventCount([...popped, ...events.slice(0, dropIncoming)])
+    const kept = events.slice(dropIncoming)
+    const notice = makeNotice({ droppedEvents: counts.reported, bufferedEvents: afterPop + kept.length + 1 + inFlight })
+    const pushed = await this.backend.queuePush(queue, [...kept, notice], queueCap)
+    return { length: pushed.length + inFlight, dropped: counts.events + pushed.dropped, notice }
   }
 
-  /** The oldest `count` buffered events. */
+  /** The oldest `count` buffered events (not the batch in flight). */
   peekBuffer(ns: string, id: string, count: number): Promise<NamespaceEvent[]> {
     return this.backend.queuePeek<NamespaceEvent>(keys.buffer(ns, id), count)
   }
 
-  /** Removes the oldest `count` events (a batch that is done). */
-  dropFromBuffer(ns: string, id: string, count: number): Promise<void> {
-    return this.backend.queueDrop(keys.buffer(ns, id), count)
+  /**
+   * The batch in flight, taking a new one from the front of the buffer when there is none:
+   * its events move out of the buffer atomically, so overflow can never drop them and a
+   * finished batch never removes other events. A batch left by a crash is returned again.
+   */
+  async takeBatch(ns: string, id: string, select: (head: NamespaceEvent[]) => NamespaceEvent[], deliveryId: () => string): Promise<StoredBatch | null> {
+    const existing = await this.getBatch(ns, id)
+    if (existing) return existing
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const events = select(await this.peekBuffer(ns, id, 100))
+      if (events.length === 0) return null
+      const batch = { deliveryId: deliveryId(), items: events }
+      // Refused only when the front moved (an overflow popped it) between the peek and the move.
+      if (await this.backend.queueMoveFront(keys.buffer(ns, id), events.length, events[0].id, keys.batch(ns, id), { deliveryId: batch.deliveryId })) return batch
+    }
+    return null
   }
 
-  bufferLength(ns: string, id: string): Promise<number> {
-    return this.backend.queueLength(keys.buffer(ns, id))
+  getBatch(ns: string, id: string): Promise<StoredBatch | null> {
+    return this.backend.get<StoredBatch>(keys.batch(ns, id))
+  }
+
+  /** Removes the batch once it succeeded or failed for good (only that delivery's batch). */
+  async clearBatch(ns: string, id: string, deliveryId: string): Promise<void> {
+    const key = keys.batch(ns, id)
+    await this.backend.transact([key], (values) => {
+      const current = values.get(key) as StoredBatch | null
+      return { writes: current?.deliveryId === deliveryId ? { delete: [key] } : {}, result: undefined }
+    })
+  }
+
+  /** Events waiting, the batch in flight included. */
+  async bufferLength(ns: string, id: string): Promise<number> {
+    const [length, batch] = await Promise.all([this.backend.queueLength(keys.buffer(ns, id)), this.getBatch(ns, id)])
+    return length + (batch?.items.length ?? 0)
   }
 
   clearBuffer(ns: string, id: string): Promise<void> {

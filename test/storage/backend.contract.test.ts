@@ -47,6 +47,7 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     const seen = new Promise<void>((resolve) => {
       const off = backend.onEvents(() => (off(), resolve()))
     })
+    await backend.eventsReady()
     await backend.transact(['doc'], () => ({
       writes: {
         set: { doc: { v: 1 } },
@@ -88,6 +89,23 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     await backend.queueDrop('q', 2)
     expect(await backend.queuePeek('q', 10)).toEqual([5, 6, 7])
     expect(await backend.queueLength('q')).toBe(3)
+  })
+
+  it('pops items from the front of a queue and returns them', async () => {
+    await backend.queuePush('pq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
+    expect(await backend.queuePopFront('pq', 2)).toEqual([{ id: 'a' }, { id: 'b' }])
+    expect(await backend.queuePopFront('pq', 5)).toEqual([{ id: 'c' }])
+    expect(await backend.queuePopFront('pq', 1)).toEqual([])
+  })
+
+  it('moves the front of a queue into a key only while the front is what the caller saw', async () => {
+    await backend.queuePush('mq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
+    expect(await backend.queueMoveFront('mq', 2, 'b', 'batch', { deliveryId: 'd1' })).toBe(false)
+    expect(await backend.get('batch')).toBeNull()
+    expect(await backend.queueMoveFront('mq', 2, 'a', 'batch', { deliveryId: 'd1' })).toBe(true)
+    expect(await backend.get('batch')).toEqual({ deliveryId: 'd1', items: [{ id: 'a' }, { id: 'b' }] })
+    expect(await backend.queuePeek('mq', 10)).toEqual([{ id: 'c' }])
+    expect(await backend.queueMoveFront('mq', 5, 'c', 'batch2', { deliveryId: 'd2' })).toBe(false)
   })
 
   it('gives a lease to one owner at a time and lets it renew', async () => {

@@ -1,32 +1,34 @@
 import { describe, expect, it } from 'vitest'
-import { EMPTY_OVERFLOW, planOverflow } from '../../server/webhooks/overflow'
+import { droppedEventCount, incomingToDrop, isOverflowNotice, planPush } from '../../server/webhooks/overflow'
+import type { NamespaceEvent } from '../../server/events/schemas'
 
-describe('planOverflow (buffer-overflow notices)', () => {
-  it('queues nothing while the buffer has room', () => {
-    expect(planOverflow(EMPTY_OVERFLOW, 10, 5, 100)).toEqual({ notice: null, next: EMPTY_OVERFLOW })
+const event = (id: string): NamespaceEvent => ({ id, type: 'audit.x', time: '', namespace: 'ns', data: {} })
+const notice = (id: string, droppedEvents: number): NamespaceEvent => ({
+  id, type: 'webhook.rate_limited', time: '', namespace: 'ns', data: { webhook: 'wh', reason: 'buffer_overflow', droppedEvents, bufferedEvents: 0 },
+})
+
+describe('buffer overflow plan', () => {
+  it('fits without dropping', () => {
+    expect(planPush(10, 5, 100)).toEqual({ popFront: 0, overflows: false })
+    expect(planPush(95, 5, 100)).toEqual({ popFront: 0, overflows: false })
   })
 
-  it('counts the slot the notice takes as one more drop', () => {
-    expect(planOverflow(EMPTY_OVERFLOW, 100, 1, 100).notice).toEqual({ droppedEvents: 2, bufferedEvents: 100 })
+  it('drops the oldest and keeps a slot for the notice', () => {
+    expect(planPush(100, 1, 100)).toEqual({ popFront: 2, overflows: true })
+    expect(planPush(5000, 1, 5000)).toEqual({ popFront: 2, overflows: true })
   })
 
-  it('queues one notice per episode and accumulates later drops for the next one', () => {
-    const first = planOverflow(EMPTY_OVERFLOW, 100, 1, 100)
-    const waiting = { ...first.next, noticeId: 'evt-n1' }
-    const second = planOverflow(waiting, 100, 3, 100)
-    expect(second.notice).toBeNull()
-    expect(second.next).toMatchObject({ noticeId: 'evt-n1', unreported: 3, behindNotice: 3 })
+  it('drops the oldest incoming events when the buffer alone cannot make room', () => {
+    expect(planPush(3, 200, 100)).toEqual({ popFront: 3, overflows: true })
+    expect(incomingToDrop(0, 200, 100)).toBe(101)
+    expect(incomingToDrop(50, 10, 100)).toBe(0)
   })
 
-  it('reports again once the waiting notice was delivered', () => {
-    const waiting = { noticeId: 'evt-n1', noticeDropped: 2, behindNotice: 3, unreported: 4 }
-    // Only the 3 events behind it are left: the notice has left the buffer from the front.
-    expect(planOverflow(waiting, 3, 1, 100).notice).toEqual({ droppedEvents: 4, bufferedEvents: 5 })
-  })
-
-  it('re-reports the drops of a notice that itself fell off the front', () => {
-    // Notice at the front (99 events behind it in a full buffer of 100); one more push drops it.
-    const waiting = { noticeId: 'evt-n1', noticeDropped: 2, behindNotice: 99, unreported: 0 }
-    expect(planOverflow(waiting, 100, 1, 100).notice).toEqual({ droppedEvents: 2 + 1 + 1, bufferedEvents: 100 })
+  it('counts dropped events and carries the counts of dropped notices', () => {
+    expect(droppedEventCount([event('a'), notice('n', 7), event('b')])).toEqual({ events: 2, reported: 9 })
+    expect(isOverflowNotice(notice('n', 1))).toBe(true)
+    const pacing: NamespaceEvent = { ...notice('p', 0), data: { webhook: 'wh', reason: 'rate_limited', droppedEvents: 0, bufferedEvents: 1200 } }
+    expect(isOverflowNotice(pacing)).toBe(false)
+    expect(droppedEventCount([pacing])).toEqual({ events: 1, reported: 1 })
   })
 })

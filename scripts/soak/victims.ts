@@ -1,0 +1,58 @@
+import { createBackend, type Backend } from '../../storage'
+import { webhookKeys } from '../../storage/repositories/webhook-keys'
+import type { Cluster } from './cluster'
+import type { Attempt, SoakReceiver } from './receiver'
+import { NS, type SoakWebhook } from './setup'
+
+/** Lease owners are `host:pid:random`. */
+const pidOf = (owner: string | null) => (owner ? Number(owner.split(':')[1]) : NaN)
+
+/**
+ * Chooses whom the chaos loop kills, in turn: a random process; the process that delivered the
+ * attempt the receiver has just acknowledged (killed between the sender getting its 2xx and
+ * recording it: the at-least-once window); the process holding the event-router lease.
+ */
+export class VictimPicker {
+  private readonly backend: Backend
+  private turn = 0
+
+  constructor(
+    private readonly cluster: Cluster,
+    private readonly receiver: SoakReceiver,
+    private readonly webhooks: SoakWebhook[],
+    redisUrl: string,
+    redisPrefix: string,
+  ) {
+    this.backend = createBackend({ redisUrl, redisPrefix })
+  }
+
+  async pick(): Promise<{ slot: number; why: string } | null> {
+    const kind = this.turn++ % 3
+    if (kind === 1) return this.justAcked()
+    if (kind === 2) return this.leaseHolder(webhookKeys.routerLease(), 'router lease holder')
+    return null
+  }
+
+  private async justAcked(): Promise<{ slot: number; why: string } | null> {
+    const attempt = await new Promise<Attempt | null>((resolve) => {
+      const timer = setTimeout(() => resolve(null), 5_000)
+      this.receiver.onAck = (acked) => {
+        clearTimeout(timer)
+        this.receiver.onAck = null
+        resolve(acked)
+      }
+    })
+    const hook = attempt && this.webhooks.find((h) => h.name === attempt.hook)
+    if (!hook) return null
+    return this.leaseHolder(webhookKeys.webhookLease(NS, hook.id), `sender of just-acknowledged ${attempt.deliveryId} (${hook.name})`)
+  }
+
+  private async leaseHolder(lease: string, why: string): Promise<{ slot: number; why: string } | null> {
+    const slot = this.cluster.slotOfPid(pidOf(await this.backend.leaseOwner(lease)))
+    return slot === null ? null : { slot, why }
+  }
+
+  close(): Promise<void> {
+    return this.backend.close()
+  }
+}
