@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
-import type { WebhookConfigSnapshot } from '../events/schemas'
+import { WebhookConfigSnapshot } from '../events/schemas'
 
 /** Placeholder shown instead of a signing secret in lists and reads (CONTRACT section 2). */
 export const REDACTED = '[REDACTED]'
@@ -48,21 +48,10 @@ export const WebhookInput = z
 export type WebhookInput = z.infer<typeof WebhookInput>
 
 /** A webhook in API answers; `secret` is the placeholder unless `revealSecret`. */
-export const WebhookView = z.object({
-  id: z.string(),
-  name: z.string(),
-  url: z.string(),
-  enabled: z.boolean(),
-  eventTypes: z.array(z.string()),
-  firewalls: z.array(z.string()),
+export const WebhookView = WebhookConfigSnapshot.extend({
   secret: z.string(),
   createdAt: z.string(),
   updatedAt: z.string(),
-  secretRotatedAt: z.string().optional(),
-  previousSecretValidUntil: z.string().optional(),
-  quarantinedAt: z.string().optional(),
-  quarantinedUntil: z.string().optional(),
-  releasedAt: z.string().optional(),
 })
 export type WebhookView = z.infer<typeof WebhookView>
 
