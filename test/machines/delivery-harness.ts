@@ -2,6 +2,7 @@ import { createActor, fromPromise, type Actor, type Snapshot } from 'xstate'
 import { webhookDeliveryMachine } from '../../machines/webhook-delivery.machine'
 import type { AttemptOutcome } from '../../server/webhooks/attempt'
 import { createDeadlineTimer, type TimerClock } from '../../server/webhooks/deadline-timer'
+import { ManualClock } from '../support/manual-clock'
 import type {
   AttemptReport,
   DeliverBatchInput,
@@ -12,36 +13,11 @@ import type {
 } from '../../server/webhooks/delivery-types'
 
 /** A manual clock; `advanceTo` fires timers one deadline at a time and lets promises settle in between. */
-export class FakeClock implements TimerClock {
-  private timers = new Map<number, { due: number; fn: () => void }>()
-  private nextId = 1
-  constructor(private current = 0) {}
-
-  now(): number {
-    return this.current
-  }
-  setTimeout(fn: () => void, ms: number): number {
-    const id = this.nextId++
-    this.timers.set(id, { due: this.current + Math.max(0, ms), fn })
-    return id
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number)
-  }
-  pending(): number {
-    return this.timers.size
-  }
+export class FakeClock extends ManualClock {
   /** Moves time forward to `time`, firing every timer due on the way in order. */
   async advanceTo(time: number): Promise<void> {
     await settle()
-    for (;;) {
-      const next = [...this.timers.entries()].sort((a, b) => a[1].due - b[1].due)[0]
-      if (!next || next[1].due > time) break
-      this.timers.delete(next[0])
-      this.current = Math.max(this.current, next[1].due)
-      next[1].fn()
-      await settle()
-    }
+    while (this.fireNext(time)) await settle()
     this.current = Math.max(this.current, time)
     await settle()
   }

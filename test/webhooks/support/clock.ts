@@ -1,36 +1,11 @@
-import type { TimerClock } from '../../../server/webhooks/deadline-timer'
+import { ManualClock } from '../../support/manual-clock'
 
 /** A manual clock that can say when its next timer is due, so tests can step from deadline to deadline. */
-export class SteppingClock implements TimerClock {
-  private readonly timers = new Map<number, { due: number; fn: () => void }>()
-  private nextId = 1
-  constructor(private current: number) {}
-
-  now(): number {
-    return this.current
-  }
-  setTimeout(fn: () => void, ms: number): number {
-    const id = this.nextId++
-    this.timers.set(id, { due: this.current + Math.max(0, ms), fn })
-    return id
-  }
-  clearTimeout(handle: unknown): void {
-    this.timers.delete(handle as number)
-  }
-  /** Earliest due time of a pending timer, or null. */
-  nextDue(): number | null {
-    let due: number | null = null
-    for (const timer of this.timers.values()) if (due === null || timer.due < due) due = timer.due
-    return due
-  }
+export class SteppingClock extends ManualClock {
   /** Sets the time to `time` and fires every timer due by then (no I/O in between). */
   fireUntil(time: number): void {
+    while (this.fireNext(time));
     this.current = Math.max(this.current, time)
-    for (const [id, timer] of [...this.timers.entries()].sort((a, b) => a[1].due - b[1].due)) {
-      if (timer.due > this.current) break
-      this.timers.delete(id)
-      timer.fn()
-    }
   }
 }
 
