@@ -4,6 +4,7 @@ import { makeEvent } from '../../server/events/factory'
 import { systemClock } from '../../server/common/clock'
 import { redisUrl, uniquePrefix } from '../support/redis'
 import { Receiver } from './support/receiver'
+import { webhookKeys } from '../../storage/repositories/webhook-keys'
 import { bootstrapToken, ensureBuilt, startBuiltServer, waitFor, type BuiltServer } from './support/built-server'
 
 const servers: BuiltServer[] = []
@@ -52,12 +53,16 @@ describe('webhook delivery across a SIGKILL and restart (built server, Redis)', 
       body: JSON.stringify({ name: 'restart', url: receiver.url, eventTypes: ['audit.test.*'] }),
     })
     expect(created.status).toBe(201)
-    receiver.secrets = [(await created.json()).secret]
+    const webhook = await created.json()
+    receiver.secrets = [webhook.secret]
 
     const before = await append(3, 0)
     await waitFor(() => receiver.receipts.length === 2, 10_000, 'two failed attempts')
-    // Let the retrying snapshot reach storage, then kill without any chance to clean up.
-    await new Promise((r) => setTimeout(r, 300))
+    // Wait until the retrying snapshot (two attempts made) is in storage, then kill without any chance to clean up.
+    await waitFor(async () => {
+      const stored = await backend.get<{ value: unknown; context: { batch: { attempts: number } | null } }>(webhookKeys.snapshot('default', webhook.id))
+      return stored?.value === 'retrying' && stored.context.batch?.attempts === 2
+    }, 10_000, 'the stored retrying snapshot')
     await first.kill('SIGKILL')
     const killedAt = Date.now()
     const during = await append(2, 3)
