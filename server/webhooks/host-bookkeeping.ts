@@ -4,7 +4,13 @@ import { makeEvent } from '../events/factory'
 import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
 import type { DeliveryEmitted } from './delivery-types'
 import type { WebhookRuntime } from './runtime'
+import { configSnapshot, type WebhookRecord } from './model'
 import { observeDeliveryAttempt } from '../observability/metrics'
+
+/** `config.webhook.updated` for a change the engine made itself (quarantine start and end): no actor. */
+function systemConfigEvent(services: Services, ns: string, record: WebhookRecord) {
+  return makeEvent(services.clock, ns, 'config.webhook.updated', { webhook: record.id, actor: {}, config: configSnapshot(record) })
+}
 
 const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Date(ms).toISOString())
 
@@ -39,6 +45,7 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
       logger.warn('webhook quarantined', { ...where, quarantinedUntil: iso(emitted.quarantinedUntil) })
       await runtime.webhooks.mutate(ns, id, (current) => ({
         next: current && { ...current, quarantinedAt: new Date(services.clock.now()).toISOString(), quarantinedUntil: iso(emitted.quarantinedUntil) },
+        also: (stored) => (stored ? { events: [systemConfigEvent(services, ns, stored)] } : {}),
         result: undefined,
       }))
       return
@@ -47,7 +54,8 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
       await runtime.webhooks.mutate(ns, id, (current) => {
         if (!current?.quarantinedUntil) return { next: current, result: undefined }
         const { quarantinedUntil: _ended, ...rest } = current
-        return { next: rest, result: undefined }
+        // A manual release already announced itself through the API; the end of the quarantine time does here.
+        return { next: rest, also: (stored) => (stored && emitted.reason === 'expired' ? { events: [systemConfigEvent(services, ns, stored)] } : {}), result: undefined }
       })
       return
     case 'webhook.rate_limited': {

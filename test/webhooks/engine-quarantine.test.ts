@@ -32,6 +32,9 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(today).toMatchObject({ deliveriesFailed: 6, deliveriesSuccess: 0, eventsDropped: 1, eventsSent: 0 })
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBe(state.quarantinedUntil)
+    // Entering quarantine changes the webhook's configuration, so it is announced like any change.
+    const updates = (await h.backend.logRange<any>('events', { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    expect(updates.at(-1).data).toMatchObject({ webhook: webhook.id, actor: {}, config: { quarantinedUntil: state.quarantinedUntil } })
   })
 
   it('keeps buffering while quarantined and delivers the backlog at once on release', async () => {
@@ -70,5 +73,8 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(h.receiver.receipts[6].json.events.map((e) => e.id)).toEqual(buffered.map((e) => e.id))
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBeUndefined()
+    const updates = (await h.backend.logRange<any>('events', { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    expect(updates.at(-1).data.config.quarantinedUntil).toBeUndefined()
+    expect(updates.at(-2).data.config.quarantinedUntil).toBe(new Date(until).toISOString())
   })
 })
