@@ -2,9 +2,6 @@ import type { ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
 import { startServer } from '../../support/server'
 
-/** `npm test` builds `.output` before the suites run; nothing to do here (kept for the suites' set-up calls). */
-export function ensureBuilt(): void {}
-
 /** A personal token in the service's format, for BOOTSTRAP_TOKEN. */
 export const bootstrapToken = () => `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
 
