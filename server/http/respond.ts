@@ -11,6 +11,13 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers:
   return JSON.stringify(body)
 }
 
+/** Sends a body that is already serialised JSON (cached hot paths). */
+export function sendSerialized(event: H3Event, status: number, body: string | Buffer, headers: Record<string, string> = {}): string | Buffer {
+  sendJson(event, status, undefined, headers)
+  event.node.res.setHeader('content-type', 'application/json; charset=utf-8')
+  return body
+}
+
 export function sendProblem(event: H3Event, problem: Problem, headers: Record<string, string> = {}): string {
   const res = event.node.res
   res.statusCode = problem.status

@@ -9,7 +9,7 @@ import { recordAudit } from './audit'
 import { readJsonBody } from './body'
 import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
-import { sendJson, sendProblem } from './respond'
+import { sendJson, sendProblem, sendSerialized } from './respond'
 import { logger } from '../app/logger'
 import { currentRequestId, setRequestRoute } from '../app/request-context'
 import { enforceApiRateLimit } from './rate-limit'
@@ -70,7 +70,7 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       else expectEmpty(rawBody)
       const reply = await operation.handler({ ctx: { services, ns, principal, meta }, params, query, body, headers: event.node.req.headers, url })
       status = reply.status ?? operation.successStatus ?? 200
-      if (reply.json !== undefined) return sendJson(event, status, undefined, { ...reply.headers, 'content-type': 'application/json; charset=utf-8' }) ?? reply.json
+      if (reply.json !== undefined) return sendSerialized(event, status, reply.json, reply.headers)
       return sendJson(event, status, reply.body, reply.headers)
     } catch (error) {
       const { problem, headers, unexpected } = toProblem(error)
