@@ -72,3 +72,84 @@ export function rateCounterFor(backend: Backend): RateCounter {
   }
   return counter
 }
+
+/**
+ * Tallies refusals per subject so that a flood becomes one audit entry a window, not one a call.
+ * `note` counts a refusal; when no report was made for the subject within `windowMs`, it returns
+ * the number of refusals the report stands for (this one and any left over) and starts a new
+ * window; otherwise 0. `flush` reports what is left once a window has passed.
+ */
+export interface RefusalTally {
+  note(subject: string, windowMs: number): Promise<number>
+  flush(subject: string, windowMs: number): Promise<number>
+}
+
+/** KEYS[1] pending count, KEYS[2] window gate; ARGV[1] window ms, ARGV[2] 1 = count this call. */
+const REFUSAL_NOTE = `
+local pending = tonumber(redis.call('GET', KEYS[1]) or '0')
+if ARGV[2] == '1' then
+  pending = redis.call('INCR', KEYS[1])
+  redis.call('PEXPIRE', KEYS[1], 86400000)
+end
+if pending > 0 and redis.call('SET', KEYS[2], '1', 'NX', 'PX', ARGV[1]) then
+  redis.call('DEL', KEYS[1])
+  return pending
+end
+return 0
+`
+
+class RedisRefusalTally implements RefusalTally {
+  constructor(private readonly backend: RedisBackend) {}
+
+  private run(subject: string, windowMs: number, count: boolean): Promise<number> {
+    const base = `${this.backend.prefix}:refusals:${subject}`
+    return this.backend.redis.eval(REFUSAL_NOTE, 2, `${base}:pending`, `${base}:gate`, String(windowMs), count ? '1' : '0').then(Number)
+  }
+
+  note(subject: string, windowMs: number): Promise<number> {
+    return this.run(subject, windowMs, true)
+  }
+
+  flush(subject: string, windowMs: number): Promise<number> {
+    return this.run(subject, windowMs, false)
+  }
+}
+
+class MemoryRefusalTally implements RefusalTally {
+  private readonly subjects = new Map<string, { pending: number; gateUntil: number }>()
+
+  async note(subject: string, windowMs: number): Promise<number> {
+    return this.take(subject, windowMs, 1)
+  }
+
+  async flush(subject: string, windowMs: number): Promise<number> {
+    return this.take(subject, windowMs, 0)
+  }
+
+  private take(subject: string, windowMs: number, add: number): number {
+    const now = Date.now()
+    const entry = this.subjects.get(subject) ?? { pending: 0, gateUntil: 0 }
+    entry.pending += add
+    this.subjects.set(subject, entry)
+    if (entry.pending === 0 || entry.gateUntil > now) return 0
+    const count = entry.pending
+    entry.pending = 0
+    entry.gateUntil = now + windowMs
+    if (this.subjects.size > 10_000) {
+      for (const [key, value] of this.subjects) if (value.pending === 0 && value.gateUntil <= now) this.subjects.delete(key)
+    }
+    return count
+  }
+}
+
+const tallies = new WeakMap<Backend, RefusalTally>()
+
+/** The refusal tally of a backend: shared through Redis, in memory for the single-process backend. */
+export function refusalTallyFor(backend: Backend): RefusalTally {
+  let tally = tallies.get(backend)
+  if (!tally) {
+    tally = backend instanceof RedisBackend ? new RedisRefusalTally(backend) : new MemoryRefusalTally()
+    tallies.set(backend, tally)
+  }
+  return tally
+}

@@ -1,4 +1,5 @@
-import { getRequestIP, readRawBody, type H3Event } from 'h3'
+import { readRawBody, type H3Event } from 'h3'
+import { clientAddress } from '../http/client-address'
 import { newId } from '../common/ids'
 import type { RequestMeta } from '../auth/principal'
 import { HttpProblem } from '../http/problem'
@@ -11,7 +12,7 @@ export function requestMeta(event: H3Event): RequestMeta {
   const req = event.node.req
   return {
     requestId: newId('req'),
-    remoteAddress: (getRequestIP(event, { xForwardedFor: process.env.TRUST_PROXY === 'true' }) ?? req.socket.remoteAddress)?.replace(/^::ffff:(?=\d+\.)/, ''),
+    remoteAddress: clientAddress(event),
     userAgent: req.headers['user-agent']?.slice(0, 300),
     method: req.method,
     path: (req.url ?? '').split('?')[0],

@@ -39,9 +39,10 @@ function identicalPending(index: RequestIndex, id: string): string[] {
  */
 export async function approveExceptionRequest(ctx: CallContext, firewallId: string, id: string, body: ApproveBody): Promise<ApproveResult> {
   const firewall = await visibleFirewall(ctx, firewallId)
-  await visibleRequest(ctx, firewall, id)
+  const stored = await visibleRequest(ctx, firewall, id)
   requireFirewallPermission(ctx.principal, firewall, DECIDE_PERMISSION)
-  const exception = Exception.parse(body.exception)
+  // Without an `exception` the reviewer approves the proposal as it stands (CONTRACT section 8).
+  const exception = Exception.parse(body.exception ?? stored.record.proposedException)
   await requireKnownRule(ctx, firewall, exception.rule, 'exception.rule')
   for (let plan = 0; plan < MAX_PLANS; plan++) {
     // The watched keys are fixed per transaction, so the siblings are planned from a read of the

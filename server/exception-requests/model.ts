@@ -45,8 +45,8 @@ export const CreateExceptionRequestBody = z.object({
 })
 export type CreateExceptionRequestBody = z.infer<typeof CreateExceptionRequestBody>
 
-/** `POST .../approve` (spec 4.1): the exception to add, proposal or modified, and a comment. */
-export const ApproveBody = z.object({ exception: Exception, comment: Comment.optional() })
+/** `POST .../approve`: the exception to add (the proposal when absent) and the reviewer's comment. */
+export const ApproveBody = z.object({ exception: Exception.optional(), comment: Comment.optional() })
 export type ApproveBody = z.infer<typeof ApproveBody>
 
 /** `POST .../deny`: the reviewer's comment, shown to the requester. */

@@ -1,6 +1,6 @@
 import { DomainError, conflict, invalid, notFound } from '../common/errors'
 import { makeEvent } from '../events/factory'
-import { requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
+import { canSeeFirewall, requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
@@ -53,6 +53,9 @@ interface Edit {
 export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Promise<Firewall> {
   const preview = await ctx.services.firewalls.get(ctx.ns, id)
   if (!preview) throw notFound('firewall', id)
+  // Before the edit is even tried: its own errors ("rule not found") must not reveal a firewall the caller cannot see.
+  if (typeof edit.permission === 'string') requireFirewallPermission(ctx.principal, preview, edit.permission)
+  else if (!canSeeFirewall(ctx.principal, preview)) throw notFound('firewall', id)
   const watch = edit.watch ?? []
   const previewValues = await ctx.services.backend.getMany<unknown>(watch)
   const previewWatched = new Map(watch.map((key, i) => [key, previewValues[i]] as const))

@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import type { CallContext } from '../app/context'
+import type { Access } from './access'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -25,7 +26,7 @@ export interface AuditSpec {
   /** The audit action; the event type is `audit.<action>`. */
   action: string
   resourceType: string
-  /** From the raw path parameters. */
+  /** From the raw path parameters. A create (201) records the new resource's `id` instead. */
   resourceId?: (params: Record<string, string | undefined>) => string | undefined
   /** Also record successful calls of a read (e.g. a secret reveal). */
   reads?: boolean
@@ -40,6 +41,8 @@ export interface Operation<P = any, Q = any, B = any> {
   summary: string
   tag: string
   params: z.ZodType<P>
+  /** What the path demands of the caller; checked before the query and body are read. */
+  access: Access
   query?: z.ZodType<Q>
   /** Absent: the operation takes no body (an empty body or `{}` is accepted). */
   body?: z.ZodType<B>

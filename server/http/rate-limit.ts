@@ -13,7 +13,8 @@ export interface RateLimit {
   windowMs: number
 }
 
-export type RateLimitScope = 'api' | 'registry'
+/** `auth`: calls without a valid token, counted per client address (CONTRACT section 8). */
+export type RateLimitScope = 'api' | 'registry' | 'auth'
 
 export interface RateLimitResult {
   allowed: boolean
@@ -39,9 +40,17 @@ export function parseRateLimit(text: string): RateLimit | null {
   return { limit: Number(match[1]), windowMs: parseDuration(UNITS[match[2]] ?? match[2]) }
 }
 
-/** `API_RATE_LIMIT` (default 6000/m) and `REGISTRY_RATE_LIMIT` (default 60000/m): generous, so CI jobs and scripts on one token are not throttled by surprise. */
+/**
+ * `API_RATE_LIMIT` (default 6000/m) and `REGISTRY_RATE_LIMIT` (default 60000/m) per token: generous, so
+ * CI jobs and scripts on one token are not throttled by surprise. `AUTH_FAILURE_RATE_LIMIT` (default 60/m)
+ * per client address for calls without a valid token: low, since no honest client fails that often.
+ */
 export function rateLimitSettings(env: NodeJS.ProcessEnv = process.env): Record<RateLimitScope, RateLimit | null> {
-  return { api: parseRateLimit(env.API_RATE_LIMIT || '6000/m'), registry: parseRateLimit(env.REGISTRY_RATE_LIMIT || '60000/m') }
+  return {
+    api: parseRateLimit(env.API_RATE_LIMIT || '6000/m'),
+    registry: parseRateLimit(env.REGISTRY_RATE_LIMIT || '60000/m'),
+    auth: parseRateLimit(env.AUTH_FAILURE_RATE_LIMIT || '60/m'),
+  }
 }
 
 let settings: Record<RateLimitScope, RateLimit | null> | null = null
@@ -52,13 +61,25 @@ let settings: Record<RateLimitScope, RateLimit | null> | null = null
  * the limiter must not turn a Redis hiccup into refusals.
  * @example const limited = await checkRateLimit(services, 'registry', principal)
  */
-export async function checkRateLimit(services: Services, scope: RateLimitScope, principal: Pick<Principal, 'tokenId'>): Promise<RateLimitResult | null> {
+export function checkRateLimit(services: Services, scope: 'api' | 'registry', principal: Pick<Principal, 'tokenId'>): Promise<RateLimitResult | null> {
+  return countHit(services, scope, principal.tokenId)
+}
+
+/**
+ * Counts one call without a valid token from `address` (the subject of the `auth` scope).
+ * @example const limited = await checkAuthFailureLimit(services, '203.0.113.7')
+ */
+export function checkAuthFailureLimit(services: Services, address: string | undefined): Promise<RateLimitResult | null> {
+  return countHit(services, 'auth', address ?? 'unknown')
+}
+
+async function countHit(services: Services, scope: RateLimitScope, subject: string): Promise<RateLimitResult | null> {
   settings ??= rateLimitSettings()
   const policy = settings[scope]
   if (!policy) return null
   let hit
   try {
-    hit = await rateCounterFor(services.backend).hit(`${scope}:${principal.tokenId}`, policy.windowMs, services.clock.now())
+    hit = await rateCounterFor(services.backend).hit(`${scope}:${subject}`, policy.windowMs, services.clock.now())
   } catch (error) {
     logger.warn('rate limit check failed, request let through', { scope, error: String(error) })
     return null

@@ -1,6 +1,6 @@
-import { createRouter, defineEventHandler, getRequestIP, getRouterParams, type H3Event, type Router } from 'h3'
+import { createRouter, defineEventHandler, getRouterParams, type H3Event, type Router } from 'h3'
 import { ZodError, type z } from 'zod'
-import { newId } from '../common/ids'
+import { CLIENT_ID_PATTERN, newId } from '../common/ids'
 import { DomainError } from '../common/errors'
 import type { Services } from '../app/services'
 import { authenticate, credentialFromHeader } from '../auth/authenticate'
@@ -12,7 +12,9 @@ import { HttpProblem, fieldErrors, toProblem } from './problem'
 import { sendJson, sendProblem, sendSerialized } from './respond'
 import { logger } from '../app/logger'
 import { currentRequestId, setRequestRoute } from '../app/request-context'
-import { enforceApiRateLimit } from './rate-limit'
+import { checkAuthFailureLimit, enforceApiRateLimit } from './rate-limit'
+import { clientAddress } from './client-address'
+import { auditRefusal } from './refusal-audit'
 
 function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
   const result = schema.safeParse(value)
@@ -27,7 +29,7 @@ function requestMeta(event: H3Event, requestId: string): RequestMeta {
   const req = event.node.req
   return {
     requestId,
-    remoteAddress: (getRequestIP(event, { xForwardedFor: process.env.TRUST_PROXY === 'true' }) ?? req.socket.remoteAddress)?.replace(/^::ffff:(?=\d+\.)/, ''),
+    remoteAddress: clientAddress(event),
     userAgent: req.headers['user-agent']?.slice(0, 300),
     method: req.method,
     path: (req.url ?? '').split('?')[0],
@@ -42,8 +44,49 @@ function expectEmpty(body: unknown): void {
 }
 
 /**
- * Wraps one operation: request id, authentication, validation of params, query and body,
- * the handler, the problem mapping and the audit record. Handlers stay thin.
+ * Path parameters, decoded. A parameter that does not decode, or that carries a separator or a dot
+ * segment once decoded (`%2F`, `%5C`, `..`), is refused here: it would otherwise reach storage keys.
+ */
+function pathParams(event: H3Event): Record<string, string> {
+  const raw = getRouterParams(event, { decode: false })
+  const decoded: Record<string, string> = Object.create(null)
+  for (const [name, value] of Object.entries(raw)) {
+    let text: string
+    try {
+      text = decodeURIComponent(value)
+    } catch {
+      throw new HttpProblem(400, 'invalid_path_parameter', `path parameter ${name} is not valid percent-encoding`)
+    }
+    if (/[/\\]/.test(text) || text === '.' || text === '..') {
+      throw new HttpProblem(400, 'invalid_path_parameter', `path parameter ${name} must not contain a path separator or be a dot segment`)
+    }
+    decoded[name] = text
+  }
+  return decoded
+}
+
+/**
+ * Authentication with the per-address limit on failures: a caller that keeps presenting bad tokens is
+ * answered 429 (audited in aggregate) instead of 401 once past `AUTH_FAILURE_RATE_LIMIT`; a caller with a
+ * valid token is never counted.
+ */
+async function authenticateOrRefuse(event: H3Event, services: Services, ns: string, meta: RequestMeta): Promise<Principal> {
+  try {
+    return await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
+    const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
+    if (limit && !limit.allowed) {
+      throw new HttpProblem(429, 'rate_limited', `too many calls without a valid token from this address; retry in ${limit.resetSeconds}s`, undefined, limit.headers)
+    }
+    throw error
+  }
+}
+
+/**
+ * Wraps one operation, in the order CONTRACT section 8 fixes: request id, path parameters,
+ * authentication (with the per-address failure limit), the token's rate limit, the access the path
+ * demands, then query and body validation, the handler, the problem mapping and the audit record.
  */
 function wrap(operation: Operation, getServices: () => Promise<Services>) {
   return defineEventHandler(async (event) => {
@@ -53,23 +96,31 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
     event.node.res.setHeader('x-request-id', requestId)
     const meta = requestMeta(event, requestId)
     const services = await getServices()
-    const rawParams = getRouterParams(event, { decode: true })
-    const ns = rawParams.ns ?? ''
+    let rawParams: Record<string, string> = Object.create(null)
+    let ns = ''
     let principal: Principal | null = null
     let status = 500
     let failure: { message: string; permission?: string } | null = null
+    let createdId: string | undefined
     try {
-      principal = await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
+      rawParams = pathParams(event)
+      ns = rawParams.ns ?? ''
+      if (!CLIENT_ID_PATTERN.test(ns)) throw new HttpProblem(400, 'invalid_path_parameter', 'the namespace in the path is not a valid id')
+      principal = await authenticateOrRefuse(event, services, ns, meta)
       await enforceApiRateLimit(event, services, principal)
       const params = parseOr400(operation.params, rawParams, '')
+      const ctx = { services, ns, principal, meta }
+      await operation.access(ctx, params as Record<string, string>)
       const url = new URL(event.node.req.url ?? '/', 'http://localhost')
       const query = operation.query ? parseOr400(operation.query, Object.fromEntries(url.searchParams), '') : {}
       const rawBody = await readJsonBody(event.node.req, services.config.bodyLimit)
       let body: unknown
-      if (operation.body) body = parseOr400(operation.body, rawBody ?? null, '')
+      // An absent body validates as `{}`: every field error is then named, and `{}`-only actions accept it.
+      if (operation.body) body = parseOr400(operation.body, rawBody ?? {}, '')
       else expectEmpty(rawBody)
-      const reply = await operation.handler({ ctx: { services, ns, principal, meta }, params, query, body, headers: event.node.req.headers, url })
+      const reply = await operation.handler({ ctx, params, query, body, headers: event.node.req.headers, url })
       status = reply.status ?? operation.successStatus ?? 200
+      if (status === 201) createdId = idOf(reply.body)
       if (reply.json !== undefined) return sendSerialized(event, status, reply.json, reply.headers)
       return sendJson(event, status, reply.body, reply.headers)
     } catch (error) {
@@ -82,15 +133,24 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       return sendProblem(event, problem, headers)
     } finally {
       const mutating = operation.method !== 'GET'
-      // A refused (429) call is counted in metrics, not audited: a flood must not turn into audit writes.
-      if ((mutating || failure || operation.audit.reads) && status !== 429) {
-        // Awaited: when the client has its answer, the audit entry and event exist.
-        await auditCall(services, operation, ns, principal, meta, status, failure, rawParams).catch((error) =>
+      // Awaited: when the client has its answer, the audit entry and event exist.
+      if (status === 429 && CLIENT_ID_PATTERN.test(ns)) {
+        // Refusals past a limit are audited in aggregate, so a flood cannot become audit writes.
+        await auditRefusal(services, { ns, scope: principal ? 'api' : 'auth', principal, meta, statusCode: 429 })
+          .catch((error) => logger.error('audit write failed', { requestId, error: String(error) }))
+      } else if ((mutating || failure || operation.audit.reads) && CLIENT_ID_PATTERN.test(ns)) {
+        await auditCall(services, operation, ns, principal, meta, status, failure, rawParams, createdId).catch((error) =>
           logger.error('audit write failed', { requestId, error: String(error) }),
         )
       }
     }
   })
+}
+
+/** The id of a created resource (every create answers the resource, or `{ request }`-like wrappers do not). */
+function idOf(body: unknown): string | undefined {
+  const id = typeof body === 'object' && body !== null ? (body as { id?: unknown }).id : undefined
+  return typeof id === 'string' ? id : undefined
 }
 
 async function auditCall(
@@ -102,12 +162,13 @@ async function auditCall(
   status: number,
   failure: { message: string; permission?: string } | null,
   params: Record<string, string>,
+  createdId?: string,
 ): Promise<void> {
   // Calls that never reached a namespace (unknown or another one) have no audit log to go to.
   if (!principal && !(await services.namespaces.get(ns))) return
-  let resourceId: string | undefined
+  let resourceId: string | undefined = createdId
   try {
-    resourceId = operation.audit.resourceId?.(params)
+    resourceId ??= operation.audit.resourceId?.(params)
   } catch {
     resourceId = undefined
   }

@@ -1,6 +1,8 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { defineOperation } from '../http/operation'
+import { DECIDE_PERMISSION } from '../../machines/exception-request.machine'
+import { firewall } from '../http/access'
 import {
   ApproveBody,
   ApproveResult,
@@ -30,7 +32,7 @@ const audit = (action: string) => ({
 export const exceptionRequestOperations = [
   defineOperation({
     id: 'createExceptionRequest', method: 'POST', path: BASE, summary: 'Request an exception (the requester is the caller)', tag,
-    params: FwParams, body: CreateExceptionRequestBody, response: ExceptionRequestView, successStatus: 201, audit: audit('create'),
+    params: FwParams, access: firewall('fw:access'), body: CreateExceptionRequestBody, response: ExceptionRequestView, successStatus: 201, audit: audit('create'),
     handler: async ({ ctx, params, body }) => {
       const request = await createExceptionRequest(ctx, params.fw, body)
       return { status: 201, body: request, headers: { location: `/v1/${ctx.ns}/config/${params.fw}/exception-requests/${request.id}` } }
@@ -38,7 +40,7 @@ export const exceptionRequestOperations = [
   }),
   defineOperation({
     id: 'listExceptionRequests', method: 'GET', path: BASE, summary: "List a firewall's exception requests, oldest first", tag,
-    params: FwParams, query: ListQuery, response: z.array(ExceptionRequestView), audit: audit('list'),
+    params: FwParams, access: firewall('visible'), query: ListQuery, response: z.array(ExceptionRequestView), audit: audit('list'),
     handler: async ({ ctx, params, query, url }) => {
       const { items, next } = await listExceptionRequests(ctx, params.fw, query)
       return { body: items, headers: nextLink(url, next) }
@@ -46,22 +48,22 @@ export const exceptionRequestOperations = [
   }),
   defineOperation({
     id: 'getExceptionRequest', method: 'GET', path: `${BASE}/{id}`, summary: 'Get an exception request', tag,
-    params: RequestParams, response: ExceptionRequestView, audit: audit('read'),
+    params: RequestParams, access: firewall('visible'), response: ExceptionRequestView, audit: audit('read'),
     handler: async ({ ctx, params }) => ({ body: await getExceptionRequest(ctx, params.fw, params.id) }),
   }),
   defineOperation({
     id: 'approveExceptionRequest', method: 'POST', path: `${BASE}/{id}/approve`, summary: 'Approve: add the exception and approve identical pending requests', tag,
-    params: RequestParams, body: ApproveBody, response: ApproveResult, audit: audit('approve'),
+    params: RequestParams, access: firewall(DECIDE_PERMISSION), body: ApproveBody, response: ApproveResult, audit: audit('approve'),
     handler: async ({ ctx, params, body }) => ({ body: await approveExceptionRequest(ctx, params.fw, params.id, body) }),
   }),
   defineOperation({
     id: 'denyExceptionRequest', method: 'POST', path: `${BASE}/{id}/deny`, summary: 'Deny a pending request', tag,
-    params: RequestParams, body: DenyBody, response: ExceptionRequestView, audit: audit('deny'),
+    params: RequestParams, access: firewall(DECIDE_PERMISSION), body: DenyBody, response: ExceptionRequestView, audit: audit('deny'),
     handler: async ({ ctx, params, body }) => ({ body: await denyExceptionRequest(ctx, params.fw, params.id, body.comment) }),
   }),
   defineOperation({
     id: 'withdrawExceptionRequest', method: 'POST', path: `${BASE}/{id}/withdraw`, summary: 'Withdraw a pending request (requester or reviewer)', tag,
-    params: RequestParams, response: ExceptionRequestView, audit: audit('withdraw'),
+    params: RequestParams, access: firewall('visible'), response: ExceptionRequestView, audit: audit('withdraw'),
     handler: async ({ ctx, params }) => ({ body: await withdrawExceptionRequest(ctx, params.fw, params.id) }),
   }),
 ]

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { defineOperation } from '../http/operation'
+import { firewall } from '../http/access'
 import { queryFirewallLog } from '../firewall/log'
 import { FwParams, PageQuery, nextLink } from './common'
 
@@ -8,7 +9,7 @@ const LogEntry = z.object({ id: z.string(), time: z.string(), blocked: z.boolean
 export const firewallLogOperations = [
   defineOperation({
     id: 'getFirewallLog', method: 'GET', path: '/v1/{ns}/config/{fw}/log', summary: "A firewall's decision log, newest first", tag: 'Firewalls',
-    params: FwParams,
+    params: FwParams, access: firewall('fw:read'),
     query: PageQuery.extend({
       since: z.iso.datetime({ offset: true }).optional(),
       until: z.iso.datetime({ offset: true }).optional(),

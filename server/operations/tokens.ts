@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { defineOperation } from '../http/operation'
+import { member, namespace } from '../http/access'
 import { PersonalTokenInput, ServiceTokenInput } from '../namespace/schema'
 import { createPersonalToken, createServiceToken, listPersonalTokens, listServiceTokens, revokeToken } from '../namespace/tokens'
 import { NsParams } from './common'
@@ -16,27 +17,27 @@ const created = (ctx: { ns: string }, token: { id: string }) => ({ status: 201, 
 export const tokenOperations = [
   defineOperation({
     id: 'listPersonalTokens', method: 'GET', path: '/v1/{ns}/tokens/personal', summary: "List the caller's personal tokens", tag,
-    params: NsParams, response: z.array(TokenView), audit: audit('token.personal.list'),
+    params: NsParams, access: member, response: z.array(TokenView), audit: audit('token.personal.list'),
     handler: async ({ ctx }) => ({ body: await listPersonalTokens(ctx) }),
   }),
   defineOperation({
     id: 'createPersonalToken', method: 'POST', path: '/v1/{ns}/tokens/personal', summary: 'Create a personal token (material shown once)', tag,
-    params: NsParams, body: PersonalTokenInput, response: TokenView, successStatus: 201, audit: audit('token.personal.create'),
+    params: NsParams, access: member, body: PersonalTokenInput, response: TokenView, successStatus: 201, audit: audit('token.personal.create'),
     handler: async ({ ctx, body }) => created(ctx, await createPersonalToken(ctx, body)),
   }),
   defineOperation({
     id: 'listServiceTokens', method: 'GET', path: '/v1/{ns}/tokens/service', summary: 'List service tokens', tag,
-    params: NsParams, response: z.array(TokenView), audit: audit('token.service.list'),
+    params: NsParams, access: namespace('ns:tokens:manage'), response: z.array(TokenView), audit: audit('token.service.list'),
     handler: async ({ ctx }) => ({ body: await listServiceTokens(ctx) }),
   }),
   defineOperation({
     id: 'createServiceToken', method: 'POST', path: '/v1/{ns}/tokens/service', summary: 'Create a service token (material shown once)', tag,
-    params: NsParams, body: ServiceTokenInput, response: TokenView, successStatus: 201, audit: audit('token.service.create'),
+    params: NsParams, access: namespace('ns:tokens:manage'), body: ServiceTokenInput, response: TokenView, successStatus: 201, audit: audit('token.service.create'),
     handler: async ({ ctx, body }) => created(ctx, await createServiceToken(ctx, body)),
   }),
   defineOperation({
     id: 'revokeToken', method: 'DELETE', path: '/v1/{ns}/tokens/{token}', summary: 'Revoke a token', tag,
-    params: NsParams.extend({ token: ClientId }), successStatus: 204, audit: audit('token.revoke'),
+    params: NsParams.extend({ token: ClientId }), access: member, successStatus: 204, audit: audit('token.revoke'),
     handler: async ({ ctx, params }) => (await revokeToken(ctx, params.token), { status: 204 }),
   }),
 ]

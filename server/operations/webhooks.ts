@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { defineOperation } from '../http/operation'
+import { namespace } from '../http/access'
 import { WebhookInput, WebhookView } from '../webhooks/model'
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from '../webhooks/service'
 import {
@@ -42,12 +43,12 @@ const DeliveryRecordSchema = z.object({
 export const webhookOperations = [
   defineOperation({
     id: 'listWebhooks', method: 'GET', path: '/v1/{ns}/webhooks', summary: 'List webhooks (secrets redacted)', tag,
-    params: NsParams, response: z.array(WebhookView), audit: audit('webhook.list'),
+    params: NsParams, access: namespace('ns:webhooks:read'), response: z.array(WebhookView), audit: audit('webhook.list'),
     handler: async ({ ctx }) => ({ body: await listWebhooks(ctx) }),
   }),
   defineOperation({
     id: 'createWebhook', method: 'POST', path: '/v1/{ns}/webhooks', summary: 'Create a webhook (the answer carries the secret in full)', tag,
-    params: NsParams, body: WebhookInput, response: WebhookView, successStatus: 201, audit: audit('webhook.create'),
+    params: NsParams, access: namespace('ns:webhooks:manage'), body: WebhookInput, response: WebhookView, successStatus: 201, audit: audit('webhook.create'),
     handler: async ({ ctx, body, url }) => {
       const webhook = await createWebhook(ctx, body)
       return { status: 201, body: webhook, headers: { location: `${url.pathname}/${webhook.id}` } }
@@ -55,17 +56,17 @@ export const webhookOperations = [
   }),
   defineOperation({
     id: 'getWebhook', method: 'GET', path: '/v1/{ns}/webhooks/{id}', summary: 'Get a webhook (secret redacted)', tag,
-    params: WhParams, response: WebhookView, audit: audit('webhook.read'),
+    params: WhParams, access: namespace('ns:webhooks:read'), response: WebhookView, audit: audit('webhook.read'),
     handler: async ({ ctx, params }) => ({ body: await getWebhook(ctx, params.id) }),
   }),
   defineOperation({
     id: 'updateWebhook', method: 'PUT', path: '/v1/{ns}/webhooks/{id}', summary: 'Update a webhook', tag,
-    params: WhParams, body: WebhookInput, response: WebhookView, audit: audit('webhook.update'),
+    params: WhParams, access: namespace('ns:webhooks:manage'), body: WebhookInput, response: WebhookView, audit: audit('webhook.update'),
     handler: async ({ ctx, params, body }) => ({ body: await updateWebhook(ctx, params.id, body) }),
   }),
   defineOperation({
     id: 'deleteWebhook', method: 'DELETE', path: '/v1/{ns}/webhooks/{id}', summary: 'Delete a webhook', tag,
-    params: WhParams, successStatus: 204, audit: audit('webhook.delete'),
+    params: WhParams, access: namespace('ns:webhooks:manage'), successStatus: 204, audit: audit('webhook.delete'),
     handler: async ({ ctx, params }) => {
       await deleteWebhook(ctx, params.id)
       return { status: 204 }
@@ -73,27 +74,27 @@ export const webhookOperations = [
   }),
   defineOperation({
     id: 'revealWebhookSecret', method: 'GET', path: '/v1/{ns}/webhooks/{id}/secret', summary: 'Reveal the signing secret', tag,
-    params: WhParams, response: z.object({ secret: z.string() }), audit: audit('webhook.secret.reveal', true),
+    params: WhParams, access: namespace('ns:webhooks:manage'), response: z.object({ secret: z.string() }), audit: audit('webhook.secret.reveal', true),
     handler: async ({ ctx, params }) => ({ body: await revealSecret(ctx, params.id) }),
   }),
   defineOperation({
     id: 'rotateWebhookSecret', method: 'POST', path: '/v1/{ns}/webhooks/{id}/secret/rotate', summary: 'Rotate the signing secret (the previous one keeps signing during the overlap)', tag,
-    params: WhParams, response: z.object({ secret: z.string(), previousSecretValidUntil: z.string() }), audit: audit('webhook.secret.rotate'),
+    params: WhParams, access: namespace('ns:webhooks:manage'), response: z.object({ secret: z.string(), previousSecretValidUntil: z.string() }), audit: audit('webhook.secret.rotate'),
     handler: async ({ ctx, params }) => ({ body: await rotateSecret(ctx, params.id) }),
   }),
   defineOperation({
     id: 'releaseWebhook', method: 'POST', path: '/v1/{ns}/webhooks/{id}/release', summary: 'Release a quarantined webhook now', tag,
-    params: WhParams, response: WebhookView, audit: audit('webhook.release'),
+    params: WhParams, access: namespace('ns:webhooks:manage'), response: WebhookView, audit: audit('webhook.release'),
     handler: async ({ ctx, params }) => ({ body: await releaseQuarantine(ctx, params.id) }),
   }),
   defineOperation({
     id: 'testWebhook', method: 'POST', path: '/v1/{ns}/webhooks/{id}/test', summary: 'Send a webhook.test event through the normal delivery path', tag,
-    params: WhParams, response: z.object({ event: z.string() }), successStatus: 202, audit: audit('webhook.test'),
+    params: WhParams, access: namespace('ns:webhooks:manage'), response: z.object({ event: z.string() }), successStatus: 202, audit: audit('webhook.test'),
     handler: async ({ ctx, params }) => ({ status: 202, body: await sendTest(ctx, params.id) }),
   }),
   defineOperation({
     id: 'listWebhookDeliveries', method: 'GET', path: '/v1/{ns}/webhooks/{id}/deliveries', summary: 'Delivery records, newest first', tag,
-    params: WhParams, query: PageQuery.extend({ limit: z.coerce.number().int().min(1).max(128).default(50) }),
+    params: WhParams, access: namespace('ns:webhooks:read'), query: PageQuery.extend({ limit: z.coerce.number().int().min(1).max(128).default(50) }),
     response: z.array(DeliveryRecordSchema), audit: audit('webhook.deliveries.read'),
     handler: async ({ ctx, params, query, url }) => {
       const page = await listDeliveries(ctx, params.id, query.limit, query.cursor)
@@ -102,20 +103,20 @@ export const webhookOperations = [
   }),
   defineOperation({
     id: 'getWebhookDelivery', method: 'GET', path: '/v1/{ns}/webhooks/{id}/deliveries/{deliveryId}', summary: 'One delivery record', tag,
-    params: WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) }), response: DeliveryRecordSchema,
+    params: WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) }), access: namespace('ns:webhooks:read'), response: DeliveryRecordSchema,
     audit: audit('webhook.delivery.read'),
     handler: async ({ ctx, params }) => ({ body: await getDelivery(ctx, params.id, params.deliveryId) }),
   }),
   defineOperation({
     id: 'getWebhookMetrics', method: 'GET', path: '/v1/{ns}/webhooks/{id}/metrics', summary: 'Delivery metrics per time bucket', tag,
-    params: WhParams,
+    params: WhParams, access: namespace('ns:webhooks:read'),
     query: z.object({ bucket: z.enum(['1m', '1h', '1d']).default('1h'), since: Timestamp.optional(), until: Timestamp.optional() }),
     response: z.object({ bucket: z.string(), buckets: z.array(z.record(z.string(), z.unknown())) }), audit: audit('webhook.metrics.read'),
     handler: async ({ ctx, params, query }) => ({ body: await webhookMetrics(ctx, params.id, query) }),
   }),
   defineOperation({
     id: 'getWebhookState', method: 'GET', path: '/v1/{ns}/webhooks/{id}/state', summary: 'Delivery lifecycle state of a webhook', tag,
-    params: WhParams,
+    params: WhParams, access: namespace('ns:webhooks:read'),
     response: z.object({ state: z.string(), bufferedEvents: z.number().int(), quarantinedUntil: z.string().optional(), nextAttemptAt: z.string().optional() }),
     audit: audit('webhook.state.read'),
     handler: async ({ ctx, params }) => ({ body: await webhookState(ctx, params.id) }),

@@ -1,4 +1,4 @@
-import { defineEventHandler, getRequestIP, getRequestURL, type H3Event } from 'h3'
+import { defineEventHandler, getRequestURL, type H3Event } from 'h3'
 import type { Services } from '../app/services'
 import { logger } from '../app/logger'
 import { authenticate, credentialFromHeader } from '../auth/authenticate'
@@ -8,7 +8,11 @@ import { DomainError } from '../common/errors'
 import { STATUS_BY_KIND } from '../http/problem'
 import { newId } from '../common/ids'
 import { currentRequestId, setRequestRoute } from '../app/request-context'
-import { checkRateLimit } from '../http/rate-limit'
+import { checkAuthFailureLimit, checkRateLimit } from '../http/rate-limit'
+import { clientAddress } from '../http/client-address'
+import { auditRefusal } from '../http/refusal-audit'
+import { CLIENT_ID_PATTERN } from '../common/ids'
+import type { Principal } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { sharedAdvisorySource } from './advisory-source'
 import { RegistryCache, type RegistryCacheOptions } from './cache'
@@ -37,10 +41,39 @@ function requestMeta(event: H3Event, requestId: string): RequestMeta {
   const req = event.node.req
   return {
     requestId,
-    remoteAddress: getRequestIP(event, { xForwardedFor: true }) ?? req.socket.remoteAddress,
+    remoteAddress: clientAddress(event),
     userAgent: req.headers['user-agent']?.slice(0, 300),
     method: req.method,
     path: (req.originalUrl ?? req.url ?? '').split('?')[0],
+  }
+}
+
+/** A percent-decoded path segment; undecodable input becomes a string no id pattern accepts. */
+function decodeSegment(raw: string): string {
+  try {
+    return decodeURIComponent(raw)
+  } catch {
+    return ''
+  }
+}
+
+/**
+ * The caller of a registry request (NuGet push and unlist carry the token as X-NuGet-ApiKey, CONTRACT 5).
+ * Past `AUTH_FAILURE_RATE_LIMIT` failures from one address the answer is 429, audited in aggregate.
+ */
+async function authenticateOrRefuse(event: H3Event, services: Services, ns: string, meta: RequestMeta): Promise<Principal> {
+  const apiKey = event.node.req.headers['x-nuget-apikey']
+  const presented = credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
+  try {
+    return await authenticate(services, presented, ns)
+  } catch (error) {
+    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
+    const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
+    if (limit && !limit.allowed) {
+      await auditRefusal(services, { ns, scope: 'auth', principal: null, meta, statusCode: 429 }).catch(() => undefined)
+      throw new RegistryError(429, `too many requests without a valid token from this address; retry in ${limit.resetSeconds}s`, limit.headers)
+    }
+    throw error
   }
 }
 
@@ -92,16 +125,20 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
     try {
       if (!match) throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/')
       const [, rawNs, rawFw, path = '/', search = ''] = match
-      const ns = decodeURIComponent(rawNs)
-      firewallId = decodeURIComponent(rawFw)
+      const ns = decodeSegment(rawNs)
+      firewallId = decodeSegment(rawFw)
+      if (!CLIENT_ID_PATTERN.test(ns) || !CLIENT_ID_PATTERN.test(firewallId)) {
+        throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/ with plain ids')
+      }
       const services = await getServices()
       await advisoriesReady
-      // NuGet push and unlist carry the token as X-NuGet-ApiKey (CONTRACT 5).
-      const apiKey = event.node.req.headers['x-nuget-apikey']
-      const presented = credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
-      const principal = await authenticate(services, presented, ns)
+      const meta = requestMeta(event, requestId)
+      const principal = await authenticateOrRefuse(event, services, ns, meta)
       const limit = await checkRateLimit(services, 'registry', principal)
-      if (limit && !limit.allowed) throw new RegistryError(429, `registry rate limit of ${limit.limit} requests exceeded for this token; retry in ${limit.resetSeconds}s`, limit.headers)
+      if (limit && !limit.allowed) {
+        await auditRefusal(services, { ns, scope: 'registry', principal, meta, statusCode: 429 }).catch(() => undefined)
+        throw new RegistryError(429, `registry rate limit of ${limit.limit} requests exceeded for this token; retry in ${limit.resetSeconds}s`, limit.headers)
+      }
       for (const [name, value] of Object.entries(limit?.headers ?? {})) event.node.res.setHeader(name, value)
       const firewall = await services.firewalls.get(ns, firewallId)
       if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
@@ -114,7 +151,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         ns,
         firewall,
         principal,
-        meta: requestMeta(event, requestId),
+        meta,
         path,
         query: new URLSearchParams(search),
         baseUrl: `${originOf(event, services)}/registry/${rawNs}/${rawFw}/`,

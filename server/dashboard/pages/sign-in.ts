@@ -1,4 +1,7 @@
 import { randomBytes } from 'node:crypto'
+import { CLIENT_ID_PATTERN } from '../../common/ids'
+import { checkAuthFailureLimit } from '../../http/rate-limit'
+import { clientAddress } from '../../http/client-address'
 import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import { useServices } from '../../app/runtime'
 import { authenticate, namespaceOfToken } from '../../auth/authenticate'
@@ -73,11 +76,17 @@ export async function submitSignIn(event: H3Event) {
   const namespace = (await namespaceOfToken(services, token)) ?? form.text('namespace') ?? ''
   const next = safeNext(form.get('next'))
   try {
+    if (!CLIENT_ID_PATTERN.test(namespace)) throw new DomainError('unauthenticated', 'unauthenticated', 'unknown namespace')
     await authenticate(services, token, namespace)
   } catch (error) {
     if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
-    const view = { csrf: await csrfToken(session), namespace, next, error: `Sign-in failed: ${error.message}.` }
-    return send(event, signInPage(view).value, 401)
+    // The same per-address limit as the API: the sign-in form is no way around it.
+    const limit = await checkAuthFailureLimit(services, clientAddress(event))
+    const refused = limit !== null && !limit.allowed
+    if (refused) for (const [name, value] of Object.entries(limit.headers)) event.node.res.setHeader(name, value)
+    const message = refused ? `too many failed sign-ins from this address; retry in ${limit.resetSeconds}s` : `Sign-in failed: ${error.message}.`
+    const view = { csrf: await csrfToken(session), namespace, next, error: message }
+    return send(event, signInPage(view).value, refused ? 429 : 401)
   }
   // A fresh CSRF secret on sign-in: a token planted before sign-in is worthless after it.
   await session.update({ token, ns: namespace, csrf: randomBytes(32).toString('base64url'), flash: undefined })

@@ -1,0 +1,51 @@
+import type { CallContext } from '../app/context'
+import { firewallPermissions, requireNamespacePermission } from '../auth/permissions'
+import type { Principal } from '../auth/principal'
+import { forbidden, notFound } from '../common/errors'
+import type { Firewall } from '../firewall/schema'
+import type { FirewallPermission } from '../firewall/schema'
+import type { NamespacePermission } from '../namespace/schema'
+
+/**
+ * What an operation's path demands of the caller, checked by the router after authentication and
+ * BEFORE the query and body are read: a caller without the permission gets 403 (or 404 for a firewall
+ * it cannot see) whatever it sent (CONTRACT section 8). The domain functions check again inside their
+ * transactions; this check is the one every operation declares, so none can forget it.
+ */
+export type Access = (ctx: CallContext, params: Record<string, string>) => void | Promise<void>
+
+/** Any authenticated principal of the namespace (e.g. `me`, personal tokens). */
+export const member: Access = () => undefined
+
+/** A namespace permission (teams carry them; `ns:admin` and the owner hold all). */
+export const namespace =
+  (permission: NamespacePermission): Access =>
+  (ctx) =>
+    requireNamespacePermission(ctx.principal, permission)
+
+/**
+ * A permission on the firewall `{fw}` names: 404 "firewall not found" when it is missing or the caller
+ * holds nothing on it (exactly as for one that does not exist), 403 naming the permission otherwise.
+ * `'visible'` only asks that the caller can see it (the operation decides the rest, e.g. withdraw).
+ */
+export const firewall =
+  (permission: FirewallPermission | 'visible', param = 'fw'): Access =>
+  async (ctx, params) => {
+    const id = params[param]
+    const found = await ctx.services.firewalls.get(ctx.ns, id)
+    requireAny(ctx.principal, id, found, permission === 'visible' ? [] : [permission])
+  }
+
+/** 404 when the firewall is missing or invisible to the caller; 403 naming the first of `anyOf` when none is held. */
+function requireAny(principal: Principal, id: string, found: Firewall | null, anyOf: FirewallPermission[]): void {
+  const held = found ? firewallPermissions(principal, found) : new Set<FirewallPermission>()
+  if (held.size === 0) throw notFound('firewall', id)
+  if (anyOf.length > 0 && !anyOf.some((permission) => held.has(permission))) throw forbidden(anyOf[0])
+}
+
+/** Any of the edit permissions on an existing firewall (the replacement decides which it needs), or create. */
+export const firewallWrite: Access = async (ctx, params) => {
+  const found = await ctx.services.firewalls.get(ctx.ns, params.fw)
+  if (!found) return requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
+  requireAny(ctx.principal, params.fw, found, ['fw:update:config', 'fw:update:rule', 'fw:update:exception', 'fw:update:credentials'])
+}

@@ -1,0 +1,70 @@
+import type { Services } from '../app/services'
+import type { Principal, RequestMeta } from '../auth/principal'
+import { logger } from '../app/logger'
+import { refusalTallyFor } from '../../storage/rate-limit'
+import { recordAudit } from './audit'
+import type { RateLimitScope } from './rate-limit'
+
+/** At most one audit entry per subject (client address or token) and window. */
+export const REFUSAL_AUDIT_WINDOW_MS = 60_000
+
+export interface Refusal {
+  ns: string
+  scope: RateLimitScope
+  /** The caller, when its token was valid (rate limits of a token); null for failed authentication. */
+  principal: Principal | null
+  meta: RequestMeta
+  statusCode: number
+}
+
+const subjectOf = (refusal: Refusal) =>
+  refusal.principal ? `token:${refusal.principal.tokenIdentifier}` : `address:${refusal.meta.remoteAddress ?? 'unknown'}`
+
+const pendingFlushes = new Set<string>()
+
+async function report(services: Services, refusal: Refusal, count: number): Promise<void> {
+  await recordAudit(services, {
+    ns: refusal.ns,
+    action: 'request.refused',
+    outcome: 'failure',
+    statusCode: refusal.statusCode,
+    principal: refusal.principal,
+    meta: refusal.meta,
+    errorMessage: `${count} call(s) refused past the ${refusal.scope} rate limit`,
+    // `suppressed`: the refusals this one entry stands for (none of them is audited on its own).
+    eventData: { suppressed: count, limit: refusal.scope },
+  })
+}
+
+/**
+ * Audits refusals past a limit in aggregate (CONTRACT section 8): the first refusal of a window writes
+ * one `audit.request.refused` entry at once; later ones are counted and written as one entry when the
+ * window has passed, so a flood can never push real events out of a receiver's buffer.
+ */
+export async function auditRefusal(services: Services, refusal: Refusal): Promise<void> {
+  // Calls that never reached a namespace (unknown or another one) have no audit log to go to.
+  if (!refusal.principal && !(await services.namespaces.get(refusal.ns))) return
+  const subject = `${refusal.ns}:${subjectOf(refusal)}`
+  const tally = refusalTallyFor(services.backend)
+  const count = await tally.note(subject, REFUSAL_AUDIT_WINDOW_MS)
+  if (count > 0) await report(services, refusal, count)
+  scheduleFlush(services, refusal, subject)
+}
+
+/** After the window, what was counted but not reported yet becomes one entry (and opens the next window). */
+function scheduleFlush(services: Services, refusal: Refusal, subject: string): void {
+  if (pendingFlushes.has(subject)) return
+  pendingFlushes.add(subject)
+  const timer = setTimeout(() => {
+    pendingFlushes.delete(subject)
+    refusalTallyFor(services.backend)
+      .flush(subject, REFUSAL_AUDIT_WINDOW_MS)
+      .then(async (count) => {
+        if (count === 0) return
+        await report(services, refusal, count)
+        scheduleFlush(services, refusal, subject)
+      })
+      .catch((error) => logger.warn('refusal audit flush failed', { error: String(error) }))
+  }, REFUSAL_AUDIT_WINDOW_MS + 50)
+  timer.unref()
+}
