@@ -5,8 +5,9 @@ import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
 import type { EventType } from '../events/schemas'
-import { isSameConfig, permissionsForChange, summarizeChange } from './diff'
-import { redactFirewall, restoreRedacted } from './redact'
+import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials } from './diff'
+import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
+import { grantsAdded, requireMayGrant } from '../auth/granting'
 import { validateReferences } from './references'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
@@ -43,6 +44,8 @@ interface Edit {
   watch?: string[]
   /** Further writes and events in the same transaction, after the change was accepted. */
   also?: (stored: Firewall, current: Firewall, watched: Map<string, unknown>) => TxWrites
+  /** Refusals of the body (400) that must come after the permission checks (CONTRACT section 8). */
+  validate?: (current: Firewall, next: Firewall) => void
 }
 
 /**
@@ -66,6 +69,11 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
     const next = edit.apply(current, watched)
     const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
     for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
+    // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
+    // and permissions are only handed out by someone who holds them (CONTRACT section 8).
+    if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
+    requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
+    edit.validate?.(current, next)
     checkVersion(current, edit.ifMatch)
     if (isSameConfig(current, next)) {
       return { next: current, summary: '', result: () => current, unchanged: true }
@@ -94,13 +102,15 @@ export async function putFirewall(ctx: CallContext, id: string, body: FirewallIn
         const needed = permissionsForChange(current, next)
         return needed.length ? needed : ['fw:update:config']
       },
-      apply: (current) => fromInput(id, restoreRedacted(body, current), current),
+      apply: (current) => fromInput(id, restoreRedacted(body, current).input, current),
+      validate: (current) => refuseUnrestored(restoreRedacted(body, current).unrestored),
     })
     return { firewall, created: false }
   }
   requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   if (ifMatch !== undefined) checkVersion(null, ifMatch)
-  const input = restoreRedacted(body, null)
+  const { input, unrestored } = restoreRedacted(body, null)
+  refuseUnrestored(unrestored)
   await validateReferences(ctx.services, ctx.ns, id, input)
   return createFirewall(ctx, id, input, 'created')
 }
@@ -206,6 +216,8 @@ export async function cloneFirewall(ctx: CallContext, sourceId: string, targetId
   const source = await ctx.services.firewalls.get(ctx.ns, sourceId)
   if (!source) throw notFound('firewall', sourceId)
   requireFirewallPermission(ctx.principal, source, 'fw:clone')
+  // Every grant of the clone is new: the cloner must hold each string on the source.
+  requireMayGrant(ctx.principal, source, grantsAdded({}, source.permissions))
   const input = FirewallInput.parse({ ...source, id: targetId, name: name ?? `${source.name} (copy)`, version: undefined, updatedAt: undefined })
   return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`)
 }

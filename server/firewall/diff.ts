@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Firewall, FirewallPermission, Upstream } from './schema'
+import { endpointsMovedWithSecrets } from './credential-binding'
 
 type Comparable = Pick<Firewall, 'name' | 'description' | 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'permissions' | 'extends'>
 
@@ -41,6 +42,15 @@ export function isSameConfig(before: Comparable, after: Comparable): boolean {
   return summarizeChange(before, after) === 'no change'
 }
 
+/**
+ * Does the change alter a stored secret, or move one to another endpoint (CONTRACT section 8:
+ * credentials follow their endpoint)? Either needs `fw:update:credentials`.
+ */
+export function touchesCredentials(before: Pick<Comparable, 'upstreams'>, after: Pick<Comparable, 'upstreams'>): boolean {
+  return !isDeepStrictEqual(secretsOf(before.upstreams), secretsOf(after.upstreams))
+    || endpointsMovedWithSecrets(before.upstreams, after.upstreams).length > 0
+}
+
 /** The permissions a replacement needs, from what it changes. */
 export function permissionsForChange(before: Comparable, after: Comparable): FirewallPermission[] {
   const needed = new Set<FirewallPermission>()
@@ -48,7 +58,7 @@ export function permissionsForChange(before: Comparable, after: Comparable): Fir
     if (!isDeepStrictEqual(before[field], after[field])) needed.add('fw:update:config')
   }
   if (!isDeepStrictEqual(before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets))) needed.add('fw:update:config')
-  if (!isDeepStrictEqual(secretsOf(before.upstreams), secretsOf(after.upstreams))) needed.add('fw:update:credentials')
+  if (touchesCredentials(before, after)) needed.add('fw:update:credentials')
   if (!isDeepStrictEqual(before.rules, after.rules)) needed.add('fw:update:rule')
   if (!isDeepStrictEqual(before.exceptions, after.exceptions)) needed.add('fw:update:exception')
   return [...needed]
