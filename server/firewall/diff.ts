@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Firewall, FirewallPermission, Upstream } from './schema'
-import { endpointsMovedWithSecrets } from './credential-binding'
+import { endpointsMovedWithSecrets, holdsSecrets } from './credential-binding'
 
 type Comparable = Pick<Firewall, 'name' | 'description' | 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'permissions' | 'extends'>
 
@@ -9,8 +9,11 @@ function withoutSecrets(upstream: Upstream) {
   return { ...rest, credentialFields: Object.keys(credentials ?? {}).sort(), artifactHosts: (artifactCredentials ?? []).map((a) => a.host) }
 }
 
+// Only upstreams that hold a secret: adding or removing one without any is plain configuration.
 function secretsOf(upstreams: Upstream[]) {
-  return upstreams.map((u) => ({ id: u.id, credentials: u.credentials ?? null, artifacts: u.artifactCredentials ?? [] }))
+  return upstreams
+    .filter(holdsSecrets)
+    .map((u) => ({ id: u.id, credentials: u.credentials ?? null, artifacts: u.artifactCredentials ?? [] }))
 }
 
 function diffById<T extends { id: string }>(label: string, before: T[], after: T[]): string[] {

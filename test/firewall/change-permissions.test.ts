@@ -88,6 +88,16 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
     needs: ['fw:update:config', 'fw:update:credentials'],
   },
   {
+    name: 'adding an upstream without secrets',
+    after: upstreams(...base.upstreams, up('mirror', 'https://attacker.example/')),
+    needs: ['fw:update:config'],
+  },
+  {
+    name: 'adding an upstream with credentials',
+    after: upstreams(...base.upstreams, up('mirror', 'https://mirror.example/', token('fresh'))),
+    needs: ['fw:update:config', 'fw:update:credentials'],
+  },
+  {
     name: 'a rule',
     after: change({ rules: [{ id: 'r', executionPhase: 'download', selector: { function: { name: 'malware' } }, ruleEffect: { block: true, log: true }, description: '' }] }),
     needs: ['fw:update:rule'],
