@@ -31,9 +31,8 @@ export function scrubFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return scrubString(value)
   if (value === null || typeof value !== 'object' || depth > 6) return value
   if (Array.isArray(value)) return value.map((item) => scrubFields(item, depth + 1))
-  const out: Record<string, unknown> = {}
-  for (const [key, item] of Object.entries(value)) {
-    out[key] = SECRET_KEYS.has(key.toLowerCase()) ? REDACTED : scrubFields(item, depth + 1)
-  }
-  return out
+  // Defined, not assigned: a logged key `__proto__` (from parsed JSON) stays a key.
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [key, SECRET_KEYS.has(key.toLowerCase()) ? REDACTED : scrubFields(item, depth + 1)]),
+  )
 }

@@ -1,6 +1,7 @@
 import { DomainError } from '../common/errors'
 import type { Services } from '../app/services'
 import type { NamespaceRecord, Team } from '../namespace/schema'
+import { collectionItems } from '../../storage/repositories/collection'
 import { keys } from '../../storage/repositories/keys'
 import type { TokenRecord } from '../../storage/repositories/tokens'
 import type { Principal } from './principal'
@@ -53,8 +54,10 @@ export async function authenticate(services: Services, presented: string | null,
   if (token.kind === 'service') {
     return { ...base, type: 'service', id: token.principalId, teams: [], grants: (token.permissions ?? []) as Principal['grants'], owner: false }
   }
-  const teams = Object.values((teamsDoc as { items: Record<string, Team> } | null)?.items ?? {}).filter((team) =>
-    team.members.some((member) => member.userId === token.principalId),
+  // Read through a Map (team ids may be `valueOf`), and a malformed stored team is skipped: one bad
+  // document must not refuse every call of the namespace.
+  const teams = [...collectionItems<Team>(teamsDoc).values()].filter((team) =>
+    Array.isArray(team?.members) && team.members.some((member) => member?.userId === token.principalId),
   )
   return {
     ...base,

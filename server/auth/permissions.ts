@@ -1,6 +1,7 @@
 import { FIREWALL_PERMISSIONS, type Firewall, type FirewallPermission } from '../firewall/schema'
 import type { NamespacePermission } from '../namespace/schema'
 import { DomainError, forbidden } from '../common/errors'
+import { own } from '../common/own'
 import type { Principal } from './principal'
 
 /**
@@ -35,7 +36,8 @@ export function firewallPermissions(principal: Principal, firewall: Pick<Firewal
   if (isAdmin(principal)) return new Set(ALL_FIREWALL_PERMISSIONS)
   const result = new Set<FirewallPermission>()
   for (const key of [principal.id, ...principal.teams, EVERYBODY]) {
-    for (const permission of firewall.permissions[key] ?? []) result.add(permission)
+    // Own entries only: a principal id such as `constructor` must not find Object's constructor.
+    for (const permission of own(firewall.permissions, key) ?? []) result.add(permission)
   }
   for (const grant of principal.grants) {
     if (ALL_FIREWALL_PERMISSIONS.has(grant as FirewallPermission)) result.add(grant as FirewallPermission)

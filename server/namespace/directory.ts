@@ -26,8 +26,8 @@ export async function createUser(services: Services, ns: string, user: string): 
   if (!(await services.namespaces.get(ns))) throw notFound('namespace', ns)
   const createdAt = new Date(services.clock.now()).toISOString()
   await services.namespaces.users(ns).update((items) => {
-    if (items[user]) throw conflict('user_exists', `user "${user}" already exists in namespace "${ns}"`)
-    return { items: { ...items, [user]: { id: user, createdAt } }, result: undefined }
+    if (items.has(user)) throw conflict('user_exists', `user "${user}" already exists in namespace "${ns}"`)
+    return { items: items.set(user, { id: user, createdAt }), result: undefined }
   })
   const { material } = await issueToken(services, { ns, kind: 'personal', name: 'first token', principalId: user, createdBy: 'admin' })
   return material

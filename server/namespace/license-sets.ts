@@ -25,9 +25,9 @@ export async function createLicenseSet(ctx: CallContext, body: LicenseSetBody) {
   const id = body.id ?? newId('ls', ctx.services.clock.now())
   const now = nowIso(ctx)
   return ctx.services.licenseSets(ctx.ns).update((items) => {
-    if (items[id]) throw conflict('license_set_exists', `license set "${id}" already exists`)
+    if (items.has(id)) throw conflict('license_set_exists', `license set "${id}" already exists`)
     const set: LicenseSet = { id, name: body.name, licenses: [...new Set(body.licenses)], createdAt: now, updatedAt: now }
-    return { items: { ...items, [id]: set }, result: publicSet(set) }
+    return { items: items.set(id, set), result: publicSet(set) }
   })
 }
 
@@ -35,10 +35,10 @@ export async function updateLicenseSet(ctx: CallContext, id: string, body: Licen
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   if (body.id !== undefined && body.id !== id) throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
   return ctx.services.licenseSets(ctx.ns).update((items) => {
-    const set = items[id]
+    const set = items.get(id)
     if (!set) throw notFound('license set', id)
     const next = { ...set, name: body.name, licenses: [...new Set(body.licenses)], updatedAt: nowIso(ctx) }
-    return { items: { ...items, [id]: next }, result: publicSet(next) }
+    return { items: items.set(id, next), result: publicSet(next) }
   })
 }
 
@@ -48,8 +48,7 @@ export async function deleteLicenseSet(ctx: CallContext, id: string) {
   const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) => fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)))
   if (users.length) throw conflict('license_set_in_use', `license set "${id}" is used by firewall ${users.map((fw) => `"${fw.id}"`).join(', ')}`)
   await ctx.services.licenseSets(ctx.ns).update((items) => {
-    if (!items[id]) throw notFound('license set', id)
-    const { [id]: _removed, ...rest } = items
-    return { items: rest, result: undefined }
+    if (!items.delete(id)) throw notFound('license set', id)
+    return { items, result: undefined }
   })
 }

@@ -20,9 +20,9 @@ export async function createTeam(ctx: CallContext, body: TeamBody) {
   const id = body.id ?? newId('team', ctx.services.clock.now())
   const now = nowIso(ctx)
   return ctx.services.teams(ctx.ns).update((items) => {
-    if (items[id]) throw conflict('team_exists', `team "${id}" already exists`)
+    if (items.has(id)) throw conflict('team_exists', `team "${id}" already exists`)
     const team: Team = { id, name: body.name, permissions: body.permissions, members: [], createdAt: now, updatedAt: now }
-    return { items: { ...items, [id]: team }, result: publicTeam(team) }
+    return { items: items.set(id, team), result: publicTeam(team) }
   })
 }
 
@@ -30,19 +30,18 @@ export async function updateTeam(ctx: CallContext, id: string, body: TeamBody) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   requireGrantable(ctx.principal, body.permissions)
   return ctx.services.teams(ctx.ns).update((items) => {
-    const team = items[id]
+    const team = items.get(id)
     if (!team) throw notFound('team', id)
     const next: Team = { ...team, name: body.name, permissions: body.permissions, updatedAt: nowIso(ctx) }
-    return { items: { ...items, [id]: next }, result: publicTeam(next) }
+    return { items: items.set(id, next), result: publicTeam(next) }
   })
 }
 
 export async function deleteTeam(ctx: CallContext, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   await ctx.services.teams(ctx.ns).update((items) => {
-    if (!items[id]) throw notFound('team', id)
-    const { [id]: _removed, ...rest } = items
-    return { items: rest, result: undefined }
+    if (!items.delete(id)) throw notFound('team', id)
+    return { items, result: undefined }
   })
 }
 
@@ -55,23 +54,23 @@ export async function listMembers(ctx: CallContext, id: string): Promise<TeamMem
 export async function addMember(ctx: CallContext, id: string, userId: string): Promise<{ member: TeamMember; created: boolean }> {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   return ctx.services.teams(ctx.ns).update<{ member: TeamMember; created: boolean }>((items) => {
-    const team = items[id]
+    const team = items.get(id)
     if (!team) throw notFound('team', id)
     // Joining a team grants its permissions: only someone who could grant them may add members.
     requireGrantable(ctx.principal, team.permissions)
     const existing = team.members.find((m) => m.userId === userId)
     if (existing) return { items, result: { member: existing, created: false } }
     const member = { userId, addedAt: nowIso(ctx) }
-    return { items: { ...items, [id]: { ...team, members: [...team.members, member] } }, result: { member, created: true } }
+    return { items: items.set(id, { ...team, members: [...team.members, member] }), result: { member, created: true } }
   })
 }
 
 export async function removeMember(ctx: CallContext, id: string, userId: string) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   await ctx.services.teams(ctx.ns).update((items) => {
-    const team = items[id]
+    const team = items.get(id)
     if (!team) throw notFound('team', id)
     if (!team.members.some((m) => m.userId === userId)) throw notFound('team member', userId)
-    return { items: { ...items, [id]: { ...team, members: team.members.filter((m) => m.userId !== userId) } }, result: undefined }
+    return { items: items.set(id, { ...team, members: team.members.filter((m) => m.userId !== userId) }), result: undefined }
   })
 }

@@ -1,4 +1,19 @@
 import type { Backend, TxWrites } from '../backend'
+import { mapOf, recordOf } from '../../server/common/own'
+
+/** The stored shape of a collection: `{ "items": { "<id>": item } }` (kept for existing data). */
+interface StoredCollection<T> {
+  items: Record<string, T>
+}
+
+/**
+ * The items of a stored collection document as a Map. Ids are client-given (`constructor`,
+ * `valueOf` are valid ids), so items are never looked up on the plain object, where
+ * Object.prototype's members would answer for ids that are not there.
+ */
+export function collectionItems<T>(doc: unknown): Map<string, T> {
+  return mapOf<T>((doc as Partial<StoredCollection<T>> | null)?.items)
+}
 
 /**
  * A small collection kept as one document (teams, license sets, users of a namespace):
@@ -11,26 +26,24 @@ export class CollectionDocument<T extends { id: string }> {
   ) {}
 
   async all(): Promise<T[]> {
-    const doc = await this.backend.get<{ items: Record<string, T> }>(this.key)
-    return Object.values(doc?.items ?? {})
+    return [...collectionItems<T>(await this.backend.get<StoredCollection<T>>(this.key)).values()]
   }
 
   async find(id: string): Promise<T | null> {
-    const doc = await this.backend.get<{ items: Record<string, T> }>(this.key)
-    return doc?.items[id] ?? null
+    return collectionItems<T>(await this.backend.get<StoredCollection<T>>(this.key)).get(id) ?? null
   }
 
   /**
-   * Runs `change` on the current items; it returns the new items map (or throws to abort)
+   * Runs `change` on a copy of the current items; it returns the new items (or throws to abort)
    * plus anything else to write atomically (events, logs).
    */
   update<R>(
-    change: (items: Record<string, T>) => { items: Record<string, T>; result: R; also?: TxWrites },
+    change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites },
   ): Promise<R> {
     return this.backend.transact([this.key], (values) => {
-      const current = (values.get(this.key) as { items: Record<string, T> } | null)?.items ?? {}
-      const { items, result, also } = change({ ...current })
-      return { writes: { ...also, set: { ...also?.set, [this.key]: { items } } }, result }
+      const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
+      const stored: StoredCollection<T> = { items: recordOf(items) }
+      return { writes: { ...also, set: { ...also?.set, [this.key]: stored } }, result }
     })
   }
 }

@@ -1,6 +1,7 @@
 import type { Backend, TxWrites } from '../backend'
 import type { Exception } from '../../server/firewall/schema'
 import type { NamespaceEvent } from '../../server/events/schemas'
+import { ownRecord } from '../../server/common/own'
 
 /** The immutable part of an exception request, fixed at creation (spec 2.5). */
 export interface ExceptionRequestRecord {
@@ -30,7 +31,13 @@ export interface IndexEntry {
   version?: string
 }
 
+/**
+ * Request id -> entry. Stored as a plain JSON object; read back without a prototype (see `ownRecord`),
+ * so `index[id]` for an id from a request path such as `constructor` finds nothing rather than Object's.
+ */
 export type RequestIndex = Record<string, IndexEntry>
+
+const indexOf = (doc: unknown): RequestIndex => ownRecord<IndexEntry>((doc as { items?: unknown } | null)?.items)
 
 /** Storage keys of this repository (ids never contain ':'). */
 export const exceptionRequestKeys = {
@@ -63,7 +70,7 @@ export class ExceptionRequestRepository {
   }
 
   async index(ns: string, fw: string): Promise<RequestIndex> {
-    return (await this.backend.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))?.items ?? {}
+    return indexOf(await this.backend.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))
   }
 
   /** One page, oldest first, and the cursor of the next page (null at the end). */
@@ -84,7 +91,7 @@ export class ExceptionRequestRepository {
 
   /** Index and request values out of a transaction's value map. */
   read(values: Map<string, unknown>, ns: string, fw: string, ids: string[]) {
-    const index = (values.get(exceptionRequestKeys.index(ns, fw)) as { items: RequestIndex } | null)?.items ?? {}
+    const index = indexOf(values.get(exceptionRequestKeys.index(ns, fw)))
     const requests = new Map(ids.map((id) => [id, (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest | null]))
     return { index, requests }
   }
@@ -92,7 +99,7 @@ export class ExceptionRequestRepository {
   /** Writes for changed requests: their documents and the updated index, for one transaction. */
   writesFor(ns: string, fw: string, index: RequestIndex, changed: ChangedRequest[]): TxWrites {
     const set: Record<string, unknown> = {}
-    const items = { ...index }
+    const items = ownRecord<IndexEntry>(index)
     for (const { stored, status } of changed) {
       const { id, requestedBy, proposedException } = stored.record
       set[exceptionRequestKeys.request(ns, fw, id)] = stored
@@ -104,7 +111,8 @@ export class ExceptionRequestRepository {
         ...(proposedException.selector.version !== undefined ? { version: proposedException.selector.version } : {}),
       }
     }
-    set[exceptionRequestKeys.index(ns, fw)] = { items }
+    // Stored as an ordinary object, in the same layout as before.
+    set[exceptionRequestKeys.index(ns, fw)] = { items: { ...items } }
     return { set }
   }
 

@@ -1,6 +1,7 @@
 import type { Backend } from '../backend'
 import type { NamespaceRecord, UserRecord } from '../../server/namespace/schema'
-import { CollectionDocument } from './collection'
+import { recordOf } from '../../server/common/own'
+import { CollectionDocument, collectionItems } from './collection'
 import { keys } from './keys'
 
 export class NamespaceRepository {
@@ -18,10 +19,10 @@ export class NamespaceRepository {
   create(record: NamespaceRecord): Promise<boolean> {
     return this.backend.transact([keys.namespace(record.id), keys.users(record.id)], (values) => {
       if (values.get(keys.namespace(record.id))) return { writes: {}, result: false }
-      const users = (values.get(keys.users(record.id)) as { items: Record<string, UserRecord> } | null)?.items ?? {}
-      users[record.owner] = { id: record.owner, createdAt: record.createdAt }
+      const users = collectionItems<UserRecord>(values.get(keys.users(record.id)))
+      users.set(record.owner, { id: record.owner, createdAt: record.createdAt })
       return {
-        writes: { set: { [keys.namespace(record.id)]: record, [keys.users(record.id)]: { items: users } } },
+        writes: { set: { [keys.namespace(record.id)]: record, [keys.users(record.id)]: { items: recordOf(users) } } },
         result: true,
       }
     })

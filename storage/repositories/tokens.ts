@@ -1,4 +1,5 @@
 import type { Backend } from '../backend'
+import { mapOf, recordOf } from '../../server/common/own'
 import { keys } from './keys'
 
 export interface TokenRecord {
@@ -19,9 +20,13 @@ export interface TokenRecord {
   revokedAt?: string
 }
 
+/** Stored as `{ "items": { "<token id>": "<hash>" } }`; read as a Map (token ids come from request paths). */
 interface TokenIndex {
   items: Record<string, string>
 }
+
+const indexOf = (doc: unknown): Map<string, string> => mapOf<string>((doc as TokenIndex | null)?.items)
+const storedIndex = (index: Map<string, string>): TokenIndex => ({ items: recordOf(index) })
 
 /** Tokens are stored under the hash of their material; the namespace keeps an id -> hash index. */
 export class TokenRepository {
@@ -32,23 +37,21 @@ export class TokenRepository {
   }
 
   async list(ns: string): Promise<TokenRecord[]> {
-    const index = await this.backend.get<TokenIndex>(keys.tokenIndex(ns))
-    const records = await this.backend.getMany<TokenRecord>(Object.values(index?.items ?? {}).map(keys.token))
+    const index = indexOf(await this.backend.get<TokenIndex>(keys.tokenIndex(ns)))
+    const records = await this.backend.getMany<TokenRecord>([...index.values()].map(keys.token))
     return records.filter((record): record is TokenRecord => record !== null && !record.revokedAt)
   }
 
   async findById(ns: string, id: string): Promise<TokenRecord | null> {
-    const index = await this.backend.get<TokenIndex>(keys.tokenIndex(ns))
-    const hash = index?.items[id]
+    const hash = indexOf(await this.backend.get<TokenIndex>(keys.tokenIndex(ns))).get(id)
     return hash ? this.findByHash(hash) : null
   }
 
   create(record: TokenRecord): Promise<void> {
     const indexKey = keys.tokenIndex(record.namespace)
     return this.backend.transact([indexKey], (values) => {
-      const index = (values.get(indexKey) as TokenIndex | null) ?? { items: {} }
-      index.items[record.id] = record.hash
-      return { writes: { set: { [indexKey]: index, [keys.token(record.hash)]: record } }, result: undefined }
+      const index = indexOf(values.get(indexKey)).set(record.id, record.hash)
+      return { writes: { set: { [indexKey]: storedIndex(index), [keys.token(record.hash)]: record } }, result: undefined }
     })
   }
 
@@ -56,10 +59,11 @@ export class TokenRepository {
   revoke(record: TokenRecord, at: string): Promise<void> {
     const indexKey = keys.tokenIndex(record.namespace)
     return this.backend.transact([indexKey, keys.token(record.hash)], (values) => {
-      const index = (values.get(indexKey) as TokenIndex | null) ?? { items: {} }
-      delete index.items[record.id]
+      const index = indexOf(values.get(indexKey))
+      index.delete(record.id)
       const current = (values.get(keys.token(record.hash)) as TokenRecord | null) ?? record
-      return { writes: { set: { [indexKey]: index, [keys.token(record.hash)]: { ...current, revokedAt: at } } }, result: undefined }
+      const revoked = { ...current, revokedAt: at }
+      return { writes: { set: { [indexKey]: storedIndex(index), [keys.token(record.hash)]: revoked } }, result: undefined }
     })
   }
 

@@ -50,7 +50,7 @@ beforeAll(async () => {
 
   proxy = await startProxy({ backend: 'fs', advisoryDir: ADVISORY_DIR })
   await proxy.services.licenseSets(proxy.ns).update((items) => ({
-    items: { ...items, 'ls-copyleft': { id: 'ls-copyleft', name: 'Copyleft', licenses: ['GPL-2.0-only', 'GPL-3.0-only', 'AGPL-3.0-only'], createdAt: '', updatedAt: '' } },
+    items: items.set('ls-copyleft', { id: 'ls-copyleft', name: 'Copyleft', licenses: ['GPL-2.0-only', 'GPL-3.0-only', 'AGPL-3.0-only'], createdAt: '', updatedAt: '' }),
     result: undefined,
   }))
   await proxy.putFirewall('main', mainFirewall())

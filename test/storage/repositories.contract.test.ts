@@ -46,7 +46,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     const teams = services.teams('ns')
     await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
-        teams.update((items) => ({ items: { ...items, [`t${i}`]: { id: `t${i}`, name: 'n', permissions: [], members: [], createdAt: '', updatedAt: '' } }, result: null })),
+        teams.update((items) => ({ items: items.set(`t${i}`, { id: `t${i}`, name: 'n', permissions: [], members: [], createdAt: '', updatedAt: '' }), result: null })),
       ),
     )
     expect((await teams.all()).length).toBe(25)

@@ -13,7 +13,7 @@ beforeAll(async () => {
   outsider = await createUser(h.services, NS, 'outsider')
   const now = new Date().toISOString()
   await h.services.teams(NS).update((items) => ({
-    items: { ...items, readers: { id: 'readers', name: 'readers', permissions: ['ns:webhooks:read'], members: [{ userId: 'reader', addedAt: now }], createdAt: now, updatedAt: now } },
+    items: items.set('readers', { id: 'readers', name: 'readers', permissions: ['ns:webhooks:read'], members: [{ userId: 'reader', addedAt: now }], createdAt: now, updatedAt: now }),
     result: undefined,
   }))
   for (const id of ['main', 'legacy']) await putFirewall(id)

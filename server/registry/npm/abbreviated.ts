@@ -60,10 +60,10 @@ export function toAbbreviated(packument: Packument): Record<string, unknown> & {
   'dist-tags': Record<string, string>
   versions: Record<string, Record<string, unknown>>
 } {
-  const versions: Record<string, Record<string, unknown>> = {}
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    versions[version] = abbreviateVersion(manifest)
-  }
+  // Defined, not assigned: a version key `__proto__` must stay a key.
+  const versions: Record<string, Record<string, unknown>> = Object.fromEntries(
+    Object.entries(packument.versions ?? {}).map(([version, manifest]) => [version, abbreviateVersion(manifest)]),
+  )
   const modified = packument.time?.modified
   return {
     name: packument.name,

@@ -1,4 +1,5 @@
 import { logger } from '../../app/logger'
+import { mapOf, recordOf } from '../../common/own'
 import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/advisories/types'
 import type { ProxyRequest } from '../proxy-request'
 import { readJson } from '../request-body'
@@ -16,7 +17,8 @@ export interface BulkAdvisory {
   cvss: { score: number; vectorString: string | null }
 }
 
-type BulkAnswer = Record<string, BulkAdvisory[]>
+/** Package name -> advisories. A Map: `constructor` and `__proto__` are package names a client may ask about. */
+type BulkAnswer = Map<string, BulkAdvisory[]>
 
 /**
  * An OSV `affected` entry as a semver range: `introduced`/`fixed` pairs become
@@ -54,15 +56,15 @@ function toBulk(advisory: Advisory, name: string): BulkAdvisory {
 }
 
 /** The firewall's own advisories (ADVISORY_DIR) for the requested names and versions. */
-export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, string[]>): BulkAnswer {
-  const answer: BulkAnswer = {}
+export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, unknown>): BulkAnswer {
+  const answer: BulkAnswer = new Map()
   for (const [name, versions] of Object.entries(query)) {
     const found = new Map<string, Advisory>()
     for (const version of Array.isArray(versions) ? versions : []) {
       const { vulnerabilities, malware } = index.lookup('npm', name, String(version))
       for (const advisory of [...vulnerabilities, ...malware]) found.set(advisory.id, advisory)
     }
-    if (found.size > 0) answer[name] = [...found.values()].map((a) => toBulk(a, name))
+    if (found.size > 0) answer.set(name, [...found.values()].map((a) => toBulk(a, name)))
   }
   return answer
 }
@@ -76,8 +78,8 @@ export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, 
 export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
   const { raw, json } = await readJson(request.event, 10 * 1024 * 1024)
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
-  const query = json as Record<string, string[]>
-  const merged: BulkAnswer = {}
+  const query = json as Record<string, unknown>
+  let merged: BulkAnswer = new Map()
   const upstream = request.firewall.upstreams.find((u) => !u.internal)
   if (upstream) {
     try {
@@ -88,16 +90,18 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
         authorization: upstreamAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,
       })
-      if (response.ok) Object.assign(merged, (await response.json()) as BulkAnswer)
+      if (response.ok) merged = mapOf<BulkAdvisory[]>(await response.json())
       else await response.arrayBuffer().catch(() => undefined)
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable)) throw error
       logger.warn('upstream bulk advisories unavailable', { requestId: request.meta.requestId, upstream: upstream.id, reason: error.reason })
     }
   }
-  for (const [name, advisories] of Object.entries(localBulkAdvisories(request.advisories, query))) {
-    const known = new Set((merged[name] ?? []).map((a) => String(a.id)))
-    merged[name] = [...(merged[name] ?? []), ...advisories.filter((a) => !known.has(String(a.id)))]
+  for (const [name, advisories] of localBulkAdvisories(request.advisories, query)) {
+    const upstreamEntries = merged.get(name)
+    const ours = Array.isArray(upstreamEntries) ? upstreamEntries : []
+    const known = new Set(ours.map((a) => String(a?.id)))
+    merged.set(name, [...ours, ...advisories.filter((a) => !known.has(String(a.id)))])
   }
-  sendJson(request.event, 200, merged)
+  sendJson(request.event, 200, recordOf(merged))
 }

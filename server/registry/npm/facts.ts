@@ -1,3 +1,4 @@
+import { own } from '../../common/own'
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import type { Manifest, Packument } from './types'
 
@@ -34,7 +35,7 @@ export function factsFromManifest(
   manifest: Manifest,
   packument?: Pick<Packument, 'time'>,
 ): PackageVersionFacts {
-  const published = packument?.time?.[version]
+  const published = own(packument?.time, version)
   const license = licenseExpressionOf(manifest)
   const scripts = Object.fromEntries(
     Object.entries(manifest.scripts ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),

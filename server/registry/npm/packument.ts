@@ -1,4 +1,5 @@
 import semver from 'semver'
+import { recordOf } from '../../common/own'
 import { tarballFileName } from './tarball-path'
 import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 
@@ -30,33 +31,35 @@ export function filterPackument(
   packument: Packument,
   decideVersion: (version: string, manifest: Manifest) => VersionDecision,
 ): Packument {
-  const versions: Record<string, Manifest> = {}
-  const restrictions: Record<string, PolicyRestriction> = {}
+  // Maps, not object literals: versions and tags are upstream strings (`__proto__` would be lost
+  // from an object literal, and `constructor` found on every one).
+  const versions = new Map<string, Manifest>()
+  const restrictions = new Map<string, PolicyRestriction>()
   for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
     const decision = decideVersion(version, manifest)
     if (decision.outcome === 'blocked') {
-      restrictions[version] = { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message }
+      restrictions.set(version, { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message })
     } else {
-      versions[version] = manifest
+      versions.set(version, manifest)
     }
   }
-  if (Object.keys(restrictions).length === 0) return packument
+  if (restrictions.size === 0) return packument
 
-  const remaining = Object.keys(versions)
-  const distTags: Record<string, string> = {}
+  const remaining = [...versions.keys()]
+  const distTags = new Map<string, string>()
   for (const [tag, target] of Object.entries(packument['dist-tags'] ?? {})) {
     // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
-    const repaired = target in restrictions ? repairTag(tag, target, remaining) : target
-    if (repaired !== undefined) distTags[tag] = repaired
+    const repaired = restrictions.has(target) ? repairTag(tag, target, remaining) : target
+    if (repaired !== undefined) distTags.set(tag, repaired)
   }
 
-  const result: Packument = { ...packument, 'dist-tags': distTags, versions }
+  const result: Packument = { ...packument, 'dist-tags': recordOf(distTags), versions: recordOf(versions) }
   if (packument.time) {
     // `created`, `modified` and any other non-version keys stay.
-    result.time = Object.fromEntries(Object.entries(packument.time).filter(([key]) => !(key in restrictions)))
+    result.time = Object.fromEntries(Object.entries(packument.time).filter(([key]) => !restrictions.has(key)))
   }
   result.policyRestrictions = {
-    versions: { ...(packument.policyRestrictions?.versions ?? {}), ...restrictions },
+    versions: recordOf(new Map([...Object.entries(packument.policyRestrictions?.versions ?? {}), ...restrictions])),
   }
   return result
 }
@@ -79,16 +82,16 @@ export interface RewrittenPackument {
 export function rewriteTarballUrls(packument: Packument, proxyBaseUrl: string): RewrittenPackument {
   const baseUrl = proxyBaseUrl.endsWith('/') ? proxyBaseUrl : `${proxyBaseUrl}/`
   const tarballs = new Map<string, string>()
-  const versions: Record<string, Manifest> = {}
+  const versions = new Map<string, Manifest>()
   for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
     const original = manifest.dist?.tarball
     if (typeof original !== 'string') {
-      versions[version] = manifest
+      versions.set(version, manifest)
       continue
     }
     const file = tarballFileName(packument.name, version)
     tarballs.set(file, original)
-    versions[version] = { ...manifest, dist: { ...manifest.dist, tarball: `${baseUrl}${packument.name}/-/${file}` } }
+    versions.set(version, { ...manifest, dist: { ...manifest.dist, tarball: `${baseUrl}${packument.name}/-/${file}` } })
   }
-  return { packument: { ...packument, versions }, tarballs }
+  return { packument: { ...packument, versions: recordOf(versions) }, tarballs }
 }

@@ -1,3 +1,4 @@
+import { own, recordOf } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import { factsFromManifest, filterPackument, rewriteTarballUrls, toAbbreviated, type Manifest, type Packument } from './packument'
 import { evaluationContext, firewallChain } from '../firewall-chain'
@@ -18,13 +19,13 @@ const PRIVATE_FIELDS = ['_attachments', '_distfiles', '_uplinks']
 function npmRestrictions(filtered: Packument, original: Packument, baseUrl: string): Packument {
   const restricted = filtered.policyRestrictions?.versions
   if (!restricted || Object.keys(restricted).length === 0) return filtered
-  const hidden: Record<string, Manifest> = {}
+  const hidden = new Map<string, Manifest>()
   for (const version of Object.keys(restricted)) {
-    const manifest = original.versions?.[version]
-    if (manifest) hidden[version] = manifest
+    const manifest = own(original.versions, version)
+    if (manifest) hidden.set(version, manifest)
   }
-  const rewritten = rewriteTarballUrls({ name: original.name, versions: hidden }, baseUrl).packument.versions ?? {}
-  const versions = Object.fromEntries(Object.entries(restricted).map(([version, why]) => [version, { ...rewritten[version], ...why }]))
+  const rewritten = rewriteTarballUrls({ name: original.name, versions: recordOf(hidden) }, baseUrl).packument.versions
+  const versions = Object.fromEntries(Object.entries(restricted).map(([version, why]) => [version, { ...own(rewritten, version), ...why }]))
   const message = Object.entries(restricted)
     .map(([version, why]) => `${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
     .join('\n')
@@ -106,10 +107,11 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
 /** `GET /{name}/{version|tag}`: one manifest of the filtered packument. */
 export async function serveManifest(request: ProxyRequest, name: string, spec: string): Promise<void> {
   const packument = await renderPackument(request, await resolveOr404(request, name))
-  const version = packument['dist-tags']?.[spec] ?? spec
-  const manifest = packument.versions?.[version]
+  // Own keys only: `constructor` or `toString` is a tag or version a client may ask for.
+  const version = own(packument['dist-tags'], spec) ?? spec
+  const manifest = own(packument.versions, version)
   if (manifest) return sendJson(request.event, 200, manifest)
-  const restriction = packument.policyRestrictions?.versions[version]
+  const restriction = own(packument.policyRestrictions?.versions, version)
   if (restriction) throw new RegistryError(403, `${name}@${version} is hidden by firewall ${request.firewall.id}: ${restriction.reason}`)
   throw new RegistryError(404, `version ${spec} of ${name} was not found`)
 }

@@ -1,3 +1,4 @@
+import { own } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import { factsFromManifest, type TarballPath } from './packument'
 import { recordDecision, type DecisionRecord } from '../decision-recorder'
@@ -16,7 +17,7 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
   const { name, version } = tarball
   const resolved = await resolvePackument(request.scope, name)
   if (!resolved) throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
-  const manifest = resolved.packument.versions?.[version]
+  const manifest = own(resolved.packument.versions, version)
   const upstreamUrl = manifest?.dist?.tarball
   if (!manifest || typeof upstreamUrl !== 'string') throw new RegistryError(404, `${name}@${version} was not found`)
 
