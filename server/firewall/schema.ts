@@ -155,8 +155,16 @@ export type Upstream = z.infer<typeof Upstream>
 
 // ---- Firewall --------------------------------------------------------------------------
 
-/** A principal key (user id, service principal id, team id) or `everybody`. */
-export const Permissions = z.record(z.string().min(1).max(128), z.array(FirewallPermission))
+/**
+ * A principal key (user id, service principal id, team id) or `everybody`. `__proto__` is refused:
+ * no principal can have that id, and zod would otherwise drop the key without a word.
+ */
+export const Permissions = z.preprocess((value, ctx) => {
+  if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+    ctx.issues.push({ code: 'custom', message: '"__proto__" is not a principal id', input: value, path: ['__proto__'] })
+  }
+  return value
+}, z.record(z.string().min(1).max(128), z.array(FirewallPermission)))
 
 function uniqueIds(items: { id: string }[]): boolean {
   return new Set(items.map((item) => item.id)).size === items.length

@@ -1,6 +1,7 @@
 import type { Backend, TxWrites } from '../backend'
 import type { Firewall } from '../../server/firewall/schema'
 import type { Actor } from '../../server/events/schemas'
+import { own } from '../../server/common/own'
 import { keys } from './keys'
 
 /** One immutable entry of a firewall's history: the full configuration at that version. */
@@ -99,7 +100,8 @@ export class FirewallRepository {
       const index = (values.get(indexKey) as FirewallIndex | null) ?? { items: {} }
       const { next, summary, also, result, unchanged } = change(current, values)
       if (unchanged) return { writes: {}, result: result(current) }
-      const lastVersion = current?.version ?? index.items[id]?.deletedAtVersion ?? 0
+      // Own entries only: a firewall named `constructor` must not read Object's member.
+      const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0
       const writes: TxWrites = { set: {}, delete: [] }
       let stored: Firewall | null = null
       if (next) {

@@ -2,6 +2,7 @@ import type { Backend, TxWrites } from '../backend'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import type { WebhookRecord } from '../../server/webhooks/model'
 import { droppedEventCount, incomingToDrop, planPush } from '../../server/webhooks/overflow'
+import { mapOf, recordOf } from '../../server/common/own'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
 
 interface Index {
@@ -68,18 +69,20 @@ export class WebhookRepository {
     return this.backend.transact([docKey, indexKey, globalKey], (values) => {
       const current = values.get(docKey) as WebhookRecord | null
       const { next, also, result } = change(current)
-      const index = (values.get(indexKey) as Index | null) ?? { items: {} }
-      const global = (values.get(globalKey) as Index | null) ?? { items: {} }
+      // Maps: a client may name a webhook `constructor`, which every plain object already "has".
+      const index = mapOf<true>((values.get(indexKey) as Index | null)?.items)
+      const global = mapOf<true>((values.get(globalKey) as Index | null)?.items)
+      const ref = webhookRef(ns, id)
       const writes: TxWrites = { set: {}, delete: [] }
       if (next) {
         writes.set![docKey] = next
-        if (!index.items[id]) writes.set![indexKey] = { items: { ...index.items, [id]: true } }
-        if (!global.items[webhookRef(ns, id)]) writes.set![globalKey] = { items: { ...global.items, [webhookRef(ns, id)]: true } }
+        if (!index.has(id)) writes.set![indexKey] = { items: recordOf(index.set(id, true)) }
+        if (!global.has(ref)) writes.set![globalKey] = { items: recordOf(global.set(ref, true)) }
       } else if (current) {
-        const { [id]: _dropped, ...rest } = index.items
-        const { [webhookRef(ns, id)]: _ref, ...others } = global.items
-        writes.set![indexKey] = { items: rest }
-        writes.set![globalKey] = { items: others }
+        index.delete(id)
+        global.delete(ref)
+        writes.set![indexKey] = { items: recordOf(index) }
+        writes.set![globalKey] = { items: recordOf(global) }
         writes.delete!.push(docKey, keys.snapshot(ns, id), keys.batch(ns, id))
       }
       const extra = also?.(next) ?? {}
