@@ -202,7 +202,9 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
   const current = await ctx.services.firewalls.get(ctx.ns, id)
   if (!current) throw notFound('firewall', id)
   requireFirewallPermission(ctx.principal, current, 'fw:read')
-  if (!target || version > current.version) throw notFound('version', String(version))
+  // A version from before the id was created again belongs to a deleted firewall (its grants and secrets).
+  const first = await ctx.services.firewalls.firstVersion(ctx.ns, id)
+  if (!target || version > current.version || version < first) throw notFound('version', String(version))
   return editFirewall(ctx, id, {
     ifMatch,
     permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],

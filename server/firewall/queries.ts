@@ -64,13 +64,21 @@ export async function getFirewallJson(ctx: CallContext, id: string): Promise<{ j
 
 export async function firewallHistory(ctx: CallContext, id: string, limit: number, beforeVersion?: number) {
   const firewall = await loadFirewall(ctx, id)
-  const entries = await ctx.services.firewalls.history(ctx.ns, id, firewall.version, limit, beforeVersion)
-  return entries.map(({ version, updatedAt, actor, summary }) => ({ version, updatedAt, actor, summary }))
+  const [entries, first] = await Promise.all([
+    ctx.services.firewalls.history(ctx.ns, id, firewall.version, limit, beforeVersion),
+    ctx.services.firewalls.firstVersion(ctx.ns, id),
+  ])
+  // Versions of a deleted firewall of the same id are not this firewall's history.
+  return entries
+    .filter((entry) => entry.version >= first)
+    .map(({ version, updatedAt, actor, summary }) => ({ version, updatedAt, actor, summary }))
 }
 
 export async function firewallVersion(ctx: CallContext, id: string, version: number): Promise<Firewall> {
   const firewall = await loadFirewall(ctx, id)
-  const entry = version <= firewall.version ? await ctx.services.firewalls.getVersion(ctx.ns, id, version) : null
+  const first = await ctx.services.firewalls.firstVersion(ctx.ns, id)
+  const ofThisLife = version >= first && version <= firewall.version
+  const entry = ofThisLife ? await ctx.services.firewalls.getVersion(ctx.ns, id, version) : null
   if (!entry) throw notFound('version', String(version))
   return redactFirewall(entry.config)
 }

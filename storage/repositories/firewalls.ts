@@ -14,8 +14,11 @@ export interface FirewallVersion {
 }
 
 interface FirewallIndex {
-  /** Every firewall id ever created, with the last version of a deleted one. */
-  items: Record<string, { deletedAtVersion?: number }>
+  /**
+   * Every firewall id ever created, with the last version of a deleted one and the first version
+   * of the live one (absent for firewalls created before it was recorded: version 1).
+   */
+  items: Record<string, { deletedAtVersion?: number; createdAtVersion?: number }>
 }
 
 export interface FirewallChange<R> {
@@ -69,6 +72,15 @@ export class FirewallRepository {
     return this.backend.get<FirewallVersion>(keys.firewallVersion(ns, id, version))
   }
 
+  /**
+   * The first version of the firewall's current life. Versions below it belong to a deleted
+   * firewall of the same id: whoever creates the id again must not read or restore them.
+   */
+  async firstVersion(ns: string, id: string): Promise<number> {
+    const items = (await this.backend.get<FirewallIndex>(keys.firewallIndex(ns)))?.items ?? {}
+    return (Object.hasOwn(items, id) ? items[id]!.createdAtVersion : undefined) ?? 1
+  }
+
   /** History newest first, starting below `beforeVersion` when given. */
   async history(ns: string, id: string, latest: number, limit: number, beforeVersion?: number): Promise<FirewallVersion[]> {
     const top = Math.min(latest, (beforeVersion ?? latest + 1) - 1)
@@ -114,7 +126,7 @@ export class FirewallRepository {
           summary,
           config: stored,
         } satisfies FirewallVersion
-        if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: {} } }
+        if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: { createdAtVersion: stored.version } } }
       } else if (current) {
         writes.delete!.push(docKey)
         writes.set![indexKey] = { items: { ...index.items, [id]: { deletedAtVersion: current.version } } }

@@ -135,6 +135,31 @@ describe('granting permissions on a firewall', () => {
     expect(res.body.permissions).toEqual(source.body.permissions)
   })
 
+  it('does not hand a deleted firewall\'s history to whoever creates its id again', async () => {
+    // The owner had a firewall with a secret and wide grants, then deleted it.
+    const old = await owner('PUT', '/v1/default/config/reborn', { upstreams: [upstream], permissions: { everybody: ['fw:access'] } })
+    expect(old.status).toBe(201)
+    expect((await owner('PUT', '/v1/default/config/reborn', { ...old.body, description: 'v2' })).status).toBe(200)
+    expect((await owner('DELETE', '/v1/default/config/reborn')).status).toBe(204)
+    // A creator (ns:firewalls:create) makes the id again and grants itself everything on it: its own firewall.
+    expect((await owner('POST', '/v1/default/teams', { id: 'team-makers', name: 'Makers', permissions: ['ns:firewalls:create'] })).status).toBe(201)
+    expect((await owner('POST', '/v1/default/teams/team-makers/members', { userId: 'mallory' })).status).toBe(201)
+    const reborn = await mallory('PUT', '/v1/default/config/reborn', { permissions: { mallory: ALL } })
+    expect(reborn.status).toBe(201)
+    expect(reborn.body.version).toBe(3)
+    // The old life's versions are neither readable nor restorable: no old secret, grant or rule comes back.
+    const history = await mallory('GET', '/v1/default/config/reborn/history')
+    expect(history.body.map((entry: { version: number }) => entry.version)).toEqual([3])
+    const v1 = await mallory('GET', '/v1/default/config/reborn/version/1')
+    expect(v1.status).toBe(404)
+    const rollback = await mallory('PUT', '/v1/default/config/reborn/version/1')
+    expect(rollback.status).toBe(404)
+    expect(rollback.body.code).toBe('version_not_found')
+    const now = await mallory('GET', '/v1/default/config/reborn')
+    expect(now.body).toMatchObject({ version: 3, upstreams: [], permissions: { mallory: ALL } })
+    expect((await mallory('GET', '/v1/default/config/reborn/version/3')).status).toBe(200)
+  })
+
   it('counts namespace-level fw:* grants as held on the source of a clone', async () => {
     expect((await owner('POST', '/v1/default/teams', { id: 'team-cloners', name: 'Cloners', permissions: ['fw:clone', 'fw:access', 'fw:read'] })).status).toBe(201)
     expect((await owner('POST', '/v1/default/teams/team-cloners/members', { userId: 'cloner' })).status).toBe(201)
