@@ -1,35 +1,43 @@
 /**
  * Package-name globs. `*` matches any run of characters, including the `/` of a scoped npm
  * name (npm names have at most that one slash, so `*` meaning "every package" is the least
- * surprising reading); `?` matches one character; everything else is literal.
+ * surprising reading); `?` matches one character (UTF-16 code unit); everything else is literal.
+ *
+ * Matched without a RegExp: a pattern such as `*a*a*a…*b` makes a backtracking engine take
+ * exponential time on a long name, and patterns come from clients (CONTRACT section 8).
  */
-const cache = new Map<string, RegExp>()
+
+const STAR = 42 // '*'
+const ANY = 63 // '?'
 
 /**
- * Compiles a glob into an anchored regular expression (cached: rules are evaluated per request).
- * @example globToRegExp('@scope/*').test('@scope/pkg') // true
- */
-export function globToRegExp(pattern: string): RegExp {
-  let compiled = cache.get(pattern)
-  if (compiled) return compiled
-  let source = ''
-  for (const char of pattern) {
-    if (char === '*') source += '.*'
-    else if (char === '?') source += '.'
-    else source += char.replace(/[.+^${}()|[\]\\/-]/g, '\\$&')
-  }
-  compiled = new RegExp(`^${source}$`, 's')
-  // Bounded so that a stream of distinct patterns cannot grow memory without limit.
-  if (cache.size > 10_000) cache.clear()
-  cache.set(pattern, compiled)
-  return compiled
-}
-
-/**
- * Whether `name` matches `pattern`; a pattern without wildcards is a plain equality test.
+ * Whether `name` matches `pattern`. Two pointers; on a mismatch the pattern resumes after the
+ * last `*` seen, which then swallows one more character of the name. A later `*` makes earlier
+ * ones irrelevant, so time is at most name length x pattern length, with no recursion.
  * @example matchesGlob('lodash*', 'lodash.get') // true
+ * @example matchesGlob('@acme/*', '@acmex/widgets') // false
  */
 export function matchesGlob(pattern: string, name: string): boolean {
   if (!pattern.includes('*') && !pattern.includes('?')) return pattern === name
-  return globToRegExp(pattern).test(name)
+  let p = 0
+  let n = 0
+  let star = -1 // index in `pattern` of the last `*` seen
+  let resume = 0 // index in `name` that `*` has swallowed up to
+  while (n < name.length) {
+    const c = pattern.charCodeAt(p)
+    if (p < pattern.length && c !== STAR && (c === ANY || c === name.charCodeAt(n))) {
+      p++
+      n++
+    } else if (p < pattern.length && c === STAR) {
+      star = p++
+      resume = n
+    } else if (star >= 0) {
+      p = star + 1
+      n = ++resume
+    } else {
+      return false
+    }
+  }
+  while (p < pattern.length && pattern.charCodeAt(p) === STAR) p++
+  return p === pattern.length
 }
