@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { DURATION_PATTERN } from '../common/duration'
+import { MAX_PATTERNS_PER_RULE, MAX_PATTERN_LENGTH, patternLimitProblems } from './rules/pattern-limits'
 
 /** Firewall permission strings (spec 2.1). */
 export const FIREWALL_PERMISSIONS = [
@@ -43,6 +44,12 @@ export const REDACTED = '[REDACTED]'
 
 const Duration = z.string().regex(DURATION_PATTERN, 'must be a duration such as 72h or 7d')
 
+/** A package-name glob (rules/glob.ts); bounded so that matching stays cheap (CONTRACT section 8). */
+const PackagePattern = z
+  .string()
+  .min(1)
+  .max(MAX_PATTERN_LENGTH, `a package-name pattern is at most ${MAX_PATTERN_LENGTH} characters`)
+
 // ---- Rule selectors (CONTRACT section 5) ----------------------------------------------
 
 export type SelectorFunction =
@@ -65,7 +72,15 @@ export const Selector: z.ZodType<Selector> = z.lazy(() =>
 
 const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
   z.discriminatedUnion('name', [
-    z.object({ name: z.literal('packageName'), patterns: z.array(z.string().min(1)).min(1) }).strict(),
+    z
+      .object({
+        name: z.literal('packageName'),
+        patterns: z
+          .array(PackagePattern)
+          .min(1)
+          .max(MAX_PATTERNS_PER_RULE, `a rule holds at most ${MAX_PATTERNS_PER_RULE} package-name patterns`),
+      })
+      .strict(),
     z
       .object({
         name: z.literal('versionRange'),
@@ -101,11 +116,20 @@ export const RuleEffect = z
   .object({ block: z.boolean().default(true), log: z.boolean().default(true) })
   .strict()
 
+// One selector's list is bounded above; this bounds a rule's selectors together. On the field,
+// not on Rule: zod refuses to `.extend()` an object schema that carries refinements.
+const RuleSelector = Selector.superRefine((selector, ctx) => {
+  for (const problem of patternLimitProblems({ selector })) {
+    // Paths start at the rule (`selector.function...`); the issue's path starts inside the field.
+    if (problem.kind === 'count') ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
+  }
+})
+
 export const Rule = z
   .object({
     id: ClientId,
     executionPhase: ExecutionPhase,
-    selector: Selector,
+    selector: RuleSelector,
     ruleEffect: RuleEffect.default({ block: true, log: true }),
     description: z.string().max(2000).default(''),
   })
@@ -113,7 +137,7 @@ export const Rule = z
 export type Rule = z.infer<typeof Rule>
 
 export const ExceptionSelector = z
-  .object({ packageName: z.string().min(1).max(214), version: z.string().min(1).max(256).optional() })
+  .object({ packageName: PackagePattern, version: z.string().min(1).max(256).optional() })
   .strict()
 
 export const Exception = z
