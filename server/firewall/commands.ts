@@ -9,6 +9,7 @@ import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
 import { validateReferences } from './references'
+import { refuseOversizedPatterns } from './rules/pattern-limits'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
 export interface FirewallWrite {
@@ -209,6 +210,8 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
     ifMatch,
     permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],
     apply: (fw) => ({ ...target.config, version: fw.version, updatedAt: fw.updatedAt, ecosystem: fw.ecosystem }),
+    // A version saved before the pattern limits existed is not brought back past them.
+    validate: (_now, next) => refuseOversizedPatterns(next.rules),
     summary: (now, next) => `rolled back to version ${version} (${summarizeChange(now, next)})`,
   })
 }
