@@ -2,15 +2,29 @@
  * Admin CLI on the same storage as the service (same env):
  *   npm run admin -- create-namespace --namespace <ns> --user <id>
  *   npm run admin -- create-user --namespace <ns> --user <id>
- * Each prints the new user's first personal token alone on the last line of stdout.
+ *   npm run admin -- rotate-secrets-key
+ * The first two print the new user's first personal token alone on the last line of stdout;
+ * rotate-secrets-key re-encrypts every stored secret with SECRETS_KEY and prints the count.
  */
 import { parseArgs } from 'node:util'
 import { createBackend } from '../storage'
 import { createServices } from '../server/app/services'
 import { createNamespaceWithOwner, createUser } from '../server/namespace/directory'
 import { DomainError } from '../server/common/errors'
+import { rotateSecretsKey } from '../storage/secrets/rotate'
 
-const USAGE = 'usage: npm run admin -- create-namespace|create-user --namespace <ns> --user <id>'
+const USAGE = 'usage: npm run admin -- create-namespace|create-user --namespace <ns> --user <id>\n       npm run admin -- rotate-secrets-key'
+
+async function rotate(): Promise<number> {
+  const services = createServices(createBackend())
+  try {
+    const { secrets, records, keyId } = await rotateSecretsKey(services.backend, services.secrets)
+    process.stdout.write(`re-encrypted ${secrets} secrets in ${records} records with key id ${keyId}\n${secrets}\n`)
+    return 0
+  } finally {
+    await services.backend.close()
+  }
+}
 
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
@@ -18,6 +32,7 @@ async function main(): Promise<number> {
     options: { namespace: { type: 'string' }, user: { type: 'string' } },
   })
   const [command] = positionals
+  if (command === 'rotate-secrets-key') return rotate()
   if (!command || !values.namespace || !values.user || !['create-namespace', 'create-user'].includes(command)) {
     process.stderr.write(USAGE + '\n')
     return 2
@@ -38,4 +53,11 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code))
+main().then(
+  (code) => process.exit(code),
+  (error) => {
+    // A malformed SECRETS_KEY or one that does not match storage: the message names the setting, never a key.
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
+    process.exit(1)
+  },
+)

@@ -25,7 +25,7 @@ export async function bootstrap(services: Services): Promise<void> {
   logger.info('bootstrap namespace created', { namespace, user })
   if (token) return
   const dir = resolve(services.config.dataDir)
-  mkdirSync(dir, { recursive: true })
+  mkdirSync(dir, { recursive: true, mode: 0o700 })
   const file = join(dir, 'bootstrap-token')
   writeFileSync(file, material + '\n', { mode: 0o600 })
   chmodSync(file, 0o600)

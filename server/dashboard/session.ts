@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { getRequestProtocol, useSession, type H3Event } from 'h3'
 import type { Services } from '../app/services'
+import { SESSION_SECRET_CONTEXT, SESSION_SECRET_KEY as SECRET_KEY } from '../../storage/secrets/secret-fields'
 
 /**
  * The dashboard session: an h3 sealed cookie (iron, AES-256 + HMAC) holding the access token,
@@ -26,8 +27,6 @@ export interface Flash {
 export const SESSION_COOKIE = 'pf_dashboard'
 /** Sessions end after 12 hours even while the token stays valid. */
 const MAX_AGE_SECONDS = 12 * 60 * 60
-/** Storage key of the generated secret, shared by every process on the same storage. */
-const SECRET_KEY = 'dashboard:session-secret'
 
 const passwords = new WeakMap<Services, Promise<string>>()
 
@@ -50,10 +49,11 @@ async function resolvePassword(services: Services): Promise<string> {
   if (configured) return createHash('sha256').update(configured).digest('hex')
   // Create-if-absent in one transaction: two processes starting together agree on one secret.
   return services.backend.transact([SECRET_KEY], (values) => {
+    // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
     const existing = values.get(SECRET_KEY) as string | null
-    if (existing) return { writes: {}, result: existing }
+    if (existing) return { writes: {}, result: services.secrets.open(existing, SESSION_SECRET_CONTEXT) }
     const secret = randomBytes(32).toString('hex')
-    return { writes: { set: { [SECRET_KEY]: secret } }, result: secret }
+    return { writes: { set: { [SECRET_KEY]: services.secrets.seal(secret, SESSION_SECRET_CONTEXT) } }, result: secret }
   })
 }
 

@@ -5,6 +5,8 @@ import { setServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
 import { sharedAdvisorySource } from '../registry/advisory-source'
+import { secureDataDir } from '../../storage/data-dir'
+import { verifySecretsKey } from '../../storage/secrets/key-check'
 
 /**
  * Composition root: storage is chosen at run time (Redis when REDIS_URL is set, else the fs
@@ -13,6 +15,13 @@ import { sharedAdvisorySource } from '../registry/advisory-source'
 export default defineNitroPlugin((nitroApp) => {
   const ready = (async () => {
     const services = createServices(createBackend())
+    if (services.backend.kind === 'local') {
+      const dir = secureDataDir(services.config.dataDir)
+      if (dir.error) logger.warn('data directory could not be made private (0700)', { path: dir.path, error: dir.error })
+      else if (dir.tightenedFrom !== null) logger.info('data directory tightened to 0700', { path: dir.path, was: dir.tightenedFrom.toString(8) })
+    }
+    // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
+    await verifySecretsKey(services.backend, services.secrets)
     await bootstrap(services)
     // Load ADVISORY_DIR before serving, so no decision is made against empty advisory data.
     await sharedAdvisorySource().ready

@@ -26,7 +26,7 @@ export function webhookRuntime(services: Services): WebhookRuntime {
   if (!runtime) {
     runtime = {
       settings: parseWebhookSettings(process.env),
-      webhooks: new WebhookRepository(services.backend),
+      webhooks: new WebhookRepository(services.backend, services.secrets),
       records: new WebhookRecordRepository(services.backend),
       signals: webhookSignals(services.backend),
     }

@@ -3,6 +3,8 @@ import type { Firewall } from '../../server/firewall/schema'
 import type { Actor } from '../../server/events/schemas'
 import { own } from '../../server/common/own'
 import { keys } from './keys'
+import type { SecretBox } from '../secrets/secret-box'
+import { mapFirewallSecrets } from '../secrets/secret-fields'
 
 /** One immutable entry of a firewall's history: the full configuration at that version. */
 export interface FirewallVersion {
@@ -32,9 +34,27 @@ export interface FirewallChange<R> {
   unchanged?: boolean
 }
 
-/** Firewall documents, their append-only history and the namespace index, changed atomically. */
+/**
+ * Firewall documents, their append-only history and the namespace index, changed atomically.
+ * Credentials are sealed by `secrets` on every write and opened on every read, history included.
+ */
 export class FirewallRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(
+    private readonly backend: Backend,
+    private readonly secrets: SecretBox,
+  ) {}
+
+  private open(ns: string, id: string, stored: Firewall): Firewall {
+    return mapFirewallSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
+  }
+
+  private seal(ns: string, id: string, firewall: Firewall): Firewall {
+    return mapFirewallSecrets(firewall, ns, id, (value, context) => this.secrets.seal(value, context))
+  }
+
+  private openVersion(ns: string, id: string, entry: FirewallVersion): FirewallVersion {
+    return { ...entry, config: this.open(ns, id, entry.config) }
+  }
 
   /** One firewall; from the namespace cache while its stamp is unchanged, else from storage. */
   async get(ns: string, id: string): Promise<Firewall | null> {
@@ -43,7 +63,8 @@ export class FirewallRepository {
       const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
       if (stamp !== null && cached.stamp === stamp) return cached.firewalls.find((fw) => fw.id === id) ?? null
     }
-    return this.backend.get<Firewall>(keys.firewall(ns, id))
+    const stored = await this.backend.get<Firewall>(keys.firewall(ns, id))
+    return stored && this.open(ns, id, stored)
   }
 
   /**
@@ -65,11 +86,15 @@ export class FirewallRepository {
     const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))
     const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
     const docs = await this.backend.getMany<Firewall>(live.map(([id]) => keys.firewall(ns, id)))
-    return docs.filter((doc): doc is Firewall => doc !== null).sort((a, b) => a.id.localeCompare(b.id))
+    return live
+      .map(([id], index) => docs[index] && this.open(ns, id, docs[index]))
+      .filter((doc): doc is Firewall => doc !== null)
+      .sort((a, b) => a.id.localeCompare(b.id))
   }
 
-  getVersion(ns: string, id: string, version: number): Promise<FirewallVersion | null> {
-    return this.backend.get<FirewallVersion>(keys.firewallVersion(ns, id, version))
+  async getVersion(ns: string, id: string, version: number): Promise<FirewallVersion | null> {
+    const entry = await this.backend.get<FirewallVersion>(keys.firewallVersion(ns, id, version))
+    return entry && this.openVersion(ns, id, entry)
   }
 
   /**
@@ -87,7 +112,7 @@ export class FirewallRepository {
     const versions: number[] = []
     for (let v = top; v >= 1 && versions.length < limit; v--) versions.push(v)
     const entries = await this.backend.getMany<FirewallVersion>(versions.map((v) => keys.firewallVersion(ns, id, v)))
-    return entries.filter((entry): entry is FirewallVersion => entry !== null)
+    return entries.filter((entry): entry is FirewallVersion => entry !== null).map((entry) => this.openVersion(ns, id, entry))
   }
 
   /**
@@ -108,7 +133,8 @@ export class FirewallRepository {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
     return this.backend.transact([docKey, indexKey, ...watch], (values) => {
-      const current = values.get(docKey) as Firewall | null
+      const raw = values.get(docKey) as Firewall | null
+      const current = raw && this.open(ns, id, raw)
       const index = (values.get(indexKey) as FirewallIndex | null) ?? { items: {} }
       const { next, summary, also, result, unchanged } = change(current, values)
       if (unchanged) return { writes: {}, result: result(current) }
@@ -118,13 +144,14 @@ export class FirewallRepository {
       let stored: Firewall | null = null
       if (next) {
         stored = { ...next, version: lastVersion + 1, updatedAt: now }
-        writes.set![docKey] = stored
+        const sealed = this.seal(ns, id, stored)
+        writes.set![docKey] = sealed
         writes.set![keys.firewallVersion(ns, id, stored.version)] = {
           version: stored.version,
           updatedAt: now,
           actor,
           summary,
-          config: stored,
+          config: sealed,
         } satisfies FirewallVersion
         if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: { createdAtVersion: stored.version } } }
       } else if (current) {

@@ -4,6 +4,8 @@ import type { WebhookRecord } from '../../server/webhooks/model'
 import { droppedEventCount, incomingToDrop, planPush } from '../../server/webhooks/overflow'
 import { mapOf, recordOf } from '../../server/common/own'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
+import type { SecretBox } from '../secrets/secret-box'
+import { mapWebhookSecrets } from '../secrets/secret-fields'
 
 interface Index {
   items: Record<string, true>
@@ -36,16 +38,33 @@ export interface BufferPush {
  * the router cursor. Delivery records and metrics live in webhook-records.ts.
  */
 export class WebhookRepository {
-  constructor(readonly backend: Backend) {}
+  constructor(
+    readonly backend: Backend,
+    private readonly secrets: SecretBox,
+  ) {}
 
-  get(ns: string, id: string): Promise<WebhookRecord | null> {
-    return this.backend.get<WebhookRecord>(keys.webhook(ns, id))
+  /** Signing secrets are sealed on every write and opened on every read (storage/secrets/). */
+  private open(ns: string, id: string, stored: WebhookRecord): WebhookRecord {
+    return mapWebhookSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
+  }
+
+  private seal(ns: string, id: string, record: WebhookRecord): WebhookRecord {
+    return mapWebhookSecrets(record, ns, id, (value, context) => this.secrets.seal(value, context))
+  }
+
+  async get(ns: string, id: string): Promise<WebhookRecord | null> {
+    const stored = await this.backend.get<WebhookRecord>(keys.webhook(ns, id))
+    return stored && this.open(ns, id, stored)
   }
 
   async list(ns: string): Promise<WebhookRecord[]> {
     const index = await this.backend.get<Index>(keys.index(ns))
-    const docs = await this.backend.getMany<WebhookRecord>(Object.keys(index?.items ?? {}).map((id) => keys.webhook(ns, id)))
-    return docs.filter((doc): doc is WebhookRecord => doc !== null).sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    const ids = Object.keys(index?.items ?? {})
+    const docs = await this.backend.getMany<WebhookRecord>(ids.map((id) => keys.webhook(ns, id)))
+    return docs
+      .map((doc, i) => doc && this.open(ns, ids[i], doc))
+      .filter((doc): doc is WebhookRecord => doc !== null)
+      .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
   }
 
   /** Every webhook of every namespace as `ns/id` references. */
@@ -54,8 +73,10 @@ export class WebhookRepository {
   }
 
   /** Loads many webhooks by reference (null for deleted ones). */
-  getMany(refs: string[]): Promise<(WebhookRecord | null)[]> {
-    return this.backend.getMany<WebhookRecord>(refs.map((ref) => keys.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)))
+  async getMany(refs: string[]): Promise<(WebhookRecord | null)[]> {
+    const parsed = refs.map(parseWebhookRef)
+    const docs = await this.backend.getMany<WebhookRecord>(parsed.map(({ ns, id }) => keys.webhook(ns, id)))
+    return docs.map((doc, i) => doc && this.open(parsed[i].ns, parsed[i].id, doc))
   }
 
   /**
@@ -67,7 +88,8 @@ export class WebhookRepository {
     const indexKey = keys.index(ns)
     const globalKey = keys.globalIndex()
     return this.backend.transact([docKey, indexKey, globalKey], (values) => {
-      const current = values.get(docKey) as WebhookRecord | null
+      const raw = values.get(docKey) as WebhookRecord | null
+      const current = raw && this.open(ns, id, raw)
       const { next, also, result } = change(current)
       // Maps: a client may name a webhook `constructor`, which every plain object already "has".
       const index = mapOf<true>((values.get(indexKey) as Index | null)?.items)
@@ -75,7 +97,7 @@ export class WebhookRepository {
       const ref = webhookRef(ns, id)
       const writes: TxWrites = { set: {}, delete: [] }
       if (next) {
-        writes.set![docKey] = next
+        writes.set![docKey] = this.seal(ns, id, next)
         if (!index.has(id)) writes.set![indexKey] = { items: recordOf(index.set(id, true)) }
         if (!global.has(ref)) writes.set![globalKey] = { items: recordOf(global.set(ref, true)) }
       } else if (current) {

@@ -1,0 +1,51 @@
+import type { Firewall, Upstream } from '../../server/firewall/schema'
+import type { WebhookRecord } from '../../server/webhooks/model'
+
+/**
+ * Where the secrets of each stored record are, and the context each one is bound to. The
+ * repositories seal on write and open on read through these, so domain code sees plaintext;
+ * rotation re-seals through the same maps.
+ */
+
+/** Applied to each secret value with its context; returns the value to keep. */
+export type SecretTransform = (value: string, context: string) => string
+
+const context = (...parts: string[]) => JSON.stringify(parts)
+
+function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transform: SecretTransform): Upstream {
+  const credentials = upstream.credentials
+    ? (Object.fromEntries(
+        Object.entries(upstream.credentials).map(([field, value]) => [
+          field,
+          typeof value === 'string' ? transform(value, context('firewall', ns, firewallId, upstream.id, 'credentials', field)) : value,
+        ]),
+      ) as Upstream['credentials'])
+    : undefined
+  const artifactCredentials = upstream.artifactCredentials?.map((artifact) => ({
+    ...artifact,
+    credentials: {
+      ...artifact.credentials,
+      token: transform(artifact.credentials.token, context('firewall', ns, firewallId, upstream.id, 'artifactCredentials', artifact.host)),
+    },
+  }))
+  return { ...upstream, ...(credentials ? { credentials } : {}), ...(artifactCredentials ? { artifactCredentials } : {}) }
+}
+
+/** The firewall `ns/firewallId` (a document or a history version's config) with every credential transformed. */
+export function mapFirewallSecrets(firewall: Firewall, ns: string, firewallId: string, transform: SecretTransform): Firewall {
+  if (!firewall.upstreams?.some((u) => u.credentials || u.artifactCredentials?.length)) return firewall
+  return { ...firewall, upstreams: firewall.upstreams.map((upstream) => mapUpstream(upstream, ns, firewallId, transform)) }
+}
+
+/** The webhook `ns/id` with its current and previous signing secrets transformed. */
+export function mapWebhookSecrets(record: WebhookRecord, ns: string, id: string, transform: SecretTransform): WebhookRecord {
+  return {
+    ...record,
+    secret: transform(record.secret, context('webhook', ns, id, 'secret')),
+    ...(record.previousSecret !== undefined ? { previousSecret: transform(record.previousSecret, context('webhook', ns, id, 'previousSecret')) } : {}),
+  }
+}
+
+/** Storage key of the generated dashboard session secret (one per storage), and its context. */
+export const SESSION_SECRET_KEY = 'dashboard:session-secret'
+export const SESSION_SECRET_CONTEXT = context('dashboard', 'session-secret')
