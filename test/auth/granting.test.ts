@@ -5,7 +5,8 @@ import type { Principal } from '../../server/auth/principal'
 import type { Firewall } from '../../server/firewall/schema'
 
 const principal = (patch: Partial<Principal> = {}): Principal => ({
-  type: 'user', id: 'mallory', namespace: 'default', tokenId: 'tok-1', tokenIdentifier: 'tid', teams: [], grants: [], owner: false,
+  type: 'user', id: 'mallory', namespace: 'default', tokenId: 'tok-1', tokenIdentifier: 'tid',
+  teams: [], grants: [], owner: false,
   ...patch,
 })
 const firewall: Pick<Firewall, 'id' | 'permissions'> = {
@@ -37,7 +38,8 @@ describe('firstUngrantable', () => {
 
 describe('requireMayGrant', () => {
   it('refuses with 403 naming the permission', () => {
-    const added = grantsAdded(firewall.permissions, { ...firewall.permissions, mallory: ['fw:read', 'fw:update:credentials'] })
+    const wider = { ...firewall.permissions, mallory: ['fw:read' as const, 'fw:update:credentials' as const] }
+    const added = grantsAdded(firewall.permissions, wider)
     let error: unknown
     try {
       requireMayGrant(principal(), firewall, added)
@@ -45,7 +47,9 @@ describe('requireMayGrant', () => {
       error = caught
     }
     expect(error).toBeInstanceOf(DomainError)
-    expect(error).toMatchObject({ kind: 'forbidden', code: 'permission_denied', details: { permission: 'fw:update:credentials' } })
+    expect(error).toMatchObject({
+      kind: 'forbidden', code: 'permission_denied', details: { permission: 'fw:update:credentials' },
+    })
     expect((error as Error).message).toContain('cannot grant fw:update:credentials')
   })
 

@@ -99,7 +99,12 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
   },
   {
     name: 'a rule',
-    after: change({ rules: [{ id: 'r', executionPhase: 'download', selector: { function: { name: 'malware' } }, ruleEffect: { block: true, log: true }, description: '' }] }),
+    after: change({
+      rules: [{
+        id: 'r', executionPhase: 'download', selector: { function: { name: 'malware' } },
+        ruleEffect: { block: true, log: true }, description: '',
+      }],
+    }),
     needs: ['fw:update:rule'],
   },
 ]
@@ -133,7 +138,8 @@ describe('what a change needs', () => {
 
   it('grants under keys named after Object.prototype members count as new', () => {
     expect(grantsAdded({}, { constructor: ['fw:delete'], __proto__: ['fw:read'] } as never)).toEqual(['fw:delete'])
-    expect(grantsAdded({}, JSON.parse('{"constructor":["fw:delete"],"__proto__":["fw:read"]}'))).toEqual(['fw:delete', 'fw:read'])
+    const parsed = JSON.parse('{"constructor":["fw:delete"],"__proto__":["fw:read"]}')
+    expect(grantsAdded({}, parsed)).toEqual(['fw:delete', 'fw:read'])
   })
 
   it('sameEndpoint compares normalised URLs and never throws', () => {

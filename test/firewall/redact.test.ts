@@ -12,7 +12,10 @@ const stored: Firewall = {
       credentials: { username: 'ci', password: 'pa55' },
       artifactCredentials: [{ host: 'cdn.example', credentials: { token: 'cdn-secret' } }],
     },
-    { id: 'other', endpoint: 'https://other.example/', internal: false, cached: false, credentials: { token: 'other-secret' } },
+    {
+      id: 'other', endpoint: 'https://other.example/', internal: false, cached: false,
+      credentials: { token: 'other-secret' },
+    },
   ],
 }
 /** What a client read back (every secret redacted), as a PUT body. */
@@ -60,7 +63,8 @@ describe('restoreRedacted', () => {
   })
 
   it('accepts real values for a new endpoint', () => {
-    const body = withUpstream(0, { endpoint: 'https://new.example/', credentials: { token: 'fresh' }, artifactCredentials: undefined })
+    const fresh = { endpoint: 'https://new.example/', credentials: { token: 'fresh' }, artifactCredentials: undefined }
+    const body = withUpstream(0, fresh)
     const { input, unrestored } = restoreRedacted(body, stored)
     expect(unrestored).toEqual([])
     expect(input.upstreams[0].credentials).toEqual({ token: 'fresh' })

@@ -52,6 +52,8 @@ describe('credentials follow their endpoint', () => {
     const body = await read(fw)
     return { ...body, upstreams: edit(body.upstreams) }
   }
+  /** The first upstream pointed at the attacker, everything else (its [REDACTED] credentials too) as read. */
+  const toAttacker = (ups: any[]) => [{ ...ups[0], endpoint: attacker.url }, ...ups.slice(1)]
   const install = (fw: string, name: string) =>
     fetch(`${server.url}/registry/default/${fw}/${name}`, { headers: { authorization: `Bearer ${devToken}` } })
   /** Every Authorization value the attacker ever received, decoded where it is Basic. */
@@ -81,17 +83,21 @@ describe('credentials follow their endpoint', () => {
     await create('fw', [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }])
     await create('basic', [{ id: 'main', endpoint: legit.url, credentials: { username: 'ci', password: SECRET } }])
     await create('artifacts', [{ id: 'main', endpoint: legit.url }])
-    const artifact = await owner('PUT', '/v1/default/config/artifacts/upstreams/main/artifact-credentials/cdn.legit.example', { token: SECRET })
+    const artifactPath = '/v1/default/config/artifacts/upstreams/main/artifact-credentials/cdn.legit.example'
+    const artifact = await owner('PUT', artifactPath, { token: SECRET })
     expect(artifact.status).toBe(200)
     // Its first endpoint was another host (since taken over); the owner moved it and gave the secret again.
     await create('moved', [{ id: 'main', endpoint: attacker.url, credentials: { token: SECRET } }])
-    const move = await owner('PUT', '/v1/default/config/moved', { ...(await read('moved')), upstreams: [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }] })
+    const moved = [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }]
+    const move = await owner('PUT', '/v1/default/config/moved', { ...(await read('moved')), upstreams: moved })
     expect(move.status).toBe(200)
     // Two versions with different secrets at the same endpoint.
     await create('rotated', [{ id: 'main', endpoint: legit.url, credentials: { token: OLD_SECRET } }])
     expect((await owner('PUT', '/v1/default/config/rotated/upstreams/main/credentials', { token: SECRET })).status).toBe(200)
     // A source whose grants the cloner holds: its clone gives the cloner fw:update:config, not credentials.
-    await create('source', [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }], { cloner: ['fw:clone', 'fw:read', 'fw:update:config'] })
+    await create('source', [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }], {
+      cloner: ['fw:clone', 'fw:read', 'fw:update:config'],
+    })
     attackerSeen.length = 0
   }, 120_000)
 
@@ -109,7 +115,7 @@ describe('credentials follow their endpoint', () => {
 
   it('refuses an endpoint change with [REDACTED] credentials without fw:update:credentials', async () => {
     const before = await read('fw')
-    const res = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [{ ...ups[0], endpoint: attacker.url }]))
+    const res = await mallory('PUT', '/v1/default/config/fw', await edited('fw', toAttacker))
     expect(res.status).toBe(403)
     expect(res.body).toMatchObject({ code: 'permission_denied', permission: 'fw:update:credentials' })
     const after = await read('fw')
@@ -122,13 +128,14 @@ describe('credentials follow their endpoint', () => {
   })
 
   it('refuses the same for Basic credentials', async () => {
-    const res = await mallory('PUT', '/v1/default/config/basic', await edited('basic', (ups) => [{ ...ups[0], endpoint: attacker.url }]))
+    const res = await mallory('PUT', '/v1/default/config/basic', await edited('basic', toAttacker))
     expect(res.status).toBe(403)
     expect(res.body.permission).toBe('fw:update:credentials')
   })
 
   it('refuses re-using the upstream id for another endpoint and swapping upstream ids', async () => {
-    const added = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [...ups, { id: 'mirror', endpoint: attacker.url }]))
+    const withMirror = (ups: any[]) => [...ups, { id: 'mirror', endpoint: attacker.url }]
+    const added = await mallory('PUT', '/v1/default/config/fw', await edited('fw', withMirror))
     expect(added.status).toBe(200) // an upstream without secrets is plain configuration
     const reused = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [
       { id: 'main', endpoint: attacker.url, credentials: { token: '[REDACTED]' }, internal: true },
@@ -156,7 +163,7 @@ describe('credentials follow their endpoint', () => {
     ]))
     expect(host.status).toBe(403)
     expect(host.body.permission).toBe('fw:update:credentials')
-    const endpoint = await mallory('PUT', '/v1/default/config/artifacts', await edited('artifacts', (ups) => [{ ...ups[0], endpoint: attacker.url }]))
+    const endpoint = await mallory('PUT', '/v1/default/config/artifacts', await edited('artifacts', toAttacker))
     expect(endpoint.status).toBe(403)
     const byHolder = await carol('PUT', '/v1/default/config/artifacts', await edited('artifacts', (ups) => [
       { ...ups[0], artifactCredentials: [{ host: attackerHost, credentials: { token: '[REDACTED]' } }] },
@@ -184,18 +191,21 @@ describe('credentials follow their endpoint', () => {
   it('refuses clone then edit when the clone grants no fw:update:credentials', async () => {
     const clone = await cloner('POST', '/v1/default/config/source/clone', { id: 'source-copy' })
     expect(clone.status).toBe(201)
-    const res = await cloner('PUT', '/v1/default/config/source-copy', { ...clone.body, upstreams: [{ ...clone.body.upstreams[0], endpoint: attacker.url }] })
+    const moved = { ...clone.body, upstreams: toAttacker(clone.body.upstreams) }
+    const res = await cloner('PUT', '/v1/default/config/source-copy', moved)
     expect(res.status).toBe(403)
     expect(res.body.permission).toBe('fw:update:credentials')
   })
 
   it('answers a holder of fw:update:credentials 400 for [REDACTED] on a new endpoint', async () => {
     const before = await read('fw')
-    const res = await carol('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [{ ...ups[0], endpoint: attacker.url }, ...ups.slice(1)]))
+    const res = await carol('PUT', '/v1/default/config/fw', await edited('fw', toAttacker))
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('credentials_required_for_new_endpoint')
     expect(res.body.detail).toContain('new endpoint')
-    expect(res.body.errors).toEqual([{ path: 'upstreams[0].credentials.token', message: expect.stringContaining('new endpoint') }])
+    expect(res.body.errors).toEqual([
+      { path: 'upstreams[0].credentials.token', message: expect.stringContaining('new endpoint') },
+    ])
     expect((await read('fw')).version).toBe(before.version)
   })
 
