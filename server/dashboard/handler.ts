@@ -8,9 +8,9 @@ import { recordAudit } from '../http/audit'
 import { toProblem } from '../http/problem'
 import { logger } from '../app/logger'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
-import { html, type Html } from './html'
+import { href, html, type Html } from './html'
 import { layout, type Viewer } from './layout'
-import { readForm, requestMeta, type Form } from './request'
+import { backLink, readForm, requestMeta, type Form } from './request'
 import { dashboardSession, setFlash, takeFlash, type DashboardSession, type Flash } from './session'
 
 /** Everything a page or action handler gets: the domain call context plus page helpers. */
@@ -45,11 +45,12 @@ const sendHtml = (event: H3Event, page: Html, status = 200) => {
 export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
   const { problem, unexpected } = toProblem(error)
   if (unexpected) logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
+  const home = viewer ? href('namespaces', viewer.ns, 'firewalls') : '/'
   const body = html`<section class="card error-card">
     <h1>${problem.title}</h1>
     <p>${problem.detail}</p>
     ${problem.errors?.length ? html`<ul>${problem.errors.map((e) => html`<li><code>${e.path}</code>: ${e.message}</li>`)}</ul>` : ''}
-    <p><a href="javascript:history.back()">Go back</a>${viewer ? html` · <a href="/namespaces/${viewer.ns}/firewalls">Firewalls</a>` : ''}</p>
+    <p><a href="${backLink(event, home)}">Go back</a>${viewer ? html` · <a href="${home}">Firewalls</a>` : ''}</p>
   </section>`
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
 }

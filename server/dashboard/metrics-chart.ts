@@ -19,6 +19,9 @@ const W = 520
 const H = 180
 const M = { top: 12, right: 12, bottom: 28, left: 40 }
 
+/** A colour sample as SVG: a `fill` attribute, where a style attribute would break the dashboard's CSP. */
+const swatch = (colour: string) => `<svg class="swatch" viewBox="0 0 10 10" aria-hidden="true"><rect width="10" height="10" fill="${escapeHtml(colour)}"/></svg>`
+
 /** Bucket start as a short UTC label: `HH:MM` for minute and hour buckets, `MM-DD` for days. */
 const tick = (iso: string, daily: boolean) => (daily ? iso.slice(5, 10) : iso.slice(11, 16))
 
@@ -57,6 +60,6 @@ export function stackedBars(title: string, series: Series[], buckets: ChartBucke
     parts.push(`<text x="${(M.left + i * step + step / 2).toFixed(1)}" y="${H - 8}" text-anchor="middle" font-size="11" fill="#64748b">${escapeHtml(tick(bucket.start, daily))}</text>`)
   })
   parts.push('</svg>')
-  const legend = series.map((s, i) => `<span class="legend-item"><span class="swatch" style="background:${s.colour}"></span>${escapeHtml(s.name)} <strong>${sums[i]}</strong></span>`).join(' ')
+  const legend = series.map((s, i) => `<span class="legend-item">${swatch(s.colour)}${escapeHtml(s.name)} <strong>${sums[i]}</strong></span>`).join(' ')
   return `<figure class="chart-figure"><figcaption>${escapeHtml(title)} <span class="legend">${legend}</span></figcaption>${parts.join('')}</figure>`
 }

@@ -48,3 +48,20 @@ export async function readForm(event: H3Event): Promise<Form> {
 export function safeNext(next: string | undefined): string | undefined {
   return next && /^\/(?!\/)[^\\\s]*$/.test(next) ? next : undefined
 }
+
+/**
+ * Where "Go back" leads: the page the browser came from when it is a page of this host
+ * (Referrer-Policy same-origin sends nothing else), else `fallback`. A link, not
+ * `javascript:history.back()`, which the CSP refuses.
+ */
+export function backLink(event: H3Event, fallback: string): string {
+  const referer = event.node.req.headers.referer
+  if (!referer) return fallback
+  try {
+    const url = new URL(referer)
+    if (url.host !== event.node.req.headers.host) return fallback
+    return safeNext(url.pathname + url.search) ?? fallback
+  } catch {
+    return fallback
+  }
+}

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NS, requestException, seedFirewall, signIn, startWorld, type World } from './harness'
+import { NS, eventually, requestException, seedFirewall, signIn, startWorld, type World } from './harness'
 
 /** The reviewer's and operator's main flows in a real browser against the built server. */
 
@@ -113,5 +113,27 @@ describe('dashboard flows', () => {
     await page.goto(`/namespaces/${NS}/firewalls/main`)
     expect(new URL(page.url()).pathname).toBe('/sign-in')
     await context.close()
+  })
+
+  it('runs under the CSP, draws diagrams styled from the stylesheet, and would report a violation', async () => {
+    const { context, page } = await signIn(world)
+    const response = await page.goto(`/namespaces/${NS}/machines/webhook-delivery`)
+    expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'")
+    // Unstyled SVG boxes would be black: the diagram's rules now come from /assets/dashboard.css.
+    const fill = await page.locator('svg.machine-svg g.state:not(.compound):not(.transient) > rect.box').first().evaluate((el) => getComputedStyle(el).fill)
+    expect(fill).toBe('rgb(255, 255, 255)')
+    // A deliberate inline style: refused by the browser and seen by the watcher (then forgotten).
+    const before = world.cspViolations.length
+    await page.evaluate(() => document.body.insertAdjacentHTML('beforeend', '<p style="color: red">probe</p>'))
+    await eventually(async () => world.cspViolations.length > before, 5_000, 'the probe to be reported')
+    expect(await page.locator('p', { hasText: 'probe' }).evaluate((el) => getComputedStyle(el).color)).not.toBe('rgb(255, 0, 0)')
+    world.cspViolations.splice(before)
+    await context.close()
+  })
+})
+
+describe('content security policy', () => {
+  it('was never violated by a page of this suite', () => {
+    expect(world.cspViolations).toEqual([])
   })
 })

@@ -18,15 +18,41 @@ export interface World {
   server: RunningServer
   browser: Browser
   api: Api
+  /** Content-Security-Policy violations any page of any context reported (each suite expects none). */
+  cspViolations: string[]
   close(): Promise<void>
+}
+
+/**
+ * Records every CSP violation of the context's pages: Chromium's console report ("Refused to
+ * ... violates the following Content Security Policy directive") and the DOM's
+ * `securitypolicyviolation` event, which an init script (not subject to the page's CSP) logs.
+ */
+export async function watchCsp(context: BrowserContext, sink: string[]): Promise<void> {
+  await context.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`))
+  })
+  context.on('console', (message) => {
+    const text = message.text()
+    if (/Content Security Policy|CSP violation/.test(text)) sink.push(`${message.page()?.url() ?? '?'}: ${text}`)
+  })
 }
 
 export async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
   const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
+  const cspViolations: string[] = []
+  // Every context any suite opens is watched, however it was created.
+  const newContext = browser.newContext.bind(browser)
+  browser.newContext = async (options) => {
+    const context = await newContext(options)
+    await watchCsp(context, cspViolations)
+    return context
+  }
   return {
     server,
     browser,
+    cspViolations,
     api: apiClient(server.url, OWNER_TOKEN),
     async close() {
       await browser.close().catch(() => undefined)

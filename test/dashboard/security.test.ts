@@ -98,3 +98,9 @@ describe('dashboard security', () => {
     await context.close()
   })
 })
+
+describe('content security policy', () => {
+  it('was never violated by a page of this suite', () => {
+    expect(world.cspViolations).toEqual([])
+  })
+})

@@ -83,3 +83,9 @@ describe('dashboard: webhooks', () => {
     await context.close()
   })
 })
+
+describe('content security policy', () => {
+  it('was never violated by a page of this suite', () => {
+    expect(world.cspViolations).toEqual([])
+  })
+})

@@ -5,7 +5,7 @@ import { renderMachineSvg } from './svg'
 
 export { activePaths, machineGraph } from './machine-graph'
 export { layoutMachine } from './layout'
-export { renderMachineSvg } from './svg'
+export { MACHINE_SVG_STYLE, renderMachineSvg } from './svg'
 
 const cache = new WeakMap<AnyStateMachine, { graph: ReturnType<typeof machineGraph>; layout: ReturnType<typeof layoutMachine> }>()
 
@@ -14,7 +14,7 @@ const cache = new WeakMap<AnyStateMachine, { graph: ReturnType<typeof machineGra
  * graph and layout are computed once per machine definition.
  * @example drawMachine(exceptionRequestMachine, 'pending')
  */
-export function drawMachine(machine: AnyStateMachine, value?: unknown, options: { title?: string; idPrefix?: string } = {}): string {
+export function drawMachine(machine: AnyStateMachine, value?: unknown, options: { title?: string; idPrefix?: string; standalone?: boolean } = {}): string {
   let drawn = cache.get(machine)
   if (!drawn) {
     const graph = machineGraph(machine)

@@ -5,8 +5,8 @@ import { LABEL_LINE, NODE_FONT, SMALL_FONT, nodeDetails } from './measure'
 
 /**
  * SVG markup of a laid-out machine. Each state is a `<g class="state" data-state="path">`, so
- * the page script can move the highlight without redrawing; the embedded stylesheet makes the
- * exported files look the same as the dashboard.
+ * the page script can move the highlight without redrawing. The dashboard serves the stylesheet
+ * with its own CSS (its CSP refuses inline styles); exported files embed it (`standalone`).
  */
 
 export interface RenderOptions {
@@ -16,6 +16,8 @@ export interface RenderOptions {
   title?: string
   /** Prefix for ids inside the SVG (several diagrams on one page). */
   idPrefix?: string
+  /** Embed the stylesheet (a file of its own); pages get it from /assets/dashboard.css instead. */
+  standalone?: boolean
 }
 
 const esc = escapeHtml
@@ -37,7 +39,8 @@ function curve(points: Point[]): string {
   return d
 }
 
-const STYLE = `
+/** The diagrams' stylesheet: embedded in exported files, appended to the dashboard's CSS. */
+export const MACHINE_SVG_STYLE = `
 .machine-svg { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; }
 .machine-svg .state rect.box { fill: #ffffff; stroke: #64748b; stroke-width: 1.5; }
 .machine-svg .state.compound > rect.box { fill: #f8fafc; stroke-dasharray: 5 4; }
@@ -66,7 +69,7 @@ export function renderMachineSvg(graph: MachineGraph, layout: Layout, options: R
   const title = options.title ?? `State machine ${graph.id}`
   parts.push(`<svg xmlns="http://www.w3.org/2000/svg" class="machine-svg" viewBox="0 0 ${r(layout.width)} ${r(layout.height)}" width="${r(layout.width)}" height="${r(layout.height)}" role="img" aria-labelledby="${esc(prefix)}-title" data-machine="${esc(graph.id)}">`)
   parts.push(`<title id="${esc(prefix)}-title">${esc(title)}</title>`)
-  parts.push(`<style>${STYLE}</style>`)
+  if (options.standalone) parts.push(`<style>${MACHINE_SVG_STYLE}</style>`)
   parts.push(`<defs><marker id="${esc(arrow)}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`)
   // Compound states first (behind), outermost first.
   const ordered = [...layout.boxes.entries()].sort(([a], [b]) => a.split('.').length - b.split('.').length)
