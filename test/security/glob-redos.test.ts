@@ -13,14 +13,15 @@ const ATTACK = `${'*a'.repeat(30)}b` // 30 stars
 const VICTIM = 'a'.repeat(64) // never matches ATTACK (no `b`), the worst case for backtracking
 const byName = (patterns: string[]) => ({ function: { name: 'packageName', patterns } })
 const names = (count: number) => Array.from({ length: count }, (_, i) => `pkg-${i}`)
-const HTTP_DEADLINE_MS = 10_000 // a frozen process would never answer; a working one answers in milliseconds
+const HTTP_DEADLINE_MS = 20_000 // a frozen process would never answer; a working one answers in milliseconds
 
 function publishBody(name: string, version: string) {
+  const tarball = `http://registry.invalid/${name}/-/${name}-${version}.tgz`
   return {
     _id: name,
     name,
     'dist-tags': { latest: version },
-    versions: { [version]: { name, version, dist: { tarball: `http://registry.invalid/${name}/-/${name}-${version}.tgz` } } },
+    versions: { [version]: { name, version, dist: { tarball } } },
     _attachments: { [`${name}-${version}.tgz`]: { content_type: 'application/octet-stream', data: 'AAAA', length: 3 } },
   }
 }
