@@ -1,17 +1,21 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { getRequestProtocol, useSession, type H3Event } from 'h3'
 import type { Services } from '../app/services'
+import { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
 import { SESSION_SECRET_CONTEXT, SESSION_SECRET_KEY as SECRET_KEY } from '../../storage/secrets/secret-fields'
 
 /**
  * The dashboard session: an h3 sealed cookie (iron, AES-256 + HMAC) holding the access token,
- * its namespace and the CSRF secret. Nothing about a session lives in storage, so any process
- * sharing the storage (Redis scale-out) accepts it, and the token never sits in plain text
- * anywhere but the browser's encrypted cookie. Revoking the token ends every session using it,
- * because each request authenticates the token again.
+ * its namespace, the CSRF secret and a random session id. The id names a record in storage
+ * (storage/repositories/dashboard-sessions.ts) that every request checks and sign-out deletes,
+ * so a copied cookie stops working at sign-out in every process sharing the storage. The
+ * token never sits in plain text anywhere but the browser's encrypted cookie. Revoking the
+ * token ends every session using it, because each request authenticates the token again.
  */
 export interface SessionData {
   token?: string
+  /** Id of the server-side record; a token without a live record is ignored. */
+  sid?: string
   ns?: string
   /** Session-bound CSRF secret (see csrf.ts). */
   csrf?: string
@@ -29,6 +33,14 @@ export const SESSION_COOKIE = 'pf_dashboard'
 const MAX_AGE_SECONDS = 12 * 60 * 60
 
 const passwords = new WeakMap<Services, Promise<string>>()
+const records = new WeakMap<Services, DashboardSessionRepository>()
+
+/** The session records on the services' storage. */
+function sessionRecords(services: Services): DashboardSessionRepository {
+  let repository = records.get(services)
+  if (!repository) records.set(services, (repository = new DashboardSessionRepository(services.backend)))
+  return repository
+}
 
 /**
  * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
@@ -57,18 +69,54 @@ async function resolvePassword(services: Services): Promise<string> {
   })
 }
 
-/** The session of this request (created empty when absent). */
-export async function dashboardSession(event: H3Event, services: Services) {
+function openSession(event: H3Event, password: string) {
   return useSession<SessionData>(event, {
     name: SESSION_COOKIE,
-    password: await sessionPassword(services),
+    password,
     maxAge: MAX_AGE_SECONDS,
     // Not Secure on plain http (a laptop on localhost); always HttpOnly and SameSite=Strict.
     cookie: { httpOnly: true, sameSite: 'strict', secure: getRequestProtocol(event) === 'https', path: '/' },
   })
 }
 
-export type DashboardSession = Awaited<ReturnType<typeof dashboardSession>>
+export type DashboardSession = Awaited<ReturnType<typeof openSession>>
+
+/**
+ * The session of this request (created empty when absent). A token whose session record is
+ * gone (signed out, expired) is dropped here, so every page, action and live stream sees a
+ * signed-out visitor.
+ */
+export async function dashboardSession(event: H3Event, services: Services): Promise<DashboardSession> {
+  const session = await openSession(event, await sessionPassword(services))
+  const { token, sid } = session.data
+  if (token && !(sid && (await sessionRecords(services).find(sid, services.clock.now())))) {
+    await session.update({ token: undefined, sid: undefined, flash: undefined })
+  }
+  return session
+}
+
+/** Signs `token` in: a new session id and record (any previous one of this browser ends). */
+export async function startSession(services: Services, session: DashboardSession, token: string, ns: string): Promise<void> {
+  const previous = session.data.sid
+  const sid = randomBytes(32).toString('base64url')
+  const now = services.clock.now()
+  await sessionRecords(services).create(sid, {
+    ns,
+    createdAt: new Date(now).toISOString(),
+    expiresAt: new Date(now + MAX_AGE_SECONDS * 1000).toISOString(),
+  })
+  if (previous) await sessionRecords(services).delete(previous)
+  // Sessions nobody signed out of would pile up; sign-ins are rare enough to sweep on.
+  void sessionRecords(services).prune(now).catch(() => undefined)
+  // A fresh CSRF secret on sign-in: a token planted before sign-in is worthless after it.
+  await session.update({ token, ns, sid, csrf: randomBytes(32).toString('base64url'), flash: undefined })
+}
+
+/** Signs out: the record goes first (every copy of the cookie dies with it), then the cookie. */
+export async function endSession(services: Services, session: DashboardSession): Promise<void> {
+  if (session.data.sid) await sessionRecords(services).delete(session.data.sid)
+  await session.clear()
+}
 
 /** Takes the flash message out of the session (shown once). */
 export async function takeFlash(session: DashboardSession): Promise<Flash | undefined> {

@@ -11,6 +11,9 @@ export const keys = {
   firewallStamp: (ns: string) => `ns:${ns}:fw-stamp`,
   firewall: (ns: string, id: string) => `ns:${ns}:fw:${id}`,
   firewallVersion: (ns: string, id: string, version: number) => `ns:${ns}:fw-history:${id}:${version}`,
+  /** A dashboard session's server-side record (its id travels inside the sealed cookie). */
+  dashboardSession: (id: string) => `dashboard-session:${id}`,
+  dashboardSessionPrefix: 'dashboard-session:',
   /** Log names (entries carry their own time). */
   auditLog: (ns: string) => `audit:${ns}`,
   firewallLog: (ns: string, id: string) => `fwlog:${ns}:${id}`,

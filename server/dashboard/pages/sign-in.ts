@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto'
 import { CLIENT_ID_PATTERN } from '../../common/ids'
 import { checkAuthFailureLimit } from '../../http/rate-limit'
 import { clientAddress } from '../../http/client-address'
@@ -11,7 +10,7 @@ import { errorPage } from '../handler'
 import { href, html } from '../html'
 import { layout } from '../layout'
 import { readForm, safeNext } from '../request'
-import { dashboardSession } from '../session'
+import { dashboardSession, endSession, startSession } from '../session'
 
 /** Sign-in with an access token, sign-out, and the `/` redirect. */
 
@@ -88,13 +87,12 @@ export async function submitSignIn(event: H3Event) {
     const view = { csrf: await csrfToken(session), namespace, next, error: message }
     return send(event, signInPage(view).value, refused ? 429 : 401)
   }
-  // A fresh CSRF secret on sign-in: a token planted before sign-in is worthless after it.
-  await session.update({ token, ns: namespace, csrf: randomBytes(32).toString('base64url'), flash: undefined })
+  await startSession(services, session, token, namespace)
   const target = next && next.startsWith(`/namespaces/${encodeURIComponent(namespace)}/`) ? next : home(namespace)
   return sendRedirect(event, target, 303)
 }
 
-/** POST /sign-out: CSRF-checked (a forged sign-out is a nuisance attack), then the cookie is cleared. */
+/** POST /sign-out: CSRF-checked (a forged sign-out is a nuisance attack), then the session ends on the server. */
 export async function submitSignOut(event: H3Event) {
   const services = await useServices()
   const session = await dashboardSession(event, services)
@@ -103,7 +101,7 @@ export async function submitSignOut(event: H3Event) {
     return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-out form is missing its CSRF token'))
   }
   const ns = session.data.ns
-  await session.clear()
+  await endSession(services, session)
   return sendRedirect(event, `/sign-in?signed-out${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`, 303)
 }
 
