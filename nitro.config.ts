@@ -1,3 +1,4 @@
+import { join } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
 
 // The storage driver is chosen at run time (storage/index.ts), not here: Nitro's
@@ -10,4 +11,11 @@ export default defineNitroConfig({
   // API operations live in server/operations (an operation table), not Nitro's file-based api/ dir.
   apiDir: 'nitro-api-unused',
   output: { dir: process.env.NITRO_OUTPUT_DIR || '.output' },
+  modules: [
+    // The node-server entry with fatal listen errors and a "listening" signal that lease-taking
+    // work waits for (server/app/node-server.ts); `nitro dev` keeps its own entry.
+    (nitro) => {
+      if (nitro.options.preset === 'node-server') nitro.options.entry = join(nitro.options.srcDir, 'app/node-server.ts')
+    },
+  ],
 })

@@ -4,6 +4,7 @@ import { defineNitroPlugin } from 'nitropack/runtime'
 import type { H3Event } from 'h3'
 import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
+import { whenListening } from '../app/listening'
 import { runWithRequestContext, type RequestContext } from '../app/request-context'
 import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
@@ -34,6 +35,8 @@ export default defineNitroPlugin((nitroApp) => {
   rateLimitSettings()
   const worker = (async () => {
     const services = await useServices()
+    // The retention lease too waits until this process owns its port.
+    await whenListening()
     const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
     const retention = new RetentionWorker({ backend: services.backend, clock: services.clock, owner, ...settings })
     void retention.start()

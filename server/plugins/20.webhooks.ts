@@ -1,6 +1,7 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
+import { whenListening } from '../app/listening'
 import { startWebhookEngine, type WebhookEngine } from '../webhooks/engine'
 
 /**
@@ -11,6 +12,8 @@ import { startWebhookEngine, type WebhookEngine } from '../webhooks/engine'
 export default defineNitroPlugin((nitroApp) => {
   const engine: Promise<WebhookEngine | null> = (async () => {
     const services = await useServices()
+    // Leases only once this process owns its port: a duplicate start exits before taking any.
+    await whenListening()
     return startWebhookEngine(services)
   })().catch((error) => {
     logger.error('webhook engine failed to start', { error: String(error) })
