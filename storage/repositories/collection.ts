@@ -9,10 +9,14 @@ interface StoredCollection<T> {
 /**
  * The items of a stored collection document as a Map. Ids are client-given (`constructor`,
  * `valueOf` are valid ids), so items are never looked up on the plain object, where
- * Object.prototype's members would answer for ids that are not there.
+ * Object.prototype's members would answer for ids that are not there. An entry that is not an
+ * item filed under its own id (what `PUT /teams/valueOf` once stored) is left out, so such a
+ * document reads, and is rewritten on the next change, without it.
  */
-export function collectionItems<T>(doc: unknown): Map<string, T> {
-  return mapOf<T>((doc as Partial<StoredCollection<T>> | null)?.items)
+export function collectionItems<T extends { id: string }>(doc: unknown): Map<string, T> {
+  const items = mapOf<T>((doc as Partial<StoredCollection<T>> | null)?.items)
+  for (const [id, item] of items) if (item === null || typeof item !== 'object' || item.id !== id) items.delete(id)
+  return items
 }
 
 /**

@@ -50,6 +50,15 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
     expect(await services.licenseSets('ns').find('constructor')).toBeNull()
   })
 
+  it('collections leave out what an old `PUT /teams/valueOf` stored (no id, no members) and drop it on the next write', async () => {
+    await backend.set(keys.teams('ns'), { items: { valueOf: { name: 'n', permissions: [], updatedAt: 't' }, ok: team('ok') } })
+    const teams = services.teams('ns')
+    expect(await teams.all()).toEqual([team('ok')])
+    expect(await teams.find('valueOf')).toBeNull()
+    await teams.update((items) => ({ items: items.set('valueOf', team('valueOf')), result: null }))
+    expect((await backend.get<{ items: Record<string, Team> }>(keys.teams('ns')))!.items).toEqual({ ok: team('ok'), valueOf: team('valueOf') })
+  })
+
   it('namespace users: an owner named `constructor` is a user like any other', async () => {
     expect(await services.namespaces.create({ id: 'valueOf', owner: 'constructor', createdAt: 't' })).toBe(true)
     expect(await services.namespaces.users('valueOf').all()).toEqual([{ id: 'constructor', createdAt: 't' }])
