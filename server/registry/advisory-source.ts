@@ -1,41 +1,96 @@
 import { EMPTY_ADVISORY_INDEX } from '../firewall/advisories/index-build'
-import { loadAdvisoryDir, watchAdvisoryDir } from '../firewall/advisories/loader'
+import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from '../firewall/advisories/loader'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { logger } from '../app/logger'
+import { factUnavailable } from './fact-fetch'
 
 /** The advisory and malware data of one directory, reloaded when its files change. */
 export interface AdvisorySource {
   current(): AdvisoryIndex
-  /** Resolves after the first load. */
+  /** Resolves after the first load attempt. */
   ready: Promise<void>
   close(): void
 }
 
+/** How often a directory that could not be read is tried again. */
+const RETRY_MS = 10_000
+
 /**
- * Loads `dir` (OSV JSON files) and keeps the index fresh while files change. Load problems
- * are logged as warnings; a missing directory is an empty index.
+ * Advisory data that could not be read (CONTRACT section 8, facts a rule needs): a rule that
+ * looks a version up refuses the request with 503 instead of deciding on no data. Rules that
+ * do not need advisories never call `lookup`, so they are unaffected.
+ */
+function unavailableIndex(): AdvisoryIndex {
+  return {
+    size: 0,
+    all: () => [],
+    lookup: () => {
+      throw factUnavailable('advisory data (a vulnerability or malware rule needs it)', 'the advisory directory', 'not readable')
+    },
+  }
+}
+
+/**
+ * Loads `dir` (OSV JSON files) and keeps the index fresh while files change. A directory that
+ * cannot be read (missing, no permission) leaves the data unavailable until a retry reads it;
+ * once data was loaded, a later unreadable moment keeps it rather than dropping to none.
+ * File-level problems are logged as warnings.
  * @example const source = createAdvisorySource(process.env.ADVISORY_DIR); await source.ready
  */
-export function createAdvisorySource(dir: string | undefined): AdvisorySource {
-  let index: AdvisoryIndex = EMPTY_ADVISORY_INDEX
-  if (!dir) return { current: () => index, ready: Promise.resolve(), close: () => undefined }
-  let stop: () => void = () => undefined
+export function createAdvisorySource(dir: string | undefined, options: { retryMs?: number } = {}): AdvisorySource {
+  if (!dir) return { current: () => EMPTY_ADVISORY_INDEX, ready: Promise.resolve(), close: () => undefined }
+  let index: AdvisoryIndex = unavailableIndex()
+  let loaded = false
+  let stopWatching: (() => void) | null = null
+  let retry: NodeJS.Timeout | undefined
   let closed = false
-  const report = (result: { index: AdvisoryIndex; files: number; records: number; warnings: string[] }) => {
+
+  let warned = false
+  const apply = (result: AdvisoryLoadResult) => {
+    if (result.unreadable) {
+      // Once per outage, not at every retry.
+      if (!warned) {
+        const msg = loaded
+          ? 'advisory directory unreadable; keeping the data loaded before'
+          : 'advisory data unavailable: downloads a vulnerability or malware rule decides are refused until it loads'
+        logger.warn(msg, { dir, error: result.unreadable })
+      }
+      warned = true
+      return
+    }
+    warned = false
     index = result.index
+    loaded = true
     logger.info('advisories loaded', { dir, files: result.files, records: result.records, warnings: result.warnings.length })
     for (const warning of result.warnings.slice(0, 20)) logger.warn('advisory file problem', { dir, warning })
   }
-  const ready = loadAdvisoryDir(dir).then((result) => {
-    report(result)
-    if (!closed) stop = watchAdvisoryDir(dir, report, { onError: (error) => logger.warn('advisory watcher stopped', { dir, error: error.message }) })
-  })
+
+  const load = async (): Promise<void> => {
+    retry = undefined
+    const result = await loadAdvisoryDir(dir)
+    if (closed) return
+    apply(result)
+    if (result.unreadable) {
+      retry = setTimeout(() => void load(), options.retryMs ?? RETRY_MS)
+      retry.unref()
+      return
+    }
+    stopWatching ??= watchAdvisoryDir(dir, apply, {
+      onError: (error) => {
+        logger.warn('advisory watcher stopped; reading the directory again later', { dir, error: error.message })
+        stopWatching = null
+        if (!closed && !retry) retry = setTimeout(() => void load(), options.retryMs ?? RETRY_MS).unref()
+      },
+    })
+  }
+
   return {
     current: () => index,
-    ready,
+    ready: load(),
     close: () => {
       closed = true
-      stop()
+      if (retry) clearTimeout(retry)
+      stopWatching?.()
     },
   }
 }

@@ -12,12 +12,14 @@ export interface AdvisoryLoadResult {
   records: number
   withdrawn: number
   warnings: string[]
+  /** Set when the directory itself could not be read: the data is missing, not merely empty. */
+  unreadable?: string
 }
 
 /**
  * Reads every `*.json` file directly inside `dir` (not sub-directories). A file holds one OSV
  * record or an array of them. Unreadable files, bad JSON and invalid records become warnings;
- * a missing directory gives an empty index with one warning.
+ * a missing or unreadable directory gives an empty index, one warning and `unreadable`.
  * @example const { index, warnings } = await loadAdvisoryDir(process.env.ADVISORY_DIR!)
  */
 export async function loadAdvisoryDir(dir: string): Promise<AdvisoryLoadResult> {
@@ -27,8 +29,9 @@ export async function loadAdvisoryDir(dir: string): Promise<AdvisoryLoadResult> 
   try {
     names = (await readdir(dir)).filter((name) => name.endsWith('.json')).sort()
   } catch (error) {
-    warnings.push(`cannot read advisory directory ${dir}: ${(error as Error).message}`)
-    return { index: createAdvisoryIndex([]), files: 0, records: 0, withdrawn: 0, warnings }
+    const unreadable = `cannot read advisory directory ${dir}: ${(error as Error).message}`
+    warnings.push(unreadable)
+    return { index: createAdvisoryIndex([]), files: 0, records: 0, withdrawn: 0, warnings, unreadable }
   }
   let files = 0
   let withdrawn = 0

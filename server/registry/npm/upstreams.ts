@@ -3,6 +3,7 @@ import { logger } from '../../app/logger'
 import type { Packument } from './types'
 import type { RegistryCache } from '../cache'
 import { verifyIntegrity } from '../integrity'
+import { parseFactObject } from '../fact-fetch'
 import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
 
 /** Where a package was found. */
@@ -41,7 +42,8 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
     timeoutMs: scope.timeoutMs,
   })
   let packument: Packument | null = null
-  if (response.ok) packument = (await response.json()) as Packument
+  // Publish times and licenses come from here: an unreadable packument is a 502, not a 500.
+  if (response.ok) packument = parseFactObject(await response.text(), `the packument of ${name}`, upstream.id) as unknown as Packument
   else await response.arrayBuffer().catch(() => undefined)
   // 401/403 from an upstream mean "not available to us here": treated like 404, logged.
   if (!response.ok && response.status !== 404) {

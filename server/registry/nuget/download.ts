@@ -9,7 +9,8 @@ import { leafFacts, leavesByVersion, registrationLeaves, renderRegistration, rew
 import { fetchNugetJson, proxyServiceIndex, upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendBytes, sendJson } from '../responses'
-import { callUpstream, upstreamAuthorization } from '../upstream-client'
+import { callUpstream, upstreamAuthorization, UpstreamUnavailable } from '../upstream-client'
+import { factUnavailable } from '../fact-fetch'
 
 interface Resolved {
   upstream: Upstream
@@ -31,9 +32,19 @@ async function resolvePackage(request: ProxyRequest, id: string): Promise<Resolv
     }),
   )
   if (!found) throw new RegistryError(404, `package ${id} was not found on any upstream of firewall ${request.firewall.id}`)
-  const leaves = (await registrationLeaves(request.scope, found.upstream, id)) ?? []
+  const leaves = (await registrationFacts(request, found.upstream, id)) ?? []
   const versions = (found.value.versions ?? []).map((v) => normalizeNuGet(v)?.toLowerCase() ?? v.toLowerCase())
   return { upstream: found.upstream, versions, leaves: leavesByVersion(leaves) }
+}
+
+/** The registration leaves, where publish times and licenses come from; a failed fetch names them. */
+async function registrationFacts(request: ProxyRequest, upstream: Upstream, id: string): Promise<RegistrationLeaf[] | null> {
+  try {
+    return await registrationLeaves(request.scope, upstream, id)
+  } catch (error) {
+    if (!(error instanceof UpstreamUnavailable)) throw error
+    throw factUnavailable(`the publish times and licenses of ${id} (its registration)`, `upstream ${upstream.id}`, error.reason)
+  }
 }
 
 function factsOf(resolved: Resolved, id: string, version: string): PackageVersionFacts {

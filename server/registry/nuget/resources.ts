@@ -2,6 +2,7 @@ import type { Upstream } from '../../firewall/schema'
 import { cachedDocument } from '../artifact-upstreams'
 import type { UpstreamScope } from '../npm/upstreams'
 import { RegistryError } from '../responses'
+import { parseFactJson } from '../fact-fetch'
 import { callUpstream, upstreamAuthorization } from '../upstream-client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
@@ -11,14 +12,17 @@ export interface NugetResources {
   packagePublish?: string
 }
 
-/** GET of an upstream JSON document; null on 404 (and 401/403). */
+/**
+ * GET of an upstream JSON document; null on 404 (and 401/403). A body that is not JSON is a
+ * 502 naming the document (publish times and licenses come from these), never a 500.
+ */
 export async function fetchNugetJson<T>(scope: UpstreamScope, upstream: Upstream, url: string): Promise<T | null> {
   const response = await callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: upstreamAuthorization(upstream), timeoutMs: scope.timeoutMs })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
     return null
   }
-  return (await response.json()) as T
+  return parseFactJson(await response.text(), `the document ${new URL(url).pathname}`, upstream.id) as T
 }
 
 const withSlash = (url: string | undefined) => (url ? url.replace(/\/?$/, '/') : undefined)

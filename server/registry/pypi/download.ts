@@ -12,6 +12,7 @@ import { versionOfFile } from './paths'
 import { contentTypeOf, negotiateFormat, renderProject, renderRoot } from './render'
 import { RegistryError, sendBytes } from '../responses'
 import { callUpstream, upstreamUrl } from '../upstream-client'
+import { factUnreadable, fetchFactDocument } from '../fact-fetch'
 
 function factsOf(page: ProjectPage, project: string, file: PyFile): PackageVersionFacts {
   return { ecosystem: 'pypi', packageName: page.name, version: versionOfFile(project, file.filename) ?? '', ...(file.uploadTime ? { published: file.uploadTime } : {}) }
@@ -48,16 +49,25 @@ export async function serveRoot(request: ProxyRequest): Promise<void> {
   sendText(request, renderRoot([...names].sort(), request.baseUrl, format), contentTypeOf(format))
 }
 
-/** The license of a release from the upstream's JSON API (`pypi/{name}/{version}/json`), if it has one. */
+/**
+ * The license of a release from the upstream's JSON API (`pypi/{name}/{version}/json`).
+ * Undefined when the upstream has none to give (no JSON API, unknown release, no license
+ * declared): the license rule decides about a missing one. When the lookup fails (5xx,
+ * timeout, unreachable, not JSON) the download fails closed (fact-fetch.ts): a deny-list rule
+ * must never let a package through because its license could not be read.
+ */
 async function licenseOf(request: ProxyRequest, upstream: Upstream, facts: PackageVersionFacts): Promise<string | undefined> {
   const url = upstreamUrl(upstream, `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`)
-  const response = await callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: pypiAuthorization(upstream), timeoutMs: request.scope.timeoutMs }).catch(() => null)
-  if (!response?.ok) {
-    await response?.arrayBuffer().catch(() => undefined)
-    return undefined
-  }
-  const info = ((await response.json().catch(() => ({}))) as { info?: { license_expression?: string; license?: string } }).info
-  return info?.license_expression || info?.license || undefined
+  const what = `the license of ${facts.packageName} ${facts.version} (a license rule needs it)`
+  const doc = await fetchFactDocument(what, upstream, () =>
+    callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: pypiAuthorization(upstream), timeoutMs: request.scope.timeoutMs }),
+  )
+  if (doc === undefined) return undefined
+  const info = doc && typeof doc === 'object' ? (doc as { info?: unknown }).info : undefined
+  if (!info || typeof info !== 'object') throw factUnreadable(what, upstream.id, 'no "info" object')
+  const { license_expression: expression, license } = info as { license_expression?: unknown; license?: unknown }
+  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : undefined)
+  return text(expression) ?? text(license)
 }
 
 const usesLicense = (policy: Policy) => policy.chain.some((layer) => layer.firewall.rules.some((rule) => collectLicenseSetIds(rule.selector).length > 0))

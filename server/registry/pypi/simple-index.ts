@@ -3,6 +3,7 @@ import { logger } from '../../app/logger'
 import { cachedDocument } from '../artifact-upstreams'
 import type { UpstreamScope } from '../npm/upstreams'
 import { callUpstream, upstreamUrl } from '../upstream-client'
+import { parseFactObject } from '../fact-fetch'
 
 /** One distribution file of a project, as an upstream index lists it. */
 export interface PyFile {
@@ -104,7 +105,10 @@ export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream,
       return null
     }
     const base = response.url || upstreamUrl(upstream, `simple/${project}/`)
-    if ((response.headers.get('content-type') ?? '').includes('json')) return parseJsonPage((await response.json()) as never, project, base)
+    if ((response.headers.get('content-type') ?? '').includes('json')) {
+      // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
+      return parseJsonPage(parseFactObject(await response.text(), `the project page of ${project}`, upstream.id), project, base)
+    }
     return parseHtmlPage(await response.text(), project, base)
   })
 }

@@ -1,0 +1,73 @@
+import type { Upstream } from '../firewall/schema'
+import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
+import { UpstreamUnavailable } from './upstream-client'
+
+/**
+ * Facts a rule needs (license, publish time, advisory data) fail closed (CONTRACT section 8):
+ * when fetching one failed the request is refused naming what is missing, never decided as if
+ * the fact were absent. A fact the upstream simply does not have is no failure: the rule's
+ * own semantics decide about a missing one.
+ */
+
+/**
+ * The fact could not be fetched (unreachable, timeout, 5xx, 408, 429): 503, the client retries.
+ * @example factUnavailable('the license of demo 1.0', 'upstream pypi', 'status 500')
+ */
+export function factUnavailable(what: string, source: string, reason: string): RegistryError {
+  return new RegistryError(503, `${what} could not be fetched from ${source} (${reason}); retry later`, {
+    'retry-after': String(RETRY_AFTER_SECONDS),
+  })
+}
+
+/** The upstream answered, but with something that cannot be read: 502. */
+export function factUnreadable(what: string, upstream: string, reason: string): RegistryError {
+  return new RegistryError(502, `${what} from upstream ${upstream} cannot be read (${reason})`)
+}
+
+/** Statuses that mean "ask again later", not "there is nothing here". */
+const RETRY_STATUSES = new Set([408, 429])
+
+/**
+ * A JSON document holding a fact, or undefined when the upstream does not have one for us (404
+ * and every other 4xx: no such API, no such release, not ours to read). A failed fetch throws
+ * `factUnavailable`; a body that is not JSON throws `factUnreadable`.
+ * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(upstream, url))
+ */
+export async function fetchFactDocument(what: string, upstream: Upstream, call: () => Promise<Response>): Promise<unknown> {
+  let response: Response
+  try {
+    response = await call()
+  } catch (error) {
+    if (error instanceof UpstreamUnavailable) throw factUnavailable(what, `upstream ${upstream.id}`, error.reason)
+    throw error
+  }
+  if (!response.ok) {
+    await response.arrayBuffer().catch(() => undefined)
+    if (RETRY_STATUSES.has(response.status)) throw factUnavailable(what, `upstream ${upstream.id}`, `status ${response.status}`)
+    return undefined
+  }
+  let text: string
+  try {
+    text = await response.text()
+  } catch (error) {
+    // The connection broke mid-body.
+    throw factUnavailable(what, `upstream ${upstream.id}`, (error as Error).message || 'body not received')
+  }
+  return parseFactJson(text, what, upstream.id)
+}
+
+/** Parses an upstream JSON body; anything else is `factUnreadable`. */
+export function parseFactJson(text: string, what: string, upstream: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw factUnreadable(what, upstream, 'not JSON')
+  }
+}
+
+/** Parses an upstream body that must be a JSON object (a packument, a project page). */
+export function parseFactObject(text: string, what: string, upstream: string): Record<string, unknown> {
+  const doc = parseFactJson(text, what, upstream)
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw factUnreadable(what, upstream, 'not a JSON object')
+  return doc as Record<string, unknown>
+}
