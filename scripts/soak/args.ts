@@ -33,6 +33,8 @@ export const USAGE = `usage: npm run soak -- [--minutes N | --seconds N] [--kill
 /** Soak defaults for the server env: short retries and leases so recovery happens within a run. */
 export const SERVER_ENV_DEFAULTS: Record<string, string> = {
   WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+  // The soak's Verdaccio listens on loopback, which the upstream address policy refuses by default.
+  UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
   WEBHOOK_RETRY_SCHEDULE: '1s,2s,4s,8s,16s',
   WEBHOOK_LEASE: '3s',
   WEBHOOK_QUARANTINE: '5s',

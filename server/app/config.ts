@@ -1,3 +1,6 @@
+import type { UpstreamAddressSettings } from '../net/address-policy'
+import { parseUpstreamAddressSettings } from '../net/upstream-settings'
+
 /** Operator settings read once from the environment (CONTRACT section 1). */
 export interface AppConfig {
   port: number
@@ -9,6 +12,8 @@ export interface AppConfig {
   bootstrap: { token: string | null; namespace: string; user: string }
   /** API body limit in bytes. */
   bodyLimit: number
+  /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS (CONTRACT section 8). */
+  upstreamAddresses: UpstreamAddressSettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -25,6 +30,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
       user: env.BOOTSTRAP_USER || 'owner',
     },
     bodyLimit: 1024 * 1024,
+    // Throws NetworkSettingError (naming the variable) on an invalid CIDR: the service does not start.
+    upstreamAddresses: parseUpstreamAddressSettings(env),
   }
 }
 

@@ -8,6 +8,7 @@ import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-b
 import { systemClock, type Clock } from '../common/clock'
 import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
+import { configureUpstreamTransport } from '../registry/upstream-transport'
 
 /** Everything the domain needs, built once at start-up (the composition root). */
 export interface Services {
@@ -24,11 +25,14 @@ export interface Services {
 }
 
 export function createServices(backend: Backend, options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {}): Services {
+  const config = options.config ?? configFromEnv()
+  // The upstream agent is one per process; it follows the composition root's settings.
+  configureUpstreamTransport(config.upstreamAddresses)
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
     backend,
     clock: options.clock ?? systemClock,
-    config: options.config ?? configFromEnv(),
+    config,
     secrets,
     namespaces: new NamespaceRepository(backend),
     tokens: new TokenRepository(backend),

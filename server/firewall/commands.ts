@@ -10,6 +10,7 @@ import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
 import { validateReferences } from './references'
 import { refuseOversizedPatterns } from './rules/pattern-limits'
+import { refuseRefusedEndpoints } from './upstream-addresses'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
 export interface FirewallWrite {
@@ -75,6 +76,7 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
     if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
     requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
     edit.validate?.(current, next)
+    refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, next.upstreams, current.upstreams)
     checkVersion(current, edit.ifMatch)
     if (isSameConfig(current, next)) {
       return { next: current, summary: '', result: () => current, unchanged: true }
@@ -117,6 +119,7 @@ export async function putFirewall(ctx: CallContext, id: string, body: FirewallIn
 }
 
 async function createFirewall(ctx: CallContext, id: string, input: FirewallInput, summary: string): Promise<FirewallWrite> {
+  refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, input.upstreams)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
     return {

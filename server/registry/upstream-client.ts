@@ -1,4 +1,7 @@
+import { fetch as undiciFetch } from 'undici'
 import { observeUpstream } from '../observability/metrics'
+import { ADDRESS_REFUSED } from '../net/guarded-agent'
+import { upstreamAgent } from './upstream-transport'
 import type { Upstream } from '../firewall/schema'
 
 /**
@@ -65,9 +68,15 @@ export interface UpstreamRequest {
   timeoutMs?: number
 }
 
+/** Redirect hops followed per call (CONTRACT section 8). */
+export const MAX_UPSTREAM_REDIRECTS = 5
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308])
+
 /**
- * One call to an upstream. Network failures, timeouts and 5xx answers throw
- * `UpstreamUnavailable`; every other status is returned for the caller to interpret.
+ * One call to an upstream. Network failures, timeouts, refused addresses, too many redirects
+ * and 5xx answers throw `UpstreamUnavailable`; every other status is returned for the caller
+ * to interpret. Connections go through the process's guarded agent (upstream-transport.ts).
  */
 export async function callUpstream(upstream: Upstream, url: string, request: UpstreamRequest = {}): Promise<Response> {
   const headers: Record<string, string> = { 'user-agent': 'package-firewall', ...request.headers }
@@ -75,24 +84,72 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
   let response: Response
   const started = performance.now()
   const host = new URL(url).host
+  const elapsed = () => (performance.now() - started) / 1000
   try {
-    response = await fetch(url, {
+    response = await followRedirects(upstream, url, {
       method: request.method ?? 'GET',
       headers,
       body: typeof request.body === 'string' || request.body === undefined ? request.body : new Uint8Array(request.body.buffer as ArrayBuffer, request.body.byteOffset, request.body.length),
-      redirect: 'follow',
       signal: AbortSignal.timeout(request.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS),
     })
   } catch (error) {
-    const cause = (error as { cause?: { code?: string } }).cause?.code
-    observeUpstream(host, (performance.now() - started) / 1000, cause ?? (error as Error).name ?? 'fetch_failed')
-    throw new UpstreamUnavailable(upstream.id, cause ?? (error as Error).name ?? 'fetch failed')
+    if (error instanceof UpstreamUnavailable) {
+      observeUpstream(host, elapsed(), 'redirect_refused')
+      throw error
+    }
+    const cause = (error as { cause?: { code?: string; message?: string } }).cause
+    observeUpstream(host, elapsed(), cause?.code ?? (error as Error).name ?? 'fetch_failed')
+    // A refusal by the address policy says why; other failures keep their short code.
+    const reason = cause?.code === ADDRESS_REFUSED ? cause.message ?? 'address refused' : cause?.code ?? (error as Error).name ?? 'fetch failed'
+    throw new UpstreamUnavailable(upstream.id, reason)
   }
-  observeUpstream(host, (performance.now() - started) / 1000, response.status >= 500 ? `status_${response.status}` : null)
+  observeUpstream(host, elapsed(), response.status >= 500 ? `status_${response.status}` : null)
   if (response.status >= 500) {
     // Drain so the keep-alive socket is reused.
     await response.arrayBuffer().catch(() => undefined)
     throw new UpstreamUnavailable(upstream.id, `status ${response.status}`)
   }
   return response
+}
+
+interface Hop {
+  method: string
+  headers: Record<string, string>
+  body: string | Uint8Array | undefined
+  signal: AbortSignal
+}
+
+/**
+ * Fetches through the guarded agent, following at most MAX_UPSTREAM_REDIRECTS redirects to
+ * http(s) only; every hop connects through the same policy. Authorization is dropped once a
+ * hop leaves the origin it was meant for.
+ */
+async function followRedirects(upstream: Upstream, url: string, first: Hop): Promise<Response> {
+  let target = new URL(url)
+  let hop = first
+  for (let redirects = 0; ; redirects++) {
+    const response = (await undiciFetch(target, { ...hop, redirect: 'manual', dispatcher: upstreamAgent() })) as unknown as Response
+    const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
+    if (!location) return response
+    await response.arrayBuffer().catch(() => undefined)
+    if (redirects === MAX_UPSTREAM_REDIRECTS) throw new UpstreamUnavailable(upstream.id, `more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
+    let next: URL
+    try {
+      next = new URL(location, target)
+    } catch {
+      throw new UpstreamUnavailable(upstream.id, 'redirect to an invalid location')
+    }
+    if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+      throw new UpstreamUnavailable(upstream.id, `redirect to a ${next.protocol.slice(0, -1)} URL refused`)
+    }
+    const headers = next.origin === target.origin ? hop.headers : withoutHeaders(hop.headers, /^authorization$/i)
+    // 303 (and 301/302 after a POST, as browsers and npm do) continue as GET without a body.
+    const asGet = response.status === 303 || ((response.status === 301 || response.status === 302) && hop.method === 'POST')
+    hop = asGet ? { ...hop, method: 'GET', body: undefined, headers: withoutHeaders(headers, /^content-/i) } : { ...hop, headers }
+    target = next
+  }
+}
+
+function withoutHeaders(headers: Record<string, string>, names: RegExp): Record<string, string> {
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => !names.test(name)))
 }

@@ -1,5 +1,5 @@
-import ipaddr from 'ipaddr.js'
 import { parseDuration, parseDurationList } from '../common/duration'
+import { normalizeCidr } from '../net/address-policy'
 
 /** Operator settings for webhook delivery (CONTRACT section 1), already parsed. */
 export interface WebhookSettings {
@@ -92,13 +92,9 @@ function list(text: string | undefined): string[] {
 }
 
 function parseCidr(text: string): string {
-  // A bare address is accepted as a single-host network; it is what an operator will often write.
-  const withPrefix = text.includes('/') ? text : `${text}/${ipaddr.isValid(text) && ipaddr.parse(text).kind() === 'ipv6' ? 128 : 32}`
-  if (!ipaddr.isValidCIDR(withPrefix)) {
-    throw new WebhookSettingsError('WEBHOOK_ALLOWED_NETWORKS', `invalid CIDR "${text}"`)
-  }
-  const [address, bits] = ipaddr.parseCIDR(withPrefix)
-  return `${address.toString()}/${bits}`
+  const cidr = normalizeCidr(text)
+  if (!cidr) throw new WebhookSettingsError('WEBHOOK_ALLOWED_NETWORKS', `invalid CIDR "${text}"`)
+  return cidr
 }
 
 function parseDomain(text: string): string {

@@ -50,7 +50,7 @@ describe('logs of a realistic session', () => {
     receiver = await listen(() => ({ status: 200 }))
     // The upstream registry: refuses one package with a 500 (the proxy logs a warning inside the request).
     upstream = await listen((url) => ({ status: url.includes('broken-pkg') ? 500 : 404, body: '{"error":"not found"}' }))
-    server = await startServer({ BOOTSTRAP_TOKEN: PLANTED.bootstrap, METRICS_TOKEN: PLANTED.metrics, LOG_LEVEL: 'debug', LOG_FORMAT: 'json', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32' })
+    server = await startServer({ BOOTSTRAP_TOKEN: PLANTED.bootstrap, METRICS_TOKEN: PLANTED.metrics, LOG_LEVEL: 'debug', LOG_FORMAT: 'json', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })
     const base = apiClient(server.url, PLANTED.bootstrap)
     api = async (...args) => {
       const answer = await base(...args)

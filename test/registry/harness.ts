@@ -44,7 +44,10 @@ export interface ProxyHarness {
 export async function startProxy(options: { backend?: BackendKind; advisoryDir?: string; handler?: RegistryHandlerOptions } = {}): Promise<ProxyHarness> {
   const backend = await makeBackend(options.backend ?? 'fs')
   const clock = testClock()
-  const services = createServices(backend, { clock, config: { ...configFromEnv({}), publicBaseUrl: null } })
+  // The test upstreams (Verdaccio, PyPI, Maven, NuGet stand-ins) listen on loopback, which the
+  // upstream address policy refuses unless exempted.
+  const env = { UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' }
+  const services = createServices(backend, { clock, config: { ...configFromEnv(env), publicBaseUrl: null } })
   const ns = 'acme'
   await services.namespaces.create({ id: ns, owner: 'owner', createdAt: new Date().toISOString() })
   const advisories: AdvisorySource = createAdvisorySource(options.advisoryDir)
