@@ -10,7 +10,11 @@ import type { Upstream } from './schema'
  * checked, so a firewall stored before a setting changed stays editable; its connections are
  * refused all the same.
  */
-export function refuseRefusedEndpoints(settings: UpstreamAddressSettings, next: readonly Upstream[], previous: readonly Upstream[] = []): void {
+export function refuseRefusedEndpoints(
+  settings: UpstreamAddressSettings,
+  next: readonly Upstream[],
+  previous: readonly Upstream[] = [],
+): void {
   const known = new Set(previous.map((upstream) => upstream.endpoint))
   const policy = upstreamAddressPolicy(settings)
   const userinfo: FieldError[] = []

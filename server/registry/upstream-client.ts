@@ -100,7 +100,8 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
     const cause = (error as { cause?: { code?: string; message?: string } }).cause
     observeUpstream(host, elapsed(), cause?.code ?? (error as Error).name ?? 'fetch_failed')
     // A refusal by the address policy says why; other failures keep their short code.
-    const reason = cause?.code === ADDRESS_REFUSED ? cause.message ?? 'address refused' : cause?.code ?? (error as Error).name ?? 'fetch failed'
+    const short = cause?.code ?? (error as Error).name ?? 'fetch failed'
+    const reason = cause?.code === ADDRESS_REFUSED ? (cause.message ?? 'address refused') : short
     throw new UpstreamUnavailable(upstream.id, reason)
   }
   observeUpstream(host, elapsed(), response.status >= 500 ? `status_${response.status}` : null)
@@ -128,11 +129,14 @@ async function followRedirects(upstream: Upstream, url: string, first: Hop): Pro
   let target = new URL(url)
   let hop = first
   for (let redirects = 0; ; redirects++) {
-    const response = (await undiciFetch(target, { ...hop, redirect: 'manual', dispatcher: upstreamAgent() })) as unknown as Response
+    const init = { ...hop, redirect: 'manual' as const, dispatcher: upstreamAgent() }
+    const response = (await undiciFetch(target, init)) as unknown as Response
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
     if (!location) return response
     await response.arrayBuffer().catch(() => undefined)
-    if (redirects === MAX_UPSTREAM_REDIRECTS) throw new UpstreamUnavailable(upstream.id, `more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
+    if (redirects === MAX_UPSTREAM_REDIRECTS) {
+      throw new UpstreamUnavailable(upstream.id, `more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
+    }
     let next: URL
     try {
       next = new URL(location, target)
@@ -144,8 +148,11 @@ async function followRedirects(upstream: Upstream, url: string, first: Hop): Pro
     }
     const headers = next.origin === target.origin ? hop.headers : withoutHeaders(hop.headers, /^authorization$/i)
     // 303 (and 301/302 after a POST, as browsers and npm do) continue as GET without a body.
-    const asGet = response.status === 303 || ((response.status === 301 || response.status === 302) && hop.method === 'POST')
-    hop = asGet ? { ...hop, method: 'GET', body: undefined, headers: withoutHeaders(headers, /^content-/i) } : { ...hop, headers }
+    const status = response.status
+    const asGet = status === 303 || ((status === 301 || status === 302) && hop.method === 'POST')
+    hop = asGet
+      ? { ...hop, method: 'GET', body: undefined, headers: withoutHeaders(headers, /^content-/i) }
+      : { ...hop, headers }
     target = next
   }
 }

@@ -38,7 +38,8 @@ describe('upstream address policy (defaults)', () => {
     expect(!verdict.allowed && verdict.reason).toMatch(reason)
   })
 
-  it.each(['8.8.8.8', '93.184.216.34', '10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', 'fd00::1', '2606:4700:4700::1111', '::ffff:10.0.0.1'])(
+  const allowed = ['8.8.8.8', '93.184.216.34', '10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', 'fd00::1']
+  it.each([...allowed, '2606:4700:4700::1111', '::ffff:10.0.0.1'])(
     'allows public and private %s',
     (address) => {
       expect(judgeAddress(address, upstreams())).toEqual({ allowed: true })
@@ -64,13 +65,15 @@ describe('upstream address policy (settings)', () => {
     const policy = upstreams(['10.1.0.0/16'], ['10.0.0.0/8'])
     for (const address of ['10.1.2.3', '10.200.0.1', '::ffff:10.1.2.3']) {
       const verdict = judgeAddress(address, policy)
-      expect(verdict).toEqual({ allowed: false, reason: expect.stringContaining('UPSTREAM_DENIED_NETWORKS (10.0.0.0/8)') })
+      const reason = expect.stringContaining('UPSTREAM_DENIED_NETWORKS (10.0.0.0/8)')
+      expect(verdict).toEqual({ allowed: false, reason })
     }
     expect(judgeAddress('192.168.1.1', policy).allowed).toBe(true)
   })
 
   it('parses both settings, normalising bare addresses to one-host networks', () => {
-    expect(parseUpstreamAddressSettings({ UPSTREAM_ALLOWED_NETWORKS: ' 127.0.0.0/8, ::1 ', UPSTREAM_DENIED_NETWORKS: '10.0.0.1' })).toEqual({
+    const env = { UPSTREAM_ALLOWED_NETWORKS: ' 127.0.0.0/8, ::1 ', UPSTREAM_DENIED_NETWORKS: '10.0.0.1' }
+    expect(parseUpstreamAddressSettings(env)).toEqual({
       allowedNetworks: ['127.0.0.0/8', '::1/128'],
       deniedNetworks: ['10.0.0.1/32'],
     })
@@ -97,7 +100,8 @@ describe('upstream address policy (settings)', () => {
 describe('webhook address policy', () => {
   it('allows public addresses only, unless WEBHOOK_ALLOWED_NETWORKS exempts one', () => {
     expect(judgeAddress('8.8.8.8', webhookAddressPolicy({ allowedNetworks: [] })).allowed).toBe(true)
-    expect(judgeAddress('10.1.2.3', webhookAddressPolicy({ allowedNetworks: [] }))).toEqual({ allowed: false, reason: '10.1.2.3 is a private address' })
+    const refused = judgeAddress('10.1.2.3', webhookAddressPolicy({ allowedNetworks: [] }))
+    expect(refused).toEqual({ allowed: false, reason: '10.1.2.3 is a private address' })
     expect(judgeAddress('10.1.2.3', webhookAddressPolicy({ allowedNetworks: ['10.0.0.0/8'] })).allowed).toBe(true)
   })
 })

@@ -14,7 +14,9 @@ interface Listener {
   close(): Promise<void>
 }
 
-async function listen(host: string, handle: (req: IncomingMessage, res: ServerResponse, self: Listener) => void): Promise<Listener> {
+type Handler = (req: IncomingMessage, res: ServerResponse, self: Listener) => void
+
+async function listen(host: string, handle: Handler): Promise<Listener> {
   const self = { connections: 0, requests: [] } as unknown as Listener
   const server: Server = createServer(async (req, res) => {
     const body = (await bodyOf(req)).toString()
@@ -112,12 +114,13 @@ describe('callUpstream through the guarded agent', () => {
   it('keeps Authorization on the same origin and drops it when a hop changes origin', async () => {
     main.requests.length = 0
     other.requests.length = 0
-    await (await callUpstream(upstream(main.url), `${main.url}/same-origin`, { authorization: 'Bearer s3cret' })).text()
+    const auth = { authorization: 'Bearer s3cret' }
+    await (await callUpstream(upstream(main.url), `${main.url}/same-origin`, auth)).text()
     expect(main.requests.map((r) => [r.path, r.authorization])).toEqual([
       ['/same-origin', 'Bearer s3cret'],
       ['/final', 'Bearer s3cret'],
     ])
-    const moved = await callUpstream(upstream(main.url), `${main.url}/to-other`, { method: 'PUT', body: 'payload', authorization: 'Bearer s3cret' })
+    const moved = await callUpstream(upstream(main.url), `${main.url}/to-other`, { method: 'PUT', body: 'payload', ...auth })
     expect(await moved.text()).toBe('other')
     // 307 keeps method and body, but the credentials stay with their origin.
     expect(other.requests).toEqual([{ method: 'PUT', path: '/elsewhere', authorization: undefined, body: 'payload' }])
@@ -125,7 +128,8 @@ describe('callUpstream through the guarded agent', () => {
 
   it('continues a 303 as GET without the body', async () => {
     main.requests.length = 0
-    await (await callUpstream(upstream(main.url), `${main.url}/see-other`, { method: 'POST', body: 'x=1', headers: { 'content-type': 'text/plain' } })).text()
+    const post = { method: 'POST', body: 'x=1', headers: { 'content-type': 'text/plain' } }
+    await (await callUpstream(upstream(main.url), `${main.url}/see-other`, post)).text()
     expect(main.requests.map((r) => [r.method, r.path, r.body])).toEqual([
       ['POST', '/see-other', 'x=1'],
       ['GET', '/final', ''],

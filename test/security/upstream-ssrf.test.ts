@@ -21,7 +21,9 @@ interface Listener {
   close(): Promise<void>
 }
 
-async function listen(host: string, handle: (path: string, self: Listener) => { status: number; body?: string; location?: string }): Promise<Listener> {
+type Answer = { status: number; body?: string; location?: string }
+
+async function listen(host: string, handle: (path: string, self: Listener) => Answer): Promise<Listener> {
   const self = { connections: 0 } as Listener
   const server: Server = createServer((req, res) => {
     const answer = handle(req.url ?? '/', self)
@@ -77,7 +79,8 @@ async function put(api: Api, fw: string, endpoint: string, extra: Record<string,
 }
 
 function install(server: RunningServer, fw: string, name: string): Promise<Response> {
-  return fetch(`${server.url}/registry/default/${fw}/${name}`, { headers: { authorization: `Bearer ${bootstrapToken(server)}` } })
+  const headers = { authorization: `Bearer ${bootstrapToken(server)}` }
+  return fetch(`${server.url}/registry/default/${fw}/${name}`, { headers })
 }
 
 describe('with UPSTREAM_ALLOWED_NETWORKS=127.0.0.0/8', () => {
