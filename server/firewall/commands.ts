@@ -1,6 +1,6 @@
 import { DomainError, conflict, invalid, notFound } from '../common/errors'
 import { makeEvent } from '../events/factory'
-import { canSeeFirewall, requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
+import { canOnFirewall, canSeeFirewall, requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
@@ -12,6 +12,8 @@ import { validateReferences } from './references'
 import { refuseOversizedPatterns } from './rules/pattern-limits'
 import { refuseRefusedEndpoints } from './upstream-addresses'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
+
+const readableBy = (ctx: CallContext) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
 
 export interface FirewallWrite {
   firewall: Firewall
@@ -65,7 +67,7 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
   const previewValues = await ctx.services.backend.getMany<unknown>(watch)
   const previewWatched = new Map(watch.map((key, i) => [key, previewValues[i]] as const))
   const previewNext = edit.apply(preview, previewWatched)
-  await validateReferences(ctx.services, ctx.ns, id, previewNext, preview)
+  await validateReferences(ctx.services, ctx.ns, id, previewNext, preview, readableBy(ctx))
   return ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current, watched) => {
     if (!current) throw notFound('firewall', id)
     const next = edit.apply(current, watched)
@@ -114,7 +116,7 @@ export async function putFirewall(ctx: CallContext, id: string, body: FirewallIn
   if (ifMatch !== undefined) checkVersion(null, ifMatch)
   const { input, unrestored } = restoreRedacted(body, null)
   refuseUnrestored(unrestored)
-  await validateReferences(ctx.services, ctx.ns, id, input)
+  await validateReferences(ctx.services, ctx.ns, id, input, null, readableBy(ctx))
   return createFirewall(ctx, id, input, 'created')
 }
 

@@ -23,7 +23,8 @@ export function licenseSetsOf(selector: Selector): string[] {
  * Checks what a configuration refers to outside itself: license sets exist; every rule's
  * selector can apply to the firewall's ecosystem (errors only; warnings do not refuse);
  * `extends` names existing firewalls of the same ecosystem without a cycle; exceptions name
- * rules the firewall (or a base) has.
+ * rules the firewall (or a base) has. A new base the caller cannot read is answered exactly like a
+ * missing one, so `extends` neither reveals nor borrows another team's firewall.
  */
 export async function validateReferences(
   services: Services,
@@ -31,6 +32,8 @@ export async function validateReferences(
   id: string,
   config: Pick<FirewallInput, 'rules' | 'exceptions' | 'extends' | 'ecosystem'>,
   previous: Firewall | null = null,
+  /** Whether the caller may read a firewall: a base it cannot read is as unknown as a missing one. */
+  readable: (firewall: Firewall) => boolean = () => true,
 ): Promise<void> {
   const errors: FieldError[] = []
   const licenseSetIds = new Set((await services.licenseSets(ns).all()).map((set) => set.id))
@@ -44,8 +47,11 @@ export async function validateReferences(
   })
   const all = new Map((await services.firewalls.list(ns)).map((fw) => [fw.id, fw]))
   const inheritedRuleIds = new Set<string>()
+  const keptBases = new Set(previous?.extends ?? [])
   config.extends.forEach((baseId, index) => {
-    const base = all.get(baseId)
+    const found = all.get(baseId)
+    // Only a newly named base is judged by the caller's rights, so an edit never trips over one an owner set.
+    const base = found && (keptBases.has(baseId) || readable(found)) ? found : undefined
     if (baseId === id) errors.push({ path: `extends[${index}]`, message: 'a firewall cannot extend itself' })
     else if (!base) errors.push({ path: `extends[${index}]`, message: `unknown firewall "${baseId}"` })
     else if (base.ecosystem !== config.ecosystem) errors.push({ path: `extends[${index}]`, message: `firewall "${baseId}" is ${base.ecosystem}, not ${config.ecosystem}` })

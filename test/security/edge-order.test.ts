@@ -79,6 +79,18 @@ describe('order of checks, existence and path parameters', () => {
     }
   })
 
+  it('answers a new `extends` base the caller cannot read exactly like a missing one', async () => {
+    expect((await owner('POST', '/v1/default/teams', { id: 'creators', name: 'Creators', permissions: ['ns:firewalls:create'] })).status).toBe(201)
+    expect((await owner('POST', '/v1/default/teams/creators/members', { userId: 'outsider' })).status).toBe(201)
+    const config = (base: string) => ({ upstreams: [{ id: 'up', endpoint: 'https://registry.example.com' }], extends: [base] })
+    const hidden = await outsider('PUT', '/v1/default/config/borrower', config('secret-fw'))
+    const missing = await outsider('PUT', '/v1/default/config/borrower', config('no-such-fw'))
+    expect(hidden.status).toBe(400)
+    expect(hidden.body.errors).toEqual([{ path: 'extends[0]', message: 'unknown firewall "secret-fw"' }])
+    expect(missing.body.errors).toEqual([{ path: 'extends[0]', message: 'unknown firewall "no-such-fw"' }])
+    expect((await owner('PUT', '/v1/default/config/borrower', config('secret-fw'))).status).toBe(201)
+  })
+
   it('refuses encoded separators, dot segments and broken escapes in path parameters with 400/404, never 5xx', async () => {
     const attempts = [
       '/v1/a%2Fb/config',

@@ -111,7 +111,24 @@ function walk(dir: string): { files: string[]; dirs: string[] } {
   return out
 }
 
-const mode = (path: string) => (statSync(path).mode & 0o777).toString(8)
+function readIfPresent(file: string): string {
+  try {
+    return readFileSync(file).toString('latin1')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return ''
+    throw error
+  }
+}
+
+/** The permission bits, or null for a file the running service removed since it was listed. */
+function mode(path: string): string | null {
+  try {
+    return (statSync(path).mode & 0o777).toString(8)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null
+    throw error
+  }
+}
 
 describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
   const keyA = newKey()
@@ -155,7 +172,8 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     }
     const { files } = walk(dataDir)
     expect(files.length).toBeGreaterThan(20)
-    return files.map((file) => readFileSync(file).toString('latin1')).join('\n')
+    // The running service removes queue and log items as it works: a file listed a moment ago may be gone.
+    return files.map((file) => readIfPresent(file)).join('\n')
   }
 
   const registry = () => `${server!.url}/registry/default/web`
@@ -260,11 +278,12 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     expect(session).toMatch(/^"?enc:v1:/)
   })
 
-  it.runIf(kind === 'fs')('writes data files 0600 in directories 0700, the data dir included', () => {
+  it(kind === 'fs' ? 'writes data files 0600 in directories 0700, the data dir included' : 'keeps only the bootstrap files in the data dir, 0600 in 0700', () => {
     const { files, dirs } = walk(dataDir)
-    expect(files.length).toBeGreaterThan(20)
-    expect(dirs.filter((dir) => mode(dir) !== '700').map((dir) => `${dir} ${mode(dir)}`)).toEqual([])
-    expect(files.filter((file) => mode(file) !== '600').map((file) => `${file} ${mode(file)}`)).toEqual([])
+    expect(files.length).toBeGreaterThan(kind === 'fs' ? 20 : 0)
+    const loose = (paths: string[], expected: string) => paths.filter((path) => ![expected, null].includes(mode(path)))
+    expect(loose(dirs, '700').map((dir) => `${dir} ${mode(dir)}`)).toEqual([])
+    expect(loose(files, '600').map((file) => `${file} ${mode(file)}`)).toEqual([])
   })
 
   it('refuses to start with a wrong or malformed key, naming the setting and never a key', async () => {
