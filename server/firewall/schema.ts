@@ -66,9 +66,9 @@ export type SelectorFunction =
   | { name: 'not'; selector: Selector }
 export type Selector = { function: SelectorFunction }
 
-export const Selector: z.ZodType<Selector> = z.lazy(() =>
-  z.object({ function: SelectorFunctionSchema }).strict(),
-)
+export const Selector: z.ZodType<Selector> = z
+  .lazy(() => z.object({ function: SelectorFunctionSchema }).strict())
+  .meta({ id: 'Selector' })
 
 const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
   z.discriminatedUnion('name', [
@@ -108,7 +108,7 @@ const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
     z.object({ name: z.literal('any'), selectors: z.array(Selector).min(1) }).strict(),
     z.object({ name: z.literal('not'), selector: Selector }).strict(),
   ]),
-)
+).meta({ id: 'SelectorFunction' })
 
 // ---- Rules and exceptions --------------------------------------------------------------
 
@@ -134,6 +134,7 @@ export const Rule = z
     description: z.string().max(2000).default(''),
   })
   .strict()
+  .meta({ id: 'Rule' })
 export type Rule = z.infer<typeof Rule>
 
 export const ExceptionSelector = z
@@ -151,6 +152,7 @@ export const Exception = z
     notes: z.string().max(4000).optional(),
   })
   .strict()
+  .meta({ id: 'Exception' })
 export type Exception = z.infer<typeof Exception>
 
 // ---- Upstreams -------------------------------------------------------------------------
@@ -175,6 +177,7 @@ export const Upstream = z
     artifactCredentials: z.array(ArtifactCredential).optional(),
   })
   .strict()
+  .meta({ id: 'Upstream' })
 export type Upstream = z.infer<typeof Upstream>
 
 // ---- Firewall --------------------------------------------------------------------------
@@ -210,6 +213,7 @@ export const FirewallInput = z
     extends: z.array(ClientId).default([]),
   })
   .strict()
+  .meta({ id: 'FirewallInput' })
 export type FirewallInput = z.infer<typeof FirewallInput>
 
 /** A stored firewall configuration (spec 2.1 plus `extends`). */
@@ -225,5 +229,5 @@ export const Firewall = z.object({
   permissions: Permissions,
   extends: z.array(ClientId),
   updatedAt: z.string(),
-})
+}).meta({ id: 'Firewall' })
 export type Firewall = z.infer<typeof Firewall>

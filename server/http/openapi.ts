@@ -13,7 +13,13 @@ function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<
   delete json.$schema
   const defs = (json.$defs ?? {}) as Record<string, JsonSchema>
   delete json.$defs
-  const renamed = new Map(Object.keys(defs).map((key) => [key, `${name}_${key}`]))
+  // Schemas registered with an id (`.meta({ id: 'Rule' })`) keep it, shared by every operation; the
+  // input form of a schema (defaults optional) is a different shape, so it is named `<id>Input`.
+  const componentName = (key: string) => {
+    if (key.startsWith('__schema')) return `${name}_${key.replace(/^_+/, '')}`
+    return io === 'input' && !key.endsWith('Input') ? `${key}Input` : key
+  }
+  const renamed = new Map(Object.keys(defs).map((key) => [key, componentName(key)]))
   const rewrite = (value: unknown): unknown => {
     if (Array.isArray(value)) return value.map(rewrite)
     if (value && typeof value === 'object') {
