@@ -63,7 +63,10 @@ describe('evaluate outcomes', () => {
   it('carries the selector output and falls back to its message without a description', () => {
     const malwareCtx = context({ records: [osvRecord('MAL-1', 'left-pad', { summary: 'bad' })] })
     const decision = evaluate(own([rule('mal', sel.malware(), { description: '' })]), ['download'], facts(), malwareCtx)
-    expect([decision.output?.signals, decision.message]).toEqual([['MAL-1'], 'malicious package: bad'])
+    expect([decision.output?.signals, decision.message]).toEqual([
+      ['MAL-1'],
+      'malicious package: bad (MAL-1, https://osv.dev/vulnerability/MAL-1)',
+    ])
   })
 })
 

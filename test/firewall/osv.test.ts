@@ -105,7 +105,8 @@ describe('isVersionAffected', () => {
   })
 
   it('matches an explicitly listed version', () => {
-    expect(isVersionAffected(npmRange([], ['0.0.1-weird']), '0.0.1-weird')).toBe(true)
+    // The range alone would not cover it: the `versions` list does.
+    expect(isVersionAffected(npmRange([{ introduced: '9.9.9' }], ['0.0.1-weird']), '0.0.1-weird')).toBe(true)
   })
 
   it('never puts a non-semver npm version inside a range', () => {

@@ -172,8 +172,19 @@ describe('vulnerability', () => {
 
   it('filters by minimum severity and reports ids and scores', () => {
     expect(matchSelector(sel.vulnerability({ minSeverity: 'high' }), facts(), vulnerable).output).toEqual({
-      advisories: [{ id: 'GHSA-crit', severity: 'critical', cvss: 9.8, summary: 'GHSA-crit summary' }],
+      advisories: [
+        { id: 'GHSA-crit', severity: 'critical', cvss: 9.8, summary: 'GHSA-crit summary', url: 'https://osv.dev/vulnerability/GHSA-crit' },
+      ],
     })
+  })
+
+  it('names the first advisory, its severity, summary and link, and the count in its message', () => {
+    expect(matchSelector(sel.vulnerability(), facts(), vulnerable).message).toBe(
+      '2 known vulnerabilities, first GHSA-low (low) GHSA-low summary, https://osv.dev/vulnerability/GHSA-low',
+    )
+    expect(matchSelector(sel.vulnerability({ minSeverity: 'high' }), facts(), vulnerable).message).toBe(
+      'known vulnerability GHSA-crit (critical) GHSA-crit summary, https://osv.dev/vulnerability/GHSA-crit',
+    )
   })
 
   it('filters by minimum CVSS score', () => {
@@ -189,7 +200,9 @@ describe('vulnerability', () => {
   it('counts an advisory of unknown severity as meeting the threshold', () => {
     const unknown = context({ records: [osvRecord('GHSA-u', 'left-pad')] })
     expect(matchSelector(sel.vulnerability({ minSeverity: 'critical' }), facts(), unknown).output).toEqual({
-      advisories: [{ id: 'GHSA-u', severity: 'unknown', summary: 'GHSA-u summary' }],
+      advisories: [
+        { id: 'GHSA-u', severity: 'unknown', summary: 'GHSA-u summary', url: 'https://osv.dev/vulnerability/GHSA-u' },
+      ],
     })
   })
 
@@ -211,7 +224,22 @@ describe('malware', () => {
       scanner: 'osv',
       confidence: 'high',
       signals: ['MAL-2024-1'],
+      advisories: [
+        {
+          id: 'MAL-2024-1',
+          severity: 'critical',
+          summary: 'Malicious code in left-pad (npm)',
+          url: 'https://osv.dev/vulnerability/MAL-2024-1',
+        },
+      ],
     })
+  })
+
+  it('names the first report and how many more there are', () => {
+    const two = context({ records: [osvRecord('MAL-2024-1', 'left-pad', { summary: 'first' }), osvRecord('MAL-2024-2', 'left-pad')] })
+    const result = matchSelector(sel.malware(), facts(), two)
+    expect(result.message).toBe('malicious package: first (MAL-2024-1 and 1 more report, https://osv.dev/vulnerability/MAL-2024-1)')
+    expect((result.output?.advisories as { id: string }[]).map((a) => a.id)).toEqual(['MAL-2024-1', 'MAL-2024-2'])
   })
 
   it('does not match a package without reports', () => {

@@ -1,90 +1,77 @@
 import semver from 'semver'
-import type { AffectedPackage, AffectedRange } from './types'
+import type { Ecosystem } from '../schema'
+import { sameVersion, versionOrdering } from '../rules/versions/ordering'
+import { fromOsvEcosystem } from './ecosystems'
+import type { AffectedPackage, AffectedRange, RangeEvent } from './types'
 
-type Compare = (a: string, b: string) => number | null
-
-function compareSemver(a: string, b: string): number | null {
-  const left = semver.valid(a)
-  const right = semver.valid(b)
-  return left && right ? semver.compare(left, right) : null
+/** The part of an ordering range evaluation needs. */
+interface Ordering {
+  valid(version: string): boolean
+  compare(a: string, b: string): number
 }
 
-const TOKEN = /\d+|[a-z]+/g
-// Qualifiers that come after the plain release rather than before it (PEP 440 post, Maven sp).
-const AFTER_RELEASE = new Set(['post', 'sp', 'final', 'ga', 'release'])
+// OSV SEMVER ranges are SemVer 2.0 whatever the ecosystem; ECOSYSTEM ranges use the
+// ecosystem's own ordering, the same comparators the firewall's versionRange rules use.
+const SEMVER: Ordering = { valid: (v) => semver.valid(v) !== null, compare: (a, b) => semver.compare(a, b) }
 
-/**
- * Approximate ordering for PyPI, Maven and NuGet versions: digit runs compare numerically, a
- * trailing letter qualifier (rc, beta, alpha...) sorts before the plain release. OSV records of
- * those ecosystems usually enumerate `versions` too, which are matched exactly before this runs.
- */
-function compareGeneric(a: string, b: string): number | null {
-  const left = a.toLowerCase().match(TOKEN)
-  const right = b.toLowerCase().match(TOKEN)
-  if (!left || !right) return null
-  for (let i = 0; i < Math.max(left.length, right.length); i++) {
-    const x = left[i]
-    const y = right[i]
-    if (x === y) continue
-    if (x === undefined) return /^\d/.test(y!) || AFTER_RELEASE.has(y!) ? -1 : 1
-    if (y === undefined) return /^\d/.test(x) || AFTER_RELEASE.has(x) ? 1 : -1
-    const xNum = /^\d/.test(x)
-    const yNum = /^\d/.test(y)
-    if (xNum && yNum) {
-      // '01' and '1' are the same number; keep comparing the following tokens.
-      if (Number(x) === Number(y)) continue
-      return Number(x) < Number(y) ? -1 : 1
-    }
-    if (xNum !== yNum) return xNum ? 1 : -1
-    return x < y ? -1 : 1
-  }
-  return 0
+function orderingOf(type: AffectedRange['type'], ecosystem: Ecosystem | undefined): Ordering | undefined {
+  if (type === 'SEMVER') return SEMVER
+  return ecosystem ? versionOrdering(ecosystem) : undefined
 }
 
-function eventVersion(event: AffectedRange['events'][number]): string {
-  return Object.values(event)[0] as string
+function valueOf(event: RangeEvent): string {
+  if ('introduced' in event) return event.introduced
+  if ('fixed' in event) return event.fixed
+  return 'last_affected' in event ? event.last_affected : event.limit
+}
+
+/** `introduced: "0"` is below every version in every ecosystem (osv-schema "Evaluation"). */
+function comparator(ordering: Ordering): (a: string, b: string) => number {
+  return (a, b) => (a === '0' || b === '0' ? (a === b ? 0 : a === '0' ? -1 : 1) : ordering.compare(a, b))
 }
 
 /**
- * OSV's evaluation (osv-schema "Evaluation"): walk the events sorted by version; the last
- * event at or below the version decides. `introduced: "0"` means "from the first version".
+ * OSV's `IncludedInRanges` for one range: `version` must be below some `limit` (when there are
+ * any), then the events sorted by version decide (the last one at or below the version wins).
+ * Events whose version the ordering cannot read are left out rather than misplaced.
  */
-function inRange(range: AffectedRange, version: string, compare: Compare): boolean {
-  const events = range.events.filter((event) => {
-    const at = eventVersion(event)
-    return ('introduced' in event && at === '0') || compare(at, at) !== null
+function inRange(range: AffectedRange, version: string, ordering: Ordering): boolean {
+  const compare = comparator(ordering)
+  const usable = range.events.filter((event) => {
+    const at = valueOf(event)
+    return at === '0' || (at !== '*' && ordering.valid(at))
   })
-  const sorted = [...events].sort((x, y) => {
-    if ('introduced' in x && x.introduced === '0') return -1
-    if ('introduced' in y && y.introduced === '0') return 1
-    return compare(eventVersion(x), eventVersion(y)) ?? 0
-  })
-  let affected = false
+  const limits = usable.filter((event): event is { limit: string } => 'limit' in event)
+  if (limits.length > 0 && !limits.some((event) => compare(version, event.limit) < 0)) return false
+  const sorted = usable.filter((event) => !('limit' in event)).sort((x, y) => compare(valueOf(x), valueOf(y)))
+  let vulnerable = false
   for (const event of sorted) {
     if ('introduced' in event) {
-      if (event.introduced === '0' || (compare(version, event.introduced) ?? -1) >= 0) affected = true
+      if (compare(version, event.introduced) >= 0) vulnerable = true
     } else if ('fixed' in event) {
-      if ((compare(version, event.fixed) ?? -1) >= 0) affected = false
-    } else if ('last_affected' in event) {
-      if ((compare(version, event.last_affected) ?? -1) > 0) affected = false
-    } else if ((compare(version, event.limit) ?? -1) >= 0) {
-      affected = false
+      if (compare(version, event.fixed) >= 0) vulnerable = false
+    } else if ('last_affected' in event && compare(version, event.last_affected) > 0) {
+      vulnerable = false
     }
   }
-  return affected
+  return vulnerable
 }
 
 /**
- * Whether one OSV `affected` entry covers `version`: listed explicitly, or inside one of its
- * ranges (npm ranges compare as semver; a version that does not parse is never in a range).
+ * Whether one OSV `affected` entry covers `version`: listed in `versions` (the same version in
+ * the ecosystem's terms, e.g. `1.0` = `1.0.0` on PyPI), or inside one of its ranges, compared
+ * with the ecosystem's ordering (SEMVER ranges with semver). A version the ordering cannot read
+ * is never inside a range.
+ * @example isVersionAffected({ ecosystem: 'PyPI', name: 'django', versions: [], ranges: [...] }, '4.2rc1')
  */
 export function isVersionAffected(affected: AffectedPackage, version: string): boolean {
+  const ecosystem = fromOsvEcosystem(affected.ecosystem)
   if (affected.versions.includes(version)) return true
-  const npm = affected.ecosystem === 'npm'
+  if (ecosystem && affected.versions.some((listed) => sameVersion(ecosystem, listed, version))) return true
   for (const range of affected.ranges) {
-    const compare = range.type === 'SEMVER' || npm ? compareSemver : compareGeneric
-    if (compare(version, version) === null) continue
-    if (inRange(range, version, compare)) return true
+    const ordering = orderingOf(range.type, ecosystem)
+    if (!ordering || !ordering.valid(version)) continue
+    if (inRange(range, version, ordering)) return true
   }
   return false
 }

@@ -1,15 +1,73 @@
 import type { Ecosystem } from '../schema'
 import { normalizePackageName } from '../rules/names'
 import { isVersionAffected } from './affected'
+import { fromOsvEcosystem, OSV_ECOSYSTEMS } from './ecosystems'
 import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
 
-/** Our ecosystem names and OSV's (https://ossf.github.io/osv-schema/#affectedpackage-field). */
-export const OSV_ECOSYSTEMS: Record<Ecosystem, string> = { npm: 'npm', pypi: 'PyPI', maven: 'Maven', nuget: 'NuGet' }
-
-const FROM_OSV = new Map(Object.entries(OSV_ECOSYSTEMS).map(([ours, osv]) => [osv, ours as Ecosystem]))
+export { OSV_ECOSYSTEMS } from './ecosystems'
 
 function key(ecosystem: Ecosystem, name: string): string {
   return `${ecosystem}\u0000${normalizePackageName(ecosystem, name)}`
+}
+
+/**
+ * Builds an index one advisory at a time, so a large feed can be indexed in slices between
+ * other work and only handed out (`finish`) when complete: readers keep the previous index
+ * until then. A later advisory with an id already held is ignored.
+ */
+export class AdvisoryIndexBuilder {
+  private readonly byId = new Map<string, Advisory>()
+  private readonly byPackage = new Map<string, Advisory[]>()
+  private readonly perEcosystem = new Map<Ecosystem, number>()
+
+  /** Adds one advisory; false when its id is already held. */
+  add(advisory: Advisory): boolean {
+    if (this.byId.has(advisory.id)) return false
+    this.byId.set(advisory.id, advisory)
+    const keys = new Set<string>()
+    const ecosystems = new Set<Ecosystem>()
+    for (const affected of advisory.affected) {
+      const ecosystem = fromOsvEcosystem(affected.ecosystem)
+      if (!ecosystem) continue
+      keys.add(key(ecosystem, affected.name))
+      ecosystems.add(ecosystem)
+    }
+    for (const ecosystem of ecosystems) this.perEcosystem.set(ecosystem, (this.perEcosystem.get(ecosystem) ?? 0) + 1)
+    for (const k of keys) {
+      const list = this.byPackage.get(k)
+      if (list) list.push(advisory)
+      else this.byPackage.set(k, [advisory])
+    }
+    return true
+  }
+
+  get size(): number {
+    return this.byId.size
+  }
+
+  finish(): AdvisoryIndex {
+    const { byId, byPackage, perEcosystem } = this
+    return {
+      size: byId.size,
+      all: () => byId.values(),
+      count: (ecosystem) => perEcosystem.get(ecosystem) ?? 0,
+      lookup(ecosystem, name, version): AdvisoryMatches {
+        const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
+        const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
+        const normalized = normalizePackageName(ecosystem, name)
+        for (const advisory of byPackage.get(key(ecosystem, name)) ?? []) {
+          const hit = advisory.affected.some(
+            (affected) =>
+              affected.ecosystem === osvEcosystem &&
+              normalizePackageName(ecosystem, affected.name) === normalized &&
+              isVersionAffected(affected, version),
+          )
+          if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
+        }
+        return matches
+      },
+    }
+  }
 }
 
 /**
@@ -19,42 +77,9 @@ function key(ecosystem: Ecosystem, name: string): string {
  * @example createAdvisoryIndex(advisories).lookup('npm', 'lodash', '4.17.20').vulnerabilities
  */
 export function createAdvisoryIndex(advisories: Iterable<Advisory>): AdvisoryIndex {
-  const byId = new Map<string, Advisory>()
-  const byPackage = new Map<string, Advisory[]>()
-  for (const advisory of advisories) {
-    if (byId.has(advisory.id)) continue
-    byId.set(advisory.id, advisory)
-    const keys = new Set<string>()
-    for (const affected of advisory.affected) {
-      const ecosystem = FROM_OSV.get(affected.ecosystem)
-      if (ecosystem) keys.add(key(ecosystem, affected.name))
-    }
-    for (const k of keys) {
-      const list = byPackage.get(k)
-      if (list) list.push(advisory)
-      else byPackage.set(k, [advisory])
-    }
-  }
-
-  return {
-    size: byId.size,
-    all: () => byId.values(),
-    lookup(ecosystem, name, version): AdvisoryMatches {
-      const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
-      const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
-      const normalized = normalizePackageName(ecosystem, name)
-      for (const advisory of byPackage.get(key(ecosystem, name)) ?? []) {
-        const hit = advisory.affected.some(
-          (affected) =>
-            affected.ecosystem === osvEcosystem &&
-            normalizePackageName(ecosystem, affected.name) === normalized &&
-            isVersionAffected(affected, version),
-        )
-        if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
-      }
-      return matches
-    },
-  }
+  const builder = new AdvisoryIndexBuilder()
+  for (const advisory of advisories) builder.add(advisory)
+  return builder.finish()
 }
 
 /** An index holding nothing: the default before any advisory source is loaded. */

@@ -3,9 +3,26 @@ import { SEVERITIES, type Severity } from '../schema'
 import { cvss3BaseScore, severityFromScore } from './cvss'
 import type { AffectedPackage, AffectedRange, Advisory, RangeEvent } from './types'
 
-// Lenient on purpose: OSV producers add fields freely; only what the firewall reads is checked.
+const EVENT_KEYS = ['introduced', 'fixed', 'last_affected', 'limit'] as const
+
+// One event names exactly one of the four kinds (osv-schema "events"); anything else is a bad record.
+const OsvEvent = z.record(z.string(), z.unknown()).refine(
+  (event) => EVENT_KEYS.filter((key) => typeof event[key] === 'string' && event[key] !== '').length === 1,
+  'an event must name exactly one of introduced, fixed, last_affected, limit',
+)
+
+const OsvRange = z
+  .object({ type: z.string().min(1), events: z.array(OsvEvent).min(1) })
+  // A SEMVER or ECOSYSTEM range without `introduced` affects nothing: the record is malformed.
+  .refine(
+    (range) =>
+      !['SEMVER', 'ECOSYSTEM'].includes(range.type) || range.events.some((e) => typeof e.introduced === 'string'),
+    'a SEMVER or ECOSYSTEM range needs an introduced event',
+  )
+
+// Lenient on fields the firewall does not read (producers add them freely), strict on the rest.
 const OsvRecordSchema = z.object({
-  id: z.string().min(1),
+  id: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/, 'id must be a plain OSV id'),
   aliases: z.array(z.string()).optional(),
   summary: z.string().optional(),
   details: z.string().optional(),
@@ -13,8 +30,8 @@ const OsvRecordSchema = z.object({
   affected: z
     .array(
       z.object({
-        package: z.object({ ecosystem: z.string(), name: z.string() }).optional(),
-        ranges: z.array(z.object({ type: z.string(), events: z.array(z.record(z.string(), z.unknown())) })).optional(),
+        package: z.object({ ecosystem: z.string().min(1), name: z.string().min(1) }).optional(),
+        ranges: z.array(OsvRange).optional(),
         versions: z.array(z.string()).optional(),
       }),
     )
@@ -29,7 +46,8 @@ export type OsvParseResult =
   | { kind: 'withdrawn'; id: string }
   | { kind: 'invalid'; error: string }
 
-const EVENT_KEYS = ['introduced', 'fixed', 'last_affected', 'limit'] as const
+/** Summaries are shown in block messages and outputs; a runaway one is cut. */
+const SUMMARY_MAX = 300
 
 function toEvents(events: Record<string, unknown>[]): RangeEvent[] {
   const out: RangeEvent[] = []
@@ -61,24 +79,33 @@ function databaseSeverity(value: unknown): Severity | undefined {
   return (SEVERITIES as readonly string[]).includes(lowered) ? (lowered as Severity) : undefined
 }
 
+function issueText(error: z.ZodError): string {
+  const issue = error.issues[0]
+  if (!issue) return 'bad shape'
+  return issue.path.length > 0 ? `${issue.path.join('.')}: ${issue.message}` : issue.message
+}
+
 /**
  * Parses one OSV record (https://ossf.github.io/osv-schema/). Records whose id starts with
  * `MAL-` are malicious-package reports; withdrawn records are reported as such, not indexed.
+ * A record with a malformed id, package, range, event or severity is `invalid`.
  * @example parseOsvRecord({ id: 'MAL-2024-1', affected: [...] }).kind // 'advisory'
  */
 export function parseOsvRecord(raw: unknown): OsvParseResult {
   const parsed = OsvRecordSchema.safeParse(raw)
   if (!parsed.success) {
-    const id = typeof (raw as { id?: unknown })?.id === 'string' ? ` ${(raw as { id: string }).id}` : ''
-    return { kind: 'invalid', error: `invalid OSV record${id}: ${parsed.error.issues[0]?.message ?? 'bad shape'}` }
+    const rawId = (raw as { id?: unknown } | null)?.id
+    const id = typeof rawId === 'string' ? ` ${rawId.slice(0, 128)}` : ''
+    return { kind: 'invalid', error: `invalid OSV record${id}: ${issueText(parsed.error)}` }
   }
   const record = parsed.data
   if (record.withdrawn) return { kind: 'withdrawn', id: record.id }
 
   const vector = record.severity?.find((s) => s.type === 'CVSS_V3')?.score
   const score = vector ? cvss3BaseScore(vector) : null
-  const severity = databaseSeverity(record.database_specific?.severity) ?? (score !== null ? severityFromScore(score) : undefined)
-  const summary = record.summary ?? record.details?.split('\n')[0]
+  const severity =
+    databaseSeverity(record.database_specific?.severity) ?? (score !== null ? severityFromScore(score) : undefined)
+  const summary = (record.summary || record.details?.split('\n')[0])?.slice(0, SUMMARY_MAX)
 
   const advisory: Advisory = {
     id: record.id,

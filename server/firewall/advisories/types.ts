@@ -45,4 +45,6 @@ export interface AdvisoryIndex {
   lookup(ecosystem: Ecosystem, name: string, version: string): AdvisoryMatches
   /** Every advisory held, for merging indexes. */
   all(): Iterable<Advisory>
+  /** How many advisories name a package of `ecosystem` (for status figures). */
+  count?(ecosystem: Ecosystem): number
 }

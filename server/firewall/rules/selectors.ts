@@ -82,6 +82,14 @@ function meetsThreshold(advisory: Advisory, fn: Fn<'vulnerability'>): boolean {
   return true
 }
 
+/** Where a reader finds the full advisory. */
+export const advisoryLink = (id: string) => `https://osv.dev/vulnerability/${encodeURIComponent(id)}`
+
+function describeAdvisory(advisory: Advisory, severity: string): string {
+  const summary = advisory.summary ? ` ${advisory.summary.slice(0, 200)}` : ''
+  return `${advisory.id} (${severity})${summary}, ${advisoryLink(advisory.id)}`
+}
+
 function vulnerability(fn: Fn<'vulnerability'>, facts: PackageVersionFacts, ctx: EvaluationContext): SelectorResult {
   const { vulnerabilities } = ctx.advisories.lookup(facts.ecosystem, facts.packageName, facts.version)
   const hits = vulnerabilities.filter((advisory) => meetsThreshold(advisory, fn))
@@ -91,8 +99,12 @@ function vulnerability(fn: Fn<'vulnerability'>, facts: PackageVersionFacts, ctx:
     severity: a.severity ?? 'unknown',
     ...(a.cvss !== undefined ? { cvss: a.cvss } : {}),
     ...(a.summary ? { summary: a.summary } : {}),
+    url: advisoryLink(a.id),
   }))
-  return { matched: true, output: { advisories }, message: `known vulnerabilities: ${hits.map((a) => a.id).join(', ')}` }
+  // The block message names the first advisory and how many there are (npm prints one line).
+  const first = describeAdvisory(hits[0], advisories[0].severity)
+  const message = hits.length === 1 ? `known vulnerability ${first}` : `${hits.length} known vulnerabilities, first ${first}`
+  return { matched: true, output: { advisories }, message }
 }
 
 function malware(facts: PackageVersionFacts, ctx: EvaluationContext): SelectorResult {
@@ -100,10 +112,17 @@ function malware(facts: PackageVersionFacts, ctx: EvaluationContext): SelectorRe
   if (reports.length === 0) return NO_MATCH
   const finding = reports[0].summary ?? `Malicious code in ${facts.packageName}`
   const signals = reports.map((report) => report.id)
+  const advisories = reports.map((a) => ({
+    id: a.id,
+    severity: a.severity ?? 'critical',
+    ...(a.summary ? { summary: a.summary } : {}),
+    url: advisoryLink(a.id),
+  }))
+  const more = reports.length > 1 ? ` and ${reports.length - 1} more report${reports.length > 2 ? 's' : ''}` : ''
   return {
     matched: true,
-    output: { finding, scanner: 'osv', confidence: 'high', signals },
-    message: `malicious package: ${finding}`,
+    output: { finding, scanner: 'osv', confidence: 'high', signals, advisories },
+    message: `malicious package: ${finding} (${reports[0].id}${more}, ${advisoryLink(reports[0].id)})`,
   }
 }
 
