@@ -11,6 +11,8 @@ export default defineNitroConfig({
   // API operations live in server/operations (an operation table), not Nitro's file-based api/ dir.
   apiDir: 'nitro-api-unused',
   output: { dir: process.env.NITRO_OUTPUT_DIR || '.output' },
+  // What Node 20 runs (BigInt literals in the Maven ordering included), instead of es2019.
+  esbuild: { options: { target: 'node20' } },
   modules: [
     // The node-server entry with fatal listen errors and a "listening" signal that lease-taking
     // work waits for (server/app/node-server.ts); `nitro dev` keeps its own entry.
