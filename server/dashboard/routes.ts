@@ -1,5 +1,6 @@
 import { createRouter, defineEventHandler, sendRedirect, type EventHandler, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
+import { setRequestRoute } from '../app/request-context'
 import { action, errorPage, page } from './handler'
 import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
 import { firewallQueuePage, namespaceQueuePage } from './pages/exception-requests'
@@ -70,9 +71,18 @@ const actions: [string, EventHandler][] = [
   [`${NS}/license-sets/:set/delete`, action(audit('license-set.delete', 'license-set', 'set'), deleteLicenseSetAction)],
 ]
 
+/** Names the route template (`/namespaces/{ns}/firewalls/{fw}`) in the request's log lines and metrics. */
+function named(path: string, handler: EventHandler): EventHandler {
+  const template = path.replace(/:(\w+)/g, '{$1}')
+  return defineEventHandler((event) => {
+    setRequestRoute(template)
+    return handler(event)
+  })
+}
+
 const router = createRouter({ preemptive: true })
-for (const [path, handler] of pages) router.get(path, handler)
-for (const [path, handler] of actions) router.post(path, handler)
+for (const [path, handler] of pages) router.get(path, named(path, handler))
+for (const [path, handler] of actions) router.post(path, named(path, handler))
 
 /** Handles a `/namespaces/...` request; unknown paths get the dashboard's 404 page. */
 export async function handleDashboard(event: H3Event) {

@@ -5,7 +5,7 @@ import { bootstrapToken, startServer, type RunningServer } from '../support/serv
 describe('operator start output', () => {
   let server: RunningServer
   beforeAll(async () => {
-    server = await startServer()
+    server = await startServer({ LOG_LEVEL: 'info' })
   }, 60_000)
   afterAll(async () => {
     await server.stop()
@@ -23,6 +23,24 @@ describe('operator start output', () => {
     expect(output).toContain(`curl -H "Authorization: Bearer $(cat `)
     expect(output).toContain(`http://localhost:${server.port}/v1/default/config`)
     expect(output.split(bootstrapToken(server)).length - 1).toBe(1)
+  })
+
+  it('names the dashboard route template in the access log, not /*', async () => {
+    const res = await fetch(`${server.url}/namespaces/default/firewalls/web/log`, { redirect: 'manual' })
+    expect(res.status).toBe(303)
+    await res.arrayBuffer()
+    let access: { route?: string } | undefined
+    for (const deadline = Date.now() + 10_000; !access; ) {
+      access = server
+        .output()
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as { msg: string; method?: string; status?: number; route?: string })
+        .find((line) => line.msg === 'request' && line.method === 'GET' && line.status === 303)
+      if (!access && Date.now() > deadline) throw new Error('no access line')
+      if (!access) await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(access.route).toBe('/namespaces/{ns}/firewalls/{fw}/log')
   })
 
   it('serves a favicon instead of a 404', async () => {
