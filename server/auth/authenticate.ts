@@ -48,7 +48,9 @@ export async function authenticate(services: Services, presented: string | null,
   if (token.namespace !== ns || !namespace) throw unauthenticated('token not valid for this namespace')
   if ((lastTouched.get(token.id) ?? 0) + TOUCH_INTERVAL_MS <= now) {
     lastTouched.set(token.id, now)
-    void services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)
+    // Awaited (once a minute per token and process): a token list right after a use must show it.
+    // A failed write costs the timestamp, never the request.
+    await services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)
   }
   const base = { namespace: ns, tokenId: token.id, tokenIdentifier: tokenIdentifier(hash), ...(interaction ? { interaction } : {}) }
   if (token.kind === 'service') {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bootstrapToken, startServer, type RunningServer } from '../support/server'
+import { apiClient, bootstrapToken, startServer, type RunningServer } from '../support/server'
 
 /** What an operator sees after `npm start`, and what a browser asks for first. */
 describe('operator start output', () => {
@@ -41,6 +41,17 @@ describe('operator start output', () => {
       if (!access) await new Promise((r) => setTimeout(r, 50))
     }
     expect(access.route).toBe('/namespaces/{ns}/firewalls/{fw}/log')
+  })
+
+  it('shows a token as used in a list made right after its first use', async () => {
+    const owner = apiClient(server.url, bootstrapToken(server))
+    const created = await owner('POST', '/v1/default/tokens/personal', { name: 'ci' })
+    expect(created.status).toBe(201)
+    expect(created.body.lastUsedAt).toBeNull()
+    const fresh = apiClient(server.url, created.body.token)
+    expect((await fresh('GET', '/v1/default/me')).status).toBe(200)
+    const listed = (await owner('GET', '/v1/default/tokens/personal')).body.find((t: { id: string }) => t.id === created.body.id)
+    expect(Date.parse(listed.lastUsedAt)).toBeGreaterThanOrEqual(Date.parse(created.body.createdAt))
   })
 
   it('serves a favicon instead of a 404', async () => {
