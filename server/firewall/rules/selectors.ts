@@ -4,6 +4,7 @@ import type { Advisory } from '../advisories/types'
 import type { Selector, SelectorFunction } from '../schema'
 import { matchesGlob } from './glob'
 import { licenseSatisfied } from './license'
+import { ecosystemProfile } from '../ecosystems'
 import { normalizePackageName } from './names'
 import { inVersionRange } from './versions/range'
 import type { EvaluationContext, PackageVersionFacts, SelectorResult } from './types'
@@ -22,12 +23,13 @@ function packageName(fn: Fn<'packageName'>, facts: PackageVersionFacts): Selecto
 }
 
 // npm: prereleases are outside a range unless the range names them (semver's default). Other
-// ecosystems compare with their own ordering and count pre-releases in (see versions/range.ts).
+// ecosystems compare with their own ordering and count pre-releases in (`rangesIncludePrereleases`).
 // A version the ordering cannot parse never matches: the rule cannot say anything about it.
 function versionRange(fn: Fn<'versionRange'>, facts: PackageVersionFacts): SelectorResult {
   const same =
     normalizePackageName(facts.ecosystem, fn.package) === normalizePackageName(facts.ecosystem, facts.packageName)
-  if (!same || !inVersionRange(facts.ecosystem, facts.version, fn.range, facts.ecosystem !== 'npm')) return NO_MATCH
+  const includePrerelease = ecosystemProfile(facts.ecosystem).rangesIncludePrereleases
+  if (!same || !inVersionRange(facts.ecosystem, facts.version, fn.range, includePrerelease)) return NO_MATCH
   return { matched: true, message: `version ${facts.version} is in ${fn.range}` }
 }
 

@@ -1,4 +1,5 @@
 import type { Ecosystem, Rule, Selector } from '../schema'
+import { ecosystemProfile, ecosystemsWith } from '../ecosystems'
 import { rangeProblem } from './versions/range'
 
 /** A problem with a rule for a firewall's ecosystem: `error` should be rejected, `warning` shown. */
@@ -8,14 +9,6 @@ export interface RuleProblem {
   path: string
   message: string
 }
-
-// Which package metadata each ecosystem's registry exposes to the proxy. npm packuments carry
-// everything; PyPI (upload form, JSON API where the upstream has one) and NuGet (nuspec,
-// registration) carry licenses; Maven metadata carries none (licenses live in POMs the proxy
-// does not parse). minimumAge uses PEP 700 upload times, NuGet `published` and Maven
-// Last-Modified; `versionRange` ranges must parse under the ecosystem's ordering.
-const NPM_ONLY = new Set(['deprecated', 'installScripts'])
-const LICENSE_ECOSYSTEMS = new Set<Ecosystem>(['npm', 'pypi', 'nuget'])
 
 function walk(selector: Selector, path: string, visit: (selector: Selector, path: string) => void): void {
   visit(selector, path)
@@ -35,19 +28,22 @@ function walk(selector: Selector, path: string, visit: (selector: Selector, path
  */
 export function validateRuleForEcosystem(rule: Rule, ecosystem: Ecosystem): RuleProblem[] {
   const problems: RuleProblem[] = []
+  // Which facts the ecosystem's metadata gives the proxy: see the profiles in ../ecosystems.ts.
+  const { facts } = ecosystemProfile(ecosystem)
   walk(rule.selector, 'selector', (selector, path) => {
     const fn = selector.function
-    if (NPM_ONLY.has(fn.name) && ecosystem !== 'npm') {
-      problems.push({ level: 'error', path, message: `${fn.name} applies to npm packages only` })
+    if ((fn.name === 'deprecated' || fn.name === 'installScripts') && !facts[fn.name]) {
+      const message = `${fn.name} applies to ${ecosystemsWith(fn.name).join(', ')} packages only`
+      problems.push({ level: 'error', path, message })
     }
-    if (fn.name === 'license' && !LICENSE_ECOSYSTEMS.has(ecosystem)) {
+    if (fn.name === 'license' && facts.license === null) {
       problems.push({ level: 'error', path, message: `license metadata is not available for ${ecosystem}` })
     }
-    if (fn.name === 'minimumAge' && ecosystem === 'maven') {
+    if (fn.name === 'minimumAge' && facts.publishTime === 'often-missing') {
       problems.push({
         level: 'warning',
         path,
-        message: 'maven metadata often lacks publish times; versions without one count as too new',
+        message: `${ecosystem} metadata often lacks publish times; versions without one count as too new`,
       })
     }
     if (fn.name === 'versionRange') {
