@@ -8,7 +8,7 @@
  * Honesty note: on Redis a log entry's time is its stream id, which XADD '*' takes from the
  * wall clock. To let simulated time pass, entries are appended here with explicit ids taken
  * from the simulated clock (same key, same field layout as RedisBackend.logAppend). The trim
- * itself is the production path: RetentionWorker -> backend.logTrimBefore -> XTRIM MINID.
+ * itself is the production path: RetentionWorker -> RetainedLogRepository -> backend.logTrimBefore -> XTRIM MINID.
  */
 import { parseArgs } from 'node:util'
 import { createServices } from '../server/app/services'
@@ -59,7 +59,7 @@ async function main() {
   await services.namespaces.create({ id: NS, owner: 'owner', createdAt: new Date(start).toISOString() })
   const input = FirewallInput.parse({ id: FW })
   await services.firewalls.mutate(NS, FW, { userId: 'owner' }, new Date(start).toISOString(), () => ({ next: { ...input, id: FW, name: FW, version: 0, updatedAt: '' } as Firewall, summary: 'bench', result: () => undefined }))
-  const worker = new RetentionWorker({ backend, clock, retentionMs: RETENTION_MS, intervalMs: 60_000, owner: 'bench' })
+  const worker = new RetentionWorker({ logs: services.retainedLogs, clock, retentionMs: RETENTION_MS, intervalMs: 60_000, owner: 'bench' })
   const key = `${backend.prefix}:log:${keys.firewallLog(NS, FW)}`
   const baseline = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1])
 

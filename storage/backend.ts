@@ -1,5 +1,5 @@
-import type { Storage } from 'unstorage'
 import type { NamespaceEvent } from '../server/events/schemas'
+import { keys } from './repositories/keys'
 
 /** One entry of an append-only log (event log, audit log, firewall log). */
 export interface LogEntry<T = unknown> {
@@ -41,10 +41,12 @@ export interface TxOutcome<R> {
  */
 export interface Backend {
   readonly kind: 'redis' | 'local'
-  /** The unstorage instance (plain JSON values). */
-  readonly storage: Storage
   get<T>(key: string): Promise<T | null>
   getMany<T>(keys: string[]): Promise<(T | null)[]>
+  has(key: string): Promise<boolean>
+  /** Raw bytes (cached tarballs, compressed snapshots): stored as they are, not as JSON. */
+  getBytes(key: string): Promise<Buffer | null>
+  setBytes(key: string, bytes: Uint8Array): Promise<void>
   set(key: string, value: unknown): Promise<void>
   delete(key: string): Promise<void>
   keys(prefix: string): Promise<string[]>
@@ -95,7 +97,7 @@ export interface Backend {
 }
 
 /** The log every namespace event is appended to (the outbox webhooks read). */
-export const EVENT_LOG = 'events'
+export const EVENT_LOG = keys.eventLog
 
 /** Thrown when a transaction keeps conflicting (should not happen in practice). */
 export class TransactionConflictError extends Error {

@@ -56,6 +56,20 @@ export class LocalBackend implements Backend {
     return this.storage.getKeys(prefix)
   }
 
+  has(key: string): Promise<boolean> {
+    return this.storage.hasItem(key)
+  }
+
+  async getBytes(key: string): Promise<Buffer | null> {
+    const raw = await this.storage.getItemRaw(key)
+    if (raw == null) return null
+    return Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
+  }
+
+  setBytes(key: string, bytes: Uint8Array): Promise<void> {
+    return this.storage.setItemRaw(key, bytes)
+  }
+
   transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
     return this.mutex.runExclusive(keys, async () => {
       const current = await this.getMany(keys)

@@ -1,5 +1,6 @@
 import type { Backend } from './backend'
 import { RedisBackend } from './redis-backend'
+import { keys } from './repositories/keys'
 
 /** The count of one subject in its current fixed window. */
 export interface WindowHit {
@@ -29,7 +30,7 @@ class RedisRateCounter implements RateCounter {
   async hit(subject: string, windowMs: number, now: number): Promise<WindowHit> {
     const window = Math.floor(now / windowMs)
     const resetAt = (window + 1) * windowMs
-    const key = `${this.backend.prefix}:ratelimit:${subject}:${windowMs}:${window}`
+    const key = `${this.backend.prefix}:${keys.rateWindow(subject, windowMs, window)}`
     // A second of slack so clock skew between processes and Redis never drops a live window.
     const count = Number(await this.backend.redis.eval(FIXED_WINDOW_HIT, 1, key, String(resetAt - now + 1000)))
     return { count, resetAt }
@@ -102,7 +103,7 @@ class RedisRefusalTally implements RefusalTally {
   constructor(private readonly backend: RedisBackend) {}
 
   private run(subject: string, windowMs: number, count: boolean): Promise<number> {
-    const base = `${this.backend.prefix}:refusals:${subject}`
+    const base = `${this.backend.prefix}:${keys.refusalTally(subject)}`
     return this.backend.redis.eval(REFUSAL_NOTE, 2, `${base}:pending`, `${base}:gate`, String(windowMs), count ? '1' : '0').then(Number)
   }
 

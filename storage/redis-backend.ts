@@ -3,6 +3,7 @@ import redisDriver from 'unstorage/drivers/redis'
 import type Redis from 'ioredis'
 import { EVENT_LOG, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
 import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
+import { keys as storageKeys } from './repositories/keys'
 
 const MAX_TX_ATTEMPTS = 200
 
@@ -50,6 +51,20 @@ export class RedisBackend implements Backend {
     return this.storage.getKeys(prefix)
   }
 
+  has(key: string): Promise<boolean> {
+    return this.storage.hasItem(key)
+  }
+
+  async getBytes(key: string): Promise<Buffer | null> {
+    const raw = await this.storage.getItemRaw(key)
+    if (raw == null) return null
+    return Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
+  }
+
+  setBytes(key: string, bytes: Uint8Array): Promise<void> {
+    return this.storage.setItemRaw(key, bytes)
+  }
+
   async transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
     const rawKeys = keys.map((key) => this.raw(key))
     for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
@@ -67,7 +82,7 @@ export class RedisBackend implements Backend {
         set: Object.entries(writes.set ?? {}).map(([key, value]) => [this.raw(key), JSON.stringify(value)]),
         del: (writes.delete ?? []).map((key) => this.raw(key)),
         logs,
-        notify: writes.events?.length ? this.raw('events-notify') : '',
+        notify: writes.events?.length ? this.raw(storageKeys.eventsChannel) : '',
       }
       const reply = (await this.client.eval(COMPARE_AND_SET, 0, JSON.stringify(spec))) as unknown[]
       if (reply[0] === 1) return result
@@ -81,7 +96,7 @@ export class RedisBackend implements Backend {
     if (entries.length === 0) return []
     const pipeline = this.client.multi()
     for (const entry of entries) pipeline.xadd(this.raw(`log:${log}`), '*', 'd', JSON.stringify(entry))
-    if (log === EVENT_LOG) pipeline.publish(this.raw('events-notify'), '1')
+    if (log === EVENT_LOG) pipeline.publish(this.raw(storageKeys.eventsChannel), '1')
     const replies = (await pipeline.exec()) ?? []
     return replies.slice(0, entries.length).map(([, id]) => String(id))
   }
@@ -166,7 +181,7 @@ export class RedisBackend implements Backend {
     if (!this.subscriber) {
       // A dedicated connection: a subscribed ioredis client cannot run other commands.
       this.subscriber = this.client.duplicate()
-      this.subscribed = this.subscriber.subscribe(this.raw('events-notify')).then(() => undefined)
+      this.subscribed = this.subscriber.subscribe(this.raw(storageKeys.eventsChannel)).then(() => undefined)
       this.subscriber.on('message', () => this.listeners.forEach((notify) => notify()))
     }
     return () => this.listeners.delete(listener)

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events'
 import type Redis from 'ioredis'
 import type { Backend } from './backend'
+import { keys } from './repositories/keys'
 import { RedisBackend } from './redis-backend'
 
 /**
@@ -55,7 +56,7 @@ function localSignals(): WebhookSignals {
 
 function redisSignals(backend: RedisBackend): WebhookSignals {
   // The backend's key prefix keeps services sharing one Redis under different prefixes apart.
-  const channel = `${(backend as unknown as { prefix: string }).prefix}:wh-signals`
+  const channel = `${backend.prefix}:${keys.webhookSignalsChannel}`
   const listeners = new Set<(signal: WebhookSignal) => void>()
   let subscriber: Redis | null = null
   return {

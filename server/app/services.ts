@@ -3,6 +3,14 @@ import { NamespaceRepository } from '../../storage/repositories/namespaces'
 import { TokenRepository } from '../../storage/repositories/tokens'
 import { FirewallRepository } from '../../storage/repositories/firewalls'
 import { CollectionDocument } from '../../storage/repositories/collection'
+import { EventLogRepository } from '../../storage/repositories/event-log'
+import { LeaseRepository } from '../../storage/repositories/leases'
+import { RetainedLogRepository } from '../../storage/repositories/retained-logs'
+import { RegistryCacheStore } from '../../storage/repositories/registry-cache'
+import { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
+import { ExceptionRequestRepository } from '../../storage/repositories/exception-requests'
+import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
+import { rateCounterFor, refusalTallyFor, type RateCounter, type RefusalTally } from '../../storage/rate-limit'
 import { keys } from '../../storage/repositories/keys'
 import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-box'
 import { systemClock, type Clock } from '../common/clock'
@@ -12,7 +20,14 @@ import { configureUpstreamTransport } from '../registry/upstream-transport'
 
 /** Everything the domain needs, built once at start-up (the composition root). */
 export interface Services {
+  /**
+   * @deprecated The raw backend, kept only for the composition root and the webhook engine until
+   * they have repositories of their own (#12). Domain code reads and writes through the
+   * repositories below, which own every key (storage/repositories/keys.ts).
+   */
   backend: Backend
+  /** What start-up, readiness and shutdown need of the storage: no data access. */
+  storage: Pick<Backend, 'kind' | 'ping' | 'close'>
   clock: Clock
   config: AppConfig
   /** Seals stored secrets with SECRETS_KEY (passes them through when it is unset). */
@@ -22,6 +37,17 @@ export interface Services {
   firewalls: FirewallRepository
   teams(ns: string): CollectionDocument<Team>
   licenseSets(ns: string): CollectionDocument<LicenseSet>
+  /** The namespace event log (outbox) and the audit and firewall logs appended with it. */
+  events: EventLogRepository
+  leases: LeaseRepository
+  retainedLogs: RetainedLogRepository
+  registryCache: RegistryCacheStore
+  dashboardSessions: DashboardSessionRepository
+  exceptionRequests: ExceptionRequestRepository
+  firewallLog: FirewallLogRepository
+  /** Per-subject request counters and refusal tallies (shared on Redis, in memory otherwise). */
+  rateCounter: RateCounter
+  refusalTally: RefusalTally
 }
 
 export function createServices(backend: Backend, options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {}): Services {
@@ -31,6 +57,7 @@ export function createServices(backend: Backend, options: { clock?: Clock; confi
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
     backend,
+    storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
     clock: options.clock ?? systemClock,
     config,
     secrets,
@@ -39,5 +66,14 @@ export function createServices(backend: Backend, options: { clock?: Clock; confi
     firewalls: new FirewallRepository(backend, secrets),
     teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns)),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
+    events: new EventLogRepository(backend),
+    leases: new LeaseRepository(backend),
+    retainedLogs: new RetainedLogRepository(backend),
+    registryCache: new RegistryCacheStore(backend),
+    dashboardSessions: new DashboardSessionRepository(backend),
+    exceptionRequests: new ExceptionRequestRepository(backend),
+    firewallLog: new FirewallLogRepository(backend),
+    rateCounter: rateCounterFor(backend),
+    refusalTally: refusalTallyFor(backend),
   }
 }

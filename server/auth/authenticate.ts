@@ -2,8 +2,6 @@ import { DomainError } from '../common/errors'
 import type { Services } from '../app/services'
 import type { NamespaceRecord, Team } from '../namespace/schema'
 import { collectionItems } from '../../storage/repositories/collection'
-import { keys } from '../../storage/repositories/keys'
-import type { TokenRecord } from '../../storage/repositories/tokens'
 import type { Principal } from './principal'
 import { hashToken, isPlausibleToken, splitInteraction, tokenIdentifier } from './tokens'
 
@@ -39,8 +37,7 @@ export async function authenticate(services: Services, presented: string | null,
   const { material, interaction } = splitInteraction(presented)
   if (!isPlausibleToken(material)) throw unauthenticated('malformed token')
   const hash = hashToken(material)
-  const [record, namespace, teamsDoc] = await services.backend.getMany<unknown>([keys.token(hash), keys.namespace(ns), keys.teams(ns)])
-  const token = record as TokenRecord | null
+  const { token, namespace, teams: teamsDoc } = await services.tokens.findForNamespace(hash, ns)
   if (!token) throw unauthenticated('unknown token')
   if (token.revokedAt) throw unauthenticated('token revoked')
   const now = services.clock.now()

@@ -1,8 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { getRequestProtocol, useSession, type H3Event } from 'h3'
 import type { Services } from '../app/services'
-import { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
-import { SESSION_SECRET_CONTEXT, SESSION_SECRET_KEY as SECRET_KEY } from '../../storage/secrets/secret-fields'
+import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
 
 /**
  * The dashboard session: an h3 sealed cookie (iron, AES-256 + HMAC) holding the access token,
@@ -33,14 +32,9 @@ export const SESSION_COOKIE = 'pf_dashboard'
 const MAX_AGE_SECONDS = 12 * 60 * 60
 
 const passwords = new WeakMap<Services, Promise<string>>()
-const records = new WeakMap<Services, DashboardSessionRepository>()
 
 /** The session records on the services' storage. */
-function sessionRecords(services: Services): DashboardSessionRepository {
-  let repository = records.get(services)
-  if (!repository) records.set(services, (repository = new DashboardSessionRepository(services.backend)))
-  return repository
-}
+const sessionRecords = (services: Services) => services.dashboardSessions
 
 /**
  * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
@@ -60,13 +54,14 @@ async function resolvePassword(services: Services): Promise<string> {
   const configured = process.env.DASHBOARD_SESSION_SECRET
   if (configured) return createHash('sha256').update(configured).digest('hex')
   // Create-if-absent in one transaction: two processes starting together agree on one secret.
-  return services.backend.transact([SECRET_KEY], (values) => {
-    // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
-    const existing = values.get(SECRET_KEY) as string | null
-    if (existing) return { writes: {}, result: services.secrets.open(existing, SESSION_SECRET_CONTEXT) }
-    const secret = randomBytes(32).toString('hex')
-    return { writes: { set: { [SECRET_KEY]: services.secrets.seal(secret, SESSION_SECRET_CONTEXT) } }, result: secret }
-  })
+  // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
+  return services.dashboardSessions.sessionSecret(
+    (stored) => services.secrets.open(stored, SESSION_SECRET_CONTEXT),
+    () => {
+      const secret = randomBytes(32).toString('hex')
+      return { secret, stored: services.secrets.seal(secret, SESSION_SECRET_CONTEXT) }
+    },
+  )
 }
 
 function openSession(event: H3Event, password: string) {

@@ -1,12 +1,12 @@
 import { DECIDE_PERMISSION, type CallerFacts } from '../../machines/exception-request.machine'
-import { ExceptionRequestRepository, type StoredExceptionRequest } from '../../storage/repositories/exception-requests'
+import type { StoredExceptionRequest } from '../../storage/repositories/exception-requests'
 import { canSeeFirewall, firewallPermissions } from '../auth/permissions'
 import { notFound } from '../common/errors'
 import { nowIso, type CallContext } from '../app/context'
 import type { Firewall } from '../firewall/schema'
 
-/** The repository over the call's backend (stateless, so built per call). */
-export const requestsOf = (ctx: CallContext) => new ExceptionRequestRepository(ctx.services.backend)
+/** The exception-request repository of the call's services. */
+export const requestsOf = (ctx: CallContext) => ctx.services.exceptionRequests
 
 /** The facts the machine's guards decide on, for this caller on this firewall. */
 export function callerFacts(ctx: CallContext, firewall: Pick<Firewall, 'permissions'>, at: string = nowIso(ctx)): CallerFacts {

@@ -64,8 +64,7 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
   if (typeof edit.permission === 'string') requireFirewallPermission(ctx.principal, preview, edit.permission)
   else if (!canSeeFirewall(ctx.principal, preview)) throw notFound('firewall', id)
   const watch = edit.watch ?? []
-  const previewValues = await ctx.services.backend.getMany<unknown>(watch)
-  const previewWatched = new Map(watch.map((key, i) => [key, previewValues[i]] as const))
+  const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
   await validateReferences(ctx.services, ctx.ns, id, previewNext, preview, readableBy(ctx))
   return ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current, watched) => {

@@ -2,7 +2,7 @@ import type { CallContext } from '../app/context'
 import { requireFirewallPermission } from '../auth/permissions'
 import { notFound } from '../common/errors'
 import type { FirewallLogFilter } from './log-query'
-import { FirewallLogRepository, type FirewallLogPage } from '../../storage/repositories/firewall-log'
+import { firewallLogPage, type FirewallLogPage } from './log-page'
 
 export interface FirewallLogQuery extends FirewallLogFilter {
   limit?: number
@@ -19,5 +19,5 @@ export async function queryFirewallLog(ctx: CallContext, fwId: string, query: Fi
   if (!firewall) throw notFound('firewall', fwId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')
   const { limit = 100, cursor, ...filter } = query
-  return new FirewallLogRepository(ctx.services.backend).page(ctx.ns, fwId, filter, Math.max(1, Math.min(limit, 1000)), cursor)
+  return firewallLogPage(ctx.services.firewallLog, ctx.ns, fwId, filter, Math.max(1, Math.min(limit, 1000)), cursor)
 }

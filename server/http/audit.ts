@@ -2,7 +2,6 @@ import type { Services } from '../app/services'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { compact, makeEvent } from '../events/factory'
 import type { AuditData } from '../events/schemas'
-import { keys } from '../../storage/repositories/keys'
 
 export interface AuditRecord {
   ns: string
@@ -40,8 +39,5 @@ export async function recordAudit(services: Services, record: AuditRecord): Prom
     eventData: record.eventData,
   })
   const event = makeEvent(services.clock, record.ns, `audit.${record.action}`, data)
-  await services.backend.transact([], () => ({
-    writes: { logs: { [keys.auditLog(record.ns)]: [{ id: event.id, time: event.time, ...data }] }, events: [event] },
-    result: undefined,
-  }))
+  await services.events.appendAudit(record.ns, { id: event.id, time: event.time, ...data }, event)
 }

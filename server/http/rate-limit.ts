@@ -3,7 +3,6 @@ import type { Services } from '../app/services'
 import type { Principal } from '../auth/principal'
 import { logger } from '../app/logger'
 import { parseDuration } from '../common/duration'
-import { rateCounterFor } from '../../storage/rate-limit'
 import { observeRateLimited } from '../observability/metrics'
 import { HttpProblem } from './problem'
 
@@ -79,7 +78,7 @@ async function countHit(services: Services, scope: RateLimitScope, subject: stri
   if (!policy) return null
   let hit
   try {
-    hit = await rateCounterFor(services.backend).hit(`${scope}:${subject}`, policy.windowMs, services.clock.now())
+    hit = await services.rateCounter.hit(`${scope}:${subject}`, policy.windowMs, services.clock.now())
   } catch (error) {
     logger.warn('rate limit check failed, request let through', { scope, error: String(error) })
     return null

@@ -1,7 +1,6 @@
 import type { Services } from '../app/services'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { logger } from '../app/logger'
-import { refusalTallyFor } from '../../storage/rate-limit'
 import { recordAudit } from './audit'
 import type { RateLimitScope } from './rate-limit'
 
@@ -45,7 +44,7 @@ export async function auditRefusal(services: Services, refusal: Refusal): Promis
   // Calls that never reached a namespace (unknown or another one) have no audit log to go to.
   if (!refusal.principal && !(await services.namespaces.get(refusal.ns))) return
   const subject = `${refusal.ns}:${subjectOf(refusal)}`
-  const tally = refusalTallyFor(services.backend)
+  const tally = services.refusalTally
   const count = await tally.note(subject, REFUSAL_AUDIT_WINDOW_MS)
   if (count > 0) await report(services, refusal, count)
   scheduleFlush(services, refusal, subject)
@@ -57,7 +56,7 @@ function scheduleFlush(services: Services, refusal: Refusal, subject: string): v
   pendingFlushes.add(subject)
   const timer = setTimeout(() => {
     pendingFlushes.delete(subject)
-    refusalTallyFor(services.backend)
+    services.refusalTally
       .flush(subject, REFUSAL_AUDIT_WINDOW_MS)
       .then(async (count) => {
         if (count === 0) return

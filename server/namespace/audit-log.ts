@@ -1,6 +1,5 @@
 import { requireNamespacePermission } from '../auth/permissions'
 import type { CallContext } from '../app/context'
-import { keys } from '../../storage/repositories/keys'
 import type { AuditData } from '../events/schemas'
 
 export type AuditEntry = AuditData & { id: string; time: string }
@@ -27,7 +26,7 @@ export async function queryAuditLog(ctx: CallContext, query: AuditQuery): Promis
   let before = query.cursor ?? null
   let scanned = 0
   while (entries.length < query.limit && scanned < SCAN_BUDGET) {
-    const page = await ctx.services.backend.logRange<AuditEntry>(keys.auditLog(ctx.ns), { before, newestFirst: true, limit: 500 })
+    const page = await ctx.services.events.auditPage<AuditEntry>(ctx.ns, before, 500)
     if (page.length === 0) return { entries, nextCursor: null }
     for (const { cursor, value } of page) {
       scanned++

@@ -1,14 +1,14 @@
-import { EVENT_LOG, type Backend } from '../../storage'
-import { keys } from '../../storage/repositories/keys'
+import type { RetainedLogKind, RetainedLogRepository } from '../../storage/repositories/retained-logs'
 import type { Clock } from '../common/clock'
 import { parseDuration } from '../common/duration'
 import { logger } from '../app/logger'
 import { observeRetentionRun, setLeaseOwnership } from './metrics'
 
-export type RetainedLogKind = 'event' | 'audit' | 'firewall'
+export type { RetainedLogKind }
 
 export interface RetentionOptions {
-  backend: Backend
+  /** The logs to trim and the retention lease. */
+  logs: RetainedLogRepository
   clock: Clock
   /** Entries older than this are removed (`LOG_RETENTION`, default 30d). */
   retentionMs: number
@@ -27,26 +27,14 @@ export interface RetentionReport {
   removed: Record<RetainedLogKind, number>
 }
 
-const LEASE = 'log-retention'
-
 /** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL`; throws on an invalid duration. */
 export function retentionSettings(env: NodeJS.ProcessEnv = process.env): { retentionMs: number; intervalMs: number } {
   return { retentionMs: parseDuration(env.LOG_RETENTION || '30d'), intervalMs: parseDuration(env.LOG_RETENTION_INTERVAL || '1m') }
 }
 
-/**
- * Every log retention applies to: the event log, each namespace's audit log and the log of
- * every firewall ever created (a deleted firewall's log still ages out).
- */
-export async function retainedLogs(backend: Backend): Promise<{ kind: RetainedLogKind; log: string }[]> {
-  const logs: { kind: RetainedLogKind; log: string }[] = [{ kind: 'event', log: EVENT_LOG }]
-  const namespaces = (await backend.keys('ns')).flatMap((key) => /^ns:([^:]+):meta$/.exec(key)?.[1] ?? [])
-  for (const ns of namespaces) {
-    logs.push({ kind: 'audit', log: keys.auditLog(ns) })
-    const index = await backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
-    for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })
-  }
-  return logs
+/** Every log retention applies to (see RetainedLogRepository.list). */
+export function retainedLogs(logs: RetainedLogRepository): Promise<{ kind: RetainedLogKind; log: string }[]> {
+  return logs.list()
 }
 
 /**
@@ -67,15 +55,15 @@ export class RetentionWorker {
   }
 
   private async pass(): Promise<RetentionReport | null> {
-    const { backend, clock, retentionMs, intervalMs, owner } = this.options
+    const { logs: store, clock, retentionMs, intervalMs, owner } = this.options
     // The lease outlives a few missed passes, so a crashed holder is replaced within ~3 intervals.
-    const owned = await backend.leaseAcquire(LEASE, owner, Math.max(3 * intervalMs, 10_000))
+    const owned = await store.lease.acquire(owner, Math.max(3 * intervalMs, 10_000))
     setLeaseOwnership(owned ? 1 : 0, 'retention')
     if (!owned) return null
     const cutoff = clock.now() - retentionMs
     const removed: Record<RetainedLogKind, number> = { event: 0, audit: 0, firewall: 0 }
-    const logs = await retainedLogs(backend)
-    for (const { kind, log } of logs) removed[kind] += await backend.logTrimBefore(log, cutoff)
+    const logs = await store.list()
+    for (const { kind, log } of logs) removed[kind] += await store.trimBefore(log, cutoff)
     observeRetentionRun(removed)
     if (removed.event + removed.audit + removed.firewall > 0) logger.info('log retention pass', { cutoff: new Date(cutoff).toISOString(), logs: logs.length, ...removed })
     return { cutoff, logs: logs.length, removed }
@@ -98,7 +86,7 @@ export class RetentionWorker {
     this.cancel?.()
     this.cancel = null
     await this.running?.catch(() => null)
-    await this.options.backend.leaseRelease(LEASE, this.options.owner).catch(() => undefined)
+    await this.options.logs.lease.release(this.options.owner).catch(() => undefined)
     setLeaseOwnership(0, 'retention')
   }
 }

@@ -14,18 +14,19 @@ import { verifySecretsKey } from '../../storage/secrets/key-check'
  */
 export default defineNitroPlugin((nitroApp) => {
   const ready = (async () => {
-    const services = createServices(createBackend())
-    if (services.backend.kind === 'local') {
+    const backend = createBackend()
+    const services = createServices(backend)
+    if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
       if (dir.error) logger.warn('data directory could not be made private (0700)', { path: dir.path, error: dir.error })
       else if (dir.tightenedFrom !== null) logger.info('data directory tightened to 0700', { path: dir.path, was: dir.tightenedFrom.toString(8) })
     }
     // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
-    await verifySecretsKey(services.backend, services.secrets)
+    await verifySecretsKey(backend, services.secrets)
     await bootstrap(services)
     // Load ADVISORY_DIR before serving, so no decision is made against empty advisory data.
     await sharedAdvisorySource().ready
-    logger.info('storage ready', { storage: services.backend.kind })
+    logger.info('storage ready', { storage: backend.kind })
     return services
   })()
   ready.catch((error) => {
@@ -38,7 +39,7 @@ export default defineNitroPlugin((nitroApp) => {
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
       sharedAdvisorySource().close()
-      await services.backend.close()
+      await services.storage.close()
     }),
   )
 })

@@ -38,7 +38,7 @@ export default defineNitroPlugin((nitroApp) => {
     // The retention lease too waits until this process owns its port.
     await whenListening()
     const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
-    const retention = new RetentionWorker({ backend: services.backend, clock: services.clock, owner, ...settings })
+    const retention = new RetentionWorker({ logs: services.retainedLogs, clock: services.clock, owner, ...settings })
     void retention.start()
     return retention
   })().catch((error) => {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { Backend } from '../../storage'
+import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import type { Clock } from '../common/clock'
 
 /** What an upstream said about a package name, as cached. */
@@ -64,7 +64,7 @@ export class RegistryCache {
   private readonly tarballs: Lru<Buffer>
 
   constructor(
-    private readonly backend: Backend,
+    private readonly store: RegistryCacheStore,
     private readonly clock: Clock,
     options: RegistryCacheOptions = {},
   ) {
@@ -73,8 +73,9 @@ export class RegistryCache {
     this.tarballs = new Lru(options.memoryTarballBytes ?? 128 * 1024 * 1024)
   }
 
+  /** The memory cache's key; storage keys are built in keys.ts from the same hashes. */
   private packumentKey(scope: string, name: string): string {
-    return `regcache:pkm:${sha(scope)}:${sha(name)}`
+    return `${sha(scope)}:${sha(name)}`
   }
 
   /** A fresh cached answer of upstream `scope` (e.g. `ns/fw/upstreamId`) for `name`, or null. */
@@ -83,7 +84,7 @@ export class RegistryCache {
     const fresh = (entry: CachedPackument | null | undefined) => entry && this.clock.now() - entry.fetchedAt < this.packumentTtlMs
     const memory = this.packuments.get(key)
     if (fresh(memory)) return memory as CachedPackument<P>
-    const stored = await this.backend.get<CachedPackument>(key)
+    const stored = await this.store.getPackument<CachedPackument>(sha(scope), sha(name))
     if (!fresh(stored)) return null
     this.packuments.set(key, stored!)
     return stored as CachedPackument<P>
@@ -93,35 +94,30 @@ export class RegistryCache {
     const key = this.packumentKey(scope, name)
     const entry: CachedPackument = { ...answer, fetchedAt: this.clock.now() }
     this.packuments.set(key, entry)
-    await this.backend.set(key, entry)
+    await this.store.setPackument(sha(scope), sha(name), entry)
   }
 
   /** Drops a name's packuments (after a publish or metadata write through the proxy). */
   async invalidate(scope: string, name: string): Promise<void> {
     const key = this.packumentKey(scope, name)
     this.packuments.delete(key)
-    await this.backend.delete(key)
-  }
-
-  private tarballKey(integrity: string): string {
-    return `regcache:tgz:${sha(integrity)}`
+    await this.store.deletePackument(sha(scope), sha(name))
   }
 
   async getTarball(integrity: string): Promise<Buffer | null> {
-    const key = this.tarballKey(integrity)
+    const key = sha(integrity)
     const memory = this.tarballs.get(key)
     if (memory) return memory
-    const raw = await this.backend.storage.getItemRaw(key)
-    if (raw == null) return null
-    const buffer = Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
+    const buffer = await this.store.getTarball(key)
+    if (buffer == null) return null
     this.tarballs.set(key, buffer, buffer.length)
     return buffer
   }
 
   /** Stores verified tarball bytes under their integrity. */
   async setTarball(integrity: string, bytes: Buffer): Promise<void> {
-    const key = this.tarballKey(integrity)
+    const key = sha(integrity)
     this.tarballs.set(key, bytes, bytes.length)
-    await this.backend.storage.setItemRaw(key, bytes)
+    await this.store.setTarball(key, bytes)
   }
 }

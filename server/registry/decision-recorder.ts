@@ -9,7 +9,6 @@ import type { FirewallLogEntry } from '../firewall/log-query'
 import { decisionEventType, type Decision } from '../firewall/rules/evaluate'
 import type { PackageVersionFacts } from '../firewall/rules/types'
 import type { Firewall } from '../firewall/schema'
-import { keys } from '../../storage/repositories/keys'
 
 /** Everything one download or upload decision is recorded with. */
 export interface DecisionRecord {
@@ -73,10 +72,8 @@ export function decisionWrites(services: Services, record: DecisionRecord): { en
  */
 export async function recordDecision(services: Services, record: DecisionRecord, extraEvents: NamespaceEvent[] = []): Promise<FirewallLogEntry> {
   const { entry, events } = decisionWrites(services, record)
-  return services.backend.transact([], () => ({
-    writes: { logs: { [keys.firewallLog(record.ns, record.firewall.id)]: [entry] }, events: [...events, ...extraEvents] },
-    result: entry,
-  }))
+  await services.events.appendDecision(record.ns, record.firewall.id, entry, [...events, ...extraEvents])
+  return entry
 }
 
 /** The `package.published` event (spec 6.5) for a version forwarded to the publish target. */

@@ -144,7 +144,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
       requireFirewallPermission(principal, firewall, 'fw:access')
       let cache = caches.get(services)
-      if (!cache) caches.set(services, (cache = new RegistryCache(services.backend, services.clock, options)))
+      if (!cache) caches.set(services, (cache = new RegistryCache(services.registryCache, services.clock, options)))
       const request: ProxyRequest = {
         event,
         services,

@@ -35,6 +35,20 @@ export class DashboardSessionRepository {
     return this.backend.delete(keys.dashboardSession(id))
   }
 
+  /**
+   * The stored sealing secret, created by `create` when absent, in one transaction: two processes
+   * starting together agree on one. `open` and `create` work on the stored (sealed) form.
+   */
+  sessionSecret(open: (stored: string) => string, create: () => { stored: string; secret: string }): Promise<string> {
+    const key = keys.dashboardSessionSecret
+    return this.backend.transact([key], (values) => {
+      const existing = values.get(key) as string | null
+      if (existing) return { writes: {}, result: open(existing) }
+      const { stored, secret } = create()
+      return { writes: { set: { [key]: stored } }, result: secret }
+    })
+  }
+
   /** Removes expired records (sessions nobody signed out of); returns how many. */
   async prune(nowMs: number): Promise<number> {
     const found = await this.backend.keys(keys.dashboardSessionPrefix)

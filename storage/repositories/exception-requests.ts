@@ -2,6 +2,7 @@ import type { Backend, TxWrites } from '../backend'
 import type { Exception } from '../../server/firewall/schema'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { ownRecord } from '../../server/common/own'
+import { keys } from './keys'
 
 /** The immutable part of an exception request, fixed at creation (spec 2.5). */
 export interface ExceptionRequestRecord {
@@ -39,12 +40,8 @@ export type RequestIndex = Record<string, IndexEntry>
 
 const indexOf = (doc: unknown): RequestIndex => ownRecord<IndexEntry>((doc as { items?: unknown } | null)?.items)
 
-/** Storage keys of this repository (ids never contain ':'). */
-export const exceptionRequestKeys = {
-  request: (ns: string, fw: string, id: string) => `ns:${ns}:exr:${fw}:${id}`,
-  /** One index document per firewall; every change rewrites it, which also serialises decisions. */
-  index: (ns: string, fw: string) => `ns:${ns}:exr-index:${fw}`,
-}
+/** Storage keys of this repository (defined with every other key in keys.ts). */
+export const exceptionRequestKeys = { request: keys.exceptionRequest, index: keys.exceptionRequestIndex }
 
 /** A changed request and its status after the change (the status is the snapshot's, given by the caller). */
 export interface ChangedRequest {

@@ -115,6 +115,12 @@ export class FirewallRepository {
     return entries.filter((entry): entry is FirewallVersion => entry !== null).map((entry) => this.openVersion(ns, id, entry))
   }
 
+  /** The current values of keys a `mutate` will watch, read outside it (for a preview). */
+  async readWatched(watch: string[]): Promise<Map<string, unknown>> {
+    const values = await this.backend.getMany<unknown>(watch)
+    return new Map(watch.map((key, i) => [key, values[i]] as const))
+  }
+
   /**
    * Atomic change of one firewall: `change` sees the current document (null when absent)
    * and returns the next one; the version is the previous one + 1 (continuing after a

@@ -32,6 +32,15 @@ const storedIndex = (index: Map<string, string>): TokenIndex => ({ items: record
 export class TokenRepository {
   constructor(private readonly backend: Backend) {}
 
+  /**
+   * What authenticating a call in `ns` needs, in one round trip: the token under `hash`, the
+   * namespace record and its teams document (raw: the caller reads it defensively).
+   */
+  async findForNamespace(hash: string, ns: string): Promise<{ token: TokenRecord | null; namespace: unknown; teams: unknown }> {
+    const [token, namespace, teams] = await this.backend.getMany<unknown>([keys.token(hash), keys.namespace(ns), keys.teams(ns)])
+    return { token: token as TokenRecord | null, namespace, teams }
+  }
+
   findByHash(hash: string): Promise<TokenRecord | null> {
     return this.backend.get<TokenRecord>(keys.token(hash))
   }

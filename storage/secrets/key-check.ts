@@ -1,13 +1,14 @@
 import type { Backend } from '../backend'
 import { envelopeKeyId, SecretDecryptError } from './cipher'
 import type { SecretBox } from './secret-box'
+import { keys } from '../repositories/keys'
 
 /**
  * A small record that proves which key the stored secrets were written with: a sealed known
  * text plus the ids of every key that may have sealed a stored value since the last rotation.
  * Written by the first process started with SECRETS_KEY; checked by every start.
  */
-export const KEY_CHECK_KEY = 'secrets:key-check'
+export const KEY_CHECK_KEY = keys.secretsKeyCheck
 
 const CHECK_TEXT = 'package-firewall secrets key check'
 const CHECK_CONTEXT = JSON.stringify(['secrets', 'key-check'])

@@ -1,5 +1,6 @@
 import type { Firewall, Upstream } from '../../server/firewall/schema'
 import type { WebhookRecord } from '../../server/webhooks/model'
+import { keys } from '../repositories/keys'
 
 /**
  * Where the secrets of each stored record are, and the context each one is bound to. The
@@ -47,5 +48,5 @@ export function mapWebhookSecrets(record: WebhookRecord, ns: string, id: string,
 }
 
 /** Storage key of the generated dashboard session secret (one per storage), and its context. */
-export const SESSION_SECRET_KEY = 'dashboard:session-secret'
+export const SESSION_SECRET_KEY = keys.dashboardSessionSecret
 export const SESSION_SECRET_CONTEXT = context('dashboard', 'session-secret')

@@ -4,6 +4,7 @@ import { configFromEnv } from '../../server/app/config'
 import { FirewallInput, type Firewall } from '../../server/firewall/schema'
 import { RetentionWorker, retainedLogs, retentionSettings } from '../../server/observability/retention'
 import { keys } from '../../storage/repositories/keys'
+import { RetainedLogRepository } from '../../storage/repositories/retained-logs'
 import { EVENT_LOG, createBackend, type Backend } from '../../storage'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import { redisUrl, uniquePrefix } from '../support/redis'
@@ -61,7 +62,7 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     const backend = await makeBackend(kind)
     open.push(backend)
     await seed(backend)
-    expect((await retainedLogs(backend)).map((l) => l.log).sort()).toEqual([...LOGS].sort())
+    expect((await retainedLogs(new RetainedLogRepository(backend))).map((l) => l.log).sort()).toEqual([...LOGS].sort())
   })
 
   it('removes exactly the entries older than the retention on the injected clock', async () => {
@@ -72,7 +73,7 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     const boundary = clockPast(Date.now())
     await append(backend, 3)
     const clock = settable(boundary - 1)
-    const worker = new RetentionWorker({ backend, clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1' })
+    const worker = new RetentionWorker({ logs: new RetainedLogRepository(backend), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1' })
 
     // Fresh entries survive a pass at the present.
     expect((await worker.runOnce())!.removed).toEqual({ event: 0, audit: 0, firewall: 0 })
@@ -95,7 +96,7 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     let tick: (() => void) | null = null
     let cancelled = false
     const clock = settable(Date.now() + 2 * RETENTION)
-    const worker = new RetentionWorker({ backend, clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1', every: (run) => ((tick = run), () => (cancelled = true)) })
+    const worker = new RetentionWorker({ logs: new RetainedLogRepository(backend), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1', every: (run) => ((tick = run), () => (cancelled = true)) })
     await worker.start()
     expect(await lengths(backend)).toEqual(LOGS.map(() => 0))
     await append(backend, 2)
@@ -115,8 +116,8 @@ describe('retention with several processes on one Redis', () => {
     open.push(one, two)
     await seed(one)
     const clock = settable(Date.now() + 2 * RETENTION)
-    const first = new RetentionWorker({ backend: one, clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-1' })
-    const second = new RetentionWorker({ backend: two, clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-2' })
+    const first = new RetentionWorker({ logs: new RetainedLogRepository(one), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-1' })
+    const second = new RetentionWorker({ logs: new RetainedLogRepository(two), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-2' })
     const reports = await Promise.all([first.runOnce(), second.runOnce()])
     expect(reports.filter((r) => r !== null)).toHaveLength(1)
     const holder = reports[0] ? first : second

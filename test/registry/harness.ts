@@ -9,7 +9,8 @@ import { createRegistryHandler, type RegistryHandlerOptions } from '../../server
 import { FirewallInput, type Firewall } from '../../server/firewall/schema'
 import { EVENT_LOG, type Backend } from '../../storage'
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
-import type { FirewallLogEntry } from '../../server/firewall/log-query'
+import { firewallLogPage } from '../../server/firewall/log-page'
+import type { FirewallLogEntry, FirewallLogFilter } from '../../server/firewall/log-query'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { makeBackend, type BackendKind } from '../support/backends'
 
@@ -37,7 +38,7 @@ export interface ProxyHarness {
   token(user: string): Promise<string>
   putFirewall(id: string, config: Record<string, unknown>): Promise<Firewall>
   events(type?: string): Promise<NamespaceEvent<Record<string, any>>[]>
-  log(fw: string, filter?: Parameters<FirewallLogRepository['page']>[2]): Promise<FirewallLogEntry[]>
+  log(fw: string, filter?: FirewallLogFilter): Promise<FirewallLogEntry[]>
   close(): Promise<void>
 }
 
@@ -75,7 +76,7 @@ export async function startProxy(options: { backend?: BackendKind; advisoryDir?:
       const all = await backend.logRange<NamespaceEvent<Record<string, any>>>(EVENT_LOG, { limit: 100_000 })
       return all.map((e) => e.value).filter((e) => e.namespace === ns && (!type || e.type === type))
     },
-    log: async (fw, filter = {}) => (await logs.page(ns, fw, filter, 1000)).entries,
+    log: async (fw, filter = {}) => (await firewallLogPage(logs, ns, fw, filter, 1000)).entries,
     close: async () => {
       advisories.close()
       server.closeAllConnections()

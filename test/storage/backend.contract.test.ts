@@ -19,6 +19,17 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect((await backend.keys('a')).sort()).toEqual(['a:1', 'a:2'])
   })
 
+  it('stores raw bytes as they are, apart from JSON values', async () => {
+    const bytes = Buffer.from([0, 1, 2, 0xff, 0x7b, 0x22])
+    expect(await backend.getBytes('raw:1')).toBeNull()
+    expect(await backend.has('raw:1')).toBe(false)
+    await backend.setBytes('raw:1', bytes)
+    expect(await backend.has('raw:1')).toBe(true)
+    expect(Buffer.compare((await backend.getBytes('raw:1'))!, bytes)).toBe(0)
+    await backend.delete('raw:1')
+    expect(await backend.getBytes('raw:1')).toBeNull()
+  })
+
   it('runs read-modify-write transactions without losing concurrent updates', async () => {
     await Promise.all(
       Array.from({ length: 40 }, () =>

@@ -5,6 +5,7 @@ import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
 import type { Firewall } from '../../server/firewall/schema'
+import { keys } from '../../storage/repositories/keys'
 
 const firewall = (id: string): Firewall => ({
   id, version: 0, ecosystem: 'npm', name: id, description: '', upstreams: [], rules: [], exceptions: [], permissions: {}, extends: [], updatedAt: '',
@@ -78,5 +79,54 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     ).rejects.toThrow('refused')
     expect(await services.firewalls.get('ns', 'bad')).toBeNull()
     expect(await backend.logLength('events')).toBe(0)
+  })
+
+  it('event log: an audit entry or a decision and its events are appended together', async () => {
+    const event = { id: 'ev-1', type: 'audit.token.created', time: new Date().toISOString(), namespace: 'ns' } as never
+    await services.events.appendAudit('ns', { id: 'ev-1', action: 'token.created' }, event)
+    await services.events.appendDecision('ns', 'fw', { id: 'log-1' }, [])
+    await services.events.append([event])
+    expect((await services.events.auditPage('ns', null, 10)).map((e) => e.value)).toEqual([{ id: 'ev-1', action: 'token.created' }])
+    expect((await services.events.read(null, 10)).map((e) => (e.value as { id: string }).id)).toEqual(['ev-1', 'ev-1'])
+    expect(await backend.logLength(keys.firewallLog('ns', 'fw'))).toBe(1)
+  })
+
+  it('leases: one owner at a time per name, released only by its owner', async () => {
+    const lease = services.leases.retention()
+    expect(lease.name).toBe(keys.retentionLease)
+    expect(await lease.acquire('a', 10_000)).toBe(true)
+    expect(await lease.acquire('b', 10_000)).toBe(false)
+    await lease.release('b')
+    expect(await lease.owner()).toBe('a')
+    expect(await services.leases.webhook('ns', 'one').acquire('b', 10_000)).toBe(true)
+    await lease.release('a')
+    expect(await lease.owner()).toBeNull()
+  })
+
+  it('registry cache: packuments as JSON and tarballs as bytes under their keys', async () => {
+    await services.registryCache.setPackument('s', 'n', { body: { name: 'x' }, fetchedAt: 1 })
+    expect(await services.registryCache.getPackument('s', 'n')).toEqual({ body: { name: 'x' }, fetchedAt: 1 })
+    expect(await backend.get(keys.registryPackument('s', 'n'))).toEqual({ body: { name: 'x' }, fetchedAt: 1 })
+    await services.registryCache.deletePackument('s', 'n')
+    expect(await services.registryCache.getPackument('s', 'n')).toBeNull()
+    await services.registryCache.setTarball('i', Buffer.from('tgz'))
+    expect((await services.registryCache.getTarball('i'))?.toString()).toBe('tgz')
+  })
+
+  it('dashboard session secret: created once, then opened from its stored form', async () => {
+    const create = () => ({ secret: 'plain', stored: 'sealed' })
+    expect(await services.dashboardSessions.sessionSecret((s) => `opened:${s}`, create)).toBe('plain')
+    expect(await services.dashboardSessions.sessionSecret((s) => `opened:${s}`, create)).toBe('opened:sealed')
+    expect(await backend.get(keys.dashboardSessionSecret)).toBe('sealed')
+  })
+
+  it('tokens: the authentication read brings token, namespace and teams in one call', async () => {
+    await services.namespaces.create({ id: 'ns', owner: 'owner', createdAt: new Date().toISOString() })
+    const { record, material } = await issueToken(services, { ns: 'ns', kind: 'personal', name: 't', principalId: 'owner', createdBy: 'owner' })
+    const found = await services.tokens.findForNamespace(hashToken(material), 'ns')
+    expect(found.token).toEqual(record)
+    expect((found.namespace as { owner: string }).owner).toBe('owner')
+    const other = await services.tokens.findForNamespace(hashToken(material), 'elsewhere')
+    expect(other.namespace).toBeNull()
   })
 })

@@ -74,7 +74,7 @@ export async function unlistPackage(request: ProxyRequest, id: string, version: 
   })
   if (response.ok) {
     const event = packageEvent(request, 'package.unlisted', { ecosystem: 'nuget', packageName: id, version }, target.id)
-    await request.services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+    await request.services.events.append([event])
     await forget(request, id)
   }
   await relayResponse(request, response)

@@ -1,0 +1,34 @@
+import type { Backend } from '../backend'
+import { keys } from './keys'
+import { LeaseRepository, type Lease } from './leases'
+
+export type RetainedLogKind = 'event' | 'audit' | 'firewall'
+
+/** The logs that age out, what trims them, and the lease that lets one process do it per pass. */
+export class RetainedLogRepository {
+  readonly lease: Lease
+
+  constructor(private readonly backend: Backend) {
+    this.lease = new LeaseRepository(backend).retention()
+  }
+
+  /**
+   * Every log retention applies to: the event log, each namespace's audit log and the log of
+   * every firewall ever created (the index keeps deleted ones, so their logs still age out).
+   */
+  async list(): Promise<{ kind: RetainedLogKind; log: string }[]> {
+    const logs: { kind: RetainedLogKind; log: string }[] = [{ kind: 'event', log: keys.eventLog }]
+    const found = await this.backend.keys(keys.namespacePrefix)
+    for (const ns of found.flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])) {
+      logs.push({ kind: 'audit', log: keys.auditLog(ns) })
+      const index = await this.backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
+      for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })
+    }
+    return logs
+  }
+
+  /** Drops entries written before `beforeMs`; returns how many were removed, when known. */
+  trimBefore(log: string, beforeMs: number): Promise<number> {
+    return this.backend.logTrimBefore(log, beforeMs)
+  }
+}
