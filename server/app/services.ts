@@ -16,7 +16,7 @@ import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-b
 import { systemClock, type Clock } from '../common/clock'
 import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
-import { configureUpstreamTransport } from '../registry/upstream-transport'
+import { configureUpstreamTransport } from '../registry/upstream/transport'
 
 /** Everything the domain needs, built once at start-up (the composition root). */
 export interface Services {

@@ -17,14 +17,11 @@ import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { sharedAdvisorySource } from './advisory-source'
 import { RegistryCache, type RegistryCacheOptions } from './cache'
 import { withReasonPhrase } from './artifact-decision'
-import { handleMaven } from './maven/proxy'
-import { handleNpm } from './npm/proxy'
-import { handleNuget } from './nuget/proxy'
-import { handlePypi } from './pypi/proxy'
-import { IntegrityMismatch } from './npm/upstreams'
+import { ecosystemProtocol } from './ecosystems'
+import { IntegrityMismatch } from './upstream/integrity'
 import type { ProxyRequest } from './proxy-request'
 import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
-import { UpstreamUnavailable } from './upstream-client'
+import { UpstreamUnavailable } from './upstream/client'
 
 export interface RegistryHandlerOptions extends RegistryCacheOptions {
   /** Advisory data; default: the process-wide `ADVISORY_DIR` source. */
@@ -159,9 +156,9 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         advisories: advisories(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
-      const ecosystems = { pypi: handlePypi, maven: handleMaven, nuget: handleNuget }
-      if (firewall.ecosystem === 'npm') await handleNpm(request)
-      else await withReasonPhrase(request, () => ecosystems[firewall.ecosystem as keyof typeof ecosystems](request))
+      const protocol = ecosystemProtocol(firewall.ecosystem)
+      if (protocol.reasonPhrase) await withReasonPhrase(request, () => protocol.handle(request))
+      else await protocol.handle(request)
     } catch (error) {
       if (!event.node.res.headersSent) sendError(event, error, requestId, firewallId)
       else event.node.res.destroy()
