@@ -1,5 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { closeUpstreamTransport } from '../registry/upstream-transport'
+import { closeUpstreamTransport } from '../registry/upstream/transport'
 
 /** Closes the pooled upstream connections on shutdown (the agent itself is built on first use). */
 export default defineNitroPlugin((nitroApp) => {

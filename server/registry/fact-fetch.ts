@@ -1,6 +1,6 @@
 import type { Upstream } from '../firewall/schema'
 import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
-import { UpstreamUnavailable } from './upstream-client'
+import { UpstreamUnavailable } from './upstream/client'
 
 /**
  * Facts a rule needs (license, publish time, advisory data) fail closed (CONTRACT section 8):

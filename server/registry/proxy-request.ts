@@ -3,7 +3,7 @@ import type { Services } from '../app/services'
 import type { Principal, RequestMeta } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import type { Firewall } from '../firewall/schema'
-import type { UpstreamScope } from './npm/upstreams'
+import type { UpstreamScope } from './upstream/selection'
 
 /** One authenticated, authorised request to a firewall's registry URL. */
 export interface ProxyRequest {

@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { callUpstream, MAX_UPSTREAM_REDIRECTS, UpstreamUnavailable } from '../../server/registry/upstream-client'
-import { closeUpstreamTransport, configureUpstreamTransport } from '../../server/registry/upstream-transport'
+import { callUpstream, MAX_UPSTREAM_REDIRECTS, UpstreamUnavailable } from '../../server/registry/upstream/client'
+import { closeUpstreamTransport, configureUpstreamTransport } from '../../server/registry/upstream/transport'
 import type { Upstream } from '../../server/firewall/schema'
 import { bodyOf } from '../support/loopback'
 

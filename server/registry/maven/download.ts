@@ -1,13 +1,13 @@
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import type { Upstream } from '../../firewall/schema'
 import { decideArtifact, loadPolicy } from '../artifact-decision'
-import { firstFound } from '../artifact-upstreams'
+import { firstFound } from '../upstream/selection'
 import { recordDecision } from '../decision-recorder'
 import { checksumOf, filterMetadata } from './metadata'
 import type { MavenPath } from './paths'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError, sendBytes } from '../responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream-client'
+import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream/client'
 
 type FilePath = Extract<MavenPath, { kind: 'file' }>
 type MetadataPath = Extract<MavenPath, { kind: 'metadata' }>

@@ -1,6 +1,6 @@
 import type { Upstream } from '../../firewall/schema'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
-import { relayResponse, requirePublishTarget } from '../artifact-upstreams'
+import { relayResponse, requirePublishTarget } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
 import { fetchMavenFile } from './download'
 import { checksumOf, mergeMetadata } from './metadata'
@@ -8,7 +8,7 @@ import type { MavenPath } from './paths'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes } from '../request-body'
 import { blockedMessage, RegistryError } from '../responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream-client'
+import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream/client'
 
 function put(request: ProxyRequest, target: Upstream, path: string, body: Buffer): Promise<Response> {
   return callUpstream(target, upstreamUrl(target, path), {

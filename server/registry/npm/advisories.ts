@@ -4,7 +4,7 @@ import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/ad
 import type { ProxyRequest } from '../proxy-request'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
 
 /** One entry of npm's bulk advisory answer (what `npm audit` reads). */
 export interface BulkAdvisory {

@@ -6,7 +6,7 @@ import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from 
 import { serveTarball } from './tarball'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendJson } from '../responses'
-import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
+import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
 
 /** `GET /-/npm/v1/keys`: the first upstream's signing keys (tarballs pass unchanged, so they verify). */
 async function serveKeys(request: ProxyRequest): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Firewall, Upstream } from '../../firewall/schema'
+import type { Upstream } from '../../firewall/schema'
 import { evaluate, type Decision } from '../../firewall/rules/evaluate'
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import { factsFromManifest, type Manifest } from './packument'
@@ -8,18 +8,8 @@ import { invalidatePackument } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes, readJson } from '../request-body'
 import { blockedMessage, RegistryError } from '../responses'
-import { callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from '../upstream-client'
-
-/** Where publishes go: the first `internal` upstream, else the first with credentials (CONTRACT 5). */
-export function publishTarget(firewall: Pick<Firewall, 'upstreams'>): Upstream | undefined {
-  return firewall.upstreams.find((u) => u.internal) ?? firewall.upstreams.find((u) => u.credentials)
-}
-
-function targetOf(request: ProxyRequest): Upstream {
-  const target = publishTarget(request.firewall)
-  if (!target) throw new RegistryError(405, `firewall ${request.firewall.id} has no publish-target upstream (an internal one or one with credentials)`)
-  return target
-}
+import { callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from '../upstream/client'
+import { requirePublishTarget } from '../upstream/artifacts'
 
 /** Sends a write to the publish target and relays its answer (status and body) to the client. */
 async function forward(request: ProxyRequest, target: Upstream, method: string, path: string, body?: Buffer): Promise<Response> {
@@ -48,7 +38,7 @@ async function relay(request: ProxyRequest, response: Response): Promise<void> {
  * target, and a 2xx there emits `package.published` with the decision's log entry, atomically.
  */
 async function publish(request: ProxyRequest, name: string, raw: Buffer, body: Record<string, unknown>): Promise<void> {
-  const target = targetOf(request)
+  const target = requirePublishTarget(request)
   const versions = Object.entries((body.versions ?? {}) as Record<string, Manifest>)
   if (versions.length === 0) throw new RegistryError(400, 'a publish body needs at least one version')
   const [chain, ctx] = await Promise.all([
@@ -85,7 +75,7 @@ export async function putPackage(request: ProxyRequest, name: string, rest: stri
   const body = json as Record<string, unknown>
   const attachments = body._attachments as Record<string, unknown> | undefined
   if (rest.length === 0 && attachments && Object.keys(attachments).length > 0) return publish(request, name, raw, body)
-  const target = targetOf(request)
+  const target = requirePublishTarget(request)
   const path = [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/')
   const response = await forward(request, target, 'PUT', path, raw)
   if (response.ok) await invalidatePackument(request.scope, name)
@@ -94,7 +84,7 @@ export async function putPackage(request: ProxyRequest, name: string, rest: stri
 
 /** `DELETE /{name}/-rev/{rev}` and tarball deletes (unpublish): forwarded to the publish target. */
 export async function deletePackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
-  const target = targetOf(request)
+  const target = requirePublishTarget(request)
   const response = await forward(request, target, 'DELETE', [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/'))
   if (response.ok) await invalidatePackument(request.scope, name)
   await relay(request, response)
@@ -102,7 +92,7 @@ export async function deletePackage(request: ProxyRequest, name: string, rest: s
 
 /** `GET /{name}?write=true` (npm deprecate, owner): the publish target's unfiltered document. */
 export async function serveWritablePackument(request: ProxyRequest, name: string): Promise<void> {
-  await relay(request, await forward(request, targetOf(request), 'GET', `${escapePackageName(name)}?write=true`))
+  await relay(request, await forward(request, requirePublishTarget(request), 'GET', `${escapePackageName(name)}?write=true`))
 }
 
 /** `PUT|POST|DELETE /-/package/{name}/dist-tags/{tag}`: forwarded to the publish target. */
@@ -110,7 +100,7 @@ export async function writeDistTag(request: ProxyRequest, name: string, tag: str
   const method = request.event.method
   const body = method === 'DELETE' ? undefined : await readBodyBytes(request.event, 64 * 1024)
   const path = `-/package/${escapePackageName(name)}/dist-tags/${encodeURIComponent(tag)}`
-  const response = await forward(request, targetOf(request), method, path, body)
+  const response = await forward(request, requirePublishTarget(request), method, path, body)
   if (response.ok) await invalidatePackument(request.scope, name)
   await relay(request, response)
 }

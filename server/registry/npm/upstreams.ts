@@ -1,31 +1,15 @@
-import type { Firewall, Upstream } from '../../firewall/schema'
+import type { Upstream } from '../../firewall/schema'
 import { logger } from '../../app/logger'
 import type { Packument } from './types'
-import type { RegistryCache } from '../cache'
-import { verifyIntegrity } from '../integrity'
+import { IntegrityMismatch, verifyIntegrity } from '../upstream/integrity'
+import { firstFound, type UpstreamScope } from '../upstream/selection'
 import { parseFactObject } from '../fact-fetch'
-import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream-client'
+import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from '../upstream/client'
 
 /** Where a package was found. */
 export interface Resolved {
   packument: Packument
   upstream: Upstream
-}
-
-export interface UpstreamScope {
-  ns: string
-  firewall: Firewall
-  cache: RegistryCache
-  timeoutMs?: number
-}
-
-/**
- * The order names are looked up in: internal upstreams first (in their configured order),
- * then the public ones. A name an internal registry holds is therefore never requested from
- * a public one, whatever the configured order (the dependency-confusion guard).
- */
-export function lookupOrder(upstreams: readonly Upstream[]): Upstream[] {
-  return [...upstreams.filter((u) => u.internal), ...upstreams.filter((u) => !u.internal)]
 }
 
 const cacheScope = (scope: UpstreamScope, upstream: Upstream) => `${scope.ns}/${scope.firewall.id}/${upstream.id}`
@@ -56,34 +40,19 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
 }
 
 /**
- * Finds `name` on the firewall's upstreams (see `lookupOrder`). An unreachable internal
- * upstream stops the search with `UpstreamUnavailable` (the guard cannot be checked); an
- * unreachable public one is skipped, and if no later one has the name the error is rethrown.
- * Returns null when every upstream answered "not found".
+ * Finds `name` on the firewall's upstreams (see `lookupOrder`): an unreachable internal
+ * upstream stops the search with `UpstreamUnavailable` (the guard cannot be checked), an
+ * unreachable public one is skipped. Null when every upstream answered "not found".
  */
 export async function resolvePackument(scope: UpstreamScope, name: string): Promise<Resolved | null> {
-  let unavailable: UpstreamUnavailable | null = null
-  for (const upstream of lookupOrder(scope.firewall.upstreams)) {
-    try {
-      const packument = await fetchPackument(scope, upstream, name)
-      if (packument) return { packument, upstream }
-    } catch (error) {
-      if (!(error instanceof UpstreamUnavailable)) throw error
-      if (upstream.internal) throw error
-      unavailable ??= error
-    }
-  }
-  if (unavailable) throw unavailable
-  return null
+  const found = await firstFound(scope, (upstream) => fetchPackument(scope, upstream, name))
+  return found && { packument: found.value, upstream: found.upstream }
 }
 
 /** Forgets cached packuments of `name` on every upstream of the firewall. */
 export async function invalidatePackument(scope: UpstreamScope, name: string): Promise<void> {
   await Promise.all(scope.firewall.upstreams.map((u) => scope.cache.invalidate(cacheScope(scope, u), name)))
 }
-
-/** The tarball could be fetched but its bytes do not match `dist.integrity`. */
-export class IntegrityMismatch extends Error {}
 
 /**
  * The bytes of a tarball from the upstream that served its packument, with the artifact

@@ -1,7 +1,7 @@
 import type { Upstream } from '../../firewall/schema'
 import { normalizeNuGet } from '../../firewall/rules/versions/nuget'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
-import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from '../artifact-upstreams'
+import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
 import { parseMultipart } from '../multipart'
 import { nuspecOf } from './nupkg'
@@ -9,7 +9,7 @@ import { upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes } from '../request-body'
 import { RegistryError } from '../responses'
-import { callUpstream, upstreamAuthorization } from '../upstream-client'
+import { callUpstream, upstreamAuthorization } from '../upstream/client'
 
 /** The publish target's PackagePublish URL, or 405 when its service index has none. */
 async function publishUrl(request: ProxyRequest, target: Upstream): Promise<string> {

@@ -1,8 +1,8 @@
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import { compareNuGet, normalizeNuGet, parseNuGet } from '../../firewall/rules/versions/nuget'
 import type { Upstream } from '../../firewall/schema'
-import { cachedDocument } from '../artifact-upstreams'
-import type { UpstreamScope } from '../npm/upstreams'
+import { cachedDocument } from '../upstream/artifacts'
+import type { UpstreamScope } from '../upstream/selection'
 import { fetchNugetJson, upstreamResources } from './resources'
 
 /** A registration leaf as the registration index inlines it. */

@@ -1,9 +1,9 @@
 import type { Upstream } from '../../firewall/schema'
-import { cachedDocument } from '../artifact-upstreams'
-import type { UpstreamScope } from '../npm/upstreams'
+import { cachedDocument } from '../upstream/artifacts'
+import type { UpstreamScope } from '../upstream/selection'
 import { RegistryError } from '../responses'
 import { parseFactJson } from '../fact-fetch'
-import { callUpstream, upstreamAuthorization } from '../upstream-client'
+import { callUpstream, upstreamAuthorization } from '../upstream/client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
 export interface NugetResources {

@@ -1,8 +1,8 @@
 import type { Upstream } from '../../firewall/schema'
 import { logger } from '../../app/logger'
-import { cachedDocument } from '../artifact-upstreams'
-import type { UpstreamScope } from '../npm/upstreams'
-import { callUpstream, upstreamUrl } from '../upstream-client'
+import { cachedDocument } from '../upstream/artifacts'
+import type { UpstreamScope } from '../upstream/selection'
+import { callUpstream, upstreamUrl } from '../upstream/client'
 import { parseFactObject } from '../fact-fetch'
 
 /** One distribution file of a project, as an upstream index lists it. */

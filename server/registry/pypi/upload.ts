@@ -1,13 +1,13 @@
 import { recordDecision } from '../decision-recorder'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
-import { forgetDocument, relayResponse, requirePublishTarget } from '../artifact-upstreams'
+import { forgetDocument, relayResponse, requirePublishTarget } from '../upstream/artifacts'
 import { formField, parseMultipart } from '../multipart'
 import type { ProxyRequest } from '../proxy-request'
 import { pypiAuthorization } from './simple-index'
 import { normalizePackageName } from '../../firewall/rules/names'
 import { readBodyBytes } from '../request-body'
 import { RegistryError } from '../responses'
-import { callUpstream, upstreamUrl } from '../upstream-client'
+import { callUpstream, upstreamUrl } from '../upstream/client'
 
 /**
  * `POST legacy/` (twine's upload API: multipart with `:action=file_upload`, `name`,
