@@ -1,4 +1,4 @@
-import { inflateRawSync } from 'node:zlib'
+import { unzipSync } from 'fflate'
 
 /** What a push needs from a package: its identity and declared license. */
 export interface NuspecFacts {
@@ -9,41 +9,22 @@ export interface NuspecFacts {
 }
 
 /**
- * The bytes of the first root-level entry whose name satisfies `wanted`, read through the
- * zip central directory (stored or deflated entries). Null when the bytes are not a zip or
- * hold no such entry.
+ * The bytes of the first entry whose name satisfies `wanted`, read through the zip central
+ * directory with fflate. Null when that entry is larger than `limit` once inflated (its
+ * declared size; fflate inflates into a buffer of exactly that size, so a lying header cannot
+ * grow it) or when no entry matches; throws when the bytes are not a zip it can read.
  */
 export function readZipEntry(zip: Buffer, wanted: (name: string) => boolean, limit = 16 * 1024 * 1024): Buffer | null {
-  // The end-of-central-directory record sits in the last 64 KiB + 22 bytes.
-  let eocd = -1
-  for (let i = zip.length - 22; i >= Math.max(0, zip.length - 65_557); i--) {
-    if (zip.readUInt32LE(i) === 0x06054b50) {
-      eocd = i
-      break
-    }
-  }
-  if (eocd < 0) return null
-  const entries = zip.readUInt16LE(eocd + 10)
-  let at = zip.readUInt32LE(eocd + 16)
-  for (let n = 0; n < entries && at + 46 <= zip.length; n++) {
-    if (zip.readUInt32LE(at) !== 0x02014b50) return null
-    const method = zip.readUInt16LE(at + 10)
-    const size = zip.readUInt32LE(at + 20)
-    const nameLength = zip.readUInt16LE(at + 28)
-    const next = at + 46 + nameLength + zip.readUInt16LE(at + 30) + zip.readUInt16LE(at + 32)
-    const name = zip.subarray(at + 46, at + 46 + nameLength).toString('utf8')
-    if (wanted(name)) {
-      const local = zip.readUInt32LE(at + 42)
-      if (zip.readUInt32LE(local) !== 0x04034b50) return null
-      const start = local + 30 + zip.readUInt16LE(local + 26) + zip.readUInt16LE(local + 28)
-      const data = zip.subarray(start, start + size)
-      if (method === 0) return data
-      if (method === 8) return inflateRawSync(data, { maxOutputLength: limit })
-      return null
-    }
-    at = next
-  }
-  return null
+  let chosen: string | null = null
+  const files = unzipSync(zip, {
+    filter: (file) => {
+      if (chosen !== null || !wanted(file.name)) return false
+      chosen = file.name
+      return file.originalSize <= limit
+    },
+  })
+  const entry = chosen === null ? undefined : files[chosen]
+  return entry ? Buffer.from(entry.buffer, entry.byteOffset, entry.byteLength) : null
 }
 
 const element = (xml: string, name: string) => new RegExp(`<${name}(\\s[^>]*)?>([^<]*)</${name}>`, 'i').exec(xml)

@@ -36,7 +36,7 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
   const contentType = String(request.event.node.req.headers['content-type'] ?? '')
   const raw = await readBodyBytes(request.event, request.maxBodyBytes)
-  const part = parseMultipart(raw, contentType)?.find((p) => p.filename !== undefined || p.name === 'package')
+  const part = (await parseMultipart(raw, contentType))?.find((p) => p.filename !== undefined || p.name === 'package')
   const nuspec = part ? nuspecOf(part.data) : null
   if (!nuspec) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
   const policy = await loadPolicy(request)

@@ -20,7 +20,7 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
   const contentType = request.event.node.req.headers['content-type']
   const raw = await readBodyBytes(request.event, request.maxBodyBytes)
-  const parts = parseMultipart(raw, contentType)
+  const parts = await parseMultipart(raw, contentType)
   if (!parts) throw new RegistryError(400, 'expected a multipart/form-data upload')
   const action = formField(parts, ':action')
   if (action !== 'file_upload') throw new RegistryError(400, `unsupported :action ${action ?? '(none)'}; only file_upload is accepted`)
