@@ -90,7 +90,7 @@ export async function withReasonPhrase(request: ProxyRequest, handle: () => Prom
   try {
     await handle()
   } catch (error) {
-    const res = request.event.node.res
+    const res = request.response
     if (error instanceof RegistryError && !res.headersSent) res.statusMessage = reasonPhrase(error.message)
     throw error
   }

@@ -19,6 +19,7 @@ import { RegistryCache, type RegistryCacheOptions } from './cache'
 import { withReasonPhrase } from './artifact-decision'
 import { ecosystemProtocol } from './ecosystems'
 import { IntegrityMismatch } from './upstream/integrity'
+import type { RegistryExchange } from './exchange'
 import type { ProxyRequest } from './proxy-request'
 import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
@@ -80,24 +81,24 @@ function originOf(event: H3Event, services: Services): string {
   return getRequestURL(event, { xForwardedHost: true, xForwardedProto: true }).origin
 }
 
-function sendError(event: H3Event, error: unknown, requestId: string, firewall: string | undefined): void {
-  if (error instanceof RegistryError) return sendJson(event, error.status, { error: error.message }, error.headers)
+function sendError(exchange: RegistryExchange, error: unknown, requestId: string, firewall: string | undefined): void {
+  if (error instanceof RegistryError) return sendJson(exchange, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
     // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.
     const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' } : {}
-    return sendJson(event, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
+    return sendJson(exchange, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
   }
   if (error instanceof UpstreamUnavailable) {
     // Logged, never an event (spec 6.1 rule 6); 503 + Retry-After so clients retry.
     logger.warn('upstream unavailable', { requestId, firewall, upstream: error.upstream, reason: error.reason })
-    return sendJson(event, 503, { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` }, { 'retry-after': String(RETRY_AFTER_SECONDS) })
+    return sendJson(exchange, 503, { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` }, { 'retry-after': String(RETRY_AFTER_SECONDS) })
   }
   if (error instanceof IntegrityMismatch) {
     logger.error('tarball integrity mismatch', { requestId, firewall, reason: error.message })
-    return sendJson(event, 502, { error: `${error.message} (request id ${requestId})` })
+    return sendJson(exchange, 502, { error: `${error.message} (request id ${requestId})` })
   }
   logger.error('registry request failed', { requestId, firewall, error: (error as Error)?.stack ?? String(error) })
-  return sendJson(event, 500, { error: `internal error (request id ${requestId})` })
+  return sendJson(exchange, 500, { error: `internal error (request id ${requestId})` })
 }
 
 /**
@@ -117,6 +118,13 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
     const requestId = currentRequestId() ?? newId('req')
     setRequestRoute('/registry/{ns}/{fw}/*')
     event.node.res.setHeader('x-request-id', requestId)
+    // What protocol modules get of the request: method, headers, body stream, response.
+    const exchange: RegistryExchange = {
+      method: event.method,
+      headers: event.node.req.headers,
+      body: event.node.req,
+      response: event.node.res,
+    }
     const match = PREFIX.exec(event.node.req.originalUrl ?? event.node.req.url ?? '')
     let firewallId: string | undefined
     try {
@@ -143,7 +151,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       let cache = caches.get(services)
       if (!cache) caches.set(services, (cache = new RegistryCache(services.registryCache, services.clock, options)))
       const request: ProxyRequest = {
-        event,
+        ...exchange,
         services,
         ns,
         firewall,
@@ -160,7 +168,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       if (protocol.reasonPhrase) await withReasonPhrase(request, () => protocol.handle(request))
       else await protocol.handle(request)
     } catch (error) {
-      if (!event.node.res.headersSent) sendError(event, error, requestId, firewallId)
+      if (!event.node.res.headersSent) sendError(exchange, error, requestId, firewallId)
       else event.node.res.destroy()
     }
   })

@@ -1,13 +1,12 @@
-import type { H3Event } from 'h3'
 import type { Services } from '../app/services'
 import type { Principal, RequestMeta } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import type { Firewall } from '../firewall/schema'
+import type { RegistryExchange } from './exchange'
 import type { UpstreamScope } from './upstream/selection'
 
-/** One authenticated, authorised request to a firewall's registry URL. */
-export interface ProxyRequest {
-  event: H3Event
+/** One authenticated, authorised request to a firewall's registry URL (method, headers, body, response). */
+export interface ProxyRequest extends RegistryExchange {
   services: Services
   ns: string
   firewall: Firewall

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
-import type { H3Event } from 'h3'
 import type { Decision } from '../firewall/rules/evaluate'
+import type { RegistryExchange } from './exchange'
+
+type Reply = Pick<RegistryExchange, 'method' | 'response'>
 
 /**
  * A registry answer other than success. npm shows `error` of a JSON body in its output
@@ -20,14 +22,20 @@ export class RegistryError extends Error {
 export const RETRY_AFTER_SECONDS = 10
 
 /** Writes a JSON answer and ends the response. */
-export function sendJson(event: H3Event, status: number, body: unknown, headers: Record<string, string> = {}, contentType = 'application/json'): void {
-  const res = event.node.res
+export function sendJson(
+  reply: Reply,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+  contentType = 'application/json',
+): void {
+  const res = reply.response
   const text = JSON.stringify(body)
   res.statusCode = status
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
   res.setHeader('content-type', contentType)
   res.setHeader('content-length', Buffer.byteLength(text))
-  res.end(event.method === 'HEAD' ? undefined : text)
+  res.end(reply.method === 'HEAD' ? undefined : text)
 }
 
 /** A document serialised once with its ETag, so it can be served many times. */
@@ -37,12 +45,17 @@ export function prepareJsonDocument(body: unknown): { text: string; etag: string
 }
 
 /** Sends a prepared document, or 304 when the client already holds this ETag. */
-export function sendPreparedDocument(event: H3Event, document: { text: string; etag: string }, contentType: string, headers: Record<string, string> = {}): void {
+export function sendPreparedDocument(
+  reply: Reply & Pick<RegistryExchange, 'headers'>,
+  document: { text: string; etag: string },
+  contentType: string,
+  headers: Record<string, string> = {},
+): void {
   const { text, etag } = document
-  const res = event.node.res
+  const res = reply.response
   res.setHeader('etag', etag)
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
-  const presented = String(event.node.req.headers['if-none-match'] ?? '')
+  const presented = String(reply.headers['if-none-match'] ?? '')
   if (presented.split(/\s*,\s*/).some((tag) => tag.replace(/^W\//, '') === etag)) {
     res.statusCode = 304
     res.end()
@@ -51,16 +64,16 @@ export function sendPreparedDocument(event: H3Event, document: { text: string; e
   res.statusCode = 200
   res.setHeader('content-type', contentType)
   res.setHeader('content-length', Buffer.byteLength(text))
-  res.end(event.method === 'HEAD' ? undefined : text)
+  res.end(reply.method === 'HEAD' ? undefined : text)
 }
 
 /** Writes bytes and ends the response. */
-export function sendBytes(event: H3Event, status: number, bytes: Buffer, contentType: string): void {
-  const res = event.node.res
+export function sendBytes(reply: Reply, status: number, bytes: Buffer, contentType: string): void {
+  const res = reply.response
   res.statusCode = status
   res.setHeader('content-type', contentType)
   res.setHeader('content-length', bytes.length)
-  res.end(event.method === 'HEAD' ? undefined : bytes)
+  res.end(reply.method === 'HEAD' ? undefined : bytes)
 }
 
 /**

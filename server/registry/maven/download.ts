@@ -47,14 +47,14 @@ export async function serveMavenFile(request: ProxyRequest, target: FilePath): P
   if (!found) throw notFound(request, target.path)
   const facts: PackageVersionFacts = { ecosystem: 'maven', packageName: target.name, version: target.version, ...(found.value.modified ? { published: found.value.modified } : {}) }
   // HEAD (existence checks) and companions are not downloads of their own: decided silently.
-  if (target.companionOf || request.event.method === 'HEAD') {
+  if (target.companionOf || request.method === 'HEAD') {
     const decision = policy.decide(['download', 'versions'], facts)
     if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, target.name, target.version, request.meta.requestId))
   } else {
     const record = await decideArtifact(request, policy, 'download', facts, found.upstream.id)
     await recordDecision(request.services, record)
   }
-  sendBytes(request.event, 200, found.value.bytes, found.value.contentType)
+  sendBytes(request, 200, found.value.bytes, found.value.contentType)
 }
 
 /**
@@ -70,6 +70,6 @@ export async function serveMavenMetadata(request: ProxyRequest, target: Metadata
   const xml = target.snapshotVersion
     ? found.value.bytes.toString('utf8')
     : filterMetadata(found.value.bytes.toString('utf8'), (version) => policy.visible({ ecosystem: 'maven', packageName: target.name, version }))
-  if (target.checksum) return sendBytes(request.event, 200, Buffer.from(checksumOf(xml, target.checksum)), 'text/plain')
-  sendBytes(request.event, 200, Buffer.from(xml), 'application/xml')
+  if (target.checksum) return sendBytes(request, 200, Buffer.from(checksumOf(xml, target.checksum)), 'text/plain')
+  sendBytes(request, 200, Buffer.from(xml), 'application/xml')
 }

@@ -9,7 +9,7 @@ import { RegistryError } from '../responses'
  * metadata (version filtering), PUT of files (upload decisions) and metadata (merged).
  */
 export async function handleMaven(request: ProxyRequest): Promise<void> {
-  const method = request.event.method
+  const method = request.method
   const path = parseMavenPath(request.path)
   if (!path) throw new RegistryError(404, `${request.path} is not a Maven repository path`)
   if (method === 'GET' || method === 'HEAD') return path.kind === 'file' ? serveMavenFile(request, path) : serveMavenMetadata(request, path)

@@ -14,7 +14,7 @@ function put(request: ProxyRequest, target: Upstream, path: string, body: Buffer
   return callUpstream(target, upstreamUrl(target, path), {
     method: 'PUT',
     body,
-    headers: { 'content-type': String(request.event.node.req.headers['content-type'] ?? 'application/octet-stream') },
+    headers: { 'content-type': String(request.headers['content-type'] ?? 'application/octet-stream') },
     authorization: upstreamAuthorization(target),
     timeoutMs: request.scope.timeoutMs,
   })
@@ -28,7 +28,7 @@ function put(request: ProxyRequest, target: Upstream, path: string, body: Buffer
  */
 export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPath, { kind: 'file' }>): Promise<void> {
   const target = requirePublishTarget(request)
-  const body = await readBodyBytes(request.event, request.maxBodyBytes)
+  const body = await readBodyBytes(request, request.maxBodyBytes)
   const policy = await loadPolicy(request)
   const facts = { ecosystem: 'maven' as const, packageName: path.name, version: path.version, published: new Date(policy.ctx.now).toISOString() }
   if (path.companionOf) {
@@ -49,7 +49,7 @@ export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPat
  */
 export async function putMavenMetadata(request: ProxyRequest, path: Extract<MavenPath, { kind: 'metadata' }>): Promise<void> {
   const target = requirePublishTarget(request)
-  const body = await readBodyBytes(request.event, 16 * 1024 * 1024)
+  const body = await readBodyBytes(request, 16 * 1024 * 1024)
   if (path.snapshotVersion) return relayResponse(request, await put(request, target, path.path, body))
   const documentPath = path.checksum ? path.path.slice(0, -(path.checksum.length + 1)) : path.path
   const stored = await fetchMavenFile(request, target, documentPath)

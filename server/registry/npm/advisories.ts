@@ -76,7 +76,7 @@ export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, 
  * the answer holds our data alone.
  */
 export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
-  const { raw, json } = await readJson(request.event, 10 * 1024 * 1024)
+  const { raw, json } = await readJson(request, 10 * 1024 * 1024)
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
   const query = json as Record<string, unknown>
   let merged: BulkAnswer = new Map()
@@ -103,5 +103,5 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
     const known = new Set(ours.map((a) => String(a?.id)))
     merged.set(name, [...ours, ...advisories.filter((a) => !known.has(String(a.id)))])
   }
-  sendJson(request.event, 200, recordOf(merged))
+  sendJson(request, 200, recordOf(merged))
 }

@@ -17,23 +17,23 @@ async function serveKeys(request: ProxyRequest): Promise<void> {
         authorization: upstreamAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,
       })
-      if (response.ok) return sendJson(request.event, 200, await response.json())
+      if (response.ok) return sendJson(request, 200, await response.json())
       await response.arrayBuffer().catch(() => undefined)
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable)) throw error
     }
   }
-  sendJson(request.event, 200, { keys: [] })
+  sendJson(request, 200, { keys: [] })
 }
 
-const methodNotAllowed = (request: ProxyRequest) => new RegistryError(405, `${request.event.method} ${request.path} is not supported`)
+const methodNotAllowed = (request: ProxyRequest) => new RegistryError(405, `${request.method} ${request.path} is not supported`)
 
 /** `/-/...` endpoints of the npm registry API. */
 async function handleDash(request: ProxyRequest): Promise<void> {
   const { path } = request
-  const method = request.event.method
-  if (path === '/-/ping') return sendJson(request.event, 200, {})
-  if (path === '/-/whoami') return sendJson(request.event, 200, { username: request.principal.id })
+  const method = request.method
+  if (path === '/-/ping') return sendJson(request, 200, {})
+  if (path === '/-/whoami') return sendJson(request, 200, { username: request.principal.id })
   if (path === '/-/npm/v1/keys' && method === 'GET') return serveKeys(request)
   if (path === '/-/npm/v1/security/advisories/bulk') {
     if (method !== 'POST') throw methodNotAllowed(request)
@@ -55,7 +55,7 @@ async function handleDash(request: ProxyRequest): Promise<void> {
  * unpublish) forwarded to the publish target.
  */
 export async function handleNpm(request: ProxyRequest): Promise<void> {
-  const method = request.event.method
+  const method = request.method
   if (request.path.startsWith('/-/')) return handleDash(request)
   const tarball = parseTarballPath(request.path)
   if (tarball) {

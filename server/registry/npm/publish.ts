@@ -25,7 +25,7 @@ async function forward(request: ProxyRequest, target: Upstream, method: string, 
 
 async function relay(request: ProxyRequest, response: Response): Promise<void> {
   const bytes = Buffer.from(await response.arrayBuffer())
-  const res = request.event.node.res
+  const res = request.response
   res.statusCode = response.status
   res.setHeader('content-type', response.headers.get('content-type') ?? 'application/json')
   res.setHeader('content-length', bytes.length)
@@ -70,7 +70,7 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
  * (`npm deprecate`, unpublish of a version) forwarded as it is.
  */
 export async function putPackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
-  const { raw, json } = await readJson(request.event, request.maxBodyBytes)
+  const { raw, json } = await readJson(request, request.maxBodyBytes)
   if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected a package document')
   const body = json as Record<string, unknown>
   const attachments = body._attachments as Record<string, unknown> | undefined
@@ -97,8 +97,8 @@ export async function serveWritablePackument(request: ProxyRequest, name: string
 
 /** `PUT|POST|DELETE /-/package/{name}/dist-tags/{tag}`: forwarded to the publish target. */
 export async function writeDistTag(request: ProxyRequest, name: string, tag: string): Promise<void> {
-  const method = request.event.method
-  const body = method === 'DELETE' ? undefined : await readBodyBytes(request.event, 64 * 1024)
+  const method = request.method
+  const body = method === 'DELETE' ? undefined : await readBodyBytes(request, 64 * 1024)
   const path = `-/package/${escapePackageName(name)}/dist-tags/${encodeURIComponent(tag)}`
   const response = await forward(request, requirePublishTarget(request), method, path, body)
   if (response.ok) await invalidatePackument(request.scope, name)

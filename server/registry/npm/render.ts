@@ -90,7 +90,7 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
     firewallChain(request.services, request.ns, request.firewall),
     evaluationContext(request.services, request.ns, request.advisories),
   ])
-  const abbreviated = String(request.event.node.req.headers.accept ?? '').includes(ABBREVIATED)
+  const abbreviated = String(request.headers.accept ?? '').includes(ABBREVIATED)
   const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full')
   let documents = renderedDocuments.get(resolved.packument)
   if (!documents) renderedDocuments.set(resolved.packument, (documents = new Map()))
@@ -101,7 +101,7 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
     if (documents.size > 50) documents.clear()
     documents.set(key, document)
   }
-  return sendPreparedDocument(request.event, document, abbreviated ? ABBREVIATED : 'application/json', { vary: 'accept' })
+  return sendPreparedDocument(request, document, abbreviated ? ABBREVIATED : 'application/json', { vary: 'accept' })
 }
 
 /** `GET /{name}/{version|tag}`: one manifest of the filtered packument. */
@@ -110,7 +110,7 @@ export async function serveManifest(request: ProxyRequest, name: string, spec: s
   // Own keys only: `constructor` or `toString` is a tag or version a client may ask for.
   const version = own(packument['dist-tags'], spec) ?? spec
   const manifest = own(packument.versions, version)
-  if (manifest) return sendJson(request.event, 200, manifest)
+  if (manifest) return sendJson(request, 200, manifest)
   const restriction = own(packument.policyRestrictions?.versions, version)
   if (restriction) throw new RegistryError(403, `${name}@${version} is hidden by firewall ${request.firewall.id}: ${restriction.reason}`)
   throw new RegistryError(404, `version ${spec} of ${name} was not found`)
@@ -119,5 +119,5 @@ export async function serveManifest(request: ProxyRequest, name: string, spec: s
 /** `GET /-/package/{name}/dist-tags`: the tags of the packument as the firewall serves it. */
 export async function serveDistTags(request: ProxyRequest, name: string): Promise<void> {
   const packument = await renderPackument(request, await resolveOr404(request, name))
-  return sendJson(request.event, 200, packument['dist-tags'] ?? {})
+  return sendJson(request, 200, packument['dist-tags'] ?? {})
 }

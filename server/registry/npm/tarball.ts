@@ -45,5 +45,5 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
   const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() => recorded.catch(() => undefined))
   await recorded
   if (!bytes) throw new RegistryError(404, `${name}@${version}: the upstream has no such file`)
-  sendBytes(request.event, 200, bytes, 'application/octet-stream')
+  sendBytes(request, 200, bytes, 'application/octet-stream')
 }

@@ -58,7 +58,7 @@ const hidden = (request: ProxyRequest, id: string, version: string) => new Regis
 /** `GET v3-flatcontainer/{id}/index.json`: the version list with `versions`-phase rules applied (no events). */
 async function serveVersions(request: ProxyRequest, policy: Policy, id: string): Promise<void> {
   const resolved = await resolvePackage(request, id)
-  sendJson(request.event, 200, { versions: resolved.versions.filter((v) => policy.visible(factsOf(resolved, id, v))) })
+  sendJson(request, 200, { versions: resolved.versions.filter((v) => policy.visible(factsOf(resolved, id, v))) })
 }
 
 async function fetchContent(request: ProxyRequest, upstream: Upstream, path: string): Promise<Response> {
@@ -88,7 +88,7 @@ async function serveContent(request: ProxyRequest, policy: Policy, path: Extract
     await response.arrayBuffer().catch(() => undefined)
     throw new RegistryError(404, `${file}: the upstream has no such file`)
   }
-  sendBytes(request.event, 200, Buffer.from(await response.arrayBuffer()), path.file === 'nupkg' ? 'application/octet-stream' : 'application/xml')
+  sendBytes(request, 200, Buffer.from(await response.arrayBuffer()), path.file === 'nupkg' ? 'application/octet-stream' : 'application/xml')
 }
 
 /** `GET v3/registration/{id}/index.json` and `.../{version}.json`: filtered, URLs on the proxy. */
@@ -97,20 +97,20 @@ async function serveRegistration(request: ProxyRequest, policy: Policy, id: stri
   const visible = [...resolved.leaves.values()].filter((leaf) => policy.visible(leafFacts(leaf)))
   if (version === undefined) {
     if (resolved.leaves.size === 0) throw new RegistryError(404, `no registration for ${id}`)
-    return sendJson(request.event, 200, renderRegistration(request.baseUrl, id, visible))
+    return sendJson(request, 200, renderRegistration(request.baseUrl, id, visible))
   }
   const leaf = visible.find((l) => (normalizeNuGet(l.catalogEntry.version)?.toLowerCase() ?? '') === version)
   if (!leaf) throw hidden(request, id, version)
-  sendJson(request.event, 200, rewriteLeaf(request.baseUrl, id, leaf))
+  sendJson(request, 200, rewriteLeaf(request.baseUrl, id, leaf))
 }
 
 /** The read side of a NuGet firewall. */
 export async function serveNugetRead(request: ProxyRequest, path: NugetPath): Promise<void> {
-  if (path.kind === 'service-index') return sendJson(request.event, 200, proxyServiceIndex(request.baseUrl))
+  if (path.kind === 'service-index') return sendJson(request, 200, proxyServiceIndex(request.baseUrl))
   const policy = await loadPolicy(request)
   if (path.kind === 'versions') return serveVersions(request, policy, path.id)
   if (path.kind === 'content') return serveContent(request, policy, path)
   if (path.kind === 'registration') return serveRegistration(request, policy, path.id)
   if (path.kind === 'leaf') return serveRegistration(request, policy, path.id, path.version)
-  throw new RegistryError(405, `${request.event.method} ${request.path} is not supported`)
+  throw new RegistryError(405, `${request.method} ${request.path} is not supported`)
 }

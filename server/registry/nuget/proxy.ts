@@ -9,7 +9,7 @@ import { RegistryError } from '../responses'
  * push (`PUT api/v2/package`, upload decision) and unlist (`DELETE api/v2/package/{id}/{version}`).
  */
 export async function handleNuget(request: ProxyRequest): Promise<void> {
-  const method = request.event.method
+  const method = request.method
   const path = parseNugetPath(request.path)
   if (!path) throw new RegistryError(404, `${request.path} is not served by this NuGet feed`)
   if (path.kind === 'push') {

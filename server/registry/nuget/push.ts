@@ -34,8 +34,8 @@ const forget = (request: ProxyRequest, id: string) =>
  */
 export async function pushPackage(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
-  const contentType = String(request.event.node.req.headers['content-type'] ?? '')
-  const raw = await readBodyBytes(request.event, request.maxBodyBytes)
+  const contentType = String(request.headers['content-type'] ?? '')
+  const raw = await readBodyBytes(request, request.maxBodyBytes)
   const part = (await parseMultipart(raw, contentType))?.find((p) => p.filename !== undefined || p.name === 'package')
   const nuspec = part ? nuspecOf(part.data) : null
   if (!nuspec) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')

@@ -26,8 +26,8 @@ async function resolvePage(request: ProxyRequest, project: string): Promise<{ va
 
 function sendText(request: ProxyRequest, body: string, contentType: string): void {
   // One URL serves several representations (PEP 691): caches must key on Accept.
-  request.event.node.res.setHeader('vary', 'Accept')
-  sendBytes(request.event, 200, Buffer.from(body), contentType)
+  request.response.setHeader('vary', 'Accept')
+  sendBytes(request, 200, Buffer.from(body), contentType)
 }
 
 /**
@@ -37,7 +37,7 @@ function sendText(request: ProxyRequest, body: string, contentType: string): voi
 export async function serveProject(request: ProxyRequest, project: string): Promise<void> {
   const [{ value: page }, policy] = await Promise.all([resolvePage(request, project), loadPolicy(request)])
   const visible: ProjectPage = { ...page, files: page.files.filter((file) => policy.visible(factsOf(page, project, file))) }
-  const format = negotiateFormat(request.event.node.req.headers.accept)
+  const format = negotiateFormat(request.headers.accept)
   sendText(request, renderProject(visible, request.baseUrl, format), contentTypeOf(format))
 }
 
@@ -45,7 +45,7 @@ export async function serveProject(request: ProxyRequest, project: string): Prom
 export async function serveRoot(request: ProxyRequest): Promise<void> {
   const names = new Set<string>()
   for (const upstream of request.firewall.upstreams) for (const name of (await fetchProjectList(request.scope, upstream).catch(() => null)) ?? []) names.add(name)
-  const format = negotiateFormat(request.event.node.req.headers.accept)
+  const format = negotiateFormat(request.headers.accept)
   sendText(request, renderRoot([...names].sort(), request.baseUrl, format), contentTypeOf(format))
 }
 
@@ -116,5 +116,5 @@ export async function serveFile(request: ProxyRequest, project: string, filename
   const bytes = await fetchFile(request, upstream, file).finally(() => recorded.catch(() => undefined))
   await recorded
   if (!bytes) throw new RegistryError(404, `${filename}: the upstream has no such file`)
-  sendBytes(request.event, 200, bytes, 'application/octet-stream')
+  sendBytes(request, 200, bytes, 'application/octet-stream')
 }

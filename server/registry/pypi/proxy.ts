@@ -9,7 +9,7 @@ import { RegistryError } from '../responses'
  * downloads (download decisions) and legacy uploads (upload decisions).
  */
 export async function handlePypi(request: ProxyRequest): Promise<void> {
-  const method = request.event.method
+  const method = request.method
   const target = parsePypiPath(request.path, method)
   if (!target) throw new RegistryError(404, `${request.path} is not served by this PyPI index`)
   if (target.kind === 'upload') {

@@ -18,8 +18,8 @@ import { callUpstream, upstreamUrl } from '../upstream/client'
  */
 export async function uploadFile(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
-  const contentType = request.event.node.req.headers['content-type']
-  const raw = await readBodyBytes(request.event, request.maxBodyBytes)
+  const contentType = request.headers['content-type']
+  const raw = await readBodyBytes(request, request.maxBodyBytes)
   const parts = await parseMultipart(raw, contentType)
   if (!parts) throw new RegistryError(400, 'expected a multipart/form-data upload')
   const action = formField(parts, ':action')

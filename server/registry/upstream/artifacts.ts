@@ -42,7 +42,7 @@ export function upstreamSecret(upstream: Upstream): string | undefined {
  */
 export async function relayResponse(request: ProxyRequest, response: Response): Promise<void> {
   const bytes = Buffer.from(await response.arrayBuffer())
-  const res = request.event.node.res
+  const res = request.response
   res.statusCode = response.status
   if (response.statusText) res.statusMessage = response.statusText
   res.setHeader('content-type', response.headers.get('content-type') ?? 'text/plain')
