@@ -10,6 +10,9 @@ import { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
 import { ExceptionRequestRepository } from '../../storage/repositories/exception-requests'
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
+import { WebhookRepository } from '../../storage/repositories/webhooks'
+import { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
+import { webhookSignals, type WebhookSignals } from '../../storage/webhook-signals'
 import { rateCounterFor, refusalTallyFor, type RateCounter, type RefusalTally } from '../../storage/rate-limit'
 import { keys } from '../../storage/repositories/keys'
 import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-box'
@@ -45,6 +48,10 @@ export interface Services {
   dashboardSessions: DashboardSessionRepository
   exceptionRequests: ExceptionRequestRepository
   firewallLog: FirewallLogRepository
+  /** Webhook documents, buffers and snapshots; delivery records and metrics; cross-process signals. */
+  webhooks: WebhookRepository
+  webhookRecords: WebhookRecordRepository
+  webhookSignals: WebhookSignals
   /** Per-subject request counters and refusal tallies (shared on Redis, in memory otherwise). */
   rateCounter: RateCounter
   refusalTally: RefusalTally
@@ -73,6 +80,9 @@ export function createServices(backend: Backend, options: { clock?: Clock; confi
     dashboardSessions: new DashboardSessionRepository(backend),
     exceptionRequests: new ExceptionRequestRepository(backend),
     firewallLog: new FirewallLogRepository(backend),
+    webhooks: new WebhookRepository(backend, secrets),
+    webhookRecords: new WebhookRecordRepository(backend),
+    webhookSignals: webhookSignals(backend),
     rateCounter: rateCounterFor(backend),
     refusalTally: refusalTallyFor(backend),
   }

@@ -35,6 +35,16 @@ export class EventLogRepository {
     return this.backend.logRange<T>(keys.eventLog, { after, limit })
   }
 
+  /** Calls `listener` (in this process) after events were appended anywhere the storage can see. */
+  onAppended(listener: () => void): () => void {
+    return this.backend.onEvents(listener)
+  }
+
+  /** Resolves once `onAppended` listeners are being notified. */
+  notificationsReady(): Promise<void> {
+    return this.backend.eventsReady()
+  }
+
   /** One page of a namespace's audit log, newest first, strictly before `before`. */
   auditPage<T>(ns: string, before: string | null, limit: number): Promise<LogEntry<T>[]> {
     return this.backend.logRange<T>(keys.auditLog(ns), { before, newestFirst: true, limit })

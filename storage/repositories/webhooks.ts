@@ -129,6 +129,10 @@ export class WebhookRepository {
     return this.backend.set(keys.snapshot(ns, id), snapshot)
   }
 
+  deleteSnapshot(ns: string, id: string): Promise<void> {
+    return this.backend.delete(keys.snapshot(ns, id))
+  }
+
   // ---- buffers -----------------------------------------------------------------------
 
   /**
@@ -162,6 +166,22 @@ export class WebhookRepository {
     const notice = makeNotice({ droppedEvents: counts.reported, bufferedEvents: afterPop + kept.length + 1 + inFlight })
     const pushed = await this.backend.queuePush(queue, [...kept, notice], queueCap)
     return { length: pushed.length + inFlight, dropped: counts.events + pushed.dropped, notice }
+  }
+
+  /** The buffer's queued events and the size of the batch in flight (it is out of the queue). */
+  async bufferState(ns: string, id: string): Promise<{ queued: number; inFlight: number }> {
+    const [queued, batch] = await Promise.all([this.backend.queueLength(keys.buffer(ns, id)), this.getBatch(ns, id)])
+    return { queued, inFlight: batch?.items.length ?? 0 }
+  }
+
+  /** Appends to the queue; past `cap` the oldest are dropped. Overflow rules: delivery/buffer-push.ts. */
+  pushBuffer(ns: string, id: string, items: NamespaceEvent[], cap: number): Promise<{ length: number; dropped: number }> {
+    return this.backend.queuePush(keys.buffer(ns, id), items, cap)
+  }
+
+  /** Removes and returns up to `count` events from the front of the queue, atomically. */
+  popBuffer(ns: string, id: string, count: number): Promise<NamespaceEvent[]> {
+    return this.backend.queuePopFront<NamespaceEvent>(keys.buffer(ns, id), count)
   }
 
   /** The oldest `count` buffered events (not the batch in flight). */
