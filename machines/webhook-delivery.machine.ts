@@ -1,7 +1,7 @@
 import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type SnapshotFrom } from 'xstate'
-import type { DeadlineInput } from '../server/webhooks/deadline-timer'
 import type {
   AttemptReport,
+  DeadlineInput,
   DeliverBatchInput,
   DeliveryContext,
   DeliveryEmitted,
@@ -9,7 +9,7 @@ import type {
   DeliveryMachineInput,
   TakeBatchInput,
   TakeBatchOutput,
-} from '../server/webhooks/delivery-types'
+} from './webhook-delivery/types'
 import {
   attemptEventFrom,
   failedAttemptFrom,
@@ -17,8 +17,8 @@ import {
   remainingAfterBatch,
   retryDelayAfter,
   startsInWindow,
-} from '../server/webhooks/delivery-policy'
-import { maxAttempts } from '../server/webhooks/retry'
+} from './webhook-delivery/policy'
+import { maxAttempts } from './webhook-delivery/retry'
 
 /**
  * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,

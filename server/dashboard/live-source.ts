@@ -1,9 +1,9 @@
 import type { CallContext } from '../app/context'
 import { getExceptionRequest } from '../exception-requests'
-import { deliveryStateView } from '../webhooks/delivery-policy'
-import type { DeliveryContext } from '../webhooks/delivery-types'
-import { webhookRuntime } from '../webhooks/runtime'
-import { webhookState } from '../webhooks/service-actions'
+import { deliveryStateView } from '../../machines/webhook-delivery/policy'
+import type { DeliveryContext } from '../../machines/webhook-delivery/types'
+import { webhookRuntime } from '../webhooks/delivery/runtime'
+import { webhookState } from '../webhooks/configuration/service-actions'
 import { activePaths } from './diagram'
 import { latest, liveId, type LiveKind, type LiveState } from '../app/live-registry'
 

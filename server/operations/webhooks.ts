@@ -2,8 +2,8 @@ import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { defineOperation } from '../http/operation'
 import { namespace } from '../http/access'
-import { WebhookInput, WebhookView } from '../webhooks/model'
-import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from '../webhooks/service'
+import { WebhookInput, WebhookView } from '../webhooks/configuration/model'
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from '../webhooks/configuration/service'
 import {
   getDelivery,
   listDeliveries,
@@ -13,7 +13,7 @@ import {
   sendTest,
   webhookMetrics,
   webhookState,
-} from '../webhooks/service-actions'
+} from '../webhooks/configuration/service-actions'
 import { NsParams, PageQuery, nextLink } from './common'
 
 const tag = 'Webhooks'

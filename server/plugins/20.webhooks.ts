@@ -2,7 +2,7 @@ import { defineNitroPlugin } from 'nitropack/runtime'
 import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
 import { whenListening } from '../app/listening'
-import { startWebhookEngine, type WebhookEngine } from '../webhooks/engine'
+import { startWebhookEngine, type WebhookEngine } from '../webhooks/delivery/engine'
 
 /**
  * Starts the webhook engine (event router and delivery actors) once storage is ready, and stops

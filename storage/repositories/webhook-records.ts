@@ -6,7 +6,7 @@ import {
   type BucketSize,
   type DeliveryRecord,
   type MetricCounters,
-} from '../../server/webhooks/delivery-record'
+} from '../../server/webhooks/delivery/record'
 import { webhookKeys as keys } from './webhook-keys'
 
 interface DeliveryIndex {

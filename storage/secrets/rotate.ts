@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Backend } from '../backend'
 import type { Firewall } from '../../server/firewall/schema'
-import type { WebhookRecord } from '../../server/webhooks/model'
+import type { WebhookRecord } from '../../server/webhooks/configuration/model'
 import type { FirewallVersion } from '../repositories/firewalls'
 import { freshKeyCheck, KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from './key-check'
 import type { SecretBox } from './secret-box'

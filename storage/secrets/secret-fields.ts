@@ -1,5 +1,5 @@
 import type { Firewall, Upstream } from '../../server/firewall/schema'
-import type { WebhookRecord } from '../../server/webhooks/model'
+import type { WebhookRecord } from '../../server/webhooks/configuration/model'
 import { keys } from '../repositories/keys'
 
 /**

@@ -1,16 +1,16 @@
 import { createActor, fromPromise, type Actor, type Snapshot } from 'xstate'
 import { webhookDeliveryMachine } from '../../machines/webhook-delivery.machine'
-import type { AttemptOutcome } from '../../server/webhooks/attempt'
-import { createDeadlineTimer, type TimerClock } from '../../server/webhooks/deadline-timer'
+import { createDeadlineTimer, type TimerClock } from '../../server/webhooks/delivery/deadline-timer'
 import { ManualClock } from '../support/manual-clock'
 import type {
+  AttemptOutcome,
   AttemptReport,
   DeliverBatchInput,
   DeliveryEmitted,
   DeliverySettings,
   TakeBatchInput,
   TakeBatchOutput,
-} from '../../server/webhooks/delivery-types'
+} from '../../machines/webhook-delivery/types'
 
 /** A manual clock; `advanceTo` fires timers one deadline at a time and lets promises settle in between. */
 export class FakeClock extends ManualClock {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fromPromise } from 'xstate'
-import type { AttemptReport, DeliverBatchInput, TakeBatchOutput } from '../../server/webhooks/delivery-types'
+import type { AttemptReport, DeliverBatchInput, TakeBatchOutput } from '../../machines/webhook-delivery/types'
 import { DeliveryHarness, FakeClock, TEST_SETTINGS } from './delivery-harness'
 
 const T0 = 1_700_000_000_000

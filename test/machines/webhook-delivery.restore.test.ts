@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { deliveryStateView } from '../../server/webhooks/delivery-policy'
-import { systemTimerClock } from '../../server/webhooks/deadline-timer'
+import { deliveryStateView } from '../../machines/webhook-delivery/policy'
+import { systemTimerClock } from '../../server/webhooks/delivery/deadline-timer'
 import { DeliveryHarness, FakeClock, TEST_SETTINGS } from './delivery-harness'
 
 const T0 = 1_700_000_000_000

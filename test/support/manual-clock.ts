@@ -1,4 +1,4 @@
-import type { TimerClock } from '../../server/webhooks/deadline-timer'
+import type { TimerClock } from '../../server/webhooks/delivery/deadline-timer'
 
 /**
  * An injected clock that only moves when a test moves it. Subclasses decide how to step

@@ -2,9 +2,9 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { checkConnectedSocket, sendAttempt, USER_AGENT } from '../../server/webhooks/attempt'
-import { envelope } from '../../server/webhooks/batching'
-import { generateSecret, signatureHeader } from '../../server/webhooks/signing'
+import { checkConnectedSocket, sendAttempt, USER_AGENT } from '../../server/webhooks/protocol/attempt'
+import { envelope } from '../../server/webhooks/protocol/batching'
+import { generateSecret, signatureHeader } from '../../server/webhooks/protocol/signing'
 
 interface Received {
   method: string

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { NamespaceEvent } from '../../server/events/schemas'
-import { envelope, takeBatch } from '../../server/webhooks/batching'
-import { applicableRetryAfter, maxAttempts, nextDelay, parseRetryAfter } from '../../server/webhooks/retry'
+import { envelope, takeBatch } from '../../server/webhooks/protocol/batching'
+import { applicableRetryAfter, maxAttempts, nextDelay, parseRetryAfter } from '../../machines/webhook-delivery/retry'
 
 const event = (n: number, pad = 0): NamespaceEvent => ({
   id: `evt-${n}`,

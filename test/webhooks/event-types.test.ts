@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { matchesWebhook, validateEventTypes } from '../../server/webhooks/event-types'
+import { matchesWebhook, validateEventTypes } from '../../server/webhooks/configuration/event-types'
 
 describe('validateEventTypes', () => {
   it('accepts exact known types, prefixes and open audit/vulnerability names', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { droppedEventCount, incomingToDrop, isOverflowNotice, planPush } from '../../server/webhooks/overflow'
+import { droppedEventCount, incomingToDrop, isOverflowNotice, planPush } from '../../server/webhooks/delivery/overflow'
 import type { NamespaceEvent } from '../../server/events/schemas'
 
 const event = (id: string): NamespaceEvent => ({ id, type: 'audit.x', time: '', namespace: 'ns', data: {} })

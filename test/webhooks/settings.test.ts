@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseWebhookSettings, WebhookSettingsError } from '../../server/webhooks/settings'
+import { parseWebhookSettings, WebhookSettingsError } from '../../server/webhooks/configuration/settings'
 
 describe('parseWebhookSettings', () => {
   it('applies the spec defaults', () => {

@@ -6,7 +6,7 @@ import {
   sign,
   signatureHeader,
   verifySignatureHeader,
-} from '../../server/webhooks/signing'
+} from '../../server/webhooks/protocol/signing'
 
 const body = '{"version":1,"events":[{"id":"evt-1","type":"webhook.test"}]}'
 const id = 'whdel-abc'

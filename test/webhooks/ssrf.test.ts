@@ -5,7 +5,7 @@ import {
   isAllowedAddress,
   resolveAndCheck,
   type LookupAll,
-} from '../../server/webhooks/ssrf'
+} from '../../server/webhooks/protocol/ssrf'
 
 const none = { allowedNetworks: [], rejectedDomains: [] }
 const fakeDns =

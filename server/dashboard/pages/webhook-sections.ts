@@ -1,4 +1,4 @@
-import type { DeliveryRecord, MetricBucket } from '../../webhooks/delivery-record'
+import type { DeliveryRecord, MetricBucket } from '../../webhooks/delivery/record'
 import { card, status, table } from '../components'
 import { html, raw, time } from '../html'
 import { stackedBars } from '../metrics-chart'

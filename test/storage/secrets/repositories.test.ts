@@ -9,7 +9,7 @@ import { SecretBox } from '../../../storage/secrets/secret-box'
 import { KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from '../../../storage/secrets/key-check'
 import { rotateSecretsKey } from '../../../storage/secrets/rotate'
 import type { Firewall } from '../../../server/firewall/schema'
-import type { WebhookRecord } from '../../../server/webhooks/model'
+import type { WebhookRecord } from '../../../server/webhooks/configuration/model'
 
 const newKey = (): SecretKey => parseSecretKey(randomBytes(32).toString('base64'), 'SECRETS_KEY')
 

@@ -1,5 +1,5 @@
-import type { NamespaceEvent } from '../events/schemas'
-import type { AttemptOutcome } from './attempt'
+import type { NamespaceEvent } from '../../events/schemas'
+import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 
 /** Bytes of the delivered body kept in a record (spec 2.7, section 8). */
 export const PAYLOAD_LIMIT = 64 * 1024

@@ -1,9 +1,9 @@
-import type { Services } from '../app/services'
-import { WebhookRepository } from '../../storage/repositories/webhooks'
-import { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
-import { webhookSignals, type WebhookSignals } from '../../storage/webhook-signals'
-import { parseWebhookSettings, type WebhookSettings } from './settings'
-import type { LookupAll } from './ssrf'
+import type { Services } from '../../app/services'
+import { WebhookRepository } from '../../../storage/repositories/webhooks'
+import { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
+import { webhookSignals, type WebhookSignals } from '../../../storage/webhook-signals'
+import { parseWebhookSettings, type WebhookSettings } from '../configuration/settings'
+import type { LookupAll } from '../protocol/ssrf'
 
 /** What the webhook API and engine share for one `Services` instance. */
 export interface WebhookRuntime {

@@ -1,8 +1,8 @@
 import { isIP } from 'node:net'
 import type { LookupAddress } from 'node:dns'
-import { isAddressAllowed, webhookAddressPolicy } from '../net/address-policy'
-import { guardedLookup as policyGuardedLookup, systemLookupAll, type LookupAll } from '../net/guarded-lookup'
-import type { WebhookSettings } from './settings'
+import { isAddressAllowed, webhookAddressPolicy } from '../../net/address-policy'
+import { guardedLookup as policyGuardedLookup, systemLookupAll, type LookupAll } from '../../net/guarded-lookup'
+import type { WebhookSettings } from '../configuration/settings'
 
 /** Why a webhook URL or address was refused; problems are data, never thrown. */
 export type UrlProblemCode = 'url_not_public' | 'url_scheme' | 'url_rejected_domain' | 'url_invalid'

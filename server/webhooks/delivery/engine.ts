@@ -1,11 +1,11 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
-import type { Services } from '../app/services'
-import { logger } from '../app/logger'
-import { parseDuration } from '../common/duration'
+import type { Services } from '../../app/services'
+import { logger } from '../../app/logger'
+import { parseDuration } from '../../common/duration'
 import { systemTimerClock, type TimerClock } from './deadline-timer'
 import { DeliveryHost } from './host'
-import { EventRouter } from './router'
+import { EventRouter } from './event-router'
 import { webhookRuntime } from './runtime'
 
 export interface EngineOptions {

@@ -1,4 +1,4 @@
-import type { AttemptReport, DeliveryContext, DeliveryEvent } from './delivery-types'
+import type { AttemptReport, DeliveryContext, DeliveryEvent } from './types'
 import { applicableRetryAfter, nextDelay } from './retry'
 
 /**

@@ -1,5 +1,6 @@
 import { fromCallback } from 'xstate'
-import type { Clock } from '../common/clock'
+import type { Clock } from '../../common/clock'
+import type { DeadlineInput, DeadlineReachedEvent } from '../../../machines/webhook-delivery/types'
 
 /** A clock that can also wait (the shared `Clock` plus timers); xstate's `SimulatedClock` fits. */
 export interface TimerClock extends Clock {
@@ -12,17 +13,6 @@ export const systemTimerClock: TimerClock = {
   now: () => Date.now(),
   setTimeout: (fn, ms) => setTimeout(fn, ms),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
-}
-
-/** Input of every wait: an absolute deadline (ms since epoch), never a relative delay. */
-export interface DeadlineInput {
-  deadline: number
-}
-
-/** Sent to the parent when the deadline has passed; carries the clock's time then. */
-export interface DeadlineReachedEvent {
-  type: 'DEADLINE_REACHED'
-  now: number
 }
 
 // setTimeout overflows above 2^31-1 ms (about 24.8 days) and fires at once; wait in hops instead.

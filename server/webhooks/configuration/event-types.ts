@@ -1,4 +1,4 @@
-import { EVENT_DATA_SCHEMAS, type NamespaceEvent } from '../events/schemas'
+import { EVENT_DATA_SCHEMAS, type NamespaceEvent } from '../../events/schemas'
 
 /** A validation problem in the API's `errors` shape. */
 export interface FieldError {

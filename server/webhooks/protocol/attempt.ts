@@ -1,28 +1,15 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { Socket } from 'node:net'
-import { applicableRetryAfter, parseRetryAfter } from './retry'
-import type { WebhookSettings } from './settings'
+import { applicableRetryAfter, parseRetryAfter } from '../../../machines/webhook-delivery/retry'
+import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
+import type { WebhookSettings } from '../configuration/settings'
 import { checkUrlSyntax, guardedLookup, isAllowedAddress, NOT_PUBLIC_ERROR, type LookupAll } from './ssrf'
 
 /** User agent on every delivery (spec 6.7). */
 export const USER_AGENT = 'service-d3-webhooks/1'
 /** Bytes of the receiver's answer kept (spec 2.7). */
 export const RESPONSE_BODY_LIMIT = 4 * 1024
-
-/** Result of one POST, as data (spec 2.7 fields of the last attempt). */
-export interface AttemptOutcome {
-  kind: 'success' | 'failure'
-  /** HTTP status; 0 when no response arrived (network error, timeout, refused address). */
-  responseStatus: number
-  /** First 4 KB of the response body, decoded as UTF-8. */
-  responseBody: string
-  /** Transport error or reason the response counted as failed; absent on success. */
-  error?: string
-  durationMillis: number
-  /** Retry-After in ms, only on 429/503 and capped at 1 h. */
-  retryAfterMs?: number
-}
 
 export interface AttemptRequest {
   url: string

@@ -1,15 +1,21 @@
 import { fromPromise } from 'xstate'
-import { newId } from '../common/ids'
-import type { NamespaceEvent } from '../events/schemas'
-import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
-import { sendAttempt, type AttemptOutcome } from './attempt'
-import { envelope, takeBatch as selectBatch } from './batching'
+import { newId } from '../../common/ids'
+import type { NamespaceEvent } from '../../events/schemas'
+import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
+import { sendAttempt } from '../protocol/attempt'
+import { envelope, takeBatch as selectBatch } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
-import { recordAfterAttempt } from './delivery-record'
-import type { AttemptReport, DeliverBatchInput, TakeBatchInput, TakeBatchOutput } from './delivery-types'
-import { signingSecrets } from './model'
+import { recordAfterAttempt } from './record'
+import type {
+  AttemptOutcome,
+  AttemptReport,
+  DeliverBatchInput,
+  TakeBatchInput,
+  TakeBatchOutput,
+} from '../../../machines/webhook-delivery/types'
+import { signingSecrets } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
-import { signatureHeader } from './signing'
+import { signatureHeader } from '../protocol/signing'
 
 export interface AdapterDeps {
   runtime: WebhookRuntime

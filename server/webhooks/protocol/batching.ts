@@ -1,4 +1,4 @@
-import type { NamespaceEvent } from '../events/schemas'
+import type { NamespaceEvent } from '../../events/schemas'
 
 /** Per-delivery limits (spec 6.7 item 7, section 8). */
 export interface BatchLimits {

@@ -1,5 +1,5 @@
-import { parseDuration, parseDurationList } from '../common/duration'
-import { normalizeCidr } from '../net/address-policy'
+import { parseDuration, parseDurationList } from '../../common/duration'
+import { normalizeCidr } from '../../net/address-policy'
 
 /** Operator settings for webhook delivery (CONTRACT section 1), already parsed. */
 export interface WebhookSettings {

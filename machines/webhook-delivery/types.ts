@@ -1,9 +1,32 @@
-import type { AttemptOutcome } from './attempt'
-
 /**
  * Types shared by the webhook delivery machine and the adapters that implement its actors.
  * Everything here is JSON-serialisable: it lives in persisted snapshots.
  */
+
+/** Result of one POST, as data (spec 2.7 fields of the last attempt). */
+export interface AttemptOutcome {
+  kind: 'success' | 'failure'
+  /** HTTP status; 0 when no response arrived (network error, timeout, refused address). */
+  responseStatus: number
+  /** First 4 KB of the response body, decoded as UTF-8. */
+  responseBody: string
+  /** Transport error or reason the response counted as failed; absent on success. */
+  error?: string
+  durationMillis: number
+  /** Retry-After in ms, only on 429/503 and capped at 1 h. */
+  retryAfterMs?: number
+}
+
+/** Input of every wait: an absolute deadline (ms since epoch), never a relative delay. */
+export interface DeadlineInput {
+  deadline: number
+}
+
+/** Sent to the parent when the deadline has passed; carries the clock's time then. */
+export interface DeadlineReachedEvent {
+  type: 'DEADLINE_REACHED'
+  now: number
+}
 
 /** The settings a delivery machine needs (a subset of `WebhookSettings`). */
 export interface DeliverySettings {

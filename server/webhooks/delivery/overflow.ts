@@ -1,4 +1,4 @@
-import type { NamespaceEvent } from '../events/schemas'
+import type { NamespaceEvent } from '../../events/schemas'
 
 /**
  * Buffer overflow as a pure plan (spec 6.6, 6.7 item 8). A push that does not fit drops the

@@ -1,11 +1,11 @@
-import type { Services } from '../app/services'
-import { logger } from '../app/logger'
-import { makeEvent } from '../events/factory'
-import { parseWebhookRef } from '../../storage/repositories/webhook-keys'
-import type { DeliveryEmitted } from './delivery-types'
+import type { Services } from '../../app/services'
+import { logger } from '../../app/logger'
+import { makeEvent } from '../../events/factory'
+import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
+import type { DeliveryEmitted } from '../../../machines/webhook-delivery/types'
 import type { WebhookRuntime } from './runtime'
-import { configSnapshot, type WebhookRecord } from './model'
-import { observeDeliveryAttempt } from '../observability/metrics'
+import { configSnapshot, type WebhookRecord } from '../configuration/model'
+import { observeDeliveryAttempt } from '../../observability/metrics'
 
 /** `config.webhook.updated` for a change the engine made itself (quarantine start and end): no actor. */
 function systemConfigEvent(services: Services, ns: string, record: WebhookRecord) {

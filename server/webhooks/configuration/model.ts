@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { ClientId } from '../common/ids'
-import { WebhookConfigSnapshot } from '../events/schemas'
+import { ClientId } from '../../common/ids'
+import { WebhookConfigSnapshot } from '../../events/schemas'
 
 /** Placeholder shown instead of a signing secret in lists and reads (CONTRACT section 2). */
 export const REDACTED = '[REDACTED]'
