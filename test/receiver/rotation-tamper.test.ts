@@ -9,7 +9,7 @@ import { newSecret } from './support'
 
 interface Captured {
   headers: Record<string, string>
-  body: Buffer
+  body: Uint8Array<ArrayBuffer>
 }
 
 const token = `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
@@ -30,7 +30,7 @@ async function startCapture(): Promise<void> {
     // What a replay needs: the Standard Webhooks headers and the content type (not length, host...).
     const kept = Object.entries(req.headers as IncomingHttpHeaders).filter(([k]) => k.startsWith('webhook-') || k === 'content-type')
     const headers = Object.fromEntries(kept.map(([k, v]) => [k, String(v)]))
-    captured.push({ headers, body: Buffer.concat(chunks) })
+    captured.push({ headers, body: new Uint8Array(Buffer.concat(chunks)) })
     const answer = await live.receive({ body: Buffer.concat(chunks), headers })
     res.writeHead(answer.status, answer.headers).end(answer.body)
   })
@@ -39,7 +39,7 @@ async function startCapture(): Promise<void> {
 }
 
 /** Replays a captured delivery into a fresh kit receiver configured with `secrets`. */
-async function replay(delivery: Captured, secrets: string[], body: Buffer | string = delivery.body) {
+async function replay(delivery: Captured, secrets: string[], body: Uint8Array<ArrayBuffer> | string = delivery.body) {
   const handled: Event[] = []
   const handler = toFetchHandler(createReceiver({ secrets, onEvent: (event) => void handled.push(event) }))
   const response = await handler(new Request('http://receiver.test/hook', { method: 'POST', headers: delivery.headers, body }))
@@ -103,7 +103,7 @@ describe('the kit against deliveries of the built service', () => {
     const delivery = await testSend(created.body.id)
     expect((await replay(delivery, [secret])).status).toBe(200)
 
-    const text = delivery.body.toString('utf8')
+    const text = Buffer.from(delivery.body).toString('utf8')
     const tampered = text.replace(/"namespace":"default"/, '"namespace":"other"')
     expect(tampered).not.toBe(text)
     const refused = await replay(delivery, [secret], tampered)
