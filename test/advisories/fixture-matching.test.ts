@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest'
 import { createAdvisoryIndex } from '../../server/firewall/advisories/index-build'
 import { isVersionAffected } from '../../server/firewall/advisories/affected'
 import { parseOsvRecord } from '../../server/firewall/advisories/osv'
-import type { Advisory, AffectedPackage } from '../../server/firewall/advisories/types'
+import { PackedIndexBuilder } from '../../server/firewall/advisories/packed-index'
+import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../server/firewall/advisories/types'
 import type { Ecosystem } from '../../server/firewall/schema'
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'osv')
@@ -19,14 +20,28 @@ function load(dir: string) {
     if (parsed.kind === 'withdrawn') withdrawn.push(parsed.id)
     else advisories.push(parsed.advisory)
   }
-  return { index: createAdvisoryIndex(advisories), withdrawn }
+  // The feed's packed index and the object index (ADVISORY_DIR) must answer alike.
+  const packed = new PackedIndexBuilder()
+  for (const advisory of advisories) packed.add(advisory)
+  return { index: packed.finish(), plain: createAdvisoryIndex(advisories), withdrawn }
+}
+
+function fixtureAdvisory(dir: string, id: string): Advisory {
+  const parsed = parseOsvRecord(JSON.parse(readFileSync(join(FIXTURES, dir, `${id}.json`), 'utf8')))
+  if (parsed.kind !== 'advisory') throw new Error(id)
+  return parsed.advisory
 }
 
 const feeds = { npm: load('npm'), pypi: load('PyPI'), maven: load('Maven'), nuget: load('NuGet') }
 
 function ids(ecosystem: Ecosystem, name: string, version: string): string[] {
-  const { vulnerabilities, malware } = feeds[ecosystem].index.lookup(ecosystem, name, version)
-  return [...vulnerabilities, ...malware].map((a) => a.id).sort()
+  const found = (index: AdvisoryIndex) => {
+    const { vulnerabilities, malware } = index.lookup(ecosystem, name, version)
+    return [...vulnerabilities, ...malware].map((a) => a.id).sort()
+  }
+  const packed = found(feeds[ecosystem].index)
+  expect(found(feeds[ecosystem].plain)).toEqual(packed)
+  return packed
 }
 
 describe('fixtures', () => {
@@ -36,6 +51,15 @@ describe('fixtures', () => {
     expect(feeds.maven.withdrawn.sort()).toEqual(['GHSA-c27h-mcmw-48hv', 'MAL-2024-7766'])
     expect(feeds.nuget.withdrawn.sort()).toEqual(['GHSA-qj66-m88j-hmgj', 'MAL-2023-1190'])
     expect(Object.values(feeds).map((f) => f.index.size)).toEqual([29, 25, 22, 20])
+  })
+
+  it('keep one record per id in the packed index and count records per ecosystem', () => {
+    const builder = new PackedIndexBuilder()
+    const lodash = fixtureAdvisory('npm', 'GHSA-jf85-cpcp-j695')
+    expect([builder.add(lodash), builder.add({ ...lodash, summary: 'again' })]).toEqual([true, false])
+    const index = builder.finish()
+    expect([index.size, index.count('npm'), index.count('pypi')]).toEqual([1, 1, 0])
+    expect(index.lookup('npm', 'lodash', '4.17.11').vulnerabilities.map((a) => a.summary)).toEqual([lodash.summary])
   })
 })
 

@@ -49,6 +49,15 @@ export type OsvParseResult =
 /** Summaries are shown in block messages and outputs; a runaway one is cut. */
 const SUMMARY_MAX = 300
 
+// A feed holds 200,000 records, most of them malware reports of the same shape ("every version"):
+// the parts they share are one frozen object each, which keeps the index a fraction of its size.
+const NONE: readonly never[] = Object.freeze([])
+const FROM_ZERO: readonly RangeEvent[] = Object.freeze([Object.freeze({ introduced: '0' })])
+const EVERY_VERSION = new Map<AffectedRange['type'], readonly AffectedRange[]>(
+  (['SEMVER', 'ECOSYSTEM'] as const).map((type) => [type, Object.freeze([Object.freeze({ type, events: FROM_ZERO })])]),
+)
+const ECOSYSTEM_NAMES = new Map(['npm', 'PyPI', 'Maven', 'NuGet'].map((name) => [name, name]))
+
 function toEvents(events: Record<string, unknown>[]): RangeEvent[] {
   const out: RangeEvent[] = []
   for (const event of events) {
@@ -58,15 +67,24 @@ function toEvents(events: Record<string, unknown>[]): RangeEvent[] {
   return out
 }
 
+function toRanges(ranges: z.infer<typeof OsvRange>[]): readonly AffectedRange[] {
+  // GIT ranges name commits, which a registry request never carries.
+  const kept = ranges.filter((range) => range.type === 'SEMVER' || range.type === 'ECOSYSTEM')
+  if (kept.length === 0) return NONE
+  const only = kept[0]
+  if (kept.length === 1 && only.events.length === 1 && only.events[0].introduced === '0') {
+    return EVERY_VERSION.get(only.type as AffectedRange['type'])!
+  }
+  return kept.map((range) => ({ type: range.type as AffectedRange['type'], events: toEvents(range.events) }))
+}
+
 function toAffected(record: z.infer<typeof OsvRecordSchema>): AffectedPackage[] {
   const out: AffectedPackage[] = []
   for (const entry of record.affected ?? []) {
     if (!entry.package) continue
-    const ranges: AffectedRange[] = (entry.ranges ?? [])
-      // GIT ranges name commits, which a registry request never carries.
-      .filter((range) => range.type === 'SEMVER' || range.type === 'ECOSYSTEM')
-      .map((range) => ({ type: range.type as AffectedRange['type'], events: toEvents(range.events) }))
-    out.push({ ecosystem: entry.package.ecosystem, name: entry.package.name, ranges, versions: entry.versions ?? [] })
+    const ecosystem = ECOSYSTEM_NAMES.get(entry.package.ecosystem) ?? entry.package.ecosystem
+    const versions = entry.versions?.length ? entry.versions : NONE
+    out.push({ ecosystem, name: entry.package.name, ranges: toRanges(entry.ranges ?? []), versions })
   }
   return out
 }
@@ -109,7 +127,7 @@ export function parseOsvRecord(raw: unknown): OsvParseResult {
 
   const advisory: Advisory = {
     id: record.id,
-    aliases: record.aliases ?? [],
+    aliases: record.aliases?.length ? record.aliases : NONE,
     malware: record.id.startsWith('MAL-'),
     affected: toAffected(record),
     ...(summary ? { summary } : {}),

@@ -6,7 +6,7 @@ export type RangeEvent = { introduced: string } | { fixed: string } | { last_aff
 /** An OSV `affected[].ranges[]` entry of type SEMVER or ECOSYSTEM (GIT ranges are dropped). */
 export interface AffectedRange {
   type: 'SEMVER' | 'ECOSYSTEM'
-  events: RangeEvent[]
+  events: readonly RangeEvent[]
 }
 
 /** The part of an OSV `affected[]` entry needed to decide whether a version is affected. */
@@ -14,14 +14,14 @@ export interface AffectedPackage {
   /** OSV ecosystem name: npm, PyPI, Maven, NuGet. */
   ecosystem: string
   name: string
-  ranges: AffectedRange[]
-  versions: string[]
+  ranges: readonly AffectedRange[]
+  versions: readonly string[]
 }
 
 /** A parsed OSV record: a vulnerability advisory or (id `MAL-...`) a malicious-package report. */
 export interface Advisory {
   id: string
-  aliases: string[]
+  aliases: readonly string[]
   summary?: string
   malware: boolean
   /** From `database_specific.severity`, else derived from the CVSS v3 base score. */

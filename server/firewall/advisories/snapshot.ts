@@ -1,0 +1,108 @@
+import { Gunzip, Gzip, strToU8 } from 'fflate'
+import { PackedIndexBuilder, type PackedAdvisoryIndex } from './packed-index'
+import type { Pace } from './pace'
+import type { Advisory } from './types'
+
+/**
+ * The stored form of a loaded feed: gzip-compressed lines of JSON, a header line then one
+ * parsed advisory per line. Several processes load it instead of downloading the feed again;
+ * both directions work in slices so a large snapshot never blocks the process for long.
+ */
+const FORMAT = 'osv-advisories/1'
+
+interface Header {
+  format: string
+  records: number
+}
+
+/** A stored snapshot that cannot be read back. */
+export class SnapshotError extends Error {}
+
+const NEWLINE = new Uint8Array([0x0a])
+
+/**
+ * Compresses an index into a snapshot: its records as stored, one line each.
+ * @example const bytes = await encodeSnapshot(index, pacer())
+ */
+export async function encodeSnapshot(index: PackedAdvisoryIndex, pace?: Pace): Promise<Uint8Array> {
+  const parts: Uint8Array[] = []
+  const gzip = new Gzip({ level: 6 }, (chunk) => parts.push(chunk))
+  gzip.push(strToU8(`${JSON.stringify({ format: FORMAT, records: index.size } satisfies Header)}\n`))
+  let pending = 0
+  for (const line of index.lines()) {
+    gzip.push(line)
+    gzip.push(NEWLINE)
+    pending += line.length
+    if (pending < 16 * 1024) continue
+    pending = 0
+    await pace?.()
+  }
+  gzip.push(new Uint8Array(0), true)
+  return Buffer.concat(parts)
+}
+
+function checkAdvisory(value: unknown): value is Advisory {
+  const advisory = value as Advisory
+  return (
+    typeof advisory?.id === 'string' && typeof advisory.malware === 'boolean' && Array.isArray(advisory.affected)
+  )
+}
+
+/**
+ * Reads a snapshot back into a new index; throws `SnapshotError` when it is damaged or not one.
+ * @example const index = await decodeSnapshot(bytes, pacer())
+ */
+export async function decodeSnapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex> {
+  const builder = new PackedIndexBuilder()
+  const decoder = new TextDecoder('utf-8', { fatal: true })
+  let header: Header | null = null
+  let pending = ''
+  let lines = 0
+  const take = (line: string) => {
+    if (line === '') return
+    let value: unknown
+    try {
+      value = JSON.parse(line)
+    } catch {
+      throw new SnapshotError(`snapshot line ${lines + 1} is not JSON`)
+    }
+    lines++
+    if (!header) {
+      header = value as Header
+      if (header?.format !== FORMAT) throw new SnapshotError('not an advisory snapshot')
+      return
+    }
+    if (!checkAdvisory(value)) throw new SnapshotError(`snapshot line ${lines} is not an advisory`)
+    builder.add(value, line)
+  }
+  const gunzip = new Gunzip((chunk, final) => {
+    pending += decoder.decode(chunk, { stream: !final })
+  })
+  // Lines are taken after each push, one at a time, so a slice of the work stays short.
+  const takeComplete = async () => {
+    const cut = pending.lastIndexOf('\n')
+    if (cut < 0) return
+    const complete = pending.slice(0, cut).split('\n')
+    pending = pending.slice(cut + 1)
+    for (const line of complete) {
+      take(line)
+      await pace?.()
+    }
+  }
+  try {
+    for (let offset = 0; offset < bytes.length; offset += 4 * 1024) {
+      const end = Math.min(bytes.length, offset + 4 * 1024)
+      gunzip.push(bytes.subarray(offset, end), end === bytes.length)
+      await takeComplete()
+    }
+    take(pending)
+  } catch (error) {
+    if (error instanceof SnapshotError) throw error
+    throw new SnapshotError(`snapshot cannot be decompressed: ${(error as Error).message}`)
+  }
+  const expected = (header as Header | null)?.records
+  if (expected === undefined || builder.size !== expected) {
+    throw new SnapshotError(`snapshot holds ${builder.size} of ${expected ?? '?'} records`)
+  }
+  return builder.finish()
+}

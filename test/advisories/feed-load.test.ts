@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest'
+import { loadOsvZip } from '../../server/firewall/advisories/feed-load'
+import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
+import { ZipReadError } from '../../server/firewall/advisories/zip-stream'
+import { fixtureRecords, osvZip } from '../support/osv-feed'
+
+/** The bytes as a stream of chunks of `size`, the way an HTTP body arrives. */
+async function* chunks(bytes: Uint8Array, size = 1000): AsyncIterable<Uint8Array> {
+  for (let offset = 0; offset < bytes.length; offset += size) yield bytes.subarray(offset, offset + size)
+}
+
+const npm = fixtureRecords('npm')
+
+describe('loadOsvZip', () => {
+  it('indexes every valid record of a streamed all.zip and counts the withdrawn ones', async () => {
+    const result = await loadOsvZip(chunks(osvZip(npm), 333))
+    expect([result.records, result.withdrawn, result.invalid]).toEqual([29, 2, 0])
+    expect(result.index.lookup('npm', 'flatmap-stream', '0.1.1').malware.map((a) => a.id)).toEqual(['MAL-2022-1142'])
+  })
+
+  it('counts and skips bad records without failing the load', async () => {
+    const bad = {
+      'broken.json': '{"id": "GHSA-trunc',
+      'GHSA-noin-tro0-duce.json': JSON.stringify({
+        id: 'GHSA-noin-tro0-duce',
+        affected: [{ package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ fixed: '1' }] }] }],
+      }),
+      'nameless.json': JSON.stringify({ id: 'GHSA-name-less-pkg0', affected: [{ package: { ecosystem: 'npm' } }] }),
+      'twokinds.json': JSON.stringify({
+        id: 'GHSA-two0-kind-s000',
+        affected: [
+          { package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0', fixed: '1' }] }] },
+        ],
+      }),
+      'README.txt': 'not a record',
+    }
+    const result = await loadOsvZip(chunks(osvZip(npm, bad)))
+    expect([result.records, result.invalid]).toEqual([29, 4])
+    expect(result.warnings.join('\n')).toContain('needs an introduced event')
+  })
+
+  it('refuses a truncated archive', async () => {
+    const bytes = osvZip(npm)
+    const truncated = bytes.subarray(0, Math.floor(bytes.length * 0.6))
+    await expect(loadOsvZip(chunks(truncated))).rejects.toBeInstanceOf(ZipReadError)
+  })
+
+  it('refuses something that is not a zip at all', async () => {
+    const html = new TextEncoder().encode('<html><body>503 Service Unavailable</body></html>')
+    await expect(loadOsvZip(chunks(html))).rejects.toThrow(/zip/)
+  })
+
+  it('refuses an archive whose entries cannot be inflated', async () => {
+    const bytes = new Uint8Array(osvZip(npm))
+    // Overwrite the middle of the compressed data; headers at both ends stay intact.
+    for (let i = Math.floor(bytes.length * 0.1); i < Math.floor(bytes.length * 0.8); i += 7) bytes[i] ^= 0xa5
+    await expect(loadOsvZip(chunks(bytes))).rejects.toBeInstanceOf(ZipReadError)
+  })
+})
+
+describe('snapshots', () => {
+  it('round-trips an index through its compressed form', async () => {
+    const { index } = await loadOsvZip(chunks(osvZip(npm)))
+    const bytes = await encodeSnapshot(index)
+    const json = JSON.stringify([...index.all()])
+    expect(bytes.length).toBeLessThan(json.length / 3)
+    const back = await decodeSnapshot(bytes)
+    expect(back.size).toBe(index.size)
+    expect(back.lookup('npm', 'lodash', '4.17.11')).toEqual(index.lookup('npm', 'lodash', '4.17.11'))
+  })
+
+  it('refuses a damaged snapshot', async () => {
+    const { index } = await loadOsvZip(chunks(osvZip(npm)))
+    const bytes = await encodeSnapshot(index)
+    await expect(decodeSnapshot(bytes.subarray(0, bytes.length - 40))).rejects.toBeInstanceOf(SnapshotError)
+    await expect(decodeSnapshot(new TextEncoder().encode('nope'))).rejects.toBeInstanceOf(SnapshotError)
+  })
+})
