@@ -3,6 +3,7 @@
  *   npm run admin -- create-namespace --namespace <ns> --user <id>
  *   npm run admin -- create-user --namespace <ns> --user <id>
  *   npm run admin -- rotate-secrets-key
+ *   npm run admin -- advisories sync|status [--ecosystem npm] [--file all.zip]
  * The first two print the new user's first personal token alone on the last line of stdout;
  * rotate-secrets-key re-encrypts every stored secret with SECRETS_KEY and prints the count.
  */
@@ -12,8 +13,9 @@ import { createServices } from '../server/app/services'
 import { createNamespaceWithOwner, createUser } from '../server/namespace/directory'
 import { DomainError } from '../server/common/errors'
 import { rotateSecretsKey } from '../storage/secrets/rotate'
+import { ADVISORIES_USAGE, advisoriesCommand } from './admin-advisories'
 
-const USAGE = 'usage: npm run admin -- create-namespace|create-user --namespace <ns> --user <id>\n       npm run admin -- rotate-secrets-key'
+const USAGE = `usage: npm run admin -- create-namespace|create-user --namespace <ns> --user <id>\n       npm run admin -- rotate-secrets-key\n       ${ADVISORIES_USAGE}`
 
 async function rotate(): Promise<number> {
   const services = createServices(createBackend())
@@ -29,10 +31,11 @@ async function rotate(): Promise<number> {
 async function main(): Promise<number> {
   const { positionals, values } = parseArgs({
     allowPositionals: true,
-    options: { namespace: { type: 'string' }, user: { type: 'string' } },
+    options: { namespace: { type: 'string' }, user: { type: 'string' }, ecosystem: { type: 'string' }, file: { type: 'string' } },
   })
   const [command] = positionals
   if (command === 'rotate-secrets-key') return rotate()
+  if (command === 'advisories') return advisoriesCommand(positionals[1], values)
   if (!command || !values.namespace || !values.user || !['create-namespace', 'create-user'].includes(command)) {
     process.stderr.write(USAGE + '\n')
     return 2

@@ -41,6 +41,8 @@ export const SERVER_ENV_DEFAULTS: Record<string, string> = {
   WEBHOOK_ATTEMPT_TIMEOUT: '10s',
   API_RATE_LIMIT: 'off',
   REGISTRY_RATE_LIMIT: 'off',
+  // No internet here: the OSV feed's default URL is unreachable (the soak uses no advisory rules).
+  ADVISORY_FEED_URL: 'off',
   LOG_LEVEL: 'warn',
 }
 

@@ -7,6 +7,7 @@ import { EventLogRepository } from '../../storage/repositories/event-log'
 import { LeaseRepository } from '../../storage/repositories/leases'
 import { RetainedLogRepository } from '../../storage/repositories/retained-logs'
 import { RegistryCacheStore } from '../../storage/repositories/registry-cache'
+import { AdvisoryFeedRepository } from '../../storage/repositories/advisory-feed'
 import { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
 import { ExceptionRequestRepository } from '../../storage/repositories/exception-requests'
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
@@ -45,6 +46,8 @@ export interface Services {
   leases: LeaseRepository
   retainedLogs: RetainedLogRepository
   registryCache: RegistryCacheStore
+  /** OSV feed state and stored snapshots per ecosystem. */
+  advisoryFeed: AdvisoryFeedRepository
   dashboardSessions: DashboardSessionRepository
   exceptionRequests: ExceptionRequestRepository
   firewallLog: FirewallLogRepository
@@ -77,6 +80,7 @@ export function createServices(backend: Backend, options: { clock?: Clock; confi
     leases: new LeaseRepository(backend),
     retainedLogs: new RetainedLogRepository(backend),
     registryCache: new RegistryCacheStore(backend),
+    advisoryFeed: new AdvisoryFeedRepository(backend),
     dashboardSessions: new DashboardSessionRepository(backend),
     exceptionRequests: new ExceptionRequestRepository(backend),
     firewallLog: new FirewallLogRepository(backend),

@@ -26,6 +26,13 @@ const leases = new Gauge({ name: 'leases_owned', help: 'Leases this process hold
 const rateLimited = new Counter({ name: 'rate_limited_requests_total', help: 'Requests answered 429 by the rate limiter, by scope', labelNames: ['scope'], registers })
 const retentionTrimmed = new Counter({ name: 'log_retention_trimmed_entries_total', help: 'Log entries removed by retention, by log kind', labelNames: ['log'], registers })
 const retentionRuns = new Counter({ name: 'log_retention_runs_total', help: 'Retention passes this process ran (it held the lease)', registers })
+const advisoryLabels = ['ecosystem']
+const advisoryRecords = new Gauge({ name: 'advisory_records', help: 'Advisories loaded per ecosystem (feed and ADVISORY_DIR)', labelNames: advisoryLabels, registers })
+const advisoryRefresh = new Gauge({ name: 'advisory_last_refresh_timestamp_seconds', help: 'When the feed data was last confirmed current (0: never)', labelNames: advisoryLabels, registers })
+const advisoryLoaded = new Gauge({ name: 'advisory_data_loaded', help: '1 when rules of the ecosystem can decide, 0 while they fail closed', labelNames: advisoryLabels, registers })
+const advisoryStale = new Gauge({ name: 'advisory_data_stale', help: '1 when the data is missing or older than 3 x ADVISORY_REFRESH', labelNames: advisoryLabels, registers })
+const advisoryError = new Gauge({ name: 'advisory_refresh_error', help: '1 while the last feed refresh of the ecosystem failed', labelNames: advisoryLabels, registers })
+const advisorySource = new Gauge({ name: 'advisory_source_info', help: 'Where the data of an ecosystem comes from (value 1)', labelNames: ['ecosystem', 'source'], registers })
 
 /** Collectors run before every scrape, e.g. to refresh gauges from an actor host. */
 const collectors = new Set<() => void | Promise<void>>()
@@ -94,6 +101,31 @@ export function observeRateLimited(scope: string): void {
 export function observeRetentionRun(removedByKind: Record<string, number>): void {
   retentionRuns.inc()
   for (const [kind, removed] of Object.entries(removedByKind)) retentionTrimmed.inc({ log: label(kind) }, removed)
+}
+
+/** One ecosystem's advisory figures, as `GET /v1/{ns}/advisories/status` reports them. */
+export interface AdvisoryGaugeRow {
+  ecosystem: string
+  source: string
+  records: number
+  lastRefresh: string | null
+  loaded: boolean
+  stale: boolean
+  lastError: unknown
+}
+
+/** Sets the advisory gauges from the status rows (the source series of a changed source is dropped). */
+export function setAdvisoryGauges(rows: AdvisoryGaugeRow[]): void {
+  advisorySource.reset()
+  for (const row of rows) {
+    const labels = { ecosystem: label(row.ecosystem) }
+    advisoryRecords.set(labels, row.records)
+    advisoryRefresh.set(labels, row.lastRefresh ? Date.parse(row.lastRefresh) / 1000 : 0)
+    advisoryLoaded.set(labels, row.loaded ? 1 : 0)
+    advisoryStale.set(labels, row.stale ? 1 : 0)
+    advisoryError.set(labels, row.lastError ? 1 : 0)
+    advisorySource.set({ ...labels, source: label(row.source) }, 1)
+  }
 }
 
 /**

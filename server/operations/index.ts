@@ -7,6 +7,7 @@ import { namespaceOperations } from './namespace'
 import { teamOperations } from './teams'
 import { tokenOperations } from './tokens'
 import { webhookOperations } from './webhooks'
+import { advisoryOperations } from './advisories'
 
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
@@ -18,4 +19,5 @@ export const operations: Operation[] = [
   ...licenseSetOperations,
   ...namespaceOperations,
   ...webhookOperations,
+  ...advisoryOperations,
 ] as Operation[]

@@ -4,7 +4,8 @@ import { createServices } from '../app/services'
 import { setServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
-import { sharedAdvisorySource } from '../registry/advisory-source'
+import { sharedAdvisoryCatalog } from '../registry/advisory-catalog'
+import { whenListening } from '../app/listening'
 import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
 
@@ -24,8 +25,12 @@ export default defineNitroPlugin((nitroApp) => {
     // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
     await verifySecretsKey(backend, services.secrets)
     await bootstrap(services)
-    // Load ADVISORY_DIR before serving, so no decision is made against empty advisory data.
-    await sharedAdvisorySource().ready
+    // Load ADVISORY_DIR and the stored feed snapshots before serving, so no decision is made
+    // against data a restart merely has not read yet. Downloads take leases: after listen.
+    const advisories = sharedAdvisoryCatalog()
+    await advisories.ready
+    await advisories.attach(services)
+    void whenListening().then(() => advisories.startFeed())
     logger.info('storage ready', { storage: backend.kind })
     return services
   })()
@@ -38,7 +43,7 @@ export default defineNitroPlugin((nitroApp) => {
   setImmediate(() =>
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
-      sharedAdvisorySource().close()
+      await sharedAdvisoryCatalog().close()
       await services.storage.close()
     }),
   )

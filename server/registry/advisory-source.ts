@@ -7,6 +7,8 @@ import { factUnavailable } from './fact-fetch'
 /** The advisory and malware data of one directory, reloaded when its files change. */
 export interface AdvisorySource {
   current(): AdvisoryIndex
+  /** Whether data was read (an unreadable directory is not loaded: rules needing it fail closed). */
+  loaded(): boolean
   /** Resolves after the first load attempt. */
   ready: Promise<void>
   close(): void
@@ -38,7 +40,7 @@ function unavailableIndex(): AdvisoryIndex {
  * @example const source = createAdvisorySource(process.env.ADVISORY_DIR); await source.ready
  */
 export function createAdvisorySource(dir: string | undefined, options: { retryMs?: number } = {}): AdvisorySource {
-  if (!dir) return { current: () => EMPTY_ADVISORY_INDEX, ready: Promise.resolve(), close: () => undefined }
+  if (!dir) return { current: () => EMPTY_ADVISORY_INDEX, loaded: () => true, ready: Promise.resolve(), close: () => undefined }
   let index: AdvisoryIndex = unavailableIndex()
   let loaded = false
   let stopWatching: (() => void) | null = null
@@ -86,6 +88,7 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
 
   return {
     current: () => index,
+    loaded: () => loaded,
     ready: load(),
     close: () => {
       closed = true
@@ -93,12 +96,4 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
       stopWatching?.()
     },
   }
-}
-
-let shared: AdvisorySource | null = null
-
-/** The process-wide source for `ADVISORY_DIR`, started on first use. */
-export function sharedAdvisorySource(): AdvisorySource {
-  shared ??= createAdvisorySource(process.env.ADVISORY_DIR || undefined)
-  return shared
 }

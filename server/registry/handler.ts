@@ -14,7 +14,7 @@ import { auditRefusal } from '../http/refusal-audit'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import type { Principal } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
-import { sharedAdvisorySource } from './advisory-source'
+import { sharedAdvisoryCatalog } from './advisory-catalog'
 import { RegistryCache, type RegistryCacheOptions } from './cache'
 import { withReasonPhrase } from './artifact-decision'
 import { ecosystemProtocol } from './ecosystems'
@@ -25,7 +25,7 @@ import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 
 export interface RegistryHandlerOptions extends RegistryCacheOptions {
-  /** Advisory data; default: the process-wide `ADVISORY_DIR` source. */
+  /** Advisory data; default: the process-wide catalog (`ADVISORY_DIR` and the OSV feed). */
   advisories?: () => AdvisoryIndex
   upstreamTimeoutMs?: number
   /** Largest publish body, bytes. Default 100 MiB (npm's own limit is about that). */
@@ -109,10 +109,10 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
  */
 export function createRegistryHandler(getServices: () => Promise<Services>, options: RegistryHandlerOptions = {}) {
   const caches = new WeakMap<Services, RegistryCache>()
-  const advisories = options.advisories ?? (() => sharedAdvisorySource().current())
+  const advisories = options.advisories ?? (() => sharedAdvisoryCatalog().current())
   // Nitro loads route modules lazily: the first request waits for the first ADVISORY_DIR load
   // rather than deciding against an empty index.
-  const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisorySource().ready
+  const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisoryCatalog().ready
   return defineEventHandler(async (event) => {
     // The observability plugin's id, so log lines and the client's request id agree.
     const requestId = currentRequestId() ?? newId('req')

@@ -28,6 +28,11 @@ export class NamespaceRepository {
     })
   }
 
+  /** Every namespace id. Scans the keys: for periodic jobs, never per request. */
+  async ids(): Promise<string[]> {
+    return (await this.backend.keys(keys.namespacePrefix)).flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])
+  }
+
   async isEmpty(): Promise<boolean> {
     return (await this.backend.keys('ns')).length === 0
   }

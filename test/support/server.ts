@@ -28,7 +28,9 @@ export interface RunningServer {
 
 /**
  * Starts the built server as a real process on a free loopback port and waits until it
- * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL.
+ * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL. The OSV feed is
+ * off unless `env` names ADVISORY_FEED_URL: tests have no internet, and the default URL would
+ * leave vulnerability and malware rules failing closed.
  */
 export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
   const port = await freePort()
@@ -37,6 +39,7 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     HOME: process.env.HOME ?? '/tmp',
     DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'pf-data-')),
     LOG_LEVEL: 'warn',
+    ADVISORY_FEED_URL: 'off',
     ...env,
     PORT: String(port),
     NITRO_PORT: String(port),

@@ -6,6 +6,8 @@ import { card, facts, heading, postButton, status, table } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
 import { layout, type Viewer } from '../layout'
+import { advisoryWarning } from '../advisory-warning'
+import { sharedAdvisoryCatalog } from '../../registry/advisory-catalog'
 
 /** `/namespaces/{ns}/firewalls/{fw}`: configuration, rules, exceptions with expiry, permissions. */
 
@@ -64,6 +66,7 @@ export async function firewallPage(req: DashboardRequest) {
   ]), 'No upstreams.')
   const permissions = table('Permissions', ['Principal', 'Permissions'], Object.entries(fw.permissions).map(([key, perms]) => [html`<code>${key}</code>`, perms.join(', ')]), 'No permission entries.')
   const body = html`${heading(fw.name, links, html`<code>${fw.id}</code> · version <strong data-testid="fw-version">${fw.version}</strong> · updated ${time(fw.updatedAt)}`)}
+    ${advisoryWarning(fw, sharedAdvisoryCatalog().status())}
     ${card('Configuration', facts([
       ['Ecosystem', html`<span class="badge">${fw.ecosystem}</span>`],
       ['Description', fw.description || html`<span class="muted">—</span>`],

@@ -1,0 +1,38 @@
+import type { AdvisoryStatus } from '../advisories/status'
+import type { Firewall, Selector } from '../firewall/schema'
+import { html, time, type Html } from './html'
+
+/** Whether a selector (or one nested in all/any/not) needs advisory data. */
+export function needsAdvisories(selector: Selector): boolean {
+  const fn = selector.function
+  if (fn.name === 'vulnerability' || fn.name === 'malware') return true
+  if (fn.name === 'all' || fn.name === 'any') return fn.selectors.some(needsAdvisories)
+  if (fn.name === 'not') return needsAdvisories(fn.selector)
+  return false
+}
+
+/**
+ * A warning for a firewall whose vulnerability or malware rules decide on advisory data that is
+ * missing, not loaded, or older than 3 x ADVISORY_REFRESH; nothing otherwise.
+ * @example advisoryWarning(firewall, sharedAdvisoryCatalog().status())
+ */
+export function advisoryWarning(firewall: Firewall, status: AdvisoryStatus): Html | null {
+  if (!firewall.rules.some((rule) => needsAdvisories(rule.selector))) return null
+  const row = status.ecosystems.find((e) => e.ecosystem === firewall.ecosystem)
+  if (!row || !row.stale) return null
+  const error = row.lastError ? html` Last error: ${row.lastError.message}.` : ''
+  let text: Html
+  if (!row.loaded) {
+    text = html`Advisory data for ${row.ecosystem} is not loaded: downloads this firewall's vulnerability and malware
+      rules decide are refused (503) until it loads.${error}`
+  } else if (row.source === 'none') {
+    text = html`No advisory data is configured (ADVISORY_FEED_URL is off and ADVISORY_DIR is unset): this firewall's
+      vulnerability and malware rules match nothing.`
+  } else if (row.lastRefresh === null) {
+    text = html`Advisory data for ${row.ecosystem} does not come from the feed yet (source: ${row.source}).${error}`
+  } else {
+    text = html`Advisory data for ${row.ecosystem} was last refreshed ${time(row.lastRefresh)}, more than 3 x
+      ADVISORY_REFRESH (${status.feed.refresh}) ago: rules decide on old data.${error}`
+  }
+  return html`<div class="flash warn" role="status" data-testid="advisory-warning">${text}</div>`
+}

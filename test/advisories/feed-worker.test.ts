@@ -1,0 +1,129 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import type { RedisBackend } from '../../storage'
+import { AdvisoryFeedRepository } from '../../storage/repositories/advisory-feed'
+import { LeaseRepository } from '../../storage/repositories/leases'
+import { AdvisoryFeed } from '../../server/advisories/feed-worker'
+import { httpFeedFetcher, type FeedFetcher } from '../../server/advisories/feed-client'
+import type { Ecosystem } from '../../server/firewall/schema'
+import { makeBackend } from '../support/backends'
+import { fixtureRecords, malRecord, osvZip, startOsvFeed, type OsvFeed } from '../support/osv-feed'
+
+/**
+ * The feed worker on a real Redis, as several processes run it: each AdvisoryFeed here stands for
+ * one process (own lease owner id, own in-memory index) sharing the same storage.
+ */
+
+const npm = fixtureRecords('npm')
+let feed: OsvFeed
+let backend: RedisBackend
+const workers: AdvisoryFeed[] = []
+
+beforeAll(async () => {
+  feed = await startOsvFeed({ npm: osvZip(npm), PyPI: osvZip(fixtureRecords('PyPI')) })
+})
+afterAll(async () => {
+  await feed.close()
+})
+afterEach(async () => {
+  for (const worker of workers.splice(0)) await worker.stop()
+  await backend?.close()
+})
+
+async function process_(name: string, options: { inUse?: Ecosystem[]; fetcher?: FeedFetcher } = {}) {
+  const worker = new AdvisoryFeed({
+    repository: new AdvisoryFeedRepository(backend),
+    lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
+    settings: { url: feed.url, refreshMs: 3_600_000, refresh: '1h' },
+    clock: { now: () => Date.now() },
+    owner: name,
+    ecosystemsInUse: async () => options.inUse ?? ['npm'],
+    fetcher: options.fetcher,
+  })
+  workers.push(worker)
+  return worker
+}
+
+const malwareOf = (worker: AdvisoryFeed, name: string, version: string) =>
+  worker.index('npm')?.lookup('npm', name, version).malware.map((a) => a.id)
+
+describe('advisory feed on shared storage', () => {
+  it('downloads once: the other process loads the stored snapshot instead', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    const before = feed.downloads('npm')
+    const first = await process_('a')
+    await first.runPass()
+    expect(feed.downloads('npm')).toBe(before + 1)
+    expect(malwareOf(first, 'flatmap-stream', '0.1.1')).toEqual(['MAL-2022-1142'])
+
+    let asked = 0
+    const counting: FeedFetcher = (url, validators) => (asked++, httpFeedFetcher()(url, validators))
+    const second = await process_('b', { fetcher: counting })
+    await second.runPass()
+    expect(asked).toBe(0)
+    expect(malwareOf(second, 'flatmap-stream', '0.1.1')).toEqual(['MAL-2022-1142'])
+    expect(second.view().find((v) => v.ecosystem === 'npm')?.state?.records).toBe(29)
+  })
+
+  it('stores one compressed snapshot per ecosystem in Redis', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    const worker = await process_('a', { inUse: ['npm', 'pypi'] })
+    await worker.runPass()
+    await worker.sync(['npm'])
+    const keys = await backend.redis.keys(`${backend.prefix}:advisories:snapshot:*`)
+    expect(keys.map((k) => k.split(':').slice(-2, -1)[0]).sort()).toEqual(['npm', 'pypi'])
+    const stored = await backend.redis.strlen(keys.find((k) => k.includes(':npm:'))!)
+    expect(stored).toBeLessThan(Buffer.byteLength(JSON.stringify(npm)) / 3)
+  })
+
+  it('answers an unchanged feed with one conditional request and keeps the index', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    const worker = await process_('a')
+    await worker.runPass()
+    const index = worker.index('npm')
+    const reports = await worker.sync(['npm'])
+    expect(reports).toEqual([{ ecosystem: 'npm', outcome: 'unchanged', records: 29 }])
+    const last = feed.requests.at(-1)!
+    expect([last.status, last.ifNoneMatch]).toEqual([304, expect.stringMatching(/^"/)])
+    expect(worker.index('npm')).toBe(index)
+  })
+
+  it('swaps in a new archive, and keeps the old index when the next one is corrupt', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    const worker = await process_('a')
+    await worker.runPass()
+    feed.publish('npm', osvZip([...npm, malRecord('MAL-2025-7001', 'npm', 'fresh-evil')]))
+    expect((await worker.sync(['npm']))[0]).toMatchObject({ outcome: 'loaded', records: 30 })
+    expect(malwareOf(worker, 'fresh-evil', '1.0.0')).toEqual(['MAL-2025-7001'])
+
+    const good = worker.index('npm')
+    const zip = osvZip(npm)
+    feed.publish('npm', zip.subarray(0, zip.length >> 1))
+    const [report] = await worker.sync(['npm'])
+    expect(report.outcome).toBe('failed')
+    expect(report.error).toMatch(/zip/)
+    expect(worker.index('npm')).toBe(good)
+    const state = await new AdvisoryFeedRepository(backend).state('npm')
+    expect([state?.records, state?.lastError?.message]).toEqual([30, expect.stringMatching(/zip/)])
+    feed.publish('npm', osvZip(npm))
+  })
+
+  it('lets one process download at a time (the lease)', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    await new LeaseRepository(backend).advisoryFeed('npm').acquire('someone-else', 60_000)
+    const worker = await process_('a')
+    expect(await worker.sync(['npm'])).toEqual([{ ecosystem: 'npm', outcome: 'busy' }])
+    expect(worker.index('npm')).toBeNull()
+  })
+
+  it('records a feed that is down and loads once it is back', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    feed.fail('PyPI', 503)
+    const worker = await process_('a', { inUse: ['pypi'] })
+    await worker.runPass()
+    expect(worker.index('pypi')).toBeNull()
+    expect(worker.view().find((v) => v.ecosystem === 'pypi')?.state?.lastError?.message).toBe('feed answered 503')
+    feed.heal('PyPI')
+    expect((await worker.sync(['pypi']))[0].outcome).toBe('loaded')
+    expect(worker.index('pypi')?.lookup('pypi', 'ctx', '0.2.6').malware.map((a) => a.id)).toEqual(['MAL-2022-1'])
+  })
+})
