@@ -1,7 +1,6 @@
 import type { Backend, TxWrites } from '../backend'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import type { WebhookRecord } from '../../server/webhooks/configuration/model'
-import { droppedEventCount, incomingToDrop, planPush } from '../../server/webhooks/delivery/overflow'
 import { mapOf, recordOf } from '../../server/common/own'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
 import type { SecretBox } from '../secrets/secret-box'
@@ -22,15 +21,6 @@ export interface WebhookChange<R> {
 export interface StoredBatch {
   deliveryId: string
   items: NamespaceEvent[]
-}
-
-/** Result of routing events into a buffer. */
-export interface BufferPush {
-  length: number
-  /** Events discarded at the cap by this push. */
-  dropped: number
-  /** The overflow notice queued with this push, if any. */
-  notice: NamespaceEvent | null
 }
 
 /**
@@ -134,39 +124,6 @@ export class WebhookRepository {
   }
 
   // ---- buffers -----------------------------------------------------------------------
-
-  /**
-   * Appends routed events to a webhook's buffer (cap `cap`, oldest dropped) and, when anything
-   * was dropped, one overflow notice reporting exactly that (see overflow.ts). Only the router
-   * pushes; deliveries only take from the front, so the length can only shrink meanwhile.
-   */
-  async pushToBuffer(
-    ns: string,
-    id: string,
-    events: NamespaceEvent[],
-    cap: number,
-    makeNotice: (counts: { droppedEvents: number; bufferedEvents: number }) => NamespaceEvent,
-  ): Promise<BufferPush> {
-    const queue = keys.buffer(ns, id)
-    // The batch in flight counts towards the cap but is never dropped: it is out of the queue.
-    const [length, batch] = await Promise.all([this.backend.queueLength(queue), this.getBatch(ns, id)])
-    const inFlight = batch?.items.length ?? 0
-    const queueCap = Math.max(1, cap - inFlight)
-    const plan = planPush(length, events.length, queueCap)
-    if (!plan.overflows) {
-      const pushed = await this.backend.queuePush(queue, events, queueCap)
-      return { length: pushed.length + inFlight, dropped: pushed.dropped, notice: null }
-    }
-    // Popping returns exactly what left the buffer, so the notice can count it.
-    const popped = await this.backend.queuePopFront<NamespaceEvent>(queue, plan.popFront)
-    const afterPop = await this.backend.queueLength(queue)
-    const dropIncoming = incomingToDrop(afterPop, events.length, queueCap)
-    const counts = droppedEventCount([...popped, ...events.slice(0, dropIncoming)])
-    const kept = events.slice(dropIncoming)
-    const notice = makeNotice({ droppedEvents: counts.reported, bufferedEvents: afterPop + kept.length + 1 + inFlight })
-    const pushed = await this.backend.queuePush(queue, [...kept, notice], queueCap)
-    return { length: pushed.length + inFlight, dropped: counts.events + pushed.dropped, notice }
-  }
 
   /** The buffer's queued events and the size of the batch in flight (it is out of the queue). */
   async bufferState(ns: string, id: string): Promise<{ queued: number; inFlight: number }> {

@@ -74,7 +74,7 @@ export async function sendTest(ctx: CallContext, id: string): Promise<{ event: s
   const record = await loadWebhook(ctx, id)
   if (!record.enabled) throw conflict('webhook_disabled', `webhook "${id}" is disabled; enable it to send a test`)
   const event = makeEvent(ctx.services.clock, ctx.ns, 'webhook.test', { webhook: id, message: 'Test event' as const })
-  await ctx.services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+  await ctx.services.events.append([event])
   return { event: event.id }
 }
 

@@ -40,8 +40,8 @@ export async function startWebhookEngine(services: Services, options: EngineOpti
   const router = new EventRouter(services, runtime, { owner, leaseTtlMs })
   const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock })
 
-  const offEvents = services.backend.onEvents(() => router.wake())
-  await services.backend.eventsReady()
+  const offEvents = services.events.onAppended(() => router.wake())
+  await services.events.notificationsReady()
   const offSignals = runtime.signals.subscribe((signal) => host.onSignal(signal))
   // Renewal well inside the lease time; the same pass adopts webhooks whose owner died.
   const interval = setInterval(() => {
@@ -87,6 +87,6 @@ export async function startWebhookEngine(services: Services, options: EngineOpti
 /** True when the event log holds entries the router has not routed yet. */
 async function routerBehind(services: Services, runtime: ReturnType<typeof webhookRuntime>): Promise<boolean> {
   const cursor = await runtime.webhooks.routerCursor()
-  const next = await services.backend.logRange('events', { after: cursor, limit: 1 })
+  const next = await services.events.read(cursor, 1)
   return next.length > 0
 }

@@ -1,10 +1,10 @@
-import { EVENT_LOG } from '../../../storage/backend'
 import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
 import { makeEvent } from '../../events/factory'
 import type { NamespaceEvent } from '../../events/schemas'
-import { webhookKeys, webhookRef } from '../../../storage/repositories/webhook-keys'
+import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { Activity } from './activity'
+import { pushToBuffer } from './buffer-push'
 import { matchesWebhook } from '../configuration/event-types'
 import type { WebhookRecord } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
@@ -63,17 +63,17 @@ export class EventRouter {
   async stop(): Promise<void> {
     this.stopped = true
     await this.activity.idle()
-    await this.services.backend.leaseRelease(webhookKeys.routerLease(), this.options.owner).catch(() => undefined)
+    await this.services.leases.webhookRouter().release(this.options.owner).catch(() => undefined)
   }
 
   private async drain(): Promise<void> {
-    const { backend } = this.services
+    const { events, leases } = this.services
     const pageSize = this.options.pageSize ?? 2_000
     let cursor = await this.runtime.webhooks.routerCursor()
     for (;;) {
       // Renewed every page: a long backlog must not let the lease lapse mid-way.
-      if (this.stopped || !(await backend.leaseAcquire(webhookKeys.routerLease(), this.options.owner, this.options.leaseTtlMs))) return
-      const entries = await backend.logRange<NamespaceEvent>(EVENT_LOG, { after: cursor, limit: pageSize })
+      if (this.stopped || !(await leases.webhookRouter().acquire(this.options.owner, this.options.leaseTtlMs))) return
+      const entries = await events.read<NamespaceEvent>(cursor, pageSize)
       if (entries.length === 0) return
       await this.route(entries.map((entry) => entry.value))
       cursor = entries[entries.length - 1].cursor
@@ -101,7 +101,7 @@ export class EventRouter {
 
   private async append(webhook: WebhookRecord, events: NamespaceEvent[]): Promise<void> {
     const { clock } = this.services
-    const pushed = await this.runtime.webhooks.pushToBuffer(webhook.namespace, webhook.id, events, this.runtime.settings.bufferSize, (counts) =>
+    const pushed = await pushToBuffer(this.runtime.webhooks, webhook.namespace, webhook.id, events, this.runtime.settings.bufferSize, (counts) =>
       makeEvent(clock, webhook.namespace, 'webhook.rate_limited', { webhook: webhook.id, reason: 'buffer_overflow', ...counts }),
     )
     if (pushed.dropped > 0) {

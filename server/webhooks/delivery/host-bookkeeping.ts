@@ -66,7 +66,7 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
         droppedEvents: 0,
         bufferedEvents: emitted.bufferedEvents,
       })
-      await services.backend.transact([], () => ({ writes: { events: [event] }, result: undefined }))
+      await services.events.append([event])
       return
     }
   }

@@ -2,7 +2,7 @@ import { createActor, type Actor, type Snapshot } from 'xstate'
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
-import { parseWebhookRef, webhookKeys } from '../../../storage/repositories/webhook-keys'
+import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import type { WebhookSignal } from '../../../storage/webhook-signals'
 import { Activity, settle } from './activity'
 import type { TimerClock } from './deadline-timer'
@@ -110,12 +110,12 @@ export class DeliveryHost {
 
   private async pass(): Promise<void> {
     if (!this.accepting) return
-    const { backend } = this.services
-    const lease = (ref: string) => webhookKeys.webhookLease(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)
-    const renewed = await Promise.all(this.owned().map(async (ref) => [ref, await backend.leaseAcquire(lease(ref), this.options.owner, this.options.leaseTtlMs)] as const))
+    const { leases } = this.services
+    const lease = (ref: string) => leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)
+    const renewed = await Promise.all(this.owned().map(async (ref) => [ref, await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)] as const))
     for (const [ref, held] of renewed) if (!held) this.retire(ref, 'lease lost to another process')
     const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
-    const acquired = await Promise.all(free.map(async (ref) => ((await backend.leaseAcquire(lease(ref), this.options.owner, this.options.leaseTtlMs)) ? ref : null)))
+    const acquired = await Promise.all(free.map(async (ref) => ((await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)) ? ref : null)))
     await this.adopt(acquired.filter((ref): ref is string => ref !== null))
     await this.reconcile(this.owned(), true)
   }
@@ -233,7 +233,7 @@ export class DeliveryHost {
     this.retire(ref, 'webhook deleted')
     const { ns, id } = parseWebhookRef(ref)
     void this.activity.track(
-      Promise.all([this.runtime.webhooks.clearBuffer(ns, id), this.services.backend.delete(webhookKeys.snapshot(ns, id)), this.services.backend.leaseRelease(webhookKeys.webhookLease(ns, id), this.options.owner)]),
+      Promise.all([this.runtime.webhooks.clearBuffer(ns, id), this.runtime.webhooks.deleteSnapshot(ns, id), this.services.leases.webhook(ns, id).release(this.options.owner)]),
     )
   }
 
@@ -273,7 +273,7 @@ export class DeliveryHost {
         const snapshot = managed.actor.getPersistedSnapshot()
         if (snapshot.status === 'active') await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
         managed.actor.stop()
-        await this.services.backend.leaseRelease(webhookKeys.webhookLease(ns, id), this.options.owner)
+        await this.services.leases.webhook(ns, id).release(this.options.owner)
       }),
     )
     this.actors.clear()

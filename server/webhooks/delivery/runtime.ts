@@ -1,7 +1,7 @@
 import type { Services } from '../../app/services'
-import { WebhookRepository } from '../../../storage/repositories/webhooks'
-import { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
-import { webhookSignals, type WebhookSignals } from '../../../storage/webhook-signals'
+import type { WebhookRepository } from '../../../storage/repositories/webhooks'
+import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
+import type { WebhookSignals } from '../../../storage/webhook-signals'
 import { parseWebhookSettings, type WebhookSettings } from '../configuration/settings'
 import type { LookupAll } from '../protocol/ssrf'
 
@@ -26,9 +26,9 @@ export function webhookRuntime(services: Services): WebhookRuntime {
   if (!runtime) {
     runtime = {
       settings: parseWebhookSettings(process.env),
-      webhooks: new WebhookRepository(services.backend, services.secrets),
-      records: new WebhookRecordRepository(services.backend),
-      signals: webhookSignals(services.backend),
+      webhooks: services.webhooks,
+      records: services.webhookRecords,
+      signals: services.webhookSignals,
     }
     runtimes.set(services, runtime)
   }
