@@ -15,6 +15,10 @@ export interface Observations {
   recordsNow: Map<string, RecordView[]>
   metrics: Map<string, MetricTotals>
   kills: number
+  /** What the receiving application handled (through the kit), per webhook name: event id -> times. */
+  handled: Map<string, Map<string, number>>
+  /** Per webhook name: events the kit skipped as already handled (re-deliveries it absorbed). */
+  absorbed: Map<string, number>
 }
 
 /** Figures and violations of one webhook. */
@@ -27,6 +31,8 @@ export interface HookReport {
   missing: string[]
   unexpected: string[]
   duplicates: { events: number; extraReceipts: number; batchesReacked: number }
+  /** The application behind the kit: events it handled, how many more than once, acknowledged but never handled. */
+  application: { handled: number; absorbed: number; handledTwice: string[]; ackedUnhandled: string[] }
   orderViolations: { event: string; after: string }[]
   concurrent: number
   badSignatures: number
@@ -111,6 +117,9 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
   const badSignatures = attempts.filter((a) => !a.verified).length
   if (badSignatures) violations.push(`${badSignatures} attempts whose signature did not verify`)
 
+  const application = checkApplication(obs.handled.get(hook.name) ?? new Map(), ackedCount)
+  violations.push(...application.problems)
+
   const records = checkRecords(obs.recordsNow.get(hook.name) ?? [], attempts, byDelivery)
   violations.push(...records.problems)
   const receiverTotals: MetricTotals = {
@@ -139,6 +148,12 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
     missing,
     unexpected,
     duplicates,
+    application: {
+      handled: application.handled,
+      absorbed: obs.absorbed.get(hook.name) ?? 0,
+      handledTwice: application.handledTwice,
+      ackedUnhandled: application.ackedUnhandled,
+    },
     orderViolations,
     concurrent,
     badSignatures,
@@ -146,6 +161,21 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
     metrics: { api, receiver: receiverTotals, problems: metricProblems },
     violations,
   }
+}
+
+/**
+ * Every event handled exactly once by the application despite retries and kills: the sender
+ * re-sends (retries, batches re-sent after a SIGKILL, attempts the receiver handled but never
+ * answered), and the kit's dedupe must keep each event's handler from running twice. Every
+ * acknowledged event was handled (the kit acknowledges only what it handled or had handled).
+ */
+function checkApplication(handled: Map<string, number>, ackedCount: Map<string, number>) {
+  const handledTwice = [...handled].filter(([, times]) => times > 1).map(([id]) => id)
+  const ackedUnhandled = [...ackedCount.keys()].filter((id) => !handled.has(id))
+  const problems: string[] = []
+  if (handledTwice.length) problems.push(`${handledTwice.length} events handled more than once by the application, e.g. ${handledTwice.slice(0, 3).join(', ')}`)
+  if (ackedUnhandled.length) problems.push(`${ackedUnhandled.length} events acknowledged but never handled by the application, e.g. ${ackedUnhandled.slice(0, 3).join(', ')}`)
+  return { handled: handled.size, handledTwice, ackedUnhandled, problems }
 }
 
 /**

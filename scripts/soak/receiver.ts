@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto'
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
-import { Webhook } from 'standardwebhooks'
+import Redis from 'ioredis'
+import { createReceiver, MemoryStore, RedisStore, retryLater, verify, type WebhookReceiver } from '../../receiver'
+import type { Event } from '../../receiver'
 
 export type Answer = 'ok' | 'slow-ok' | '500' | '429' | 'reset' | 'interrupted'
 
@@ -34,14 +36,20 @@ export interface ReceiverOptions {
   doomRate: number
   /** Consecutive refusals of one delivery id after which a non-doomed one is accepted. */
   maxRefusals?: number
+  /** Where the kit keeps its dedupe marks (a RedisStore under this prefix); in memory when absent. */
+  redis?: { url: string; prefix: string }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /**
- * One HTTP server, one path per webhook (`/hook/<name>`). Answers at random: mostly 2xx, some
- * 500, some 429 with `Retry-After: 1`, some after ~2 s, some by resetting the connection; once
- * a delivery id was accepted it is always accepted (an idempotent receiver). Records every
+ * One HTTP server, one path per webhook (`/hook/<name>`), each answered by the receiver kit
+ * (receiver/) in front of an "application" that counts every event it handles. Answers at
+ * random: mostly 2xx, some after ~2 s; some 500 (the application throws part-way through the
+ * batch), some 429 with `Retry-After: 1` (it pushes back part-way), some by resetting the
+ * connection after the application handled the whole batch (the sender never hears of it).
+ * Doomed delivery ids are refused before the kit (500 or reset), so their batch runs out of
+ * retries unhandled. Once a delivery id was accepted it is always accepted. Records every
  * attempt and flags an attempt that arrives while another of the same webhook is in flight.
  */
 export class SoakReceiver {
@@ -52,6 +60,14 @@ export class SoakReceiver {
   private readonly acked = new Set<string>()
   private readonly refusals = new Map<string, number>()
   private readonly sockets = new Set<Socket>()
+  /** What the application handled, per webhook: event id -> times (exactly once is the goal). */
+  readonly handled = new Map<string, Map<string, number>>()
+  /** Per webhook: events the kit recognised as handled already and skipped (re-deliveries absorbed). */
+  readonly absorbed = new Map<string, number>()
+  private readonly kits = new Map<string, WebhookReceiver>()
+  /** Per delivery id: the event at which the application fails this attempt, and how. */
+  private readonly failures = new Map<string, { at: string; how: '500' | '429' }>()
+  private redis: Redis | null = null
   /** Called right after a 2xx went out (chaos uses it to kill the sender in its bookkeeping window). */
   onAck: ((attempt: Attempt) => void) | null = null
   private server!: Server
@@ -61,6 +77,7 @@ export class SoakReceiver {
   constructor(private readonly options: ReceiverOptions) {}
 
   async start(): Promise<this> {
+    if (this.options.redis) this.redis = new Redis(this.options.redis.url)
     // A sender that dies mid-body makes the request stream fail: that attempt is `interrupted`.
     this.server = createServer((req, res) => void this.handle(req, res).catch(() => res.destroy()))
     this.server.keepAliveTimeout = 5_000
@@ -119,33 +136,73 @@ export class SoakReceiver {
     for await (const chunk of req) chunks.push(chunk as Buffer)
     const body = Buffer.concat(chunks).toString('utf8')
     attempt.verified = this.verify(hook, body, req)
+    let events: Event[] = []
     try {
-      attempt.events = (JSON.parse(body).events as ReceivedEvent[]).map((e) => ({ id: e.id, type: e.type, ...(e.type.startsWith('webhook.') ? { data: e.data } : {}) }))
+      events = JSON.parse(body).events as Event[]
+      attempt.events = events.map((e) => ({ id: e.id, type: e.type, ...(e.type === 'webhook.rate_limited' ? { data: e.data } : {}) }))
     } catch {
       attempt.events = []
     }
 
-    const answer = this.decide(deliveryId)
+    let answer = this.decide(deliveryId)
     if (answer === 'slow-ok') await sleep(1_500 + Math.random() * 1_000)
     if (settled) return
-    if (answer === 'reset') {
-      settle('reset')
-      this.refusals.set(deliveryId, (this.refusals.get(deliveryId) ?? 0) + 1)
-      req.socket.destroy()
-      return
+    const doomed = this.doomed(deliveryId) && !this.acked.has(deliveryId)
+    if (doomed && answer === 'reset') return this.reset(req, deliveryId, settle)
+    if (doomed) return this.refuse(res, deliveryId, settle)
+
+    // Through the kit: a planned failure makes the application throw (or push back) at one event.
+    if ((answer === '500' || answer === '429') && events.length) {
+      this.failures.set(deliveryId, { at: events[Math.floor(Math.random() * events.length)].id, how: answer })
     }
+    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]))
+    const kit = await this.kit(hook).receive({ body, headers })
+    this.failures.delete(deliveryId)
+    if (kit.status === 200) this.absorbed.set(hook, (this.absorbed.get(hook) ?? 0) + (JSON.parse(kit.body).skipped as number))
+    if (settled) return
+    // Handled (or skipped as already handled), then the connection dies: the sender retries.
+    if (answer === 'reset') return this.reset(req, deliveryId, settle)
+    answer = kit.status < 300 ? (answer === 'slow-ok' ? 'slow-ok' : 'ok') : kit.status === 429 ? '429' : '500'
     settle(answer)
-    if (answer === 'ok' || answer === 'slow-ok') {
+    res.writeHead(kit.status, kit.headers).end(kit.body)
+    if (kit.status < 300) {
       attempt.acked = true
       this.acked.add(deliveryId)
-      res.writeHead(Math.random() < 0.5 ? 200 : 204).end()
       this.onAck?.(attempt)
-    } else if (answer === '429') {
-      res.writeHead(429, { 'retry-after': '1' }).end('slow down')
-    } else {
-      res.writeHead(500).end('soak says no')
-    }
-    if (!attempt.acked) this.refusals.set(deliveryId, (this.refusals.get(deliveryId) ?? 0) + 1)
+    } else this.refusals.set(deliveryId, (this.refusals.get(deliveryId) ?? 0) + 1)
+  }
+
+  private reset(req: IncomingMessage, deliveryId: string, settle: (answer: Answer) => boolean): void {
+    settle('reset')
+    this.refusals.set(deliveryId, (this.refusals.get(deliveryId) ?? 0) + 1)
+    req.socket.destroy()
+  }
+
+  private refuse(res: ServerResponse, deliveryId: string, settle: (answer: Answer) => boolean): void {
+    settle('500')
+    res.writeHead(500).end('soak says no')
+    this.refusals.set(deliveryId, (this.refusals.get(deliveryId) ?? 0) + 1)
+  }
+
+  /** The kit for one webhook path, its application counting what it handles. */
+  private kit(hook: string): WebhookReceiver {
+    let kit = this.kits.get(hook)
+    if (kit) return kit
+    const counts = new Map<string, number>()
+    this.handled.set(hook, counts)
+    const store = this.redis ? new RedisStore({ redis: this.redis, prefix: `${this.options.redis!.prefix}${hook}:` }) : new MemoryStore()
+    kit = createReceiver({
+      secrets: () => this.secrets.get(hook) ?? [],
+      store,
+      onEvent: (event, { deliveryId }) => {
+        const failure = this.failures.get(deliveryId)
+        if (failure?.at === event.id) throw failure.how === '429' ? retryLater(1, 429) : new Error('soak application fails')
+        counts.set(event.id, (counts.get(event.id) ?? 0) + 1)
+      },
+      onError: () => undefined,
+    })
+    this.kits.set(hook, kit)
+    return kit
   }
 
   private decide(deliveryId: string): Answer {
@@ -161,19 +218,17 @@ export class SoakReceiver {
   }
 
   private verify(hook: string, body: string, req: IncomingMessage): boolean {
-    const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]))
-    return (this.secrets.get(hook) ?? []).some((secret) => {
-      try {
-        new Webhook(secret).verify(body, headers)
-        return true
-      } catch {
-        return false
-      }
-    })
+    const secrets = this.secrets.get(hook) ?? []
+    try {
+      return secrets.length > 0 && (verify(body, req.headers, secrets), true)
+    } catch {
+      return false
+    }
   }
 
   async stop(): Promise<void> {
     for (const socket of this.sockets) socket.destroy()
     await new Promise<void>((resolve) => this.server.close(() => resolve()))
+    this.redis?.disconnect()
   }
 }

@@ -23,6 +23,8 @@ export function formatReport(result: SoakResult): string {
   lines.push(`dropped                  ${failedEvents + overflow}  (retries exhausted: ${failedEvents} events in ${sum(hooks.map((h) => h.dropped.failedBatches))} failed batches; buffer_overflow: ${overflow} in ${sum(hooks.map((h) => h.dropped.overflowNotices))} notices)`)
   lines.push(`missing                  ${sum(hooks.map((h) => h.missing.length))}  (not delivered and not in a failed batch; must not exceed the buffer_overflow count above)`)
   lines.push(`duplicates               ${sum(hooks.map((h) => h.duplicates.events))} events delivered more than once (${sum(hooks.map((h) => h.duplicates.extraReceipts))} extra receipts, ${sum(hooks.map((h) => h.duplicates.batchesReacked))} batches acknowledged twice)`)
+  const app = (pick: (h: (typeof hooks)[number]) => number) => sum(hooks.map(pick))
+  lines.push(`handled by application   ${app((h) => h.application.handled)} events through the receiver kit, which skipped ${app((h) => h.application.absorbed)} re-deliveries; handled twice ${app((h) => h.application.handledTwice.length)}, acknowledged but unhandled ${app((h) => h.application.ackedUnhandled.length)} (both must be 0)`)
   lines.push(`order violations         ${sum(hooks.map((h) => h.orderViolations.length))}`)
   lines.push(`concurrent deliveries    ${sum(hooks.map((h) => h.concurrent))}`)
   lines.push(`bad signatures           ${sum(hooks.map((h) => h.badSignatures))}`)

@@ -40,7 +40,8 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
   const token = `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
   log(`soak: run dir ${runDir} (server logs), Redis ${redis} prefix ${prefix}`)
   const registry = await startUpstream()
-  const receiver = await new SoakReceiver({ doomRate: options.doomRate }).start()
+  // The receiver kit's dedupe marks live beside (not under) the service's prefix.
+  const receiver = await new SoakReceiver({ doomRate: options.doomRate, redis: { url: redis, prefix: `${prefix}-receiver:` } }).start()
   const env = { ...SERVER_ENV_DEFAULTS, WEBHOOK_BUFFER: String(options.buffer), ...options.serverEnv, REDIS_URL: redis, REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: token }
   const cluster = new Cluster(options.serverEntry, env, runDir)
   try {
@@ -85,6 +86,8 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
       recordsNow: watcher.latest,
       metrics: new Map(await Promise.all(webhooks.map(async (hook) => [hook.name, await metricTotals(cluster, token, hook, startedAt)] as const))),
       kills: cluster.kills.length,
+      handled: receiver.handled,
+      absorbed: receiver.absorbed,
     }
     return summarise(obs, cluster, producer, Date.now() - startedAt, drain, runDir)
   } finally {
@@ -106,7 +109,7 @@ async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebho
     const buffersEmpty = states.every((state) => state !== null && state.bufferedEvents === 0)
     if (buffersEmpty && Date.now() - receiver.lastArrival() > 3_000) {
       await watcher.poll().catch(() => undefined)
-      const obs = { ns: NS, log: await readEventLog(redis, prefix), webhooks, attempts: receiver.attempts, overlaps: [], recordsSeen: [...watcher.seen.values()], recordsNow: new Map(), metrics: new Map(), kills: 0 }
+      const obs = { ns: NS, log: await readEventLog(redis, prefix), webhooks, attempts: receiver.attempts, overlaps: [], recordsSeen: [...watcher.seen.values()], recordsNow: new Map(), metrics: new Map(), kills: 0, handled: receiver.handled, absorbed: receiver.absorbed }
       const reports = webhooks.map((hook) => checkHook(obs, hook))
       if (reports.every((r) => r.missing.length <= r.dropped.bufferOverflow)) return { ms: Date.now() - started, complete: true }
       // Buffers empty and nothing arriving for 20 s: whatever is missing now will not come (the checks say what).
