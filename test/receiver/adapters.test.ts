@@ -55,7 +55,8 @@ describe.each(adapters)('%s adapter', (_name, make) => {
     const event = firewallEvent()
     const body = envelope([event])
     const answer = await call({ method: 'POST', headers: signedHeaders(body, [secret]), body: body.replace('"npm"', '"pypi"') })
-    expect([answer.status, answer.headers.get('content-type'), (await answer.json()).code]).toEqual([401, 'application/problem+json', 'no_matching_signature'])
+    const seen = [answer.status, answer.headers.get('content-type'), (await answer.json()).code]
+    expect(seen).toEqual([401, 'application/problem+json', 'no_matching_signature'])
     expect(handled).not.toContain(event.id)
   })
 

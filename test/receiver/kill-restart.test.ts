@@ -33,7 +33,11 @@ const children: ChildProcess[] = []
 
 beforeAll(async () => {
   // Retries 1 s apart: the restarted receiver gets the batch again within seconds.
-  server = await startServer({ BOOTSTRAP_TOKEN: token, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s' })
+  server = await startServer({
+    BOOTSTRAP_TOKEN: token,
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    WEBHOOK_RETRY_SCHEDULE: '1s,1s,1s,1s,1s,1s',
+  })
   api = apiClient(server.url, token)
   redis = new Redis(await redisUrl())
   blocking = redis.duplicate()
@@ -57,7 +61,8 @@ async function announced(): Promise<string> {
 describe('a receiver killed mid-batch and restarted (built service, kit with the Redis store)', () => {
   it('handles every event exactly once: the retried batch resumes after the last handled event', async () => {
     const port = await freePort()
-    const created = await api('POST', '/v1/default/webhooks', { name: 'app', url: `http://127.0.0.1:${port}/hook`, eventTypes: ['config.firewall.*'] })
+    const url = `http://127.0.0.1:${port}/hook`
+    const created = await api('POST', '/v1/default/webhooks', { name: 'app', url, eventTypes: ['config.firewall.*'] })
     expect(created.status).toBe(201)
     const appEnv = { PORT: String(port), WEBHOOK_SECRET: created.body.secret, REDIS_URL: await redisUrl(), PREFIX: prefix }
     const first = await startApp({ ...appEnv, GATE: 'fw-gate', HANG: 'fw-5' })

@@ -12,7 +12,13 @@ function parseError(body: unknown): WebhookParseError {
   throw new Error('parsed, but should not have')
 }
 
-const audit = { id: 'evt-a', type: 'audit.webhook.test', time: '2026-01-01T00:00:00Z', namespace: 'default', data: { action: 'webhook.test', outcome: 'success', statusCode: 202, extra: 1 } }
+const audit = {
+  id: 'evt-a',
+  type: 'audit.webhook.test',
+  time: '2026-01-01T00:00:00Z',
+  namespace: 'default',
+  data: { action: 'webhook.test', outcome: 'success', statusCode: 202, extra: 1 },
+}
 
 describe('parse', () => {
   it('returns the typed envelope, oldest first, narrowing data on type', () => {

@@ -95,7 +95,8 @@ describe('createReceiver', () => {
     const { receiver, handled } = app()
     const request = delivery([firewallEvent()])
     const tampered = await receiver.receive({ ...request, body: request.body.replace('"fw"', '"fx"') })
-    expect([tampered.status, tampered.headers['content-type'], JSON.parse(tampered.body).code]).toEqual([401, 'application/problem+json', 'no_matching_signature'])
+    const seen = [tampered.status, tampered.headers['content-type'], JSON.parse(tampered.body).code]
+    expect(seen).toEqual([401, 'application/problem+json', 'no_matching_signature'])
     const notJson = '{"version":1'
     const invalid = await receiver.receive({ body: notJson, headers: signedHeaders(notJson, [secret]) })
     expect([invalid.status, JSON.parse(invalid.body).code]).toEqual([400, 'invalid_json'])
@@ -167,7 +168,15 @@ describe('RedisStore', () => {
   })
 
   it('answers 503 with Retry-After while Redis is unreachable, and calls no handler', async () => {
-    const down = new Redis({ port: 1, host: '127.0.0.1', lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null })
+    // Nothing listens on port 1: every command fails at once, as with Redis down.
+    const down = new Redis({
+      port: 1,
+      host: '127.0.0.1',
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      retryStrategy: () => null,
+    })
     clients.push(down)
     const { receiver, handled } = app({ store: new RedisStore({ redis: down }) })
     const answer = await receiver.receive(delivery([firewallEvent()]))

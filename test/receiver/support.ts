@@ -5,7 +5,12 @@ import { Webhook } from 'standardwebhooks'
 export const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`
 
 /** Standard Webhooks headers for `body`, signed by the reference package with each of `secrets`. */
-export function signedHeaders(body: string, secrets: string[], id = `whdel-${randomBytes(8).toString('hex')}`, at = Date.now()): Record<string, string> {
+export function signedHeaders(
+  body: string,
+  secrets: string[],
+  id = `whdel-${randomBytes(8).toString('hex')}`,
+  at = Date.now(),
+): Record<string, string> {
   const signature = secrets.map((secret) => new Webhook(secret).sign(id, new Date(at), body)).join(' ')
   return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature, 'content-type': 'application/json' }
 }
