@@ -1,15 +1,17 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash } from 'node:crypto'
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import type { Lease } from '../../storage/repositories/leases'
 import { logger } from '../app/logger'
 import { isoTime, type Clock } from '../common/clock'
-import { loadOsvZip } from '../firewall/advisories/feed-load'
 import { pacer, type Pace } from '../firewall/advisories/pace'
-import { decodeSnapshot, encodeSnapshot } from '../firewall/advisories/snapshot'
+import { decodeSnapshot } from '../firewall/advisories/snapshot'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
+import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive-store'
 import { FeedError, httpFeedFetcher, type FeedFetcher } from './feed-client'
 import { feedArchiveUrl, type AdvisoryFeedSettings } from './settings'
+
+export type { FeedSyncReport } from './archive-store'
 
 /** What one process holds of an ecosystem's feed, and the shared state it last read. */
 export interface FeedEcosystemView {
@@ -17,16 +19,6 @@ export interface FeedEcosystemView {
   /** Data this process serves from (downloaded here or loaded from the stored snapshot). */
   index: AdvisoryIndex | null
   state: AdvisoryFeedState | null
-}
-
-/** The outcome of one refresh or import, for logs and the admin CLI. */
-export interface FeedSyncReport {
-  ecosystem: Ecosystem
-  outcome: 'loaded' | 'unchanged' | 'failed' | 'busy'
-  records?: number
-  invalid?: number
-  withdrawn?: number
-  error?: string
 }
 
 export interface AdvisoryFeedOptions {
@@ -336,38 +328,13 @@ export class AdvisoryFeed {
     ecosystem: Ecosystem,
     previous: AdvisoryFeedState | null,
     source: AsyncIterable<Uint8Array>,
-    origin: Pick<AdvisoryFeedState, 'origin' | 'urlHash' | 'etag' | 'lastModified'>,
+    origin: ArchiveOrigin,
     at: string,
   ): Promise<FeedSyncReport> {
     const { repository } = this.options
-    const started = Date.now()
-    const loaded = await loadOsvZip(source, { pace: this.pace() })
-    const bytes = await encodeSnapshot(loaded.index, this.pace())
-    const snapshotId = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
-    await repository.saveSnapshot(ecosystem, snapshotId, bytes)
-    const next: AdvisoryFeedState = {
-      ecosystem,
-      ...Object.fromEntries(Object.entries(origin).filter(([, value]) => value !== undefined)),
-      snapshotId,
-      records: loaded.records,
-      invalid: loaded.invalid,
-      withdrawn: loaded.withdrawn,
-      lastAttempt: at,
-      lastRefresh: at,
-      lastChange: at,
-      lastError: null,
-    }
-    await repository.saveState(next)
-    if (previous?.snapshotId && previous.snapshotId !== snapshotId) {
-      await repository.deleteSnapshot(ecosystem, previous.snapshotId).catch(() => undefined)
-    }
-    this.swap(ecosystem, loaded.index, snapshotId, next)
-    const { records, invalid, withdrawn } = loaded
-    const ms = Date.now() - started
-    const figures = { records, invalid, withdrawn, bytes: bytes.length, ms }
-    logger.info('advisory feed loaded', { ecosystem, origin: origin.origin, ...figures })
-    for (const warning of loaded.warnings.slice(0, 5)) logger.warn('advisory record skipped', { ecosystem, warning })
-    return { ecosystem, outcome: 'loaded', records, invalid, withdrawn }
+    const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace: () => this.pace() })
+    this.swap(ecosystem, stored.index, stored.state.snapshotId!, stored.state)
+    return stored.report
   }
 
   /** The one step readers see: the new index replaces the old in a single assignment. */
