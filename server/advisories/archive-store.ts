@@ -1,10 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import { logger } from '../app/logger'
-import { loadOsvZip } from '../firewall/advisories/feed-load'
 import type { Pace } from '../firewall/advisories/pace'
 import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
-import { encodeSnapshot } from '../firewall/advisories/snapshot'
+import { inThreadLoader, type ArchiveLoader } from './archive-loader'
 import type { Ecosystem } from '../firewall/schema'
 
 /** The outcome of one refresh or import, for logs and the admin CLI. */
@@ -30,6 +29,8 @@ export interface StoreArchiveInput {
   /** When the refresh started (ISO). */
   at: string
   pace?: () => Pace | undefined
+  /** Where the archive is read: default this thread, paced. */
+  load?: ArchiveLoader
 }
 
 /**
@@ -45,8 +46,8 @@ export async function storeArchive(input: StoreArchiveInput): Promise<{
 }> {
   const { repository, ecosystem, previous, origin, at } = input
   const started = Date.now()
-  const loaded = await loadOsvZip(input.source, { pace: input.pace?.() })
-  const bytes = await encodeSnapshot(loaded.index, input.pace?.())
+  const loaded = await (input.load ?? inThreadLoader).archive(input.source, input.pace?.())
+  const bytes = loaded.snapshot
   const snapshotId = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
   await repository.saveSnapshot(ecosystem, snapshotId, bytes)
   const { records, invalid, withdrawn } = loaded

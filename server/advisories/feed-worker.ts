@@ -4,10 +4,10 @@ import type { Lease } from '../../storage/repositories/leases'
 import { logger } from '../app/logger'
 import { isoTime, type Clock } from '../common/clock'
 import { pacer, type Pace } from '../firewall/advisories/pace'
-import { decodeSnapshot } from '../firewall/advisories/snapshot'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive-store'
+import { inThreadLoader, type ArchiveLoader } from './archive-loader'
 import { FeedError, httpFeedFetcher, type FeedFetcher } from './feed-client'
 import { feedArchiveUrl, type AdvisoryFeedSettings } from './settings'
 
@@ -34,6 +34,8 @@ export interface AdvisoryFeedOptions {
   fetcher?: FeedFetcher
   /** A pacer per job; default 2 ms slices (the CLI passes none: nothing else waits there). */
   pace?: () => Pace
+  /** Where archives are read (a worker thread in the service); default this thread, paced. */
+  loader?: ArchiveLoader
   /** Called after an index was swapped in. */
   onChange?: () => void
   /** Timer seam; returns a cancel function. */
@@ -212,7 +214,7 @@ export class AdvisoryFeed {
     // Replaced meanwhile: the next pass reads the new state.
     if (!bytes) return
     try {
-      const index = await decodeSnapshot(bytes, this.pace())
+      const index = await (this.options.loader ?? inThreadLoader).snapshot(bytes, this.pace())
       this.swap(ecosystem, index, id)
       logger.info('advisory snapshot loaded', { ecosystem, records: index.size })
     } catch (error) {
@@ -332,7 +334,8 @@ export class AdvisoryFeed {
     at: string,
   ): Promise<FeedSyncReport> {
     const { repository } = this.options
-    const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace: () => this.pace() })
+    const pace = () => this.pace()
+    const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load: this.options.loader })
     this.swap(ecosystem, stored.index, stored.state.snapshotId!, stored.state)
     return stored.report
   }

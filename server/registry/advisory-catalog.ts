@@ -5,6 +5,7 @@ import { logger } from '../app/logger'
 import { onMetricsCollect, setAdvisoryGauges } from '../observability/metrics'
 import { ecosystemsInUse } from '../advisories/ecosystems-in-use'
 import { AdvisoryFeed, servicePace } from '../advisories/feed-worker'
+import { threadLoader, type ArchiveLoader } from '../advisories/archive-loader'
 import { advisoryFeedSettings, type AdvisoryFeedSettings } from '../advisories/settings'
 import { advisoryStatus, type AdvisoryStatus } from '../advisories/status'
 import { EMPTY_ADVISORY_INDEX } from '../firewall/advisories/index-build'
@@ -141,6 +142,7 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
           owner: `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`,
           ecosystemsInUse: () => ecosystemsInUse(services.namespaces, services.firewalls),
           pace: servicePace,
+          loader: loaderThread(),
         })
       // Stored snapshots first, so a restart serves the data it had; a slow store does not hold the start.
       const patience = new Promise((resolve) => setTimeout(resolve, 30_000).unref())
@@ -155,6 +157,13 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
       await feed?.stop()
     },
   }
+}
+
+/** Feeds load on a worker thread when the build has one; otherwise here, in paced slices. */
+function loaderThread(): ArchiveLoader | undefined {
+  const loader = threadLoader()
+  if (!loader) logger.warn('no advisory loader thread in this build: feeds load on the request thread, in slices')
+  return loader ?? undefined
 }
 
 let shared: AdvisoryCatalog | null = null

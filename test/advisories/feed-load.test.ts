@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { loadOsvZip } from '../../server/firewall/advisories/feed-load'
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
 import { ZipReadError } from '../../server/firewall/advisories/zip-stream'
+import { threadLoader } from '../../server/advisories/archive-loader'
 import { fixtureRecords, osvZip } from '../support/osv-feed'
 
 /** The bytes as a stream of chunks of `size`, the way an HTTP body arrives. */
@@ -74,5 +75,20 @@ describe('snapshots', () => {
     const bytes = await encodeSnapshot(index)
     await expect(decodeSnapshot(bytes.subarray(0, bytes.length - 40))).rejects.toBeInstanceOf(SnapshotError)
     await expect(decodeSnapshot(new TextEncoder().encode('nope'))).rejects.toBeInstanceOf(SnapshotError)
+  })
+})
+
+describe('loading on a worker thread', () => {
+  it('hands back the same index, transferred, and refuses a corrupt archive', async () => {
+    const loader = threadLoader()
+    expect(loader).not.toBeNull()
+    const loaded = await loader!.archive(chunks(osvZip(npm), 777))
+    expect([loaded.records, loaded.withdrawn]).toEqual([29, 2])
+    expect(loaded.index.lookup('npm', 'lodash', '4.17.11').vulnerabilities).toHaveLength(4)
+    const back = await loader!.snapshot(loaded.snapshot)
+    expect(back.lookup('npm', 'flatmap-stream', '0.1.1').malware.map((a) => a.id)).toEqual(['MAL-2022-1142'])
+    const zip = osvZip(npm)
+    await expect(loader!.archive(chunks(zip.subarray(0, zip.length >> 1)))).rejects.toThrow(/zip/)
+    await expect(loader!.snapshot(new Uint8Array([1, 2, 3]))).rejects.toThrow(/snapshot/)
   })
 })

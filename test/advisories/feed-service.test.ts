@@ -124,6 +124,10 @@ describe('the OSV feed, kept fresh', () => {
     await feed?.close()
   })
 
+  it('reads the feed on its loader thread', () => {
+    expect(server.output()).not.toContain('no advisory loader thread')
+  })
+
   it('reports where the data comes from, how much and how fresh', async () => {
     const status = await npmStatus(api)
     expect(status).toMatchObject({ source: 'feed', loaded: true, records: 29, lastError: null, stale: false })

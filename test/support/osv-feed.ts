@@ -63,7 +63,7 @@ export interface OsvFeed extends Loopback {
 }
 
 export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Promise<OsvFeed> {
-  const archives = new Map<string, { bytes: Uint8Array; etag: string; lastModified: string }>()
+  const archives = new Map<string, { bytes: Buffer; etag: string; lastModified: string }>()
   const failing = new Map<string, number>()
   const requests: FeedRequest[] = []
   let version = 0
@@ -71,7 +71,9 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
     failing.delete(ecosystem)
     // Time moves on with every publication, so If-Modified-Since alone would also see the change.
     const lastModified = new Date(Date.UTC(2025, 0, 1) + ++version * 60_000).toUTCString()
-    archives.set(ecosystem, { bytes, etag: `"${createHash('sha1').update(bytes).digest('hex')}"`, lastModified })
+    const etag = `"${createHash('sha1').update(bytes).digest('hex')}"`
+    // A Buffer view, not a copy: serving a 60 MB archive must not stall the process it shares.
+    archives.set(ecosystem, { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), etag, lastModified })
   }
   for (const [ecosystem, bytes] of Object.entries(initial)) publish(ecosystem, bytes)
   const loopback = await startLoopback((req, res, url) => {
@@ -96,7 +98,7 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
     }
     record(200)
     const headers = { etag: archive.etag, 'last-modified': archive.lastModified }
-    send(res, 200, Buffer.from(archive.bytes), 'application/zip', headers)
+    send(res, 200, archive.bytes, 'application/zip', headers)
   })
   return {
     ...loopback,

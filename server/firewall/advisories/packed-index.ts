@@ -93,6 +93,8 @@ class LineStore {
 /** An index that can also hand out its records as stored (for snapshots, without re-serialising). */
 export interface PackedAdvisoryIndex extends AdvisoryIndex {
   count(ecosystem: Ecosystem): number
+  /** The packed form, to hand to another thread. */
+  readonly data: PackedIndexData
   lines(): Iterable<Uint8Array>
   /** Bytes held outside the JS heap. */
   readonly bytes: number
@@ -139,8 +141,9 @@ export class PackedIndexBuilder {
     return true
   }
 
-  finish(): PackedAdvisoryIndex {
-    const { store, pairHash, pairRecord, perEcosystem } = this
+  /** The finished index as plain buffers and numbers, which a worker thread can transfer. */
+  finishData(): PackedIndexData {
+    const { store, pairHash, pairRecord } = this
     store.finish()
     let capacity = 16
     while (capacity < pairHash.length * 2) capacity *= 2
@@ -154,50 +157,93 @@ export class PackedIndexBuilder {
       slots[slot] = pairRecord.data[i] + 1
       slotHash[slot] = pairHash.data[i]
     }
-    const size = store.count
-    const cache = new Map<number, Advisory>()
-    const parse = (r: number) => JSON.parse(store.line(r).toString('utf8')) as Advisory
-    const record = (r: number): Advisory => {
-      const hit = cache.get(r)
-      if (hit) {
-        cache.delete(r)
-        cache.set(r, hit)
-        return hit
-      }
-      const advisory = parse(r)
-      cache.set(r, advisory)
-      if (cache.size > CACHE_RECORDS) cache.delete(cache.keys().next().value!)
-      return advisory
-    }
-    const bytes = store.chunks.reduce((sum, chunk) => sum + chunk.length, 0) + slots.byteLength * 2
+    const n = store.count
     return {
-      size,
-      bytes,
-      count: (ecosystem) => perEcosystem.get(ecosystem) ?? 0,
-      *all() {
-        for (let r = 0; r < size; r++) yield parse(r)
-      },
-      *lines() {
-        for (let r = 0; r < size; r++) yield store.line(r)
-      },
-      lookup(ecosystem, name, version): AdvisoryMatches {
-        const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
-        const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
-        const normalized = normalizePackageName(ecosystem, name)
-        const hash = hash32(`${ecosystem}\u0000${normalized}`)
-        for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
-          if (slotHash[slot] !== hash) continue
-          const advisory = record(slots[slot] - 1)
-          const hit = advisory.affected.some(
-            (affected) =>
-              affected.ecosystem === osvEcosystem &&
-              normalizePackageName(ecosystem, affected.name) === normalized &&
-              isVersionAffected(affected, version),
-          )
-          if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
-        }
-        return matches
-      },
+      chunks: store.chunks.map((chunk) => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)),
+      chunkOf: store.chunkOf.data.slice(0, n),
+      startOf: store.startOf.data.slice(0, n),
+      lengthOf: store.lengthOf.data.slice(0, n),
+      slots,
+      slotHash,
+      perEcosystem: Object.fromEntries(this.perEcosystem),
     }
+  }
+
+  finish(): PackedAdvisoryIndex {
+    return packedIndexFromData(this.finishData())
+  }
+}
+
+/** A finished packed index as data: Buffers' bytes and typed arrays (transferable between threads). */
+export interface PackedIndexData {
+  chunks: Uint8Array[]
+  chunkOf: Uint32Array
+  startOf: Uint32Array
+  lengthOf: Uint32Array
+  slots: Uint32Array
+  slotHash: Uint32Array
+  perEcosystem: Partial<Record<Ecosystem, number>>
+}
+
+/** Every ArrayBuffer of the data, to transfer rather than copy it to another thread. */
+export function packedIndexTransferList(data: PackedIndexData): ArrayBuffer[] {
+  const views: ArrayBufferView[] = [...data.chunks, data.chunkOf, data.startOf, data.lengthOf, data.slots, data.slotHash]
+  return [...new Set(views.map((view) => view.buffer as ArrayBuffer))]
+}
+
+/**
+ * The index over packed data (built here or in a worker thread). Lookups parse the records they
+ * reach; a small cache keeps the recently used ones.
+ */
+export function packedIndexFromData(data: PackedIndexData): PackedAdvisoryIndex {
+  const chunks = data.chunks.map((bytes) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength))
+  const { chunkOf, startOf, lengthOf, slots, slotHash } = data
+  const mask = slots.length - 1
+  const size = startOf.length
+  const line = (r: number) => chunks[chunkOf[r]].subarray(startOf[r], startOf[r] + lengthOf[r])
+  const parse = (r: number) => JSON.parse(line(r).toString('utf8')) as Advisory
+  const cache = new Map<number, Advisory>()
+  const record = (r: number): Advisory => {
+    const hit = cache.get(r)
+    if (hit) {
+      cache.delete(r)
+      cache.set(r, hit)
+      return hit
+    }
+    const advisory = parse(r)
+    cache.set(r, advisory)
+    if (cache.size > CACHE_RECORDS) cache.delete(cache.keys().next().value!)
+    return advisory
+  }
+  const bytes = chunks.reduce((sum, chunk) => sum + chunk.length, 0) + slots.byteLength * 2
+  return {
+    size,
+    bytes,
+    data,
+    count: (ecosystem) => data.perEcosystem[ecosystem] ?? 0,
+    *all() {
+      for (let r = 0; r < size; r++) yield parse(r)
+    },
+    *lines() {
+      for (let r = 0; r < size; r++) yield line(r)
+    },
+    lookup(ecosystem, name, version): AdvisoryMatches {
+      const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
+      const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
+      const normalized = normalizePackageName(ecosystem, name)
+      const hash = hash32(`${ecosystem}\u0000${normalized}`)
+      for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
+        if (slotHash[slot] !== hash) continue
+        const advisory = record(slots[slot] - 1)
+        const hit = advisory.affected.some(
+          (affected) =>
+            affected.ecosystem === osvEcosystem &&
+            normalizePackageName(ecosystem, affected.name) === normalized &&
+            isVersionAffected(affected, version),
+        )
+        if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
+      }
+      return matches
+    },
   }
 }

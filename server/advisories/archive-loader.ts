@@ -1,0 +1,112 @@
+import { existsSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { Worker } from 'node:worker_threads'
+import { loadOsvZip } from '../firewall/advisories/feed-load'
+import { packedIndexFromData, type PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
+import type { Pace } from '../firewall/advisories/pace'
+import { decodeSnapshot, encodeSnapshot } from '../firewall/advisories/snapshot'
+import type { LoaderReply, LoaderRequest } from './loader-protocol'
+
+/** An archive read into a new index, with its snapshot and figures. */
+export interface LoadedArchive {
+  index: PackedAdvisoryIndex
+  snapshot: Uint8Array
+  records: number
+  invalid: number
+  withdrawn: number
+  warnings: string[]
+}
+
+/** Where the CPU-heavy reading happens: archives as they download, and stored snapshots. */
+export interface ArchiveLoader {
+  /** Throws when the archive cannot be read. */
+  archive(source: AsyncIterable<Uint8Array>, pace?: Pace): Promise<LoadedArchive>
+  /** Throws when the snapshot is damaged. */
+  snapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex>
+}
+
+/** Chunks sent to the loader thread and not read yet: bounds what waits in memory. */
+const IN_FLIGHT = 8
+
+/** Loads on the calling thread in paced slices (the admin CLI, and where no loader thread exists). */
+export const inThreadLoader: ArchiveLoader = {
+  async archive(source, pace) {
+    const loaded = await loadOsvZip(source, { pace })
+    const snapshot = await encodeSnapshot(loaded.index, pace)
+    const { index, records, invalid, withdrawn, warnings } = loaded
+    return { index, snapshot, records, invalid, withdrawn, warnings }
+  },
+  snapshot: (bytes, pace) => decodeSnapshot(bytes, pace),
+}
+
+/** The loader thread's entry: beside index.mjs in the build, a tsx bootstrap next to the sources. */
+function loaderEntry(): URL | string | null {
+  if (import.meta.url.endsWith('.ts')) return new URL('./loader-thread.dev.mjs', import.meta.url)
+  const built = join(dirname(process.argv[1] ?? '.'), 'advisory-loader.mjs')
+  return existsSync(built) ? built : null
+}
+
+/** One job on a fresh thread: `send` feeds it, the reply settles it, the thread ends either way. */
+function inThread(entry: URL | string, send: (worker: Worker, acked: () => Promise<void>) => Promise<void>) {
+  const worker = new Worker(entry)
+  let settled = false
+  let inFlight = 0
+  let wakeSender: (() => void) | null = null
+  const result = new Promise<Extract<LoaderReply, { type: 'done' }>>((resolve, reject) => {
+    const settle = (fn: () => void) => {
+      if (settled) return
+      settled = true
+      wakeSender?.()
+      fn()
+    }
+    worker.on('message', (reply: LoaderReply) => {
+      if (reply.type === 'ack') {
+        inFlight--
+        wakeSender?.()
+      } else if (reply.type === 'failed') settle(() => reject(new Error(reply.message)))
+      else settle(() => resolve(reply))
+    })
+    worker.on('error', (error) => settle(() => reject(error)))
+    worker.on('exit', (code) => settle(() => reject(new Error(`advisory loader thread exited (${code})`))))
+  })
+  // Waits while too many chunks are unread; resolves at once when the job is over.
+  const acked = async () => {
+    inFlight++
+    while (inFlight >= IN_FLIGHT && !settled) await new Promise<void>((resolve) => (wakeSender = resolve))
+    wakeSender = null
+  }
+  return Promise.all([result, send(worker, acked)])
+    .then(([reply]) => reply)
+    .finally(() => void worker.terminate())
+}
+
+/**
+ * Loads on a worker thread: the request thread only forwards bytes and receives the packed index
+ * (transferred, not copied), so a refresh does not slow the requests it serves. Null when the build
+ * has no loader thread entry.
+ */
+export function threadLoader(): ArchiveLoader | null {
+  const entry = loaderEntry()
+  if (!entry) return null
+  return {
+    async archive(source) {
+      const reply = await inThread(entry, async (worker, acked) => {
+        for await (const chunk of source) {
+          // A copy with a buffer of its own, transferred: the body's chunks may share theirs.
+          const bytes = new Uint8Array(chunk)
+          worker.postMessage({ type: 'chunk', bytes } satisfies LoaderRequest, [bytes.buffer])
+          await acked()
+        }
+        worker.postMessage({ type: 'end' } satisfies LoaderRequest)
+      })
+      const { data, snapshot, records, invalid, withdrawn, warnings } = reply
+      return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings }
+    },
+    async snapshot(bytes) {
+      const reply = await inThread(entry, async (worker) => {
+        worker.postMessage({ type: 'snapshot', bytes } satisfies LoaderRequest)
+      })
+      return packedIndexFromData(reply.data)
+    },
+  }
+}
