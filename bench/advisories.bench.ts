@@ -1,0 +1,254 @@
+/**
+ * Advisory feed benchmark, npm run bench:advisories (RECORDS=200000 ROUNDS=3 PACKAGES=32):
+ *  - a synthetic OSV npm feed of RECORDS records (three quarters MAL- reports, a quarter GHSA
+ *    advisories with ranges and CVSS) served by a local bucket: download + load time, heap and RSS
+ *    growth, snapshot size and the time another process takes to load the stored snapshot, and
+ *    lookup latency p50/p99;
+ *  - the swap of a refreshed feed (one more record) while `npm install` runs through a firewall with
+ *    vulnerability and malware rules (Verdaccio upstream): the latency of a probe request (a packument
+ *    through the firewall, every few ms) and npm install wall time, without a swap and during one.
+ * Prints figures, asserts nothing.
+ */
+import { mkdtempSync } from 'node:fs'
+import { rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { strToU8, zipSync } from 'fflate'
+import { LocalBackend } from '../storage'
+import { AdvisoryFeedRepository } from '../storage/repositories/advisory-feed'
+import { LeaseRepository } from '../storage/repositories/leases'
+import { AdvisoryFeed, servicePace } from '../server/advisories/feed-worker'
+import { threadLoader } from '../server/advisories/archive-loader'
+import type { PackedAdvisoryIndex } from '../server/firewall/advisories/packed-index'
+import { createAdvisoryCatalog } from '../server/registry/advisory-catalog'
+import type { AdvisoryFeedSettings } from '../server/advisories/settings'
+import { benchTree } from '../test/fixtures/npm-packages'
+import { startOsvFeed } from '../test/support/osv-feed'
+import { startVerdaccio } from '../test/support/verdaccio'
+import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
+import { startProxy } from '../test/registry/harness'
+
+const RECORDS = Number(process.env.RECORDS ?? 200_000)
+const ROUNDS = Number(process.env.ROUNDS ?? 3)
+const PACKAGES = Math.max(30, Number(process.env.PACKAGES ?? 32))
+const LOOKUPS = 200_000
+process.env.LOG_LEVEL ??= 'error'
+
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
+const ms = (value: number) => `${value.toFixed(2)} ms`
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const gc = () => (globalThis as { gc?: () => void }).gc?.()
+// As the service loads: on a worker thread (LOADER=inline: on the request thread, in 2 ms slices).
+const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? undefined)
+
+/** One synthetic record: MAL- reports (listed versions or every version) and GHSA advisories with ranges. */
+function record(i: number): Record<string, unknown> {
+  const name = i % 7 === 0 ? `@scope-${i % 997}/pkg-${i}` : `pkg-${i}`
+  if (i % 4 !== 0) {
+    const affected = i % 3 === 0
+      ? { package: { ecosystem: 'npm', name }, versions: [`1.0.${i % 10}`, `1.0.${(i % 10) + 1}`] }
+      : { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }] }] }
+    return { id: `MAL-2025-${i}`, modified: '2025-01-01T00:00:00Z', summary: `Malicious code in ${name} (npm)`, affected: [affected] }
+  }
+  return {
+    id: `GHSA-bench-${i.toString(36).padStart(4, '0')}-${(i * 7919).toString(36).slice(-4)}`,
+    modified: '2025-01-01T00:00:00Z',
+    aliases: [`CVE-2025-${i}`],
+    summary: `Prototype pollution in ${name}`,
+    severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:N' }],
+    affected: [
+      { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: `${1 + (i % 5)}.2.3` }] }] },
+      { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '3.0.0' }, { fixed: '3.4.1' }] }] },
+    ],
+    database_specific: { severity: 'HIGH' },
+  }
+}
+
+/**
+ * The feed's all.zip as OSV's exporter writes it (Python's zipfile): sizes in every local header,
+ * no data descriptors. (Streamed zips with data descriptors are read too, but fflate's Unzip then
+ * scans the compressed bytes one at a time, about 20 times slower.)
+ */
+function syntheticZip(count: number): Uint8Array {
+  const files: Record<string, Uint8Array> = {}
+  for (let i = 0; i < count; i++) {
+    const entry = record(i)
+    files[`${entry.id}.json`] = strToU8(JSON.stringify(entry))
+  }
+  return zipSync(files, { level: 6 })
+}
+
+/** A probe that GETs `url` back to back until stopped; returns every latency. */
+function probe(url: string, headers: Record<string, string>) {
+  const times: number[] = []
+  let running = true
+  const done = (async () => {
+    while (running) {
+      const start = performance.now()
+      const response = await fetch(url, { headers })
+      await response.arrayBuffer()
+      if (!response.ok) throw new Error(`probe: ${response.status}`)
+      times.push(performance.now() - start)
+      await new Promise((resolve) => setTimeout(resolve, 5))
+    }
+  })()
+  return {
+    stop: async () => {
+      running = false
+      await done
+      return times.sort((a, b) => a - b)
+    },
+  }
+}
+
+async function install(client: NpmClient): Promise<number> {
+  await rm(join(client.dir, 'node_modules'), { recursive: true, force: true })
+  await rm(join(client.dir, 'package-lock.json'), { force: true })
+  await rm(join(client.dir, '.cache'), { recursive: true, force: true })
+  const start = performance.now()
+  const result = await client.npm(['install', 'bench-root', '--ignore-scripts', '--no-save'])
+  if (result.code !== 0) throw new Error(result.output)
+  return performance.now() - start
+}
+
+async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
+  console.log(`\nsynthetic OSV npm feed: ${RECORDS} records, loaded ${loader ? 'on a worker thread' : 'on the request thread'}`)
+  gc()
+  const before = process.memoryUsage()
+  const backend = new LocalBackend(undefined)
+  const worker = new AdvisoryFeed({
+    repository: new AdvisoryFeedRepository(backend),
+    lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
+    settings: { ...settings, url: feedUrl },
+    clock: { now: () => Date.now() },
+    owner: 'bench',
+    ecosystemsInUse: async () => ['npm'],
+    pace: servicePace,
+    loader,
+  })
+  let start = performance.now()
+  const [report] = await worker.sync(['npm'])
+  const loadMs = performance.now() - start
+  gc()
+  const after = process.memoryUsage()
+  const heap = after.heapUsed - before.heapUsed
+  const rss = after.rss - before.rss
+  const state = await new AdvisoryFeedRepository(backend).state('npm')
+  const snapshot = await new AdvisoryFeedRepository(backend).snapshot('npm', state!.snapshotId!)
+  console.log(`  download + load + index + snapshot    ${ms(loadMs).padStart(12)}   (${report.records} records, ${report.invalid} invalid)`)
+  const packed = worker.index('npm') as PackedAdvisoryIndex
+  console.log(`  index held: ${mb(packed.bytes)} of buffers outside the JS heap; JS heap grew ${mb(heap)} (RSS ${mb(rss)})`)
+  console.log(`  stored snapshot (compressed)          ${mb(snapshot!.length).padStart(12)}`)
+
+  const other = new AdvisoryFeed({
+    repository: new AdvisoryFeedRepository(backend),
+    lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
+    settings: { ...settings, url: null },
+    clock: { now: () => Date.now() },
+    owner: 'bench-other',
+    ecosystemsInUse: async () => ['npm'],
+    pace: servicePace,
+    loader,
+  })
+  start = performance.now()
+  await other.loadStored()
+  console.log(`  another process loads the snapshot    ${ms(performance.now() - start).padStart(12)}`)
+  await other.stop()
+
+  const index = worker.index('npm')!
+  const times: number[] = []
+  let hits = 0
+  for (let n = 0; n < LOOKUPS; n++) {
+    const i = (n * 7919) % (RECORDS * 2) // about half of the names have no record
+    const name = i % 7 === 0 ? `@scope-${i % 997}/pkg-${i}` : `pkg-${i}`
+    const t = performance.now()
+    const found = index.lookup('npm', name, '1.0.1')
+    times.push(performance.now() - t)
+    if (found.malware.length + found.vulnerabilities.length > 0) hits++
+  }
+  times.sort((a, b) => a - b)
+  console.log(`  lookup (${LOOKUPS}, ${hits} hits)          p50 ${ms(percentile(times, 50))}   p99 ${ms(percentile(times, 99))}   max ${ms(times.at(-1)!)}`)
+  await worker.stop()
+}
+
+async function main() {
+  console.log(`building a ${RECORDS}-record all.zip ...`)
+  const feed = await startOsvFeed({ npm: syntheticZip(RECORDS) })
+  const settings: AdvisoryFeedSettings = { url: feed.url, refreshMs: 3_600_000, refresh: '1h' }
+  gc() // the records built for the zip are gone before anything is measured
+  await loadFigures(feed.url, settings)
+
+  const registry = await startVerdaccio()
+  const catalog = createAdvisoryCatalog({ settings })
+  const proxy = await startProxy({ backend: 'fs', handler: { advisories: () => catalog.current() } })
+  try {
+    const worker = new AdvisoryFeed({
+      repository: new AdvisoryFeedRepository(proxy.backend),
+      lease: (ecosystem) => new LeaseRepository(proxy.backend).advisoryFeed(ecosystem),
+      settings,
+      clock: { now: () => Date.now() },
+      owner: 'bench-proxy',
+      ecosystemsInUse: async () => ['npm'],
+      pace: servicePace,
+      loader,
+    })
+    await catalog.attach(proxy.services, { feed: worker })
+    await worker.sync(['npm'])
+    console.log(`\npublishing ${PACKAGES} fixture packages to Verdaccio ...`)
+    await publishFixtures(registry.url, registry.token, benchTree(PACKAGES), 8)
+    const token = await proxy.token('owner')
+    await proxy.putFirewall('bench', {
+      upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token }, cached: true }],
+      rules: [
+        { id: 'malware', executionPhase: 'download', selector: { function: { name: 'malware' } }, description: 'bench' },
+        { id: 'vuln', executionPhase: 'download', selector: { function: { name: 'vulnerability', minSeverity: 'high' } }, description: 'bench' },
+      ],
+    })
+    const client = npmClient(proxy.registryUrl('bench'), token)
+    const probeUrl = `${proxy.registryUrl('bench')}bench-pkg-1/-/bench-pkg-1-1.0.0.tgz`
+    const probeHeaders = { authorization: `Bearer ${token}` }
+    await install(client) // warm the firewall cache and the JIT
+
+    const quiet = probe(probeUrl, probeHeaders)
+    const quietInstalls: number[] = []
+    for (let round = 0; round < ROUNDS; round++) quietInstalls.push(await install(client))
+    const quietTimes = await quiet.stop()
+
+    feed.publish('npm', syntheticZip(RECORDS + 1))
+    gc()
+    const busy = probe(probeUrl, probeHeaders)
+    const swapStart = performance.now()
+    let swapMs = 0
+    const swap = worker.sync(['npm']).then((reports) => {
+      swapMs = performance.now() - swapStart
+      return reports
+    })
+    const swapInstalls: number[] = []
+    while (swapMs === 0 || swapInstalls.length < ROUNDS) swapInstalls.push(await install(client))
+    const [report] = await swap
+    const busyTimes = await busy.stop()
+    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+
+    console.log(`\nrefreshed feed swapped in while npm install (${PACKAGES} packages) runs through the firewall`)
+    console.log(`  refresh (download, load, index, snapshot, swap): ${ms(swapMs)}, ${report.records} records`)
+    console.log(`  probe tarball latency , no swap:    n=${quietTimes.length}  p50 ${ms(percentile(quietTimes, 50))}  p99 ${ms(percentile(quietTimes, 99))}  max ${ms(quietTimes.at(-1)!)}`)
+    console.log(`  probe tarball latency , during swap: n=${busyTimes.length}  p50 ${ms(percentile(busyTimes, 50))}  p99 ${ms(percentile(busyTimes, 99))}  max ${ms(busyTimes.at(-1)!)}`)
+    console.log(`  p99 slowed by ${ms(percentile(busyTimes, 99) - percentile(quietTimes, 99))} during the swap`)
+    console.log(`  npm install median: no swap ${ms(median(quietInstalls))} (${quietInstalls.length} runs), during swap ${ms(median(swapInstalls))} (${swapInstalls.length} runs)`)
+    await worker.stop()
+  } finally {
+    await catalog.close()
+    await proxy.close()
+    await registry.stop()
+    await feed.close()
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  },
+)
