@@ -12,7 +12,7 @@ import { createBackend, type Backend } from '../storage'
 import { createServices, type Services } from '../server/app/services'
 import { makeEvent } from '../server/events/factory'
 import { systemClock } from '../server/common/clock'
-import { configureWebhookRuntime, webhookRuntime } from '../server/webhooks/delivery/runtime'
+import { createWebhookRuntime, type WebhookRuntime } from '../server/webhooks/delivery/runtime'
 import { parseWebhookSettings } from '../server/webhooks/configuration/settings'
 import { generateSecret } from '../server/webhooks/protocol/signing'
 import { startWebhookEngine } from '../server/webhooks/delivery/engine'
@@ -43,17 +43,17 @@ async function receiver(): Promise<{ url: string; receipts: Receipt[]; server: S
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, receipts, server }
 }
 
-async function setup(): Promise<{ backend: Backend; services: Services }> {
+async function setup(): Promise<{ backend: Backend; services: Services; runtime: WebhookRuntime }> {
   const backend = createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('bench-wh') })
   const services = createServices(backend)
-  configureWebhookRuntime(services, { settings: parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' }) })
-  return { backend, services }
+  const runtime = createWebhookRuntime(services, parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' }))
+  return { backend, services, runtime }
 }
 
 /** Webhooks straight into the repository (the API's validation is not what is measured). */
 async function createWebhooks(services: Services, count: number, url: string, eventTypes: (i: number) => string[]): Promise<void> {
   const now = new Date(Date.now() - 1_000).toISOString()
-  const { webhooks } = webhookRuntime(services)
+  const { webhooks } = services
   for (let i = 0; i < count; i += 50) {
     await Promise.all(
       Array.from({ length: Math.min(50, count - i) }, (_, k) => {
@@ -86,10 +86,10 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 
 async function fanOut(): Promise<void> {
-  const { backend, services } = await setup()
+  const { backend, services, runtime } = await setup()
   const sink = await receiver()
   await createWebhooks(services, 100, sink.url, (i) => [`audit.bench.w${i}.*`])
-  const engine = await startWebhookEngine(services)
+  const engine = await startWebhookEngine(services, runtime)
   const appendedAt = new Map<string, number>()
   const started = performance.now()
   await append(backend, Array.from({ length: 50_000 }, (_, i) => `audit.bench.w${i % 100}.ping`), appendedAt)
@@ -111,10 +111,10 @@ async function fanOut(): Promise<void> {
 }
 
 async function sustained(): Promise<void> {
-  const { backend, services } = await setup()
+  const { backend, services, runtime } = await setup()
   const sink = await receiver()
   await createWebhooks(services, 1, sink.url, () => ['audit.bench.*'])
-  const engine = await startWebhookEngine(services)
+  const engine = await startWebhookEngine(services, runtime)
   await append(backend, Array.from({ length: 5_000 }, () => 'audit.bench.ping'), new Map())
   await until(() => sink.receipts.reduce((n, r) => n + r.ids.length, 0) >= 5_000, 60_000)
   // The first five go out at once (the window is empty); the steady state is what follows.
@@ -130,14 +130,14 @@ async function sustained(): Promise<void> {
 }
 
 async function restore(): Promise<void> {
-  const { backend, services } = await setup()
+  const { backend, services, runtime } = await setup()
   const sink = await receiver()
   await createWebhooks(services, 1_000, sink.url, () => ['audit.bench.*'])
-  const first = await startWebhookEngine(services)
+  const first = await startWebhookEngine(services, runtime)
   await first.idle()
   await first.stop()
   const started = performance.now()
-  const second = await startWebhookEngine(services)
+  const second = await startWebhookEngine(services, runtime)
   const millis = performance.now() - started
   console.log('\n3. Restore 1,000 persisted webhook actors (Redis)')
   console.log(`   restored ${second.host.owned().length} actors in ${millis.toFixed(0)} ms (leases, snapshots, actor start)`)

@@ -2,7 +2,6 @@ import type { CallContext } from '../app/context'
 import { getExceptionRequest } from '../exception-requests'
 import { deliveryStateView } from '../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../machines/webhook-delivery/types'
-import { webhookRuntime } from '../webhooks/delivery/runtime'
 import { webhookState } from '../webhooks/configuration/service-actions'
 import { activePaths } from './diagram'
 import { latest, liveId, type LiveKind, type LiveState } from '../app/live-registry'
@@ -44,7 +43,7 @@ export function webhookTarget(ns: string, id: string): LiveTarget {
     kind: 'webhook',
     id: liveId.webhook(ns, id),
     read: async (ctx) => {
-      const [view, snapshot] = await Promise.all([webhookState(ctx, id), webhookRuntime(ctx.services).webhooks.loadSnapshot(ns, id)])
+      const [view, snapshot] = await Promise.all([webhookState(ctx, id), ctx.services.webhooks.loadSnapshot(ns, id)])
       const value = (snapshot as { value?: unknown } | null)?.value ?? view.state
       return webhookMessage(value, view)
     },

@@ -12,6 +12,7 @@ describe('parseWebhookSettings', () => {
       bufferSize: 5000,
       allowedNetworks: [],
       rejectedDomains: [],
+      leaseMs: 10_000,
     })
   })
 
@@ -25,6 +26,7 @@ describe('parseWebhookSettings', () => {
       WEBHOOK_BUFFER: '10',
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8, ::1/128,10.1.2.3',
       WEBHOOK_REJECTED_DOMAINS: 'Example.COM,internal.test.',
+      WEBHOOK_LEASE: '2s',
     })
     expect(settings).toMatchObject({
       retryScheduleMs: [50, 100],
@@ -35,6 +37,7 @@ describe('parseWebhookSettings', () => {
       bufferSize: 10,
       allowedNetworks: ['127.0.0.0/8', '::1/128', '10.1.2.3/32'],
       rejectedDomains: ['example.com', 'internal.test'],
+      leaseMs: 2000,
     })
   })
 
@@ -52,6 +55,8 @@ describe('parseWebhookSettings', () => {
     ['WEBHOOK_ALLOWED_NETWORKS', '10.0.0.0/33'],
     ['WEBHOOK_ALLOWED_NETWORKS', 'localhost'],
     ['WEBHOOK_REJECTED_DOMAINS', 'bad domain'],
+    ['WEBHOOK_LEASE', '0s'],
+    ['WEBHOOK_LEASE', 'a while'],
   ])('rejects %s=%s with a message naming the variable', (name, value) => {
     expect(() => parseWebhookSettings({ [name]: value })).toThrow(WebhookSettingsError)
     expect(() => parseWebhookSettings({ [name]: value })).toThrow(name)

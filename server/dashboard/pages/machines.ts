@@ -2,7 +2,6 @@ import { canSeeFirewall, hasNamespacePermission } from '../../auth/permissions'
 import { notFound } from '../../common/errors'
 import { getExceptionRequest, listExceptionRequests } from '../../exception-requests'
 import { listWebhooks } from '../../webhooks/configuration/service'
-import { webhookRuntime } from '../../webhooks/delivery/runtime'
 import { webhookState } from '../../webhooks/configuration/service-actions'
 import { card, heading } from '../components'
 import { drawMachine } from '../diagram'
@@ -33,7 +32,7 @@ async function actorOptions(req: DashboardRequest, entry: CatalogEntry): Promise
 async function actorDiagram(req: DashboardRequest, entry: CatalogEntry, actor: string): Promise<Html> {
   const { ns } = req.viewer
   if (entry.actor === 'webhook') {
-    const [state, snapshot] = await Promise.all([webhookState(req.ctx, actor), webhookRuntime(req.services).webhooks.loadSnapshot(ns, actor)])
+    const [state, snapshot] = await Promise.all([webhookState(req.ctx, actor), req.services.webhooks.loadSnapshot(ns, actor)])
     const value = (snapshot as { value?: unknown } | null)?.value ?? state.state
     return liveDiagram(entry.machine, value, href('namespaces', ns, 'live', 'webhooks', actor), `${entry.title} of ${actor}`)
   }

@@ -2,7 +2,6 @@ import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machi
 import { hasNamespacePermission } from '../../auth/permissions'
 import { getWebhook } from '../../webhooks/configuration/service'
 import { listDeliveries, releaseQuarantine, revealSecret, rotateSecret, sendTest, webhookMetrics, webhookState } from '../../webhooks/configuration/service-actions'
-import { webhookRuntime } from '../../webhooks/delivery/runtime'
 import { card, facts, heading, postButton, status } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
@@ -25,7 +24,7 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
     getWebhook(req.ctx, id),
     webhookState(req.ctx, id),
     listDeliveries(req.ctx, id, 25),
-    webhookRuntime(req.services).webhooks.loadSnapshot(ns, id),
+    req.services.webhooks.loadSnapshot(ns, id),
   ])
   const bucket = (['1m', '1h', '1d'] as const).find((b) => b === req.query.get('bucket')) ?? '1h'
   const metrics = await webhookMetrics(req.ctx, id, { bucket })

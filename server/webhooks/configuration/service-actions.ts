@@ -7,7 +7,7 @@ import { BUCKETS, bucketView, type BucketSize, type DeliveryRecord, type MetricB
 import { deliveryStateView, type DeliveryStateView } from '../../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
 import { webhookView, type WebhookRecord, type WebhookView } from './model'
-import { webhookRuntime } from '../delivery/runtime'
+import { useWebhookRuntime } from '../delivery/runtime'
 import { configEvent, loadWebhook, signalChange } from './service'
 import { generateSecret } from '../protocol/signing'
 
@@ -22,7 +22,8 @@ export async function revealSecret(ctx: CallContext, id: string): Promise<{ secr
 /** A new secret; the previous one keeps signing (second signature) for `WEBHOOK_SECRET_OVERLAP`. */
 export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secret: string; previousSecretValidUntil: string }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
-  const { settings, webhooks } = webhookRuntime(ctx.services)
+  const { settings } = await useWebhookRuntime()
+  const { webhooks } = ctx.services
   const now = ctx.services.clock.now()
   const record = await webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
@@ -42,7 +43,7 @@ export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secr
 
 /** Reads the persisted actor state (the actor may run in another process). */
 async function persistedState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
-  const { webhooks } = webhookRuntime(ctx.services)
+  const { webhooks } = ctx.services
   const [snapshot, bufferedEvents] = await Promise.all([webhooks.loadSnapshot(ctx.ns, id), webhooks.bufferLength(ctx.ns, id)])
   const view = snapshot ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext }) : { state: 'active', bufferedEvents: 0 }
   // The buffer's own count is fresher than the one in the snapshot.
@@ -54,7 +55,7 @@ export async function releaseQuarantine(ctx: CallContext, id: string): Promise<W
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
   if ((await persistedState(ctx, id)).state !== 'quarantined') throw conflict('webhook_not_quarantined', `webhook "${id}" is not quarantined`)
-  const record = await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+  const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
     const now = nowIso(ctx)
     const { quarantinedUntil: _ended, ...rest } = current
@@ -81,13 +82,13 @@ export async function sendTest(ctx: CallContext, id: string): Promise<{ event: s
 export async function listDeliveries(ctx: CallContext, id: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
-  return webhookRuntime(ctx.services).records.listDeliveries(ctx.ns, id, limit, cursor)
+  return ctx.services.webhookRecords.listDeliveries(ctx.ns, id, limit, cursor)
 }
 
 export async function getDelivery(ctx: CallContext, id: string, deliveryId: string): Promise<DeliveryRecord> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
-  const record = await webhookRuntime(ctx.services).records.getDelivery(ctx.ns, id, deliveryId)
+  const record = await ctx.services.webhookRecords.getDelivery(ctx.ns, id, deliveryId)
   if (!record) throw notFound('delivery', deliveryId)
   return record
 }
@@ -111,7 +112,7 @@ export async function webhookMetrics(
   if ((until - since) / size > MAX_BUCKETS) {
     throw invalid('range_too_large', `at most ${MAX_BUCKETS} buckets per query; use a larger bucket`, [{ path: 'since', message: 'range too large for the bucket size' }])
   }
-  const rows = await webhookRuntime(ctx.services).records.metrics(ctx.ns, id, query.bucket, since, until)
+  const rows = await ctx.services.webhookRecords.metrics(ctx.ns, id, query.bucket, since, until)
   return { bucket: query.bucket, buckets: rows.map((row) => bucketView(row.start, row.counters)) }
 }
 

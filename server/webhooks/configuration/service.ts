@@ -7,7 +7,7 @@ import { actorOfCall, nowIso, type CallContext } from '../../app/context'
 import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { validateEventTypes } from './event-types'
 import { configSnapshot, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
-import { webhookRuntime } from '../delivery/runtime'
+import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
 
@@ -20,7 +20,7 @@ export function configEvent(ctx: CallContext, type: EventType, record: WebhookRe
 
 /** Loads a webhook of the caller's namespace or throws 404. */
 export async function loadWebhook(ctx: CallContext, id: string): Promise<WebhookRecord> {
-  const record = await webhookRuntime(ctx.services).webhooks.get(ctx.ns, id)
+  const record = await ctx.services.webhooks.get(ctx.ns, id)
   if (!record) throw notFound('webhook', id)
   return record
 }
@@ -31,7 +31,7 @@ export async function loadWebhook(ctx: CallContext, id: string): Promise<Webhook
  * deletion, so a deleted firewall never blocks a later edit.
  */
 async function validateInput(ctx: CallContext, body: WebhookInput, current: WebhookRecord | null): Promise<void> {
-  const runtime = webhookRuntime(ctx.services)
+  const runtime = await useWebhookRuntime()
   const errors: FieldError[] = [...validateEventTypes(body.eventTypes)]
   let code = 'validation_failed'
   const url = await resolveAndCheck(body.url, runtime.settings, runtime.lookup)
@@ -56,12 +56,12 @@ const subscription = (body: WebhookInput) => ({
 
 /** Signals the delivery host; a lost signal is caught by its periodic reconcile. */
 export async function signalChange(ctx: CallContext, kind: 'changed' | 'deleted', id: string): Promise<void> {
-  await webhookRuntime(ctx.services).signals.publish({ kind, refs: [webhookRef(ctx.ns, id)] }).catch(() => undefined)
+  await ctx.services.webhookSignals.publish({ kind, refs: [webhookRef(ctx.ns, id)] }).catch(() => undefined)
 }
 
 export async function listWebhooks(ctx: CallContext): Promise<WebhookView[]> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
-  return (await webhookRuntime(ctx.services).webhooks.list(ctx.ns)).map((record) => webhookView(record))
+  return (await ctx.services.webhooks.list(ctx.ns)).map((record) => webhookView(record))
 }
 
 export async function getWebhook(ctx: CallContext, id: string): Promise<WebhookView> {
@@ -76,7 +76,7 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
   const id = body.id ?? newId('wh', ctx.services.clock.now())
   const now = nowIso(ctx)
   const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body), secret: generateSecret(), createdAt: now, updatedAt: now }
-  await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+  await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (current) throw conflict('webhook_exists', `webhook "${id}" already exists`)
     return { next: record, also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }), result: undefined }
   })
@@ -91,7 +91,7 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
     throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
   }
   await validateInput(ctx, body, await loadWebhook(ctx, id))
-  const record = await webhookRuntime(ctx.services).webhooks.mutate(ctx.ns, id, (current) => {
+  const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
     const next: WebhookRecord = { ...current, ...subscription(body), updatedAt: nowIso(ctx) }
     return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
@@ -103,11 +103,11 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
 /** Deletes the webhook with its buffer, snapshot and delivery records. */
 export async function deleteWebhook(ctx: CallContext, id: string): Promise<void> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
-  const runtime = webhookRuntime(ctx.services)
-  await runtime.webhooks.mutate(ctx.ns, id, (current) => {
+  const { webhooks, webhookRecords } = ctx.services
+  await webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
     return { next: null, also: () => ({ events: [configEvent(ctx, 'config.webhook.deleted', current)] }), result: undefined }
   })
   await signalChange(ctx, 'deleted', id)
-  await Promise.all([runtime.webhooks.clearBuffer(ctx.ns, id), runtime.records.deleteDeliveries(ctx.ns, id)])
+  await Promise.all([webhooks.clearBuffer(ctx.ns, id), webhookRecords.deleteDeliveries(ctx.ns, id)])
 }

@@ -16,6 +16,8 @@ export interface WebhookSettings {
   allowedNetworks: string[]
   /** Lower-case hostnames refused (with their subdomains). */
   rejectedDomains: string[]
+  /** Lease time: another process takes over a dead owner's webhooks within this. */
+  leaseMs: number
 }
 
 /** Raised for any invalid setting; the message names the variable and the value. */
@@ -39,6 +41,7 @@ export const DEFAULT_WEBHOOK_ENV = {
   WEBHOOK_SECRET_OVERLAP: '24h',
   WEBHOOK_RATE: '5',
   WEBHOOK_BUFFER: '5000',
+  WEBHOOK_LEASE: '10s',
 } as const
 
 /**
@@ -60,6 +63,7 @@ export function parseWebhookSettings(env: Env = {}): WebhookSettings {
     bufferSize: positiveInteger('WEBHOOK_BUFFER', read('WEBHOOK_BUFFER')),
     allowedNetworks: list(env.WEBHOOK_ALLOWED_NETWORKS).map((cidr) => parseCidr(cidr)),
     rejectedDomains: list(env.WEBHOOK_REJECTED_DOMAINS).map((domain) => parseDomain(domain)),
+    leaseMs: positiveDuration('WEBHOOK_LEASE', read('WEBHOOK_LEASE')),
   }
 }
 

@@ -2,18 +2,17 @@ import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
 import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
-import { parseDuration } from '../../common/duration'
 import { systemTimerClock, type TimerClock } from './deadline-timer'
 import { DeliveryHost } from './host'
 import { EventRouter } from './event-router'
-import { webhookRuntime } from './runtime'
+import type { WebhookRuntime } from './runtime'
 
 export interface EngineOptions {
   /** Clock for every delivery wait; the system clock by default, a fake one in tests. */
   clock?: TimerClock
   /** Lease owner id; unique per process by default. */
   owner?: string
-  /** Lease time: another process takes over a dead owner's webhooks within this (`WEBHOOK_LEASE`, default 10s). */
+  /** Lease time; the runtime's `WEBHOOK_LEASE` setting by default. */
   leaseTtlMs?: number
 }
 
@@ -28,14 +27,13 @@ export interface WebhookEngine {
 }
 
 /**
- * Starts routing and delivery for `services`; resolves once every webhook this process could
- * lease has its actor restored.
- * @example const engine = await startWebhookEngine(services); ...; await engine.stop()
+ * Starts routing and delivery for `services` with the settings of `runtime`; resolves once every
+ * webhook this process could lease has its actor restored.
+ * @example const engine = await startWebhookEngine(services, runtime); ...; await engine.stop()
  */
-export async function startWebhookEngine(services: Services, options: EngineOptions = {}): Promise<WebhookEngine> {
-  const runtime = webhookRuntime(services)
+export async function startWebhookEngine(services: Services, runtime: WebhookRuntime, options: EngineOptions = {}): Promise<WebhookEngine> {
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
-  const leaseTtlMs = options.leaseTtlMs ?? parseDuration(process.env.WEBHOOK_LEASE || '10s')
+  const leaseTtlMs = options.leaseTtlMs ?? runtime.settings.leaseMs
   const clock = options.clock ?? systemTimerClock
   const router = new EventRouter(services, runtime, { owner, leaseTtlMs })
   const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock })
@@ -85,7 +83,7 @@ export async function startWebhookEngine(services: Services, options: EngineOpti
 }
 
 /** True when the event log holds entries the router has not routed yet. */
-async function routerBehind(services: Services, runtime: ReturnType<typeof webhookRuntime>): Promise<boolean> {
+async function routerBehind(services: Services, runtime: WebhookRuntime): Promise<boolean> {
   const cursor = await runtime.webhooks.routerCursor()
   const next = await services.events.read(cursor, 1)
   return next.length > 0

@@ -2,10 +2,10 @@ import type { Services } from '../../app/services'
 import type { WebhookRepository } from '../../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
 import type { WebhookSignals } from '../../../storage/webhook-signals'
-import { parseWebhookSettings, type WebhookSettings } from '../configuration/settings'
+import type { WebhookSettings } from '../configuration/settings'
 import type { LookupAll } from '../protocol/ssrf'
 
-/** What the webhook API and engine share for one `Services` instance. */
+/** What the webhook API and engine of one process share: settings parsed once, the repositories, the resolver. */
 export interface WebhookRuntime {
   settings: WebhookSettings
   webhooks: WebhookRepository
@@ -15,29 +15,33 @@ export interface WebhookRuntime {
   lookup?: LookupAll
 }
 
-const runtimes = new WeakMap<Services, WebhookRuntime>()
-
 /**
- * The webhook runtime of `services`, built on first use with settings from the environment.
- * @example webhookRuntime(ctx.services).webhooks.get(ns, id)
+ * The runtime over `services` with settings the composition root parsed (the webhooks plugin
+ * from the environment; tests and benches with their own).
+ * @example createWebhookRuntime(services, parseWebhookSettings(process.env))
  */
-export function webhookRuntime(services: Services): WebhookRuntime {
-  let runtime = runtimes.get(services)
-  if (!runtime) {
-    runtime = {
-      settings: parseWebhookSettings(process.env),
-      webhooks: services.webhooks,
-      records: services.webhookRecords,
-      signals: services.webhookSignals,
-    }
-    runtimes.set(services, runtime)
+export function createWebhookRuntime(services: Services, settings: WebhookSettings, lookup?: LookupAll): WebhookRuntime {
+  return {
+    settings,
+    webhooks: services.webhooks,
+    records: services.webhookRecords,
+    signals: services.webhookSignals,
+    ...(lookup ? { lookup } : {}),
   }
-  return runtime
 }
 
-/** Replaces settings or the resolver (tests, or a composition root that parsed settings itself). */
-export function configureWebhookRuntime(services: Services, overrides: Partial<Pick<WebhookRuntime, 'settings' | 'lookup'>>): WebhookRuntime {
-  const runtime = { ...webhookRuntime(services), ...overrides }
-  runtimes.set(services, runtime)
-  return runtime
+// Set by the webhooks plugin at start-up (a promise: services mount in the background), as useServices is.
+let current: Promise<WebhookRuntime> | null = null
+
+/** Makes `runtime` the one the webhook API of this process uses. */
+export function setWebhookRuntime(runtime: WebhookRuntime | Promise<WebhookRuntime>): void {
+  current = Promise.resolve(runtime)
+  // A failed start is reported by whoever awaits it (the plugin logs it); do not crash the process here.
+  current.catch(() => undefined)
+}
+
+/** The runtime the webhooks plugin (or a test harness) set; throws when none was. */
+export function useWebhookRuntime(): Promise<WebhookRuntime> {
+  if (!current) throw new Error('webhook runtime not set: the webhooks plugin sets it at start-up')
+  return current
 }

@@ -12,7 +12,7 @@ import { createNamespaceWithOwner } from '../../../server/namespace/directory'
 import { makeEvent } from '../../../server/events/factory'
 import type { NamespaceEvent } from '../../../server/events/schemas'
 import schemaRoute from '../../../server/routes/schemas/webhook-events-v1.json.get'
-import { configureWebhookRuntime } from '../../../server/webhooks/delivery/runtime'
+import { createWebhookRuntime, setWebhookRuntime } from '../../../server/webhooks/delivery/runtime'
 import { parseWebhookSettings } from '../../../server/webhooks/configuration/settings'
 import { systemTimerClock, type TimerClock } from '../../../server/webhooks/delivery/deadline-timer'
 import { startWebhookEngine, type WebhookEngine } from '../../../server/webhooks/delivery/engine'
@@ -47,10 +47,8 @@ export async function startHarness(options: HarnessOptions = {}) {
   const clock: TimerClock = stepping ?? systemTimerClock
   const services: Services = createServices(backend, { clock, config: { ...configFromEnv({}), port: 0 } })
   setServices(Promise.resolve(services))
-  configureWebhookRuntime(services, {
-    settings: parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...options.env }),
-    ...(options.lookup ? { lookup: options.lookup } : {}),
-  })
+  const runtime = createWebhookRuntime(services, parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...options.env }), options.lookup)
+  setWebhookRuntime(runtime)
   const token = await createNamespaceWithOwner(services, NS, 'owner')
 
   const router = createRouter()
@@ -64,7 +62,7 @@ export async function startHarness(options: HarnessOptions = {}) {
 
   const schema = await (await fetch(`${origin}/schemas/webhook-events-v1.json`)).json()
   const receiver = await new Receiver(() => clock.now()).start(schema)
-  let engine: WebhookEngine | null = options.engine === false ? null : await startWebhookEngine(services, { clock, leaseTtlMs: 5_000 })
+  let engine: WebhookEngine | null = options.engine === false ? null : await startWebhookEngine(services, runtime, { clock, leaseTtlMs: 5_000 })
   let seq = 0
 
   const harness = {
@@ -79,7 +77,7 @@ export async function startHarness(options: HarnessOptions = {}) {
       return engine!
     },
     async startEngine() {
-      engine = await startWebhookEngine(services, { clock, leaseTtlMs: 5_000 })
+      engine = await startWebhookEngine(services, runtime, { clock, leaseTtlMs: 5_000 })
       return engine
     },
     /** Calls the API as `as` (default: the namespace owner). */
