@@ -15,6 +15,7 @@ import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction
 import { createPersonalAction, createServiceAction, revokeAction, tokensPage } from './pages/tokens'
 import { releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
+import { deliveryPage } from './pages/webhook-delivery'
 
 /**
  * The dashboard's route table under `/namespaces/{ns}/...`: GET pages and POST form actions.
@@ -39,6 +40,7 @@ const pages: [string, EventHandler][] = [
   [`${NS}/exception-requests`, page(namespaceQueuePage)],
   [`${NS}/webhooks`, page(webhooksPage)],
   [WH, page((req) => webhookPage(req))],
+  [`${WH}/deliveries/:deliveryId`, page(deliveryPage)],
   [`${NS}/teams`, page(teamsPage)],
   [`${NS}/tokens`, page((req) => tokensPage(req))],
   [`${NS}/license-sets`, page(licenseSetsPage)],

@@ -6,6 +6,7 @@ import { WebhookInput, WebhookView } from '../webhooks/configuration/model'
 import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from '../webhooks/configuration/service'
 import {
   getDelivery,
+  listAttempts,
   listDeliveries,
   releaseQuarantine,
   revealSecret,
@@ -38,6 +39,18 @@ const DeliveryRecordSchema = z.object({
   createdAt: z.string(),
   completedAt: z.string().optional(),
 })
+
+const AttemptSchema = z.object({
+  attempt: z.number().int().min(1),
+  startedAt: z.string(),
+  durationMillis: z.number(),
+  responseStatus: z.number().int(),
+  responseBody: z.string(),
+  error: z.string().optional(),
+  nextAttemptAt: z.string().optional(),
+})
+
+const DeliveryParams = WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) })
 
 /** The webhook operations of CONTRACT section 3; handlers only translate HTTP to the domain. */
 export const webhookOperations = [
@@ -103,9 +116,15 @@ export const webhookOperations = [
   }),
   defineOperation({
     id: 'getWebhookDelivery', method: 'GET', path: '/v1/{ns}/webhooks/{id}/deliveries/{deliveryId}', summary: 'One delivery record', tag,
-    params: WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) }), access: namespace('ns:webhooks:read'), response: DeliveryRecordSchema,
+    params: DeliveryParams, access: namespace('ns:webhooks:read'), response: DeliveryRecordSchema,
     audit: audit('webhook.delivery.read'),
     handler: async ({ ctx, params }) => ({ body: await getDelivery(ctx, params.id, params.deliveryId) }),
+  }),
+  defineOperation({
+    id: 'listWebhookDeliveryAttempts', method: 'GET', path: '/v1/{ns}/webhooks/{id}/deliveries/{deliveryId}/attempts', summary: 'Every attempt of one delivery, oldest first', tag,
+    params: DeliveryParams, access: namespace('ns:webhooks:read'), response: z.array(AttemptSchema),
+    audit: audit('webhook.delivery.attempts.read'),
+    handler: async ({ ctx, params }) => ({ body: await listAttempts(ctx, params.id, params.deliveryId) }),
   }),
   defineOperation({
     id: 'getWebhookMetrics', method: 'GET', path: '/v1/{ns}/webhooks/{id}/metrics', summary: 'Delivery metrics per time bucket', tag,

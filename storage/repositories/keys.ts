@@ -65,6 +65,8 @@ export const webhookKeys = {
   batch: (ns: string, id: string) => `ns:${ns}:wh-batch:${id}`,
   deliveryIndex: (ns: string, id: string) => `ns:${ns}:wh-deliveries:${id}`,
   delivery: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-delivery:${id}:${deliveryId}`,
+  /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
+  deliveryAttempts: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-attempts:${id}:${deliveryId}`,
   metrics: (ns: string, id: string, bucket: string, start: number) => `ns:${ns}:wh-metrics:${id}:${bucket}:${start}`,
   /** Cursor of the last event-log entry the router has routed. */
   routerCursor: () => 'wh-router-cursor',

@@ -7,7 +7,12 @@ import {
   type DeliveryRecord,
   type MetricCounters,
 } from '../../server/webhooks/delivery/record'
+import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/attempt-record'
 import { webhookKeys as keys } from './webhook-keys'
+
+interface AttemptList {
+  items: AttemptRecord[]
+}
 
 interface DeliveryIndex {
   /** Delivery ids, newest first (ids are time-ordered). */
@@ -33,21 +38,36 @@ export class WebhookRecordRepository {
     return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
   }
 
+  /** Every attempt of a delivery, oldest first (empty for a delivery unknown or recorded before attempts were kept). */
+  async listAttempts(ns: string, webhook: string, deliveryId: string): Promise<AttemptRecord[]> {
+    return (await this.backend.get<AttemptList>(keys.deliveryAttempts(ns, webhook, deliveryId)))?.items ?? []
+  }
+
   /**
-   * Writes a record produced by `build` from the stored one; a new record enters the index and
-   * pushes the oldest beyond 128 out.
+   * Writes a record produced by `build` from the stored one, and `attempt` into its attempt list,
+   * in one transaction; a new record enters the index and pushes the oldest beyond 128 out, with
+   * their attempts.
    */
-  saveDelivery(ns: string, webhook: string, deliveryId: string, build: (previous: DeliveryRecord | null) => DeliveryRecord): Promise<DeliveryRecord> {
+  saveDelivery(
+    ns: string,
+    webhook: string,
+    deliveryId: string,
+    build: (previous: DeliveryRecord | null) => DeliveryRecord,
+    attempt?: AttemptRecord,
+  ): Promise<DeliveryRecord> {
     const indexKey = keys.deliveryIndex(ns, webhook)
     const recordKey = keys.delivery(ns, webhook, deliveryId)
-    return this.backend.transact([indexKey, recordKey], (values) => {
+    const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
+    return this.backend.transact([indexKey, recordKey, attemptsKey], (values) => {
       const record = build(values.get(recordKey) as DeliveryRecord | null)
+      const set: Record<string, unknown> = { [recordKey]: record }
+      if (attempt) set[attemptsKey] = { items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt) }
       const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
-      if (ids.includes(deliveryId)) return { writes: { set: { [recordKey]: record } }, result: record }
+      if (ids.includes(deliveryId)) return { writes: { set }, result: record }
       const next = [deliveryId, ...ids].sort().reverse()
       const kept = next.slice(0, RECORDS_KEPT)
-      const removed = next.slice(RECORDS_KEPT).map((id) => keys.delivery(ns, webhook, id))
-      return { writes: { set: { [recordKey]: record, [indexKey]: { ids: kept } }, delete: removed }, result: record }
+      const removed = next.slice(RECORDS_KEPT).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+      return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
     })
   }
 
@@ -77,7 +97,8 @@ export class WebhookRecordRepository {
   /** Removes a deleted webhook's delivery records (metric buckets stay: they are small and dated). */
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
-    await Promise.all([...ids.map((id) => this.backend.delete(keys.delivery(ns, webhook, id))), this.backend.delete(keys.deliveryIndex(ns, webhook))])
+    const recordKeys = ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+    await Promise.all([...recordKeys.map((key) => this.backend.delete(key)), this.backend.delete(keys.deliveryIndex(ns, webhook))])
   }
 }
 

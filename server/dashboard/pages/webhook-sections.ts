@@ -6,7 +6,7 @@ import { stackedBars } from '../metrics-chart'
 /** The delivery records and metrics sections of the webhook page. */
 
 /** A stored body, pretty-printed when it is JSON. */
-function body(text: string): string {
+export function prettyBody(text: string): string {
   try {
     return JSON.stringify(JSON.parse(text), null, 2)
   } catch {
@@ -14,12 +14,14 @@ function body(text: string): string {
   }
 }
 
-export function deliveriesSection(records: DeliveryRecord[]) {
+/** `base` is the webhook page's path; each delivery links to its own page (attempts). */
+export function deliveriesSection(records: DeliveryRecord[], base: string) {
   const rows = records.map((r) => [
     html`<details><summary><code>${r.id}</code>${r.test ? html` <span class="pill info">test</span>` : ''}</summary>
-      <h4>Payload${r.payloadTruncated ? ' (truncated)' : ''}</h4><pre class="code">${body(r.payload)}</pre>
-      <h4>Response ${r.responseStatus || 'none'}</h4><pre class="code">${r.responseBody ? body(r.responseBody) : '(empty)'}</pre>
-      ${r.error ? html`<p class="small">Error: ${r.error}</p>` : ''}</details>`,
+      <h4>Payload${r.payloadTruncated ? ' (truncated)' : ''}</h4><pre class="code">${prettyBody(r.payload)}</pre>
+      <h4>Response ${r.responseStatus || 'none'}</h4><pre class="code">${r.responseBody ? prettyBody(r.responseBody) : '(empty)'}</pre>
+      ${r.error ? html`<p class="small">Error: ${r.error}</p>` : ''}
+      <p><a href="${base}/deliveries/${encodeURIComponent(r.id)}">All attempts</a></p></details>`,
     status(r.status),
     String(r.attempts),
     html`${r.eventCount} <span class="small muted">${r.eventTypes.join(', ')}</span>`,

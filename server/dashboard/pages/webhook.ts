@@ -62,7 +62,7 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
     ${card('State machine', liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
     ${secretCard}
     ${metricsSection(base, bucket, metrics)}
-    ${deliveriesSection(deliveries.items)}`
+    ${deliveriesSection(deliveries.items, base)}`
   return layout({ title: webhook.name, section: 'webhooks', viewer: req.viewer, flash: req.flash, crumbs: [['Webhooks', href('namespaces', ns, 'webhooks')]], body })
 }
 

@@ -4,6 +4,7 @@ import { requireNamespacePermission } from '../../auth/permissions'
 import { nowIso, type CallContext } from '../../app/context'
 import { bucketStart } from '../../../storage/repositories/webhook-records'
 import { BUCKETS, bucketView, type BucketSize, type DeliveryRecord, type MetricBucket } from '../delivery/record'
+import type { AttemptRecord } from '../delivery/attempt-record'
 import { deliveryStateView, type DeliveryStateView } from '../../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
 import { webhookView, type WebhookRecord, type WebhookView } from './model'
@@ -91,6 +92,12 @@ export async function getDelivery(ctx: CallContext, id: string, deliveryId: stri
   const record = await ctx.services.webhookRecords.getDelivery(ctx.ns, id, deliveryId)
   if (!record) throw notFound('delivery', deliveryId)
   return record
+}
+
+/** `GET .../deliveries/{deliveryId}/attempts`: every attempt of a delivery, oldest first (#14). */
+export async function listAttempts(ctx: CallContext, id: string, deliveryId: string): Promise<AttemptRecord[]> {
+  await getDelivery(ctx, id, deliveryId)
+  return webhookRuntime(ctx.services).records.listAttempts(ctx.ns, id, deliveryId)
 }
 
 /** Buckets answered by default (and at most) per size. */

@@ -6,6 +6,8 @@ import { sendAttempt } from '../protocol/attempt'
 import { envelope, takeBatch as selectBatch } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
 import { recordAfterAttempt } from './record'
+import { attemptRecord } from './attempt-record'
+import { applicableRetryAfter, nextDelay } from '../../../machines/webhook-delivery/retry'
 import type {
   AttemptOutcome,
   AttemptReport,
@@ -94,10 +96,18 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
   const finishedAt = clock.now()
   const ok = outcome.kind === 'success'
   const status = ok ? 'success' : input.lastAttempt ? 'failed' : 'retrying'
+  // The machine schedules the retry with the same pure policy (policy.ts retryDelayAfter); the record needs it now.
+  const retryDelay = status === 'retrying' ? nextDelay(input.attempt, runtime.settings.retryScheduleMs, applicableRetryAfter(outcome.responseStatus, outcome.retryAfterMs)) : null
+  const nextAttemptAt = retryDelay === null ? null : finishedAt + retryDelay
+  const attempt = attemptRecord({ attempt: input.attempt, outcome, startedAt, nextAttemptAt })
   // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
   await Promise.all([
-    runtime.records.saveDelivery(ns, id, input.deliveryId, (previous) =>
-      recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, body, outcome, startedAt, finishedAt }),
+    runtime.records.saveDelivery(
+      ns,
+      id,
+      input.deliveryId,
+      (previous) => recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, body, outcome, startedAt, finishedAt }),
+      attempt,
     ),
     runtime.records.addMetrics(ns, id, finishedAt, {
       deliveriesSuccess: ok ? 1 : 0,
