@@ -97,7 +97,7 @@ export async function getDelivery(ctx: CallContext, id: string, deliveryId: stri
 /** `GET .../deliveries/{deliveryId}/attempts`: every attempt of a delivery, oldest first (#14). */
 export async function listAttempts(ctx: CallContext, id: string, deliveryId: string): Promise<AttemptRecord[]> {
   await getDelivery(ctx, id, deliveryId)
-  return webhookRuntime(ctx.services).records.listAttempts(ctx.ns, id, deliveryId)
+  return ctx.services.webhookRecords.listAttempts(ctx.ns, id, deliveryId)
 }
 
 /** Buckets answered by default (and at most) per size. */
