@@ -115,7 +115,7 @@ async function main() {
       const out = join(OUT_DIR, `${basename(file, '.ts')}.md`)
       // The SVG is the dashboard's own drawing (server/dashboard/diagram), so review and runtime match.
       const svg = join(OUT_DIR, `${basename(file, '.ts')}.svg`)
-      writeFileSync(svg, `${drawMachine(value as AnyStateMachine, undefined, { title: `${exportName} (machines/${file})`, standalone: true })}\n`)
+      writeFileSync(svg, `${await drawMachine(value as AnyStateMachine, undefined, { title: `${exportName} (machines/${file})`, standalone: true })}\n`)
       writeFileSync(out, `# ${exportName}\n\nGenerated from \`machines/${file}\` by \`npm run machines:export\`; do not edit.\n\n![${exportName}](./${basename(svg)})\n\n\`\`\`mermaid\n${diagram}\n\`\`\`\n`)
       console.log(`wrote ${out} and ${svg}`)
     }

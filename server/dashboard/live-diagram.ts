@@ -7,9 +7,10 @@ import { html, raw, type Html } from './html'
  * opens an EventSource on `liveUrl` and moves the highlight (and fills `[data-live-field]`
  * elements) on every `state` message.
  */
-export function liveDiagram(machine: AnyStateMachine, value: unknown, liveUrl: string, caption: string): Html {
+export async function liveDiagram(machine: AnyStateMachine, value: unknown, liveUrl: string, caption: string): Promise<Html> {
+  const svg = await drawMachine(machine, value, { title: caption })
   return html`<figure class="diagram" data-live-src="${liveUrl}" data-live-state="${typeof value === 'string' ? value : JSON.stringify(value)}">
-    <div class="diagram-scroll" tabindex="0" role="region" aria-label="${caption}">${raw(drawMachine(machine, value, { title: caption }))}</div>
+    <div class="diagram-scroll" tabindex="0" role="region" aria-label="${caption}">${raw(svg)}</div>
     <figcaption><span class="live-dot" aria-hidden="true"></span> ${caption} · current state <strong data-live-field="path">${describe(value)}</strong> <span class="small muted" data-live-status>live</span></figcaption>
   </figure>`
 }

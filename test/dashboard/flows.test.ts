@@ -130,6 +130,26 @@ describe('dashboard flows', () => {
     world.cspViolations.splice(before)
     await context.close()
   })
+
+  it('draws the webhook-delivery machine with a label for every route, loops included, no two labels overlapping', async () => {
+    const { context, page } = await signIn(world)
+    await page.goto(`/namespaces/${NS}/machines/webhook-delivery`)
+    const drawn = await page.locator('svg.machine-svg').first().evaluate((svg) => ({
+      edges: [...svg.querySelectorAll('path.edge[data-edge]')].map((el) => el.getAttribute('data-edge')),
+      labels: [...svg.querySelectorAll('g.label')].map((el) => {
+        const box = el.getBoundingClientRect()
+        return { text: el.textContent, x: box.x, y: box.y, w: box.width, h: box.height }
+      }),
+    }))
+    expect(drawn.edges).toContain('active->active')
+    expect(drawn.edges).toContain('delivering.sending->delivering.sending')
+    expect(drawn.labels).toHaveLength(drawn.edges.length)
+    const overlapping = drawn.labels.flatMap((a, i) =>
+      drawn.labels.slice(i + 1).filter((b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h).map((b) => `${a.text} / ${b.text}`),
+    )
+    expect(overlapping).toEqual([])
+    await context.close()
+  })
 })
 
 describe('content security policy', () => {

@@ -2,7 +2,8 @@ import { readdirSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { exceptionRequestMachine } from '../../machines/exception-request.machine'
 import { webhookDeliveryMachine } from '../../machines/webhook-delivery.machine'
-import { activePaths, drawMachine, machineGraph } from '../../server/dashboard/diagram'
+import { activePaths, drawMachine, layoutMachine, machineGraph } from '../../server/dashboard/diagram'
+import type { Box } from '../../server/dashboard/diagram/layout'
 import { html } from '../../server/dashboard/html'
 import { diffLines, hunks } from '../../server/dashboard/line-diff'
 import { MACHINE_CATALOG } from '../../server/dashboard/machine-catalog'
@@ -44,11 +45,47 @@ describe('machine diagrams', () => {
     expect(labels('delivering.preparing', 'delivering.sending')).toEqual(['done: takeBatch [batchTaken]'])
     expect(machineGraph(exceptionRequestMachine).edges.find((e) => e.target === 'withdrawn')?.labels).toEqual(['WITHDRAW [isRequester || mayDecide]'])
   })
-  it('highlight the active states of a snapshot value', () => {
+  it('highlight the active states of a snapshot value', async () => {
     expect(activePaths({ delivering: 'sending' })).toEqual(['delivering', 'delivering.sending'])
-    const svg = drawMachine(webhookDeliveryMachine, { delivering: 'sending' })
+    const svg = await drawMachine(webhookDeliveryMachine, { delivering: 'sending' })
     expect(svg).toContain('class="state is-active" data-state="delivering.sending"')
     expect(svg).toMatch(/class="state compound is-active" data-state="delivering"/)
     expect(svg).not.toMatch(/is-active" data-state="quarantined"/)
+  })
+  it('draw transitions that stay in their state as loops, as the Mermaid export does', async () => {
+    const graph = machineGraph(webhookDeliveryMachine)
+    expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual(['EVENTS_BUFFERED'])
+    expect(graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels).toEqual(['done: deliverBatch', 'error: deliverBatch'])
+    const svg = await drawMachine(webhookDeliveryMachine)
+    for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering.sending']) expect(svg).toContain(`data-edge="${state}->${state}"`)
+  })
+  it.each([
+    ['webhook delivery', webhookDeliveryMachine],
+    ['exception request', exceptionRequestMachine],
+  ])('lay out the %s machine with orthogonal routes from border to border and every label placed apart', async (_, machine) => {
+    const graph = machineGraph(machine)
+    const layout = await layoutMachine(graph)
+    expect(layout.edges).toHaveLength(graph.edges.length)
+    const onBorder = (p: { x: number; y: number }, b: Box) =>
+      p.x >= b.x - 1 && p.x <= b.x + b.w + 1 && p.y >= b.y - 1 && p.y <= b.y + b.h + 1 &&
+      (Math.abs(p.x - b.x) < 1 || Math.abs(p.x - b.x - b.w) < 1 || Math.abs(p.y - b.y) < 1 || Math.abs(p.y - b.y - b.h) < 1)
+    const overlap = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
+    const labels: Box[] = []
+    for (const edge of layout.edges) {
+      expect(edge.points.length).toBeGreaterThanOrEqual(2)
+      for (let i = 1; i < edge.points.length; i++) {
+        const [a, b] = [edge.points[i - 1], edge.points[i]]
+        expect(Math.abs(a.x - b.x) < 0.01 || Math.abs(a.y - b.y) < 0.01, `${edge.source}->${edge.target} segment ${i}`).toBe(true)
+      }
+      expect(onBorder(edge.points[0], layout.boxes.get(edge.source)!), `${edge.source}->${edge.target} starts on its source`).toBe(true)
+      expect(onBorder(edge.points.at(-1)!, layout.boxes.get(edge.target)!), `${edge.source}->${edge.target} ends on its target`).toBe(true)
+      expect(edge.label?.lines).toEqual(graph.edges.find((e) => e.source === edge.source && e.target === edge.target)!.labels)
+      labels.push(edge.label!)
+    }
+    const leaves = [...layout.boxes.entries()].filter(([id]) => !graph.nodes.get(id)!.children.length).map(([, box]) => box)
+    for (const [i, label] of labels.entries()) {
+      for (const other of labels.slice(i + 1)) expect(overlap(label, other)).toBe(false)
+      for (const box of leaves) expect(overlap(label, box)).toBe(false)
+    }
   })
 })

@@ -3,7 +3,7 @@ import type { AnyStateMachine, AnyStateNode } from 'xstate'
 /**
  * A machine definition as a plain graph: one node per state (ids are dotted paths from the
  * root, `''` is the root), one edge per (source, target) pair with every transition label
- * between them. Read from `machine.root`, so `always` transitions and invoke results are
+ * between them (source and target are the same state for a transition that stays in it). Read from `machine.root`, so `always` transitions and invoke results are
  * included (xstate/graph's `toDirectedGraph` leaves eventless transitions out).
  */
 
@@ -99,12 +99,11 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
       const guard = guardLabel(transition.guard)
       const label = guard ? `${event} [${guard}]` : event
       const target = transition.target?.[0]
-      if (!target || pathOf(target) === id) {
-        if (!node.internal.includes(event)) node.internal.push(event)
-        continue
-      }
-      const key = `${id}\u0000${pathOf(target)}`
-      const edge = edges.get(key) ?? { source: id, target: pathOf(target), labels: [] }
+      // Targetless transitions stay in the state: drawn as a loop, as the Mermaid export does.
+      const to = target ? pathOf(target) : id
+      if (to === id && !node.internal.includes(event)) node.internal.push(event)
+      const key = `${id}\u0000${to}`
+      const edge = edges.get(key) ?? { source: id, target: to, labels: [] }
       if (!edge.labels.includes(label)) edge.labels.push(label)
       edges.set(key, edge)
     }

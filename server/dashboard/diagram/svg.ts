@@ -23,18 +23,24 @@ export interface RenderOptions {
 const esc = escapeHtml
 const r = (n: number) => Math.round(n * 10) / 10
 
-/** A smooth top-to-bottom curve through the points (vertical tangents at each point). */
-function curve(points: Point[]): string {
+const CORNER = 6
+
+/** An orthogonal route as a path, its bends rounded (the radius shrinks on short segments). */
+function polyline(points: Point[]): string {
   let d = `M${r(points[0].x)},${r(points[0].y)}`
   for (let i = 1; i < points.length; i++) {
-    const a = points[i - 1]
-    const b = points[i]
-    if (a.x === b.x) {
+    const [a, b, c] = [points[i - 1], points[i], points[i + 1]]
+    if (!c) {
       d += ` L${r(b.x)},${r(b.y)}`
       continue
     }
-    const midY = (a.y + b.y) / 2
-    d += ` C${r(a.x)},${r(midY)} ${r(b.x)},${r(midY)} ${r(b.x)},${r(b.y)}`
+    const radius = Math.min(CORNER, Math.hypot(b.x - a.x, b.y - a.y) / 2, Math.hypot(c.x - b.x, c.y - b.y) / 2)
+    const toward = (from: Point, to: Point) => {
+      const length = Math.hypot(to.x - from.x, to.y - from.y) || 1
+      return { x: from.x + ((to.x - from.x) / length) * radius, y: from.y + ((to.y - from.y) / length) * radius }
+    }
+    const [before, after] = [toward(b, a), toward(b, c)]
+    d += ` L${r(before.x)},${r(before.y)} Q${r(b.x)},${r(b.y)} ${r(after.x)},${r(after.y)}`
   }
   return d
 }
@@ -59,7 +65,7 @@ export const MACHINE_SVG_STYLE = `
 
 /**
  * The diagram as an SVG string.
- * @example renderMachineSvg(graph, layoutMachine(graph), { active: ['quarantined'] })
+ * @example renderMachineSvg(graph, await layoutMachine(graph), { active: ['quarantined'] })
  */
 export function renderMachineSvg(graph: MachineGraph, layout: Layout, options: RenderOptions = {}): string {
   const prefix = options.idPrefix ?? graph.id
@@ -93,10 +99,11 @@ export function renderMachineSvg(graph: MachineGraph, layout: Layout, options: R
   for (const [id] of ordered) if (graph.nodes.get(id)!.children.length) parts.push(stateGroup(id))
   for (const start of layout.starts) {
     parts.push(`<circle class="start" cx="${r(start.dot.x)}" cy="${r(start.dot.y)}" r="5"/>`)
-    if (start.route.length) parts.push(`<path class="edge" d="${curve(start.route)}" marker-end="url(#${esc(arrow)})"/>`)
+    if (start.route.length) parts.push(`<path class="edge" d="${polyline(start.route)}" marker-end="url(#${esc(arrow)})"/>`)
   }
   for (const edge of layout.edges) {
-    parts.push(`<path class="edge" data-edge="${esc(edge.source)}->${esc(edge.target)}" d="${curve(edge.points)}" marker-end="url(#${esc(arrow)})"/>`)
+    if (edge.points.length < 2) continue
+    parts.push(`<path class="edge" data-edge="${esc(edge.source)}->${esc(edge.target)}" d="${polyline(edge.points)}" marker-end="url(#${esc(arrow)})"/>`)
   }
   for (const [id] of ordered) if (!graph.nodes.get(id)!.children.length) parts.push(stateGroup(id))
   for (const edge of layout.edges) {

@@ -52,7 +52,7 @@ export async function exceptionRequestPage(req: DashboardRequest) {
       ${card('Request', html`${facts([['Requested by', request.requestedBy], ['Requested', time(request.requestedAt)], ['Rule', html`<code>${request.proposedException.rule}</code>`], ['Justification', request.justification]])}
         <h3>Proposed exception</h3>${json(request.proposedException, 'Proposed exception')}`)}
       <div>${card('Decision', decided)}
-      ${card('State machine', liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}</div>
+      ${card('State machine', await liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}</div>
     </div>
     <div class="grid two">${approve}<div>${deny}${withdraw}</div></div>`
   return layout({ title: `Request ${request.id}`, section: 'requests', viewer: req.viewer, flash: req.flash, crumbs: [['Exception requests', href('namespaces', ns, 'exception-requests')], [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')]], body })

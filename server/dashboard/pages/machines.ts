@@ -53,7 +53,7 @@ export async function machinesPage(req: DashboardRequest) {
   const sections = await Promise.all(MACHINE_CATALOG.map(async (entry) => card(entry.title, html`
     <p class="small muted">Defined in <code>${entry.file}</code>.</p>
     ${picker(req, entry, await actorOptions(req, entry))}
-    <div class="diagram-scroll" tabindex="0" role="region" aria-label="${entry.title} machine">${raw(drawMachine(entry.machine, undefined, { title: `${entry.title} machine` }))}</div>`)))
+    <div class="diagram-scroll" tabindex="0" role="region" aria-label="${entry.title} machine">${raw(await drawMachine(entry.machine, undefined, { title: `${entry.title} machine` }))}</div>`)))
   const body = html`${heading('State machines', '', 'Every machine in machines/, drawn from its definition. Pick an actor to watch its state live.')}${sections}`
   return layout({ title: 'State machines', section: 'machines', viewer: req.viewer, flash: req.flash, body })
 }
@@ -62,7 +62,7 @@ export async function machinePage(req: DashboardRequest) {
   const entry = MACHINE_CATALOG.find((e) => e.name === req.params.machine)
   if (!entry) throw notFound('machine', req.params.machine)
   const actor = req.query.get('actor') ?? undefined
-  const diagram = actor ? await actorDiagram(req, entry, actor) : html`<div class="diagram-scroll">${raw(drawMachine(entry.machine, undefined, { title: `${entry.title} machine` }))}</div>`
+  const diagram = actor ? await actorDiagram(req, entry, actor) : html`<div class="diagram-scroll">${raw(await drawMachine(entry.machine, undefined, { title: `${entry.title} machine` }))}</div>`
   const body = html`${heading(`${entry.title} machine`, '', html`Defined in <code>${entry.file}</code>.`)}
     ${card('Actor', picker(req, entry, await actorOptions(req, entry), actor))}
     ${card('Diagram', diagram, 'machine')}`

@@ -59,7 +59,7 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
         ['Created', time(webhook.createdAt)],
       ]))}
     </div>
-    ${card('State machine', liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
+    ${card('State machine', await liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
     ${secretCard}
     ${metricsSection(base, bucket, metrics)}
     ${deliveriesSection(deliveries.items, base)}`
