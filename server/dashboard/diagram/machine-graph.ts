@@ -3,8 +3,9 @@ import type { AnyStateMachine, AnyStateNode } from 'xstate'
 /**
  * A machine definition as a plain graph: one node per state (ids are dotted paths from the
  * root, `''` is the root), one edge per (source, target) pair with every transition label
- * between them (source and target are the same state for a transition that stays in it). Read from `machine.root`, so `always` transitions and invoke results are
- * included (xstate/graph's `toDirectedGraph` leaves eventless transitions out).
+ * between them (source and target are the same state for a transition that stays in it).
+ * Read from `machine.root`, so `always` transitions and invoke results are included
+ * (xstate/graph's `toDirectedGraph` leaves eventless transitions out).
  */
 
 export interface GraphNode {
