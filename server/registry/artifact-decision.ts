@@ -55,7 +55,7 @@ export async function decideArtifact(
   const record: DecisionRecord = { ns: request.ns, firewall: request.firewall, phase, decision, facts, upstream, principal: request.principal, meta: request.meta }
   if (decision.outcome === 'blocked') {
     await recordDecision(request.services, record)
-    throw new RegistryError(403, blockedMessage(decision, facts.packageName, facts.version, request.meta.requestId))
+    throw new RegistryError(403, blockedMessage(decision, facts.packageName, facts.version, request))
   }
   return record
 }

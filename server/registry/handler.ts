@@ -160,6 +160,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         path,
         query: new URLSearchParams(search),
         baseUrl: `${originOf(event, services)}/registry/${rawNs}/${rawFw}/`,
+        dashboardUrl: services.config.dashboardUrl ?? originOf(event, services),
         scope: { ns, firewall, cache, timeoutMs: options.upstreamTimeoutMs },
         advisories: advisories(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,

@@ -17,6 +17,8 @@ export interface ProxyRequest extends RegistryExchange {
   query: URLSearchParams
   /** `{origin}/registry/{ns}/{fw}/`: what rewritten URLs start with. */
   baseUrl: string
+  /** Dashboard origin (`DASHBOARD_URL`, else the origin the client used): block messages link there. */
+  dashboardUrl: string
   /** Firewall, cache and timeout for upstream calls. */
   scope: UpstreamScope
   advisories: AdvisoryIndex

@@ -76,13 +76,33 @@ export function sendBytes(reply: Reply, status: number, bytes: Buffer, contentTy
   res.end(reply.method === 'HEAD' ? undefined : bytes)
 }
 
+/** Where a block happened: enough to name the request id and link the exception form. */
+export interface BlockSite {
+  ns: string
+  /** The firewall the client called (exceptions are requested there, even for an inherited rule). */
+  firewall: { id: string }
+  meta: { requestId: string }
+  /** Dashboard origin, no trailing slash. */
+  dashboardUrl: string
+}
+
+/**
+ * The dashboard form that requests an exception for a blocked request, pre-filled from the
+ * request id (`exception-requests/new?request=req-...`).
+ * @example exceptionFormLink(site) // 'http://localhost:3000/namespaces/default/firewalls/web/exception-requests/new?request=req-...'
+ */
+export function exceptionFormLink(site: BlockSite): string {
+  const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new'].map(encodeURIComponent).join('/')
+  return `${site.dashboardUrl}/${path}?request=${encodeURIComponent(site.meta.requestId)}`
+}
+
 /**
  * The `error` text of a blocked download or upload: package@version, rule id, its
- * description (and the selector's finding when it adds something) and the request id to
- * quote in an exception request.
- * @example blockedMessage(decision, 'left-pad', '1.3.0', 'req-...')
+ * description (and the selector's finding when it adds something), the request id to quote
+ * and the dashboard link that requests an exception for it.
+ * @example blockedMessage(decision, 'left-pad', '1.3.0', request)
  */
-export function blockedMessage(decision: Decision, name: string, version: string, requestId: string): string {
+export function blockedMessage(decision: Decision, name: string, version: string, site: BlockSite): string {
   const rule = decision.rule
   const ruleId = rule?.id ?? 'unknown'
   const inherited = rule?.sourceFirewall ? ` (inherited from firewall ${rule.sourceFirewall})` : ''
@@ -90,6 +110,6 @@ export function blockedMessage(decision: Decision, name: string, version: string
   const detail = rule?.message && rule.message !== description ? ` [${rule.message}]` : ''
   return (
     `${name}@${version} is blocked by firewall ${decision.firewall} rule ${ruleId}${inherited}: ${description}${detail}. ` +
-    `Request id: ${requestId} (quote it when requesting an exception).`
+    `Request id: ${site.meta.requestId}. Request an exception: ${exceptionFormLink(site)}`
   )
 }

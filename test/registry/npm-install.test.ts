@@ -120,6 +120,8 @@ describe('npm install through the firewall', () => {
     })
     expect(event.data.published).toBeTypeOf('string')
     expect(await proxy.log('main', { packageName: 'fw-blocked-name', blocked: true })).toMatchObject([{ request: event.data.request, rule: 'block-name' }])
+    // Where to go next: the dashboard form for this request (same origin as the registry by default).
+    expect(result.output).toContain(`${proxy.origin}/namespaces/acme/firewalls/main/exception-requests/new?request=${event.data.request}`)
   })
 
   it('minimumAge in the versions phase picks the older version and blocks the pinned new one as a download', async () => {

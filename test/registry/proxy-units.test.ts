@@ -88,7 +88,7 @@ describe('matchesLogFilter', () => {
 })
 
 describe('blockedMessage', () => {
-  it('names package@version, rule id, description, origin and request id', () => {
+  it('names package@version, rule id, description, origin, request id and the exception form link', () => {
     const decision = {
       outcome: 'blocked',
       firewall: 'main',
@@ -97,7 +97,10 @@ describe('blockedMessage', () => {
       message: 'no copyleft',
       rule: { id: 'deny-gpl', description: 'no copyleft', executionPhase: 'download', block: true, log: true, sourceFirewall: 'base', message: 'license GPL-3.0-only is denied' },
     } as Decision
-    const text = blockedMessage(decision, 'fw-gpl', '1.0.0', 'req-123')
+    const site = { ns: 'acme', firewall: { id: 'web' }, meta: { requestId: 'req-123' }, dashboardUrl: 'https://firewall.example' }
+    const text = blockedMessage(decision, 'fw-gpl', '1.0.0', site)
     for (const part of ['fw-gpl@1.0.0', 'deny-gpl', 'no copyleft', 'inherited from firewall base', 'GPL-3.0-only', 'req-123']) expect(text).toContain(part)
+    // The link names the firewall the client called, not the base the rule came from.
+    expect(text).toContain('Request an exception: https://firewall.example/namespaces/acme/firewalls/web/exception-requests/new?request=req-123')
   })
 })

@@ -49,7 +49,7 @@ export async function serveMavenFile(request: ProxyRequest, target: FilePath): P
   // HEAD (existence checks) and companions are not downloads of their own: decided silently.
   if (target.companionOf || request.method === 'HEAD') {
     const decision = policy.decide(['download', 'versions'], facts)
-    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, target.name, target.version, request.meta.requestId))
+    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, target.name, target.version, request))
   } else {
     const record = await decideArtifact(request, policy, 'download', facts, found.upstream.id)
     await recordDecision(request.services, record)

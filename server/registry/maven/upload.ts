@@ -33,7 +33,7 @@ export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPat
   const facts = { ecosystem: 'maven' as const, packageName: path.name, version: path.version, published: new Date(policy.ctx.now).toISOString() }
   if (path.companionOf) {
     const decision = policy.decide(['upload'], facts)
-    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, path.name, path.version, request.meta.requestId))
+    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, path.name, path.version, request))
     return relayResponse(request, await put(request, target, path.path, body))
   }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)

@@ -54,7 +54,7 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
   const blocked = records.find((r) => r.decision.outcome === 'blocked')
   if (blocked) {
     await recordDecision(request.services, blocked)
-    throw new RegistryError(403, blockedMessage(blocked.decision, name, blocked.facts.version, request.meta.requestId))
+    throw new RegistryError(403, blockedMessage(blocked.decision, name, blocked.facts.version, request))
   }
   const response = await forward(request, target, 'PUT', escapePackageName(name), raw)
   const published = response.ok

@@ -39,7 +39,7 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
   }
   if (decision.outcome === 'blocked') {
     await recordDecision(request.services, record)
-    throw new RegistryError(403, blockedMessage(decision, name, version, request.meta.requestId))
+    throw new RegistryError(403, blockedMessage(decision, name, version, request))
   }
   const recorded = recordDecision(request.services, record)
   const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() => recorded.catch(() => undefined))
