@@ -22,6 +22,8 @@ export interface FirewallLogFilter {
   /** Exact package name. */
   packageName?: string
   blocked?: boolean
+  /** Exact request id (`req-...`, what a block message tells the developer to quote). */
+  requestId?: string
 }
 
 /**
@@ -34,6 +36,7 @@ export function matchesLogFilter(entry: FirewallLogEntry, filter: FirewallLogFil
   if (filter.until !== undefined && time >= Date.parse(filter.until)) return false
   if (filter.packageName !== undefined && entry.packageName !== filter.packageName) return false
   if (filter.blocked !== undefined && entry.blocked !== filter.blocked) return false
+  if (filter.requestId !== undefined && entry.request !== filter.requestId) return false
   return true
 }
 

@@ -11,7 +11,7 @@ export interface FirewallLogQuery extends FirewallLogFilter {
 
 /**
  * `GET /v1/{ns}/config/{fw}/log` (needs `fw:read`): decisions newest first, filtered by
- * `since`/`until`/`packageName`/`blocked`, paged with an opaque cursor.
+ * `since`/`until`/`packageName`/`blocked`/`requestId`, paged with an opaque cursor.
  * @example const { entries, nextCursor } = await queryFirewallLog(ctx, 'main', { blocked: true, limit: 50 })
  */
 export async function queryFirewallLog(ctx: CallContext, fwId: string, query: FirewallLogQuery): Promise<FirewallLogPage> {

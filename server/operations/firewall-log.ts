@@ -15,6 +15,7 @@ export const firewallLogOperations = [
       until: z.iso.datetime({ offset: true }).optional(),
       packageName: z.string().max(214).optional(),
       blocked: z.enum(['true', 'false']).transform((value) => value === 'true').optional(),
+      requestId: z.string().min(1).max(200).optional().describe('exact request id (`req-...`), as a block message shows it'),
     }),
     response: z.array(LogEntry),
     audit: { action: 'firewall.log.read', resourceType: 'firewall', resourceId: (p) => p.fw },

@@ -46,6 +46,18 @@ describe('GET /v1/{ns}/config/{fw}/log', () => {
     expect(window.body.map((e: any) => e.request)).toEqual(['req-14', 'req-13', 'req-12', 'req-11', 'req-10'])
   })
 
+  it('finds the entry of one request id (what a block message quotes)', async () => {
+    const found = await api('GET', '/v1/default/config/fw/log?requestId=req-7')
+    expect(found.status).toBe(200)
+    expect(found.body).toMatchObject([{ request: 'req-7', packageName: 'left-pad' }])
+    expect((await api('GET', '/v1/default/config/fw/log?requestId=req-7&blocked=true')).body).toEqual([])
+    expect((await api('GET', '/v1/default/config/fw/log?requestId=req-none')).body).toEqual([])
+    expect((await api('GET', `/v1/default/config/fw/log?requestId=${'x'.repeat(201)}`)).status).toBe(400)
+    const openapi = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as any
+    const params = openapi.paths['/v1/{ns}/config/{fw}/log'].get.parameters.map((p: any) => p.name)
+    expect(params).toContain('requestId')
+  })
+
   it('needs fw:read and validates its parameters', async () => {
     const reader = apiClient(server.url, await createUser(server, 'reader'))
     const refused = await reader('GET', '/v1/default/config/fw/log')

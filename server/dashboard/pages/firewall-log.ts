@@ -26,7 +26,7 @@ export async function firewallLogPage(req: DashboardRequest) {
   const fw = await getFirewall(req.ctx, req.params.fw)
   const q = req.query
   const blocked = q.get('blocked') === 'true' ? true : q.get('blocked') === 'false' ? false : undefined
-  const filter = { since: instant(q.get('since'), 'since'), until: instant(q.get('until'), 'until'), packageName: q.get('packageName')?.trim() || undefined, blocked }
+  const filter = { since: instant(q.get('since'), 'since'), until: instant(q.get('until'), 'until'), packageName: q.get('packageName')?.trim() || undefined, blocked, requestId: q.get('requestId')?.trim() || undefined }
   const page = await queryFirewallLog(req.ctx, fw.id, { ...filter, limit: PAGE, cursor: q.get('cursor') })
   const rows = page.entries.map((e) => [
     time(e.time),
@@ -45,6 +45,7 @@ export async function firewallLogPage(req: DashboardRequest) {
       <label>Since (UTC) <input type="datetime-local" name="since" value="${localValue(q.get('since'))}"></label>
       <label>Until (UTC) <input type="datetime-local" name="until" value="${localValue(q.get('until'))}"></label>
       <label>Package <input name="packageName" value="${q.get('packageName') ?? ''}" placeholder="exact name"></label>
+      <label>Request id <input type="search" name="requestId" value="${q.get('requestId') ?? ''}" placeholder="req-..." maxlength="200"></label>
       <label>Decision <select name="blocked">
         <option value="">any</option>
         <option value="true"${blocked === true ? ' selected' : ''}>blocked</option>
