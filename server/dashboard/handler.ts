@@ -125,6 +125,8 @@ export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form
         return sendRedirect(event, result.redirect, 303)
       }
       status = result.status ?? 200
+      // A form shown again with its errors is a refused action, audited as one.
+      if (status >= 400) failure = { message: 'the form has invalid fields' }
       return sendHtml(event, result.page, status)
     } catch (error) {
       const { problem } = toProblem(error)

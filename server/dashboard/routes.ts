@@ -3,6 +3,7 @@ import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
 import { action, errorPage, page } from './handler'
 import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
+import { createExceptionRequestAction, newExceptionRequestPage } from './pages/exception-request-new'
 import { firewallQueuePage, namespaceQueuePage } from './pages/exception-requests'
 import { firewallPage, removeException } from './pages/firewall'
 import { firewallLogPage } from './pages/firewall-log'
@@ -36,6 +37,7 @@ const pages: [string, EventHandler][] = [
   [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
   [`${FW}/log`, page(firewallLogPage)],
   [`${FW}/exception-requests`, page(firewallQueuePage)],
+  [`${FW}/exception-requests/new`, page(newExceptionRequestPage)],
   [REQ, page(exceptionRequestPage)],
   [`${NS}/exception-requests`, page(namespaceQueuePage)],
   [`${NS}/webhooks`, page(webhooksPage)],
@@ -53,6 +55,7 @@ const pages: [string, EventHandler][] = [
 const actions: [string, EventHandler][] = [
   [`${FW}/versions/:version/rollback`, action(audit('firewall.rollback', 'firewall', 'fw'), rollbackAction)],
   [`${FW}/exceptions/:exceptionId/delete`, action(audit('firewall.exception.delete', 'firewall', 'fw'), removeException)],
+  [`${FW}/exception-requests/new`, action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction)],
   [`${REQ}/approve`, action(audit('exception-request.approve', 'exception-request', 'id'), approveAction)],
   [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
   [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],

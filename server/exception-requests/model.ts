@@ -41,7 +41,7 @@ export type ExceptionRequestView = z.infer<typeof ExceptionRequestView>
  */
 export const CreateExceptionRequestBody = z.object({
   proposedException: Exception,
-  justification: z.string().min(1).max(4000),
+  justification: z.string().min(1, 'a justification is required: say why the exception is needed').max(4000),
 })
 export type CreateExceptionRequestBody = z.infer<typeof CreateExceptionRequestBody>
 

@@ -31,7 +31,9 @@ export async function firewallLogPage(req: DashboardRequest) {
   const rows = page.entries.map((e) => [
     time(e.time),
     html`<strong>${e.packageName}</strong><span class="muted">@${e.version}</span>`,
-    status(e.blocked ? 'blocked' : 'allowed'),
+    e.blocked && e.rule
+      ? html`${status('blocked')} <a class="button small" href="${href('namespaces', ns, 'firewalls', fw.id, 'exception-requests', 'new')}?request=${encodeURIComponent(e.request)}">Request exception</a>`
+      : status(e.blocked ? 'blocked' : 'allowed'),
     html`<span class="small">${e.outcome}</span>`,
     e.rule ? html`<code>${e.rule}</code>` : html`<span class="muted">—</span>`,
     e.exception ? html`<code>${e.exception}</code>` : '',
