@@ -1,6 +1,8 @@
+import { diffArrays } from 'diff'
+
 /**
- * A pure line diff (Myers' O(ND) algorithm) and its grouping into hunks with context, for
- * comparing two firewall versions as pretty-printed JSON.
+ * A line diff (jsdiff) and its grouping into hunks with context, for comparing two firewall
+ * versions as pretty-printed JSON.
  */
 
 export interface DiffLine {
@@ -12,51 +14,22 @@ export interface DiffLine {
 }
 
 /**
- * The edit script turning `a` into `b`, line by line.
+ * The edit script turning `a` into `b`, line by line (jsdiff's Myers diff over the line arrays),
+ * each line numbered on the side(s) it appears on.
  * @example diffLines(['x', 'y'], ['x', 'z']) // same x, del y, add z
  */
 export function diffLines(a: string[], b: string[]): DiffLine[] {
-  const n = a.length
-  const m = b.length
-  const max = n + m
-  const offset = max + 1
-  const v = new Int32Array(2 * max + 3)
-  const trace: Int32Array[] = []
-  outer: for (let d = 0; d <= max; d++) {
-    trace.push(v.slice())
-    for (let k = -d; k <= d; k += 2) {
-      let x = k === -d || (k !== d && v[offset + k - 1] < v[offset + k + 1]) ? v[offset + k + 1] : v[offset + k - 1] + 1
-      let y = x - k
-      while (x < n && y < m && a[x] === b[y]) {
-        x++
-        y++
-      }
-      v[offset + k] = x
-      if (x >= n && y >= m) break outer
-    }
-  }
-  // Walk the trace backwards to recover the path.
   const lines: DiffLine[] = []
-  let x = n
-  let y = m
-  for (let d = trace.length - 1; d >= 0; d--) {
-    const vd = trace[d]
-    const k = x - y
-    const prevK = k === -d || (k !== d && vd[offset + k - 1] < vd[offset + k + 1]) ? k + 1 : k - 1
-    const prevX = d === 0 ? 0 : vd[offset + prevK]
-    const prevY = prevX - prevK
-    while (x > prevX && y > prevY) {
-      lines.push({ kind: 'same', text: a[x - 1], oldNo: x, newNo: y })
-      x--
-      y--
+  let oldNo = 0
+  let newNo = 0
+  for (const change of diffArrays(a, b)) {
+    for (const text of change.value) {
+      if (change.added) lines.push({ kind: 'add', text, newNo: ++newNo })
+      else if (change.removed) lines.push({ kind: 'del', text, oldNo: ++oldNo })
+      else lines.push({ kind: 'same', text, oldNo: ++oldNo, newNo: ++newNo })
     }
-    if (d === 0) break
-    if (x === prevX) lines.push({ kind: 'add', text: b[y - 1], newNo: y })
-    else lines.push({ kind: 'del', text: a[x - 1], oldNo: x })
-    x = prevX
-    y = prevY
   }
-  return lines.reverse()
+  return lines
 }
 
 export interface Hunk {

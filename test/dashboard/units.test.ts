@@ -18,9 +18,20 @@ describe('html tag', () => {
 })
 
 describe('line diff', () => {
-  it('finds the shortest edit script', () => {
-    const ops = diffLines('abcabba'.split(''), 'cbabac'.split('')).map((l) => (l.kind === 'same' ? ' ' : l.kind === 'add' ? '+' : '-') + l.text).join('')
-    expect(ops).toBe('-a-b c+b a b-b a+c')
+  it('finds a shortest edit script, numbering each line on its sides', () => {
+    const [a, b] = ['abcabba'.split(''), 'cbabac'.split('')]
+    const lines = diffLines(a, b)
+    // Myers' example: 5 edits is the minimum; the script must rebuild both texts.
+    expect(lines.filter((l) => l.kind !== 'same')).toHaveLength(5)
+    expect(lines.filter((l) => l.kind !== 'add').map((l) => l.text)).toEqual(a)
+    expect(lines.filter((l) => l.kind !== 'del').map((l) => l.text)).toEqual(b)
+    expect(lines.filter((l) => l.oldNo !== undefined).map((l) => l.oldNo)).toEqual([1, 2, 3, 4, 5, 6, 7])
+    expect(lines.filter((l) => l.newNo !== undefined).map((l) => l.newNo)).toEqual([1, 2, 3, 4, 5, 6])
+    expect(diffLines(['x', 'y'], ['x', 'z'])).toEqual([
+      { kind: 'same', text: 'x', oldNo: 1, newNo: 1 },
+      { kind: 'del', text: 'y', oldNo: 2 },
+      { kind: 'add', text: 'z', newNo: 2 },
+    ])
   })
   it('groups changes into hunks with context', () => {
     const a = Array.from({ length: 20 }, (_, i) => `line ${i}`)
