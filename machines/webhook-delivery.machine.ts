@@ -13,10 +13,10 @@ import type {
 import {
   attemptEventFrom,
   failedAttemptFrom,
+  mustPace,
   pacingDeadline,
   remainingAfterBatch,
   retryDelayAfter,
-  startsInWindow,
 } from './webhook-delivery/policy'
 import { maxAttempts } from './webhook-delivery/retry'
 
@@ -53,7 +53,7 @@ export const webhookDeliveryMachine = setup({
     hasBacklog: ({ context }) => context.bufferedEvents > 0,
     hasBatch: ({ context }) => context.batch !== null,
     isIdle: ({ context }) => context.batch === null && context.bufferedEvents <= 0,
-    mustPace: ({ context }) => startsInWindow(context).length >= context.settings.rate,
+    mustPace: ({ context }) => mustPace(context),
     hasAttemptsLeft: ({ context, event }) => retryDelayAfter(context, event as AttemptEvent) !== null,
     batchTaken: ({ event }) => (event as unknown as { output: TakeBatchOutput }).output.batch !== null,
   },
@@ -90,6 +90,8 @@ export const webhookDeliveryMachine = setup({
         batch: { ...batch, attempts: batch.attempts + 1 },
         lastOutcome: report.outcome,
         recentStarts: [...context.recentStarts, report.startedAt].slice(-context.settings.rate),
+        // The webhook's own pacing follows its document as the adapter read it for this attempt.
+        rateLimit: report.rateLimit === undefined ? (context.rateLimit ?? null) : report.rateLimit,
       }
     }),
     recordSuccess: emit(({ context }) => ({
@@ -175,6 +177,7 @@ export const webhookDeliveryMachine = setup({
     pacedUntil: null,
     quarantinedUntil: null,
     recentStarts: [],
+    rateLimit: null,
     lastOutcome: null,
     rateLimitedNoticeSent: false,
   }),

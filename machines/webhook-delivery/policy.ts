@@ -6,17 +6,33 @@ import { applicableRetryAfter, nextDelay } from './retry'
  * delay, remaining backlog, attempt events, and the state answer for the API.
  */
 
-/** Pacing window: at most `rate` attempt starts in any one-second span. */
-export const PACING_WINDOW_MS = 1000
-
-/** Attempt starts inside the window ending at `context.now`. */
-export function startsInWindow(context: DeliveryContext): number[] {
-  return context.recentStarts.filter((start) => start > context.now - PACING_WINDOW_MS)
+/**
+ * The pacing rule: at most `limit` attempt starts in any `windowMs` span. For a whole rate r that
+ * is r per second; a webhook's own `rateLimit` (never above the operator's `rate`) may be
+ * fractional: 0.5 allows one start per 2 s, 2.5 two per 800 ms.
+ * @example pacingRule({ ...context, rateLimit: 0.5 }) // { limit: 1, windowMs: 2000 }
+ */
+export function pacingRule(context: DeliveryContext): { limit: number; windowMs: number } {
+  const rate = Math.min(context.rateLimit ?? context.settings.rate, context.settings.rate)
+  const limit = Math.max(1, Math.floor(rate))
+  return { limit, windowMs: Math.round((1000 * limit) / rate) }
 }
 
-/** When the next attempt may start: the oldest of the last `rate` starts leaves the window. */
+/** Attempt starts inside the pacing window ending at `context.now`. */
+export function startsInWindow(context: DeliveryContext): number[] {
+  const { windowMs } = pacingRule(context)
+  return context.recentStarts.filter((start) => start > context.now - windowMs)
+}
+
+/** Whether the next attempt must wait: `limit` starts already lie in the window. */
+export function mustPace(context: DeliveryContext): boolean {
+  return startsInWindow(context).length >= pacingRule(context).limit
+}
+
+/** When the next attempt may start: the oldest of the last `limit` starts leaves the window. */
 export function pacingDeadline(context: DeliveryContext): number {
-  return context.recentStarts[context.recentStarts.length - context.settings.rate] + PACING_WINDOW_MS
+  const { limit, windowMs } = pacingRule(context)
+  return context.recentStarts[context.recentStarts.length - limit] + windowMs
 }
 
 /** Delay before retrying the batch after this failed attempt, or null when it was the last. */

@@ -68,8 +68,10 @@ export interface DeliveryContext {
   nextAttemptAt: number | null
   pacedUntil: number | null
   quarantinedUntil: number | null
-  /** Start times of the latest `rate` attempts, oldest first (sliding one-second window). */
+  /** Start times of the latest `rate` attempts, oldest first (sliding pacing window). */
   recentStarts: number[]
+  /** The webhook's own `rateLimit` as the last attempt reported it; null (or absent in older snapshots) = `settings.rate`. */
+  rateLimit?: number | null
   lastOutcome: AttemptOutcome | null
   /** Set once a `rate_limited` notice went out for the current backlog episode. */
   rateLimitedNoticeSent: boolean
@@ -105,6 +107,8 @@ export interface AttemptReport {
   finishedAt: number
   /** Events left in storage afterwards, when the adapter knows. */
   bufferedEvents?: number
+  /** The webhook's `rateLimit` read with this attempt (null: none set); absent when unknown. */
+  rateLimit?: number | null
 }
 
 export type DeliveryEvent =

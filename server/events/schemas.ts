@@ -79,6 +79,10 @@ export const WebhookConfigSnapshot = z.object({
   enabled: z.boolean(),
   eventTypes: z.array(z.string()),
   firewalls: z.array(z.string()),
+  /** Deliveries per second the webhook asked for; absent = the operator's `WEBHOOK_RATE`. */
+  rateLimit: z.number().optional(),
+  /** Custom request header names; every value is `[REDACTED]`. */
+  headers: z.record(z.string(), z.string()).optional(),
   secretRotatedAt: z.string().optional(),
   previousSecretValidUntil: z.string().optional(),
   quarantinedAt: z.string().optional(),

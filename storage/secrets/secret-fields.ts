@@ -38,10 +38,15 @@ export function mapFirewallSecrets(firewall: Firewall, ns: string, firewallId: s
   return { ...firewall, upstreams: firewall.upstreams.map((upstream) => mapUpstream(upstream, ns, firewallId, transform)) }
 }
 
-/** The webhook `ns/id` with its current and previous signing secrets transformed. */
+/** The webhook `ns/id` with its current and previous signing secrets and its custom header values transformed. */
 export function mapWebhookSecrets(record: WebhookRecord, ns: string, id: string, transform: SecretTransform): WebhookRecord {
+  // Custom header values are often the receiver's credentials: sealed like the signing secret.
+  const headers = record.headers
+    ? Object.fromEntries(Object.entries(record.headers).map(([name, value]) => [name, transform(value, context('webhook', ns, id, 'headers', name.toLowerCase()))]))
+    : undefined
   return {
     ...record,
+    ...(headers ? { headers } : {}),
     secret: transform(record.secret, context('webhook', ns, id, 'secret')),
     ...(record.previousSecret !== undefined ? { previousSecret: transform(record.previousSecret, context('webhook', ns, id, 'previousSecret')) } : {}),
   }

@@ -54,6 +54,8 @@ export class DeliveryHarness {
   emitted: DeliveryEmitted[] = []
   responses: ScriptedResponse[] = []
   batchSize = 100
+  /** The webhook's `rateLimit` each attempt reports (undefined: not reported). */
+  rateLimit: number | null | undefined = undefined
   /** When set, attempts wait on it before answering (an attempt "in flight"). */
   gate: Promise<void> | null = null
   private eventSeq = 0
@@ -119,6 +121,6 @@ export class DeliveryHarness {
     }
     // Storage drops the batch from the buffer once it is final: delivered, or out of attempts.
     if (ok || input.lastAttempt) this.buffer = this.buffer.filter((id) => !input.eventIds.includes(id))
-    return { outcome, startedAt: at, finishedAt: this.clock.now(), bufferedEvents: this.buffer.length }
+    return { outcome, startedAt: at, finishedAt: this.clock.now(), bufferedEvents: this.buffer.length, ...(this.rateLimit === undefined ? {} : { rateLimit: this.rateLimit }) }
   }
 }

@@ -158,6 +158,34 @@ describe('webhook delivery machine: pacing', () => {
     expect(harness.emitted.filter((e) => e.type === 'webhook.rate_limited')).toHaveLength(1)
   })
 
+  it.each([
+    [2, [0, 0, 1_000, 1_000, 2_000, 2_000]],
+    [0.5, [0, 2_000, 4_000, 6_000, 8_000, 10_000]],
+    [2.5, [0, 0, 800, 800, 1_600, 1_600]],
+    // Never above the operator's rate, whatever a document says.
+    [50, [0, 0, 0, 0, 0, 1_000]],
+  ])('paces to the webhook rateLimit %s reported by its attempts', async (rateLimit, expected) => {
+    const { clock, harness } = setup()
+    harness.batchSize = 1
+    harness.rateLimit = rateLimit
+    harness.append(6)
+    await clock.advanceTo(T0 + 20_000)
+    expect(harness.calls.map((call) => call.at - T0)).toEqual(expected)
+    expect(harness.actor.getSnapshot().context.rateLimit).toBe(rateLimit)
+  })
+
+  it('goes back to the operator rate when the rateLimit is removed', async () => {
+    const { clock, harness } = setup()
+    harness.batchSize = 1
+    harness.rateLimit = 1
+    harness.append(2)
+    await clock.advanceTo(T0 + 5_000)
+    harness.rateLimit = null
+    harness.append(6)
+    await clock.advanceTo(T0 + 20_000)
+    expect(harness.calls.map((call) => call.at - T0)).toEqual([0, 1_000, 5_000, 5_000, 5_000, 5_000, 5_000, 6_000])
+  })
+
   it('reports pacing as state `pacing` with the deadline in context', async () => {
     const { clock, harness } = setup()
     harness.batchSize = 1

@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ClientId } from '../../common/ids'
 import { WebhookConfigSnapshot } from '../../events/schemas'
+import { CustomHeaders, redactCustomHeaders } from './custom-headers'
 
 /** Placeholder shown instead of a signing secret in lists and reads (CONTRACT section 2). */
 export const REDACTED = '[REDACTED]'
@@ -14,6 +15,10 @@ export interface WebhookRecord {
   enabled: boolean
   eventTypes: string[]
   firewalls: string[]
+  /** Deliveries per second asked for by the receiver; absent means the global `WEBHOOK_RATE`. */
+  rateLimit?: number
+  /** Custom request headers sent on every attempt (custom-headers.ts). */
+  headers?: Record<string, string>
   secret: string
   /** The secret before the last rotation; still signs until `previousSecretValidUntil`. */
   previousSecret?: string
@@ -35,6 +40,10 @@ export const WebhookInput = z
     enabled: z.boolean().default(true),
     eventTypes: z.array(z.string().max(200)).max(100),
     firewalls: z.array(ClientId).max(100).default([]),
+    /** At most `WEBHOOK_RATE` (checked with the settings); below 1 spaces deliveries out (0.5 = one per 2 s). */
+    rateLimit: z.number().min(0.01).max(1000).optional(),
+    /** Count and reserved names are checked by the service (custom-headers.ts), with paths naming the header. */
+    headers: CustomHeaders.optional(),
     secret: z.string().optional(),
     createdAt: z.string().optional(),
     updatedAt: z.string().optional(),
@@ -66,11 +75,11 @@ function optionalTimes(record: WebhookRecord): Partial<Record<(typeof OPTIONAL_T
  * @example webhookView(record).secret // '[REDACTED]'
  */
 export function webhookView(record: WebhookRecord, revealSecret = false): WebhookView {
-  const { id, name, url, enabled, eventTypes, firewalls, ...times } = configSnapshot(record)
-  return { id, name, url, enabled, eventTypes, firewalls, secret: revealSecret ? record.secret : REDACTED, createdAt: record.createdAt, updatedAt: record.updatedAt, ...times }
+  const { id, name, url, enabled, eventTypes, firewalls, ...rest } = configSnapshot(record)
+  return { id, name, url, enabled, eventTypes, firewalls, secret: revealSecret ? record.secret : REDACTED, createdAt: record.createdAt, updatedAt: record.updatedAt, ...rest }
 }
 
-/** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5). */
+/** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5); header values are redacted. */
 export function configSnapshot(record: WebhookRecord): z.infer<typeof WebhookConfigSnapshot> {
   return {
     id: record.id,
@@ -79,6 +88,8 @@ export function configSnapshot(record: WebhookRecord): z.infer<typeof WebhookCon
     enabled: record.enabled,
     eventTypes: record.eventTypes,
     firewalls: record.firewalls,
+    ...(record.rateLimit === undefined ? {} : { rateLimit: record.rateLimit }),
+    ...(record.headers && Object.keys(record.headers).length ? { headers: redactCustomHeaders(record.headers, REDACTED) } : {}),
     ...optionalTimes(record),
   }
 }

@@ -6,7 +6,8 @@ import { requireNamespacePermission } from '../../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../../app/context'
 import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { validateEventTypes } from './event-types'
-import { configSnapshot, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
+import { configSnapshot, REDACTED, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
+import { mergeCustomHeaders, validateCustomHeaders } from './custom-headers'
 import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
@@ -43,16 +44,27 @@ async function validateInput(ctx: CallContext, body: WebhookInput, current: Webh
   body.firewalls.forEach((firewall, index) => {
     if (!known.has(firewall)) errors.push({ path: `firewalls[${index}]`, message: `unknown firewall "${firewall}"` })
   })
+  if (body.rateLimit !== undefined && body.rateLimit > runtime.settings.rate) {
+    errors.push({ path: 'rateLimit', message: `at most ${runtime.settings.rate} deliveries per second (WEBHOOK_RATE)` })
+  }
+  const keepable = new Set(Object.keys(current?.headers ?? {}).map((name) => name.toLowerCase()))
+  errors.push(...validateCustomHeaders(body.headers ?? {}, keepable, REDACTED))
   if (errors.length) throw invalid(code, errors.map((error) => `${error.path}: ${error.message}`).join('; '), errors)
 }
 
-const subscription = (body: WebhookInput) => ({
-  name: body.name,
-  url: body.url,
-  enabled: body.enabled,
-  eventTypes: [...new Set(body.eventTypes)],
-  firewalls: [...new Set(body.firewalls)],
-})
+/** The fields a create or update sets; `rateLimit` and `headers` omitted are removed (PUT replaces). */
+function subscription(body: WebhookInput, current: WebhookRecord | null) {
+  const headers = mergeCustomHeaders(body.headers ?? {}, current?.headers, REDACTED)
+  return {
+    name: body.name,
+    url: body.url,
+    enabled: body.enabled,
+    eventTypes: [...new Set(body.eventTypes)],
+    firewalls: [...new Set(body.firewalls)],
+    ...(body.rateLimit === undefined ? {} : { rateLimit: body.rateLimit }),
+    ...(Object.keys(headers).length ? { headers } : {}),
+  }
+}
 
 /** Signals the delivery host; a lost signal is caught by its periodic reconcile. */
 export async function signalChange(ctx: CallContext, kind: 'changed' | 'deleted', id: string): Promise<void> {
@@ -75,7 +87,7 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
   await validateInput(ctx, body, null)
   const id = body.id ?? newId('wh', ctx.services.clock.now())
   const now = nowIso(ctx)
-  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body), secret: generateSecret(), createdAt: now, updatedAt: now }
+  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body, null), secret: generateSecret(), createdAt: now, updatedAt: now }
   await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (current) throw conflict('webhook_exists', `webhook "${id}" already exists`)
     return { next: record, also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }), result: undefined }
@@ -93,7 +105,8 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
   await validateInput(ctx, body, await loadWebhook(ctx, id))
   const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
-    const next: WebhookRecord = { ...current, ...subscription(body), updatedAt: nowIso(ctx) }
+    const { rateLimit: _rate, headers: _headers, ...kept } = current
+    const next: WebhookRecord = { ...kept, ...subscription(body, current), updatedAt: nowIso(ctx) }
     return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
   })
   await signalChange(ctx, 'changed', id)

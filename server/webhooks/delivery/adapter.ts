@@ -88,6 +88,8 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
   const { body } = envelope(events)
   const timestamp = Math.floor(startedAt / 1000)
   const headers = {
+    // Custom headers first: validation refuses webhook-* names, and the sender's own win regardless.
+    ...webhook.headers,
     'webhook-id': input.deliveryId,
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(webhook, startedAt), input.deliveryId, timestamp, body),
@@ -118,5 +120,5 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
     }),
   ])
   if (status !== 'retrying') await runtime.webhooks.clearBatch(ns, id, input.deliveryId)
-  return { outcome, startedAt, finishedAt, bufferedEvents: await runtime.webhooks.bufferLength(ns, id) }
+  return { outcome, startedAt, finishedAt, bufferedEvents: await runtime.webhooks.bufferLength(ns, id), rateLimit: webhook.rateLimit ?? null }
 }

@@ -20,6 +20,7 @@ const PLANTED = {
   artifact: 'planted-artifact-8e4f',
   secret: 'whsec_cGxhbnRlZC13ZWJob29rLXNlY3JldC0xMjM0NTY3OA==',
   previous: 'whsec_cGxhbnRlZC1wcmV2aW91cy1zZWNyZXQtODc2NTQzMjE=',
+  header: 'planted-header-value-4d2a',
 }
 
 const firewall = (id: string): Firewall => ({
@@ -49,6 +50,7 @@ const firewall = (id: string): Firewall => ({
 const webhook = (id: string): WebhookRecord => ({
   id, namespace: 'ns', name: id, url: 'https://hooks.example/x', enabled: true, eventTypes: ['config.*'], firewalls: [],
   secret: PLANTED.secret, previousSecret: PLANTED.previous, previousSecretValidUntil: '2999-01-01T00:00:00.000Z', createdAt: 't', updatedAt: 't',
+  headers: { 'X-Api-Key': PLANTED.header },
 })
 
 /** Every stored value of the backend as one JSON text (the repositories' keys: plain JSON values). */
@@ -94,6 +96,7 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     expect((await reader.getVersion('ns', 'fw', 1))!.config.upstreams).toEqual(firewall('fw').upstreams)
     const hook = await new WebhookRepository(backend, box).get('ns', 'wh')
     expect([hook!.secret, hook!.previousSecret]).toEqual([PLANTED.secret, PLANTED.previous])
+    expect(hook!.headers).toEqual({ 'X-Api-Key': PLANTED.header })
     expect((await webhooks.list('ns'))[0].secret).toBe(PLANTED.secret)
     expect((await webhooks.getMany(['ns/wh']))[0]!.previousSecret).toBe(PLANTED.previous)
   })
@@ -148,8 +151,8 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     const next = newKey()
     const rotating = new SecretBox(next, old)
     const result = await rotateSecretsKey(backend, rotating)
-    // 2 firewalls x (doc + 1 version) x 4 credentials, 2 webhooks x 2 secrets, the session secret.
-    expect(result).toEqual({ secrets: 16 + 4 + 1, records: 4 + 2 + 1, keyId: next.id })
+    // 2 firewalls x (doc + 1 version) x 4 credentials, 2 webhooks x (2 secrets + 1 header value), the session secret.
+    expect(result).toEqual({ secrets: 16 + 6 + 1, records: 4 + 2 + 1, keyId: next.id })
     expect((await rotateSecretsKey(backend, rotating)).secrets).toBe(0)
 
     const stored = await everything(backend)
@@ -161,7 +164,8 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     for (const id of ['legacy', 'fw']) {
       expect((await new FirewallRepository(backend, box).get('ns', id))!.upstreams).toEqual(firewall(id).upstreams)
       expect((await new FirewallRepository(backend, box).getVersion('ns', id, 1))!.config.upstreams).toEqual(firewall(id).upstreams)
-      expect((await new WebhookRepository(backend, box).get('ns', id === 'fw' ? 'wh' : id))!.secret).toBe(PLANTED.secret)
+      const hook = await new WebhookRepository(backend, box).get('ns', id === 'fw' ? 'wh' : id)
+      expect([hook!.secret, hook!.headers!['X-Api-Key']]).toEqual([PLANTED.secret, PLANTED.header])
     }
     // A process started with a later key writes with it: the check still opens, yet `next` alone is refused.
     const later = newKey()
