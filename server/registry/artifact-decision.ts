@@ -62,7 +62,8 @@ export async function decideArtifact(
 
 /**
  * A `package.published` or `package.unlisted` event (spec 6.5); `file` for ecosystems that
- * upload one file per request (Maven path, PyPI file name).
+ * upload one file per request (its path below the firewall prefix: Maven's repository path,
+ * PyPI's `files/{project}/{filename}`).
  */
 export function packageEvent(
   request: ProxyRequest,

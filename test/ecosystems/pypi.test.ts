@@ -121,7 +121,7 @@ describe('PyPI legacy upload through the firewall', () => {
     expect(response.status).toBe(200)
     expect(upstream.uploads.at(-1)).toMatchObject({ filename: 'fw_new-0.1-py3-none-any.whl', fields: { name: 'fw-new', version: '0.1' } })
     const [event] = (await proxy.events('package.published')).filter((e) => e.data.packageName === 'fw-new')
-    expect(event.data).toMatchObject({ firewall: 'py', ecosystem: 'pypi', version: '0.1', upstream: 'internal-py', file: 'fw_new-0.1-py3-none-any.whl', actor: { userId: 'owner' } })
+    expect(event.data).toMatchObject({ firewall: 'py', ecosystem: 'pypi', version: '0.1', upstream: 'internal-py', file: 'files/fw-new/fw_new-0.1-py3-none-any.whl', actor: { userId: 'owner' } })
     expect(await proxy.log('py', { packageName: 'fw-new' })).toMatchObject([{ executionPhase: 'upload', outcome: 'allowed' }])
     // The uploaded file is installable through the firewall at once (no stale index).
     const result = await pip(proxy.registryUrl('py'), token, ['download', 'fw-new'])

@@ -11,7 +11,8 @@ import { fetchProjectList, fetchProjectPage, pypiAuthorization, type ProjectPage
 import { versionOfFile } from './paths'
 import { contentTypeOf, negotiateFormat, renderProject, renderRoot } from './render'
 import { RegistryError, sendBytes } from '../responses'
-import { callUpstream, upstreamUrl } from '../upstream/client'
+import { callUpstream } from '../upstream/client'
+import { pypiUrl } from './endpoint'
 import { factUnreadable, fetchFactDocument } from '../fact-fetch'
 
 function factsOf(page: ProjectPage, project: string, file: PyFile): PackageVersionFacts {
@@ -57,7 +58,7 @@ export async function serveRoot(request: ProxyRequest): Promise<void> {
  * must never let a package through because its license could not be read.
  */
 async function licenseOf(request: ProxyRequest, upstream: Upstream, facts: PackageVersionFacts): Promise<string | undefined> {
-  const url = upstreamUrl(upstream, `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`)
+  const url = pypiUrl(upstream, `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`)
   const what = `the license of ${facts.packageName} ${facts.version} (a license rule needs it)`
   const doc = await fetchFactDocument(what, upstream, () =>
     callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: pypiAuthorization(upstream), timeoutMs: request.scope.timeoutMs }),

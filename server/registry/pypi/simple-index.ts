@@ -2,7 +2,8 @@ import type { Upstream } from '../../firewall/schema'
 import { logger } from '../../app/logger'
 import { cachedDocument } from '../upstream/artifacts'
 import type { UpstreamScope } from '../upstream/selection'
-import { callUpstream, upstreamUrl } from '../upstream/client'
+import { callUpstream } from '../upstream/client'
+import { pypiUrl } from './endpoint'
 import { parseFactObject } from '../fact-fetch'
 
 /** One distribution file of a project, as an upstream index lists it. */
@@ -89,12 +90,12 @@ export function pypiAuthorization(upstream: Upstream): string | undefined {
 
 /**
  * The project page of `project` (normalised name) on one upstream, whose simple index is at
- * `{endpoint}/simple/`: JSON asked for first, HTML understood. Null when the upstream does
+ * `{root}/simple/` (endpoint.ts): JSON asked for first, HTML understood. Null when the upstream does
  * not have the project (404, or 401/403, which are logged).
  */
 export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream, project: string): Promise<ProjectPage | null> {
   return cachedDocument(scope, upstream, `pypi:${project}`, async () => {
-    const response = await callUpstream(upstream, upstreamUrl(upstream, `simple/${encodeURIComponent(project)}/`), {
+    const response = await callUpstream(upstream, pypiUrl(upstream, `simple/${encodeURIComponent(project)}/`), {
       headers: { accept: `${JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1` },
       authorization: pypiAuthorization(upstream),
       timeoutMs: scope.timeoutMs,
@@ -104,7 +105,7 @@ export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream,
       if (response.status !== 404) logger.warn('upstream refused project page', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
       return null
     }
-    const base = response.url || upstreamUrl(upstream, `simple/${project}/`)
+    const base = response.url || pypiUrl(upstream, `simple/${project}/`)
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
       return parseJsonPage(parseFactObject(await response.text(), `the project page of ${project}`, upstream.id), project, base)
@@ -115,7 +116,7 @@ export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream,
 
 /** Project names of an upstream's root index (`simple/`), JSON or HTML. */
 export async function fetchProjectList(scope: UpstreamScope, upstream: Upstream): Promise<string[] | null> {
-  const response = await callUpstream(upstream, upstreamUrl(upstream, 'simple/'), {
+  const response = await callUpstream(upstream, pypiUrl(upstream, 'simple/'), {
     headers: { accept: `${JSON_TYPE}, text/html;q=0.1` },
     authorization: pypiAuthorization(upstream),
     timeoutMs: scope.timeoutMs,

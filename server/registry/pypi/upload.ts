@@ -7,14 +7,17 @@ import { pypiAuthorization } from './simple-index'
 import { normalizePackageName } from '../../firewall/rules/names'
 import { readBodyBytes } from '../request-body'
 import { RegistryError } from '../responses'
-import { callUpstream, upstreamUrl } from '../upstream/client'
+import { callUpstream } from '../upstream/client'
+import { pypiUrl } from './endpoint'
+import { proxyFileUrl } from './render'
 
 /**
  * `POST legacy/` (twine's upload API: multipart with `:action=file_upload`, `name`,
  * `version`, the file as `content`): the upload decision for that one file, then the
  * unchanged body to the publish target (its repository root, where pypiserver, devpi,
  * Nexus and Artifactory take uploads). A 2xx there emits `package.published` with `file` set
- * to the file name, atomically with the decision's log entry.
+ * to the file's path below the firewall prefix (`files/{project}/{filename}`), atomically
+ * with the decision's log entry.
  */
 export async function uploadFile(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
@@ -33,14 +36,16 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   const policy = await loadPolicy(request)
   const facts = { ecosystem: 'pypi' as const, packageName: name, version, published: new Date(policy.ctx.now).toISOString(), ...(license ? { license } : {}) }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
-  const response = await callUpstream(target, upstreamUrl(target, ''), {
+  const response = await callUpstream(target, pypiUrl(target, ''), {
     method: 'POST',
     body: raw,
     headers: { 'content-type': String(contentType) },
     authorization: pypiAuthorization(target),
     timeoutMs: request.scope.timeoutMs,
   })
-  const published = response.ok ? [packageEvent(request, 'package.published', facts, target.id, content.filename)] : []
+  // `file` is the file's path below the firewall prefix, as Maven's is (spec 6.5): where it is downloaded from.
+  const file = proxyFileUrl('', normalizePackageName('pypi', name), content.filename ?? '')
+  const published = response.ok ? [packageEvent(request, 'package.published', facts, target.id, file)] : []
   await recordDecision(request.services, record, published)
   if (response.ok) await forgetDocument(request.scope, `pypi:${normalizePackageName('pypi', name)}`)
   await relayResponse(request, response)
