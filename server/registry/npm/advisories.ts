@@ -2,6 +2,7 @@ import { logger } from '../../app/logger'
 import { mapOf, recordOf } from '../../common/own'
 import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/advisories/types'
 import type { ProxyRequest } from '../proxy-request'
+import { parseFactObject } from '../fact-fetch'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -69,11 +70,29 @@ export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, 
   return answer
 }
 
+const BULK_WHAT = 'the bulk advisories (npm audit)'
+
+/**
+ * The upstream's 2xx answer as a JSON object. An answer that cannot be read fails closed (CONTRACT
+ * section 8): 502 naming the upstream, never an audit that silently lacks the upstream's half.
+ */
+async function readBulkAnswer(response: Response, upstream: string): Promise<Record<string, unknown>> {
+  let text: string
+  try {
+    text = await response.text()
+  } catch (error) {
+    // The connection broke mid-body: as if the upstream were unreachable.
+    throw new UpstreamUnavailable(upstream, (error as Error).message || 'body not received')
+  }
+  return parseFactObject(text, BULK_WHAT, upstream)
+}
+
 /**
  * `POST /-/npm/v1/security/advisories/bulk`: the first public upstream's answer merged with
  * the firewall's own advisory data (upstream entries first, ours added by id). Internal
- * upstreams are not asked (they rarely implement it), and an upstream failure only means
- * the answer holds our data alone.
+ * upstreams are not asked (they rarely implement it). An upstream that is unreachable or answers
+ * an error status (many registries have no such endpoint) only means the answer holds our data
+ * alone; one that answers 2xx with something other than a JSON object is refused with 502.
  */
 export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
   const { raw, json } = await readJson(request, 10 * 1024 * 1024)
@@ -90,7 +109,7 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
         authorization: upstreamAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,
       })
-      if (response.ok) merged = mapOf<BulkAdvisory[]>(await response.json())
+      if (response.ok) merged = mapOf<BulkAdvisory[]>(await readBulkAnswer(response, upstream.id))
       else await response.arrayBuffer().catch(() => undefined)
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable)) throw error
