@@ -134,19 +134,29 @@ describe('dashboard warning', () => {
 
   it('warns a firewall with advisory rules about data that is missing or old, and no other', async () => {
     const { catalog: c } = await catalog({ feedUrl: `${feed.url}/missing` })
-    expect(String(advisoryWarning(fw([malware]), c.status()))).toContain('Advisory data for npm is not loaded')
-    expect(advisoryWarning(fw([names]), c.status())).toBeNull()
+    expect(String(advisoryWarning([fw([malware])], c.status()))).toContain('Advisory data for npm is not loaded')
+    expect(advisoryWarning([fw([names])], c.status())).toBeNull()
     const { catalog: off } = await catalog({ feedUrl: null })
-    expect(String(advisoryWarning(fw([malware]), off.status()))).toContain('No advisory data is configured')
+    expect(String(advisoryWarning([fw([malware])], off.status()))).toContain('No advisory data is configured')
+  })
+
+  it('counts advisory rules inherited through extends', async () => {
+    const { catalog: c } = await catalog({ feedUrl: `${feed.url}/missing` })
+    const base = firewall('base', 1, [malware])
+    const child = { ...firewall('child', 1, [names]), extends: ['base'] }
+    const warning = String(advisoryWarning([child, base], c.status()))
+    expect(warning).toContain('Advisory data for npm is not loaded')
+    expect(warning).toContain('rules (including those inherited from base)')
+    expect(advisoryWarning([child, firewall('other', 1, [names])], c.status())).toBeNull()
   })
 
   it('says how old the data is once it is older than 3 x ADVISORY_REFRESH', async () => {
     const { catalog: c, worker } = await catalog({ feedUrl: feed.url })
     await worker.runPass()
-    expect(advisoryWarning(fw([malware]), c.status())).toBeNull()
+    expect(advisoryWarning([fw([malware])], c.status())).toBeNull()
     const status = c.status()
     const lastRefresh = '2020-01-01T00:00:00.000Z'
     const old = { ...status, ecosystems: status.ecosystems.map((e) => ({ ...e, stale: true, lastRefresh })) }
-    expect(String(advisoryWarning(fw([malware]), old))).toContain(`was last refreshed <time datetime="${lastRefresh}">`)
+    expect(String(advisoryWarning([fw([malware])], old))).toContain(`was last refreshed <time datetime="${lastRefresh}">`)
   })
 })

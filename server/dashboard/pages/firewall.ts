@@ -8,6 +8,7 @@ import { href, html, time, type Html } from '../html'
 import { layout, type Viewer } from '../layout'
 import { advisoryWarning } from '../advisory-warning'
 import { sharedAdvisoryCatalog } from '../../registry/advisory-catalog'
+import { firewallChain } from '../../registry/firewall-chain'
 
 /** `/namespaces/{ns}/firewalls/{fw}`: configuration, rules, exceptions with expiry, permissions. */
 
@@ -65,8 +66,10 @@ export async function firewallPage(req: DashboardRequest) {
     u.credentials ? html`<span class="muted">${Object.keys(u.credentials).join(', ')} (redacted)</span>` : html`<span class="muted">none</span>`,
   ]), 'No upstreams.')
   const permissions = table('Permissions', ['Principal', 'Permissions'], Object.entries(fw.permissions).map(([key, perms]) => [html`<code>${key}</code>`, perms.join(', ')]), 'No permission entries.')
+  // Rules inherited through `extends` decide too, so they count for the advisory data warning.
+  const chain = (await firewallChain(req.services, ns, fw)).map((layer) => layer.firewall)
   const body = html`${heading(fw.name, links, html`<code>${fw.id}</code> · version <strong data-testid="fw-version">${fw.version}</strong> · updated ${time(fw.updatedAt)}`)}
-    ${advisoryWarning(fw, sharedAdvisoryCatalog().status())}
+    ${advisoryWarning(chain, sharedAdvisoryCatalog().status())}
     ${card('Configuration', facts([
       ['Ecosystem', html`<span class="badge">${fw.ecosystem}</span>`],
       ['Description', fw.description || html`<span class="muted">—</span>`],
