@@ -6,10 +6,12 @@ import { isoTime, type Clock } from '../common/clock'
 import { pacer, type Pace } from '../firewall/advisories/pace'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
-import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive-store'
+import type { FeedSyncReport } from './archive-store'
 import { inThreadLoader, type ArchiveLoader } from './archive-loader'
 import { FeedError, httpFeedFetcher, type FeedFetcher } from './feed-client'
-import { feedArchiveUrl, type AdvisoryFeedSettings } from './settings'
+import { downloadFeed, errorText, storeLoaded, withLease, type DownloadContext, type DownloadResult } from './feed-download'
+import { BUSY_RETRY_MS, defaultEvery, IN_USE_MAX_MS, POLL_MAX_MS, refreshDue } from './feed-schedule'
+import type { AdvisoryFeedSettings } from './settings'
 
 export type { FeedSyncReport } from './archive-store'
 
@@ -42,17 +44,6 @@ export interface AdvisoryFeedOptions {
   every?: (run: () => void, ms: number) => () => void
 }
 
-/** A failed download is tried again after this (or ADVISORY_REFRESH when shorter). */
-const ERROR_RETRY_MS = 60_000
-/** Processes look for a snapshot another one stored at least this often. */
-const POLL_MAX_MS = 15_000
-/** While another process downloads data this one lacks, its snapshot is looked for this often. */
-const BUSY_RETRY_MS = 1_000
-/** How often the ecosystems of all firewalls are listed again (a lookup that misses asks at once). */
-const IN_USE_MAX_MS = 60_000
-/** The download lease, renewed while the download runs; a dead holder is replaced after it. */
-const LEASE_TTL_MS = 60_000
-
 interface Local {
   index: AdvisoryIndex | null
   snapshotId: string | null
@@ -60,8 +51,6 @@ interface Local {
   broken: string | null
   state: AdvisoryFeedState | null
 }
-
-const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300)
 
 /**
  * Keeps the OSV feed of every ecosystem in use loaded. Every `ADVISORY_REFRESH` one process
@@ -225,13 +214,9 @@ export class AdvisoryFeed {
   }
 
   private due(ecosystem: Ecosystem, state: AdvisoryFeedState | null): boolean {
-    if (!state || state.urlHash !== this.urlHash) return true
-    if (state.snapshotId && state.snapshotId === this.local.get(ecosystem)?.broken) return true
-    const last = Date.parse(state.lastAttempt ?? '')
-    if (Number.isNaN(last)) return true
-    const refreshMs = this.options.settings.refreshMs
-    const wait = state.lastError ? Math.min(refreshMs, ERROR_RETRY_MS) : refreshMs
-    return this.options.clock.now() - last >= wait
+    const broken = this.local.get(ecosystem)?.broken ?? null
+    const { refreshMs } = this.options.settings
+    return refreshDue({ state, urlHash: this.urlHash, broken, refreshMs, now: this.options.clock.now() })
   }
 
   /**
@@ -249,95 +234,50 @@ export class AdvisoryFeed {
 
   /** Imports an archive from elsewhere (an air-gapped copy of all.zip); throws when it cannot be read. */
   async importArchive(ecosystem: Ecosystem, source: AsyncIterable<Uint8Array>): Promise<FeedSyncReport> {
-    const report = await this.underLease(ecosystem, async () => {
+    const result = await this.underLease(ecosystem, async () => {
       const state = await this.options.repository.state(ecosystem)
-      return this.store(ecosystem, state, source, { origin: 'file' }, isoTime(this.options.clock))
+      return storeLoaded(this.downloadContext(), ecosystem, state, source, { origin: 'file' }, isoTime(this.options.clock))
     })
-    return report ?? { ecosystem, outcome: 'busy' }
+    return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }
 
-  private async underLease<T>(ecosystem: Ecosystem, work: () => Promise<T>): Promise<T | null> {
-    const { owner } = this.options
-    const lease = this.options.lease(ecosystem)
-    if (!(await lease.acquire(owner, LEASE_TTL_MS))) return null
-    const renew = setInterval(() => void lease.acquire(owner, LEASE_TTL_MS).catch(() => false), LEASE_TTL_MS / 3)
-    renew.unref()
-    try {
-      return await work()
-    } finally {
-      clearInterval(renew)
-      await lease.release(owner).catch(() => undefined)
-    }
+  private underLease<T>(ecosystem: Ecosystem, work: () => Promise<T>): Promise<T | null> {
+    return withLease(this.options.lease(ecosystem), this.options.owner, work)
   }
 
   private async refreshUnderLease(ecosystem: Ecosystem, force: boolean): Promise<FeedSyncReport> {
-    const report = await this.underLease(ecosystem, async () => {
+    const result = await this.underLease(ecosystem, async () => {
       // Read again under the lease: another process may have refreshed a moment ago.
       const state = await this.options.repository.state(ecosystem)
       if (!force && !this.due(ecosystem, state)) {
         await this.follow(ecosystem, state)
         return null
       }
-      return this.refresh(ecosystem, state)
+      const local = this.slot(ecosystem)
+      const held = { snapshotId: local.snapshotId, broken: local.broken, loaded: local.index !== null }
+      return downloadFeed(this.downloadContext(), ecosystem, state, held, isoTime(this.options.clock))
     })
-    return report ?? { ecosystem, outcome: 'busy' }
+    return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }
 
-  private async refresh(ecosystem: Ecosystem, state: AdvisoryFeedState | null): Promise<FeedSyncReport> {
-    const { repository, settings } = this.options
-    const at = isoTime(this.options.clock)
-    const local = this.slot(ecosystem)
-    const id = state?.snapshotId
-    // Ask conditionally only while the data the validators stand for is really there.
-    const intact =
-      !!id &&
-      state!.urlHash === this.urlHash &&
-      id !== local.broken &&
-      (id === local.snapshotId || (await repository.hasSnapshot(ecosystem, id)))
-    const validators = intact ? { etag: state!.etag, lastModified: state!.lastModified } : {}
-    let abort: (() => void) | undefined
-    try {
-      const answer = await this.fetcher(feedArchiveUrl(settings.url!, ecosystem), validators)
-      if (answer.kind === 'not-modified') {
-        const next: AdvisoryFeedState = { ...state!, lastAttempt: at, lastRefresh: at, lastError: null }
-        await repository.saveState(next)
-        local.state = next
-        logger.info('advisory feed unchanged', { ecosystem, records: next.records })
-        return { ecosystem, outcome: 'unchanged', records: next.records }
-      }
-      abort = answer.abort
-      this.downloads.add(abort)
-      const { etag, lastModified } = answer
-      const origin = { origin: 'feed' as const, urlHash: this.urlHash, etag, lastModified }
-      return await this.store(ecosystem, state, answer.body, origin, at)
-    } catch (error) {
-      if (this.stopped) return { ecosystem, outcome: 'failed', error: 'stopped' }
-      const message = errorText(error)
-      const base = state ?? { ecosystem, records: 0, invalid: 0, withdrawn: 0 }
-      const next: AdvisoryFeedState = { ...base, lastAttempt: at, lastError: { at, message } }
-      await repository.saveState(next).catch(() => undefined)
-      local.state = next
-      const loaded = local.index !== null
-      logger.warn('advisory feed refresh failed; the data loaded before stays', { ecosystem, error: message, loaded })
-      return { ecosystem, outcome: 'failed', error: message }
-    } finally {
-      if (abort) this.downloads.delete(abort)
+  private downloadContext(): DownloadContext {
+    return {
+      repository: this.options.repository,
+      fetcher: this.fetcher,
+      url: this.options.settings.url ?? '',
+      urlHash: this.urlHash,
+      loader: this.options.loader,
+      pace: () => this.pace(),
+      downloads: this.downloads,
+      stopped: () => this.stopped,
     }
   }
 
-  /** Reads an archive into a new index, stores it as the snapshot and swaps it in. */
-  private async store(
-    ecosystem: Ecosystem,
-    previous: AdvisoryFeedState | null,
-    source: AsyncIterable<Uint8Array>,
-    origin: ArchiveOrigin,
-    at: string,
-  ): Promise<FeedSyncReport> {
-    const { repository } = this.options
-    const pace = () => this.pace()
-    const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load: this.options.loader })
-    this.swap(ecosystem, stored.index, stored.state.snapshotId!, stored.state)
-    return stored.report
+  /** Takes a download's outcome: its state, and its index when it loaded one. */
+  private adopt(ecosystem: Ecosystem, result: DownloadResult): FeedSyncReport {
+    if (result.loaded) this.swap(ecosystem, result.loaded.index, result.loaded.snapshotId, result.state)
+    else if (result.state) this.slot(ecosystem).state = result.state
+    return result.report
   }
 
   /** The one step readers see: the new index replaces the old in a single assignment. */
@@ -359,12 +299,6 @@ export class AdvisoryFeed {
     for (const abort of this.downloads) abort()
     await this.idle().catch(() => undefined)
   }
-}
-
-function defaultEvery(run: () => void, ms: number): () => void {
-  const timer = setInterval(run, ms)
-  timer.unref()
-  return () => clearInterval(timer)
 }
 
 /** A pacer factory for the service: 2 ms slices between requests. */

@@ -1,0 +1,122 @@
+import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
+import type { Lease } from '../../storage/repositories/leases'
+import { logger } from '../app/logger'
+import type { Pace } from '../firewall/advisories/pace'
+import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
+import type { Ecosystem } from '../firewall/schema'
+import type { ArchiveLoader } from './archive-loader'
+import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive-store'
+import type { FeedFetcher } from './feed-client'
+import { LEASE_TTL_MS } from './feed-schedule'
+import { feedArchiveUrl } from './settings'
+
+export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300)
+
+/**
+ * Runs `work` while holding `lease` (renewed meanwhile), or returns null at once when another
+ * owner holds it.
+ * @example const report = await withLease(lease, owner, () => download(...))
+ */
+export async function withLease<T>(lease: Lease, owner: string, work: () => Promise<T>): Promise<T | null> {
+  if (!(await lease.acquire(owner, LEASE_TTL_MS))) return null
+  const renew = setInterval(() => void lease.acquire(owner, LEASE_TTL_MS).catch(() => false), LEASE_TTL_MS / 3)
+  renew.unref()
+  try {
+    return await work()
+  } finally {
+    clearInterval(renew)
+    await lease.release(owner).catch(() => undefined)
+  }
+}
+
+/** What a download needs; the caller owns the index it swaps in. */
+export interface DownloadContext {
+  repository: AdvisoryFeedRepository
+  fetcher: FeedFetcher
+  /** ADVISORY_FEED_URL (not null here) and its hash, kept in the state. */
+  url: string
+  urlHash: string | undefined
+  loader?: ArchiveLoader
+  pace: () => Pace | undefined
+  /** Aborts of the downloads in flight, for stop(). */
+  downloads: Set<() => void>
+  stopped: () => boolean
+}
+
+/** The snapshot this process holds and the one that failed to load here. */
+export interface HeldSnapshot {
+  snapshotId: string | null
+  broken: string | null
+  /** Whether this process serves data of the ecosystem (for the log of a failure). */
+  loaded: boolean
+}
+
+/** A download's outcome: the report, the state now stored, and a new index to swap in (when loaded). */
+export interface DownloadResult {
+  report: FeedSyncReport
+  /** Absent when nothing was recorded (stopped meanwhile). */
+  state?: AdvisoryFeedState
+  loaded?: { index: PackedAdvisoryIndex; snapshotId: string }
+}
+
+/**
+ * One conditional download of the ecosystem's archive (the caller holds the lease): a 304 only
+ * records the refresh; a new archive is read into a new index and stored as the snapshot; a
+ * failure is recorded as `lastError` and the data loaded before stays.
+ */
+export async function downloadFeed(
+  ctx: DownloadContext,
+  ecosystem: Ecosystem,
+  state: AdvisoryFeedState | null,
+  held: HeldSnapshot,
+  at: string,
+): Promise<DownloadResult> {
+  const { repository } = ctx
+  const id = state?.snapshotId
+  // Ask conditionally only while the data the validators stand for is really there.
+  const intact =
+    !!id &&
+    state!.urlHash === ctx.urlHash &&
+    id !== held.broken &&
+    (id === held.snapshotId || (await repository.hasSnapshot(ecosystem, id)))
+  const validators = intact ? { etag: state!.etag, lastModified: state!.lastModified } : {}
+  let abort: (() => void) | undefined
+  try {
+    const answer = await ctx.fetcher(feedArchiveUrl(ctx.url, ecosystem), validators)
+    if (answer.kind === 'not-modified') {
+      const next: AdvisoryFeedState = { ...state!, lastAttempt: at, lastRefresh: at, lastError: null }
+      await repository.saveState(next)
+      logger.info('advisory feed unchanged', { ecosystem, records: next.records })
+      return { report: { ecosystem, outcome: 'unchanged', records: next.records }, state: next }
+    }
+    abort = answer.abort
+    ctx.downloads.add(abort)
+    const { etag, lastModified } = answer
+    const origin = { origin: 'feed' as const, urlHash: ctx.urlHash, etag, lastModified }
+    return await storeLoaded(ctx, ecosystem, state, answer.body, origin, at)
+  } catch (error) {
+    if (ctx.stopped()) return { report: { ecosystem, outcome: 'failed', error: 'stopped' } }
+    const base = state ?? { ecosystem, records: 0, invalid: 0, withdrawn: 0 }
+    const message = errorText(error)
+    const next: AdvisoryFeedState = { ...base, lastAttempt: at, lastError: { at, message } }
+    await repository.saveState(next).catch(() => undefined)
+    logger.warn('advisory feed refresh failed; the data loaded before stays', { ecosystem, error: message, loaded: held.loaded })
+    return { report: { ecosystem, outcome: 'failed', error: message }, state: next }
+  } finally {
+    if (abort) ctx.downloads.delete(abort)
+  }
+}
+
+/** Reads an archive (downloaded or imported) into a new index and stores it as the snapshot. */
+export async function storeLoaded(
+  ctx: Pick<DownloadContext, 'repository' | 'loader' | 'pace'>,
+  ecosystem: Ecosystem,
+  previous: AdvisoryFeedState | null,
+  source: AsyncIterable<Uint8Array>,
+  origin: ArchiveOrigin,
+  at: string,
+): Promise<DownloadResult> {
+  const { repository, pace, loader: load } = ctx
+  const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load })
+  return { report: stored.report, state: stored.state, loaded: { index: stored.index, snapshotId: stored.state.snapshotId! } }
+}
