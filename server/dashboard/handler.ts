@@ -3,14 +3,16 @@ import { useServices } from '../app/runtime'
 import type { CallContext } from '../app/context'
 import type { Services } from '../app/services'
 import { authenticate } from '../auth/authenticate'
+import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { recordAudit } from '../http/audit'
 import { toProblem } from '../http/problem'
+import { enforceTokenRateLimit, openRequest } from '../http/edge'
 import { logger } from '../app/logger'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
 import { href, html, type Html } from './html'
 import { layout, type Viewer } from './layout'
-import { backLink, readForm, requestMeta, type Form } from './request'
+import { backLink, readForm, type Form } from './request'
 import { dashboardSession, setFlash, takeFlash, type DashboardSession, type Flash } from './session'
 
 /** Everything a page or action handler gets: the domain call context plus page helpers. */
@@ -43,7 +45,9 @@ const sendHtml = (event: H3Event, page: Html, status = 200) => {
 
 /** An error as a page with the status the API would answer (403 names the missing permission). */
 export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
-  const { problem, unexpected } = toProblem(error)
+  const { problem, headers, unexpected } = toProblem(error)
+  // Retry-After and the RateLimit headers of a 429, as the API sends them.
+  if (!event.node.res.headersSent) for (const [name, value] of Object.entries(headers)) setResponseHeader(event, name, value)
   if (unexpected) logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
   const home = viewer ? href('namespaces', viewer.ns, 'firewalls') : '/'
   const body = html`<section class="card error-card">
@@ -55,26 +59,41 @@ export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
 }
 
-async function load(event: H3Event): Promise<{ services: Services; session: DashboardSession; params: Record<string, string> }> {
-  const services = await useServices()
-  const session = await dashboardSession(event, services)
-  return { services, session, params: getRouterParams(event, { decode: true }) }
+interface Loaded {
+  services: Services
+  session: DashboardSession
+  params: Record<string, string>
+  meta: RequestMeta
 }
 
-/** Authenticates the session's token for the path's namespace; null when signed out or no longer valid. */
-async function resolve(event: H3Event, services: Services, session: DashboardSession, params: Record<string, string>): Promise<DashboardRequest | null> {
+async function load(event: H3Event): Promise<Loaded> {
+  // The same edge as the API and the registry: request id, client address, metadata.
+  const { meta } = openRequest(event)
+  const services = await useServices()
+  const session = await dashboardSession(event, services)
+  return { services, session, params: getRouterParams(event, { decode: true }), meta }
+}
+
+/**
+ * Authenticates the session's token for the path's namespace (null when signed out or no longer
+ * valid) and counts the request against the token's API rate limit: pages call the same domain
+ * with the same token, so a browser is no way around the limit.
+ */
+async function resolve(event: H3Event, { services, session, params, meta }: Loaded): Promise<DashboardRequest | null> {
   const ns = params.ns ?? ''
   if (!session.data.token) return null
+  let principal: Principal
   try {
-    const principal = await authenticate(services, session.data.token, ns)
-    const viewer: Viewer = { ns, principal, csrf: await csrfToken(session) }
-    const ctx: CallContext = { services, ns, principal, meta: requestMeta(event) }
-    const query = new URL(event.node.req.url ?? '/', 'http://localhost').searchParams
-    return { event, services, session, ctx, viewer, params, query }
+    principal = await authenticate(services, session.data.token, ns)
   } catch (error) {
     if (error instanceof DomainError && error.kind === 'unauthenticated') return null
     throw error
   }
+  await enforceTokenRateLimit(event, services, 'api', principal)
+  const viewer: Viewer = { ns, principal, csrf: await csrfToken(session) }
+  const ctx: CallContext = { services, ns, principal, meta }
+  const query = new URL(event.node.req.url ?? '/', 'http://localhost').searchParams
+  return { event, services, session, ctx, viewer, params, query }
 }
 
 const toSignIn = (event: H3Event, ns?: string) => {
@@ -86,10 +105,11 @@ const toSignIn = (event: H3Event, ns?: string) => {
 /** A page: signed-in viewers only; errors become error pages. */
 export function page(render: (req: DashboardRequest) => Promise<Html>) {
   return async (event: H3Event) => {
-    const { services, session, params } = await load(event)
+    const loaded = await load(event)
+    const { session, params } = loaded
     let req: DashboardRequest | null = null
     try {
-      req = await resolve(event, services, session, params)
+      req = await resolve(event, loaded)
       if (!req) return toSignIn(event, params.ns)
       req.flash = await takeFlash(session)
       return sendHtml(event, await render(req))
@@ -106,7 +126,8 @@ export function page(render: (req: DashboardRequest) => Promise<Html>) {
  */
 export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form) => Promise<ActionResult>) {
   return async (event: H3Event) => {
-    const { services, session, params } = await load(event)
+    const loaded = await load(event)
+    const { services, session, params } = loaded
     let req: DashboardRequest | null = null
     let status = 500
     let failure: { message: string; permission?: string } | null = null
@@ -116,7 +137,7 @@ export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form
         status = 403
         return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the form is missing its CSRF token or it does not match this session; reload the page and try again'))
       }
-      req = await resolve(event, services, session, params)
+      req = await resolve(event, loaded)
       if (!req) return toSignIn(event, params.ns)
       const result = await run(req, form)
       if ('redirect' in result) {

@@ -1,23 +1,8 @@
 import { readRawBody, type H3Event } from 'h3'
-import { clientAddress } from '../http/client-address'
-import { newId } from '../common/ids'
-import type { RequestMeta } from '../auth/principal'
 import { HttpProblem } from '../http/problem'
 
 /** Largest form body the dashboard reads (an approval's exception JSON fits easily). */
 const FORM_LIMIT = 256 * 1024
-
-/** Request metadata for events and audit entries, as the API records it. */
-export function requestMeta(event: H3Event): RequestMeta {
-  const req = event.node.req
-  return {
-    requestId: newId('req'),
-    remoteAddress: clientAddress(event),
-    userAgent: req.headers['user-agent']?.slice(0, 300),
-    method: req.method,
-    path: (req.url ?? '').split('?')[0],
-  }
-}
 
 /** A submitted form: first value of a field, or all values of a repeated one (checkboxes). */
 export class Form {

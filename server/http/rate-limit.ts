@@ -1,10 +1,8 @@
-import type { H3Event } from 'h3'
 import type { Services } from '../app/services'
 import type { Principal } from '../auth/principal'
 import { logger } from '../app/logger'
 import { parseDuration } from '../common/duration'
 import { observeRateLimited } from '../observability/metrics'
-import { HttpProblem } from './problem'
 
 /** `limit` requests per `windowMs`, per token. */
 export interface RateLimit {
@@ -97,14 +95,6 @@ async function countHit(services: Services, scope: RateLimitScope, subject: stri
     observeRateLimited(scope)
   }
   return { allowed, limit: policy.limit, remaining, resetSeconds, headers }
-}
-
-/** The API's limit, applied right after authentication: headers on every answer, 429 problem when exceeded. */
-export async function enforceApiRateLimit(event: H3Event, services: Services, principal: Principal): Promise<void> {
-  const result = await checkRateLimit(services, 'api', principal)
-  if (!result) return
-  if (!result.allowed) throw new HttpProblem(429, 'rate_limited', `API rate limit of ${result.limit} requests exceeded for this token; retry in ${result.resetSeconds}s`, undefined, result.headers)
-  for (const [name, value] of Object.entries(result.headers)) event.node.res.setHeader(name, value)
 }
 
 /** Tests only: forget the cached settings so a changed env applies. */

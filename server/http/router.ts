@@ -1,9 +1,9 @@
 import { createRouter, defineEventHandler, getRouterParams, type H3Event, type Router } from 'h3'
 import { ZodError, type z } from 'zod'
-import { CLIENT_ID_PATTERN, newId } from '../common/ids'
+import { CLIENT_ID_PATTERN } from '../common/ids'
 import { DomainError } from '../common/errors'
 import type { Services } from '../app/services'
-import { authenticate, credentialFromHeader } from '../auth/authenticate'
+import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { recordAudit } from './audit'
 import { readJsonBody } from './body'
@@ -11,9 +11,7 @@ import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
 import { sendJson, sendProblem, sendSerialized } from './respond'
 import { logger } from '../app/logger'
-import { currentRequestId, setRequestRoute } from '../app/request-context'
-import { checkAuthFailureLimit, enforceApiRateLimit } from './rate-limit'
-import { clientAddress } from './client-address'
+import { authenticateCaller, enforceTokenRateLimit, openRequest } from './edge'
 import { auditRefusal } from './refusal-audit'
 
 function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
@@ -23,17 +21,6 @@ function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
     throw new HttpProblem(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
   }
   return result.data
-}
-
-function requestMeta(event: H3Event, requestId: string): RequestMeta {
-  const req = event.node.req
-  return {
-    requestId,
-    remoteAddress: clientAddress(event),
-    userAgent: req.headers['user-agent']?.slice(0, 300),
-    method: req.method,
-    path: (req.url ?? '').split('?')[0],
-  }
 }
 
 /** Only bodies an action endpoint may carry: nothing or `{}`. */
@@ -66,35 +53,13 @@ function pathParams(event: H3Event): Record<string, string> {
 }
 
 /**
- * Authentication with the per-address limit on failures: a caller that keeps presenting bad tokens is
- * answered 429 (audited in aggregate) instead of 401 once past `AUTH_FAILURE_RATE_LIMIT`; a caller with a
- * valid token is never counted.
- */
-async function authenticateOrRefuse(event: H3Event, services: Services, ns: string, meta: RequestMeta): Promise<Principal> {
-  try {
-    return await authenticate(services, credentialFromHeader(event.node.req.headers.authorization), ns)
-  } catch (error) {
-    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
-    const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
-    if (limit && !limit.allowed) {
-      throw new HttpProblem(429, 'rate_limited', `too many calls without a valid token from this address; retry in ${limit.resetSeconds}s`, undefined, limit.headers)
-    }
-    throw error
-  }
-}
-
-/**
  * Wraps one operation, in the order CONTRACT section 8 fixes: request id, path parameters,
  * authentication (with the per-address failure limit), the token's rate limit, the access the path
  * demands, then query and body validation, the handler, the problem mapping and the audit record.
  */
 function wrap(operation: Operation, getServices: () => Promise<Services>) {
   return defineEventHandler(async (event) => {
-    // The observability plugin's id when served by Nitro, so the access line and this request's lines agree.
-    const requestId = currentRequestId() ?? newId('req')
-    setRequestRoute(operation.path)
-    event.node.res.setHeader('x-request-id', requestId)
-    const meta = requestMeta(event, requestId)
+    const { requestId, meta } = openRequest(event, operation.path)
     const services = await getServices()
     let rawParams: Record<string, string> = Object.create(null)
     let ns = ''
@@ -106,8 +71,8 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       rawParams = pathParams(event)
       ns = rawParams.ns ?? ''
       if (!CLIENT_ID_PATTERN.test(ns)) throw new HttpProblem(400, 'invalid_path_parameter', 'the namespace in the path is not a valid id')
-      principal = await authenticateOrRefuse(event, services, ns, meta)
-      await enforceApiRateLimit(event, services, principal)
+      principal = await authenticateCaller(services, credentialFromHeader(event.node.req.headers.authorization), ns, meta)
+      await enforceTokenRateLimit(event, services, 'api', principal)
       const params = parseOr400(operation.params, rawParams, '')
       const ctx = { services, ns, principal, meta }
       await operation.access(ctx, params as Record<string, string>)

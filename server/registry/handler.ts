@@ -1,15 +1,12 @@
 import { defineEventHandler, getRequestURL, type H3Event } from 'h3'
 import type { Services } from '../app/services'
 import { logger } from '../app/logger'
-import { authenticate, credentialFromHeader } from '../auth/authenticate'
+import { credentialFromHeader } from '../auth/authenticate'
 import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
-import { STATUS_BY_KIND } from '../http/problem'
-import { newId } from '../common/ids'
-import { currentRequestId, setRequestRoute } from '../app/request-context'
-import { checkAuthFailureLimit, checkRateLimit } from '../http/rate-limit'
-import { clientAddress } from '../http/client-address'
+import { HttpProblem, STATUS_BY_KIND } from '../http/problem'
+import { authenticateCaller, enforceTokenRateLimit, isRateLimited, openRequest } from '../http/edge'
 import { auditRefusal } from '../http/refusal-audit'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import type { Principal } from '../auth/principal'
@@ -35,17 +32,6 @@ export interface RegistryHandlerOptions extends RegistryCacheOptions {
 
 const PREFIX = /^\/registry\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?(?:\?(.*))?$/
 
-function requestMeta(event: H3Event, requestId: string): RequestMeta {
-  const req = event.node.req
-  return {
-    requestId,
-    remoteAddress: clientAddress(event),
-    userAgent: req.headers['user-agent']?.slice(0, 300),
-    method: req.method,
-    path: (req.originalUrl ?? req.url ?? '').split('?')[0],
-  }
-}
-
 /** A percent-decoded path segment; undecodable input becomes a string no id pattern accepts. */
 function decodeSegment(raw: string): string {
   try {
@@ -63,14 +49,9 @@ async function authenticateOrRefuse(event: H3Event, services: Services, ns: stri
   const apiKey = event.node.req.headers['x-nuget-apikey']
   const presented = credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
   try {
-    return await authenticate(services, presented, ns)
+    return await authenticateCaller(services, presented, ns, meta)
   } catch (error) {
-    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
-    const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
-    if (limit && !limit.allowed) {
-      await auditRefusal(services, { ns, scope: 'auth', principal: null, meta, statusCode: 429 }).catch(() => undefined)
-      throw new RegistryError(429, `too many requests without a valid token from this address; retry in ${limit.resetSeconds}s`, limit.headers)
-    }
+    if (isRateLimited(error)) await auditRefusal(services, { ns, scope: 'auth', principal: null, meta, statusCode: 429 }).catch(() => undefined)
     throw error
   }
 }
@@ -83,6 +64,7 @@ function originOf(event: H3Event, services: Services): string {
 
 function sendError(exchange: RegistryExchange, error: unknown, requestId: string, firewall: string | undefined): void {
   if (error instanceof RegistryError) return sendJson(exchange, error.status, { error: error.message }, error.headers)
+  if (error instanceof HttpProblem) return sendJson(exchange, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
     // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.
     const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' } : {}
@@ -114,10 +96,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
   // rather than deciding against an empty index.
   const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisoryCatalog().ready
   return defineEventHandler(async (event) => {
-    // The observability plugin's id, so log lines and the client's request id agree.
-    const requestId = currentRequestId() ?? newId('req')
-    setRequestRoute('/registry/{ns}/{fw}/*')
-    event.node.res.setHeader('x-request-id', requestId)
+    const { requestId, meta } = openRequest(event, '/registry/{ns}/{fw}/*')
     // What protocol modules get of the request: method, headers, body stream, response.
     const exchange: RegistryExchange = {
       method: event.method,
@@ -137,14 +116,11 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       }
       const services = await getServices()
       await advisoriesReady
-      const meta = requestMeta(event, requestId)
       const principal = await authenticateOrRefuse(event, services, ns, meta)
-      const limit = await checkRateLimit(services, 'registry', principal)
-      if (limit && !limit.allowed) {
-        await auditRefusal(services, { ns, scope: 'registry', principal, meta, statusCode: 429 }).catch(() => undefined)
-        throw new RegistryError(429, `registry rate limit of ${limit.limit} requests exceeded for this token; retry in ${limit.resetSeconds}s`, limit.headers)
-      }
-      for (const [name, value] of Object.entries(limit?.headers ?? {})) event.node.res.setHeader(name, value)
+      await enforceTokenRateLimit(event, services, 'registry', principal).catch(async (error: unknown) => {
+        if (isRateLimited(error)) await auditRefusal(services, { ns, scope: 'registry', principal, meta, statusCode: 429 }).catch(() => undefined)
+        throw error
+      })
       const firewall = await services.firewalls.get(ns, firewallId)
       if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
       requireFirewallPermission(principal, firewall, 'fw:access')

@@ -4,7 +4,7 @@ import { authenticate } from '../../auth/authenticate'
 import { toProblem } from '../../http/problem'
 import { subscribeLive } from '../../app/live-registry'
 import { currentMessage, exceptionRequestTarget, webhookTarget, type LiveMessage, type LiveTarget } from '../live-source'
-import { requestMeta } from '../request'
+import { enforceTokenRateLimit, openRequest } from '../../http/edge'
 import { dashboardSession } from '../session'
 
 /** Polling interval of the persisted state (the fallback when no publisher runs here). */
@@ -20,6 +20,7 @@ const PING_EVERY = 15
  */
 function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
   return async (event: H3Event) => {
+    const { meta } = openRequest(event)
     const services = await useServices()
     const session = await dashboardSession(event, services)
     const params = getRouterParams(event, { decode: true })
@@ -29,7 +30,9 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
     let ctx
     try {
       const principal = await authenticate(services, session.data.token ?? null, ns)
-      ctx = { services, ns, principal, meta: requestMeta(event) }
+      // Opening a stream counts against the token's API limit; its polls do not.
+      await enforceTokenRateLimit(event, services, 'api', principal)
+      ctx = { services, ns, principal, meta }
       first = await target.read(ctx)
     } catch (error) {
       const { problem } = toProblem(error)

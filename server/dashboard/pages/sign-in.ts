@@ -1,6 +1,5 @@
 import { CLIENT_ID_PATTERN } from '../../common/ids'
-import { checkAuthFailureLimit } from '../../http/rate-limit'
-import { clientAddress } from '../../http/client-address'
+import { authenticateCaller, isRateLimited, openRequest } from '../../http/edge'
 import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import { useServices } from '../../app/runtime'
 import { authenticate, namespaceOfToken } from '../../auth/authenticate'
@@ -64,6 +63,7 @@ export async function showSignIn(event: H3Event) {
 
 /** POST /sign-in: the token is checked exactly as the API checks a bearer token. */
 export async function submitSignIn(event: H3Event) {
+  const { meta } = openRequest(event)
   const services = await useServices()
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
@@ -76,14 +76,13 @@ export async function submitSignIn(event: H3Event) {
   const next = safeNext(form.get('next'))
   try {
     if (!CLIENT_ID_PATTERN.test(namespace)) throw new DomainError('unauthenticated', 'unauthenticated', 'unknown namespace')
-    await authenticate(services, token, namespace)
+    // The same per-address limit on failures as the API: the sign-in form is no way around it.
+    await authenticateCaller(services, token, namespace, meta)
   } catch (error) {
-    if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
-    // The same per-address limit as the API: the sign-in form is no way around it.
-    const limit = await checkAuthFailureLimit(services, clientAddress(event))
-    const refused = limit !== null && !limit.allowed
-    if (refused) for (const [name, value] of Object.entries(limit.headers)) event.node.res.setHeader(name, value)
-    const message = refused ? `too many failed sign-ins from this address; retry in ${limit.resetSeconds}s` : `Sign-in failed: ${error.message}.`
+    const refused = isRateLimited(error)
+    if (!refused && (!(error instanceof DomainError) || error.kind !== 'unauthenticated')) throw error
+    if (refused) for (const [name, value] of Object.entries(error.headers)) event.node.res.setHeader(name, value)
+    const message = refused ? `too many failed sign-ins from this address; retry in ${error.headers['retry-after']}s` : `Sign-in failed: ${(error as Error).message}.`
     const view = { csrf: await csrfToken(session), namespace, next, error: message }
     return send(event, signInPage(view).value, refused ? 429 : 401)
   }
