@@ -24,7 +24,10 @@ export interface TxWrites {
   delete?: string[]
   /** Appended to logs atomically with the writes: log name -> entries. */
   logs?: Record<string, unknown[]>
-  /** Events appended to the namespace event log (the outbox) atomically with the writes. */
+  /**
+   * Events appended to their namespace's event log (the outbox) atomically with the writes. All
+   * of one namespace, the namespace of the transaction's keys (see `eventLogOf`).
+   */
   events?: NamespaceEvent[]
 }
 
@@ -87,8 +90,8 @@ export interface Backend {
   /** Atomic counter. */
   increment(key: string, by?: number): Promise<number>
 
-  /** Called (in this process) after events were appended anywhere the backend can see. */
-  onEvents(listener: () => void): () => void
+  /** Called (in this process) with the namespace after events were appended to its log, by any process. */
+  onEvents(listener: (ns: string) => void): () => void
   /** Resolves once notifications registered with `onEvents` are being received. */
   eventsReady(): Promise<void>
 
@@ -96,8 +99,25 @@ export interface Backend {
   close(): Promise<void>
 }
 
-/** The log every namespace event is appended to (the outbox webhooks read). */
-export const EVENT_LOG = keys.eventLog
+/**
+ * The event log a transaction's events go to: the log of their namespace. Every event must
+ * belong to one namespace, and so must every namespace key of the transaction, so that the whole
+ * write stays inside one namespace (one Redis Cluster slot). Throws on a violation: a bug.
+ */
+export function eventLogOf(txKeys: readonly string[], writes: TxWrites): { ns: string; log: string } | null {
+  const events = writes.events ?? []
+  if (events.length === 0) return null
+  const ns = events[0].namespace
+  const stray = events.find((event) => event.namespace !== ns)
+  if (stray) throw new Error(`events of namespaces ${ns} and ${stray.namespace} in one transaction`)
+  const written = [...txKeys, ...Object.keys(writes.set ?? {}), ...(writes.delete ?? [])]
+  const foreign = written.find((key) => {
+    const owner = keys.namespaceOfKey(key)
+    return owner !== null && owner !== ns
+  })
+  if (foreign) throw new Error(`events of namespace ${ns} in a transaction on ${foreign}`)
+  return { ns, log: keys.eventLog(ns) }
+}
 
 /** Thrown when a transaction keeps conflicting (should not happen in practice). */
 export class TransactionConflictError extends Error {

@@ -2,7 +2,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import { createStorage, type Storage } from 'unstorage'
 import { KeyedMutex } from './keyed-mutex'
-import { EVENT_LOG, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome, type TxWrites } from './backend'
+import { eventLogOf, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome, type TxWrites } from './backend'
 
 interface StoredLogEntry {
   t: number
@@ -75,18 +75,22 @@ export class LocalBackend implements Backend {
       const current = await this.getMany(keys)
       const values = new Map(keys.map((key, index) => [key, current[index] as unknown]))
       const { writes, result } = await body(values)
-      await this.applyWrites(writes)
+      await this.applyWrites(keys, writes)
       return result
     })
   }
 
-  private async applyWrites(writes: TxWrites): Promise<void> {
+  private async applyWrites(txKeys: string[], writes: TxWrites): Promise<void> {
+    const eventLog = eventLogOf(txKeys, writes)
     await Promise.all([
       ...Object.entries(writes.set ?? {}).map(([key, value]) => this.set(key, value)),
       ...(writes.delete ?? []).map((key) => this.delete(key)),
     ])
     for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logAppend(log, entries)
-    if (writes.events?.length) await this.logAppend(EVENT_LOG, writes.events)
+    if (eventLog) {
+      await this.logAppend(eventLog.log, writes.events!)
+      this.emitter.emit('events', eventLog.ns)
+    }
   }
 
   // ---- logs and queues: one key per item, sequence numbers kept in memory ------------
@@ -115,7 +119,6 @@ export class LocalBackend implements Backend {
         await this.set(`${prefix}:${pad(slot)}`, { t: now, v: value } satisfies StoredLogEntry)
         cursors.push(pad(slot))
       }
-      if (log === EVENT_LOG && entries.length) this.emitter.emit('events')
       return cursors
     })
   }
@@ -256,7 +259,7 @@ export class LocalBackend implements Backend {
     })
   }
 
-  onEvents(listener: () => void): () => void {
+  onEvents(listener: (ns: string) => void): () => void {
     // Bound to the registering context: the appender's request context must not leak into the
     // background work the listener starts (as on Redis, where the wake-up comes from pub/sub).
     const bound = AsyncResource.bind(listener)

@@ -1,7 +1,7 @@
 import { createStorage, type Storage } from 'unstorage'
 import redisDriver from 'unstorage/drivers/redis'
 import type Redis from 'ioredis'
-import { EVENT_LOG, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
+import { eventLogOf, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
 import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
 
@@ -17,7 +17,7 @@ export class RedisBackend implements Backend {
   private readonly client: Redis
   private subscriber: Redis | null = null
   private subscribed: Promise<void> = Promise.resolve()
-  private readonly listeners = new Set<() => void>()
+  private readonly listeners = new Set<(ns: string) => void>()
 
   constructor(url: string, readonly prefix = 'pf') {
     const driver = redisDriver({ url, base: prefix, enableAutoPipelining: true, maxRetriesPerRequest: 3 })
@@ -75,14 +75,16 @@ export class RedisBackend implements Backend {
         this.raw(`log:${log}`),
         entries.map((entry) => JSON.stringify(entry)),
       ])
-      if (writes.events?.length) logs.push([this.raw(`log:${EVENT_LOG}`), writes.events.map((e) => JSON.stringify(e))])
+      const eventLog = eventLogOf(keys, writes)
+      if (eventLog) logs.push([this.raw(`log:${eventLog.log}`), writes.events!.map((e) => JSON.stringify(e))])
       const spec = {
         watch: rawKeys,
         expected: current.map((value) => value ?? null),
         set: Object.entries(writes.set ?? {}).map(([key, value]) => [this.raw(key), JSON.stringify(value)]),
         del: (writes.delete ?? []).map((key) => this.raw(key)),
         logs,
-        notify: writes.events?.length ? this.raw(storageKeys.eventsChannel) : '',
+        notify: eventLog ? this.raw(storageKeys.eventsChannel) : '',
+        notifyMessage: eventLog?.ns ?? '',
       }
       const reply = (await this.client.eval(COMPARE_AND_SET, 0, JSON.stringify(spec))) as unknown[]
       if (reply[0] === 1) return result
@@ -96,7 +98,6 @@ export class RedisBackend implements Backend {
     if (entries.length === 0) return []
     const pipeline = this.client.multi()
     for (const entry of entries) pipeline.xadd(this.raw(`log:${log}`), '*', 'd', JSON.stringify(entry))
-    if (log === EVENT_LOG) pipeline.publish(this.raw(storageKeys.eventsChannel), '1')
     const replies = (await pipeline.exec()) ?? []
     return replies.slice(0, entries.length).map(([, id]) => String(id))
   }
@@ -176,13 +177,13 @@ export class RedisBackend implements Backend {
     return this.client.incrby(this.raw(key), by)
   }
 
-  onEvents(listener: () => void): () => void {
+  onEvents(listener: (ns: string) => void): () => void {
     this.listeners.add(listener)
     if (!this.subscriber) {
       // A dedicated connection: a subscribed ioredis client cannot run other commands.
       this.subscriber = this.client.duplicate()
       this.subscribed = this.subscriber.subscribe(this.raw(storageKeys.eventsChannel)).then(() => undefined)
-      this.subscriber.on('message', () => this.listeners.forEach((notify) => notify()))
+      this.subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
     }
     return () => this.listeners.delete(listener)
   }

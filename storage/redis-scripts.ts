@@ -27,7 +27,7 @@ for _, log in ipairs(spec.logs) do
     table.insert(result, redis.call('XADD', log[1], '*', 'd', entry))
   end
 end
-if spec.notify ~= cjson.null and spec.notify ~= '' then redis.call('PUBLISH', spec.notify, '1') end
+if spec.notify ~= cjson.null and spec.notify ~= '' then redis.call('PUBLISH', spec.notify, spec.notifyMessage) end
 return result
 `
 

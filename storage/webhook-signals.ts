@@ -5,13 +5,14 @@ import { keys } from './repositories/keys'
 import { RedisBackend } from './redis-backend'
 
 /**
- * Wake-ups for delivery actors, which may live in another process: `buffered` (new events in
- * their buffers), `changed` (document changed: release, rotation, edit) and `deleted`. Signals
+ * Wake-ups for delivery actors, which may live in another process: `changed` (document changed:
+ * release, rotation, edit) and `deleted`. New events need no signal: the owner of each webhook
+ * follows its namespace's event log. Signals
  * are hints only: the delivery host also reconciles from storage periodically, so a lost signal
  * delays work but never loses it.
  */
 export interface WebhookSignal {
-  kind: 'buffered' | 'changed' | 'deleted'
+  kind: 'changed' | 'deleted'
   /** `ns/id` references. */
   refs: string[]
 }

@@ -1,4 +1,5 @@
-import { createBackend, EVENT_LOG, type LogEntry } from '../../storage'
+import { createBackend, type LogEntry } from '../../storage'
+import { keys } from '../../storage/repositories/keys'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { apiClient } from '../../test/support/server'
 import type { Cluster } from './cluster'
@@ -30,14 +31,14 @@ export interface LoggedEvent {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Every entry of the event log, oldest first (read straight from Redis with the servers' prefix). */
+/** Every entry of the soak namespace's event log, oldest first (read straight from Redis with the servers' prefix). */
 export async function readEventLog(redisUrl: string, redisPrefix: string): Promise<LoggedEvent[]> {
   const backend = createBackend({ redisUrl, redisPrefix })
   try {
     const out: LoggedEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logRange(EVENT_LOG, { after, limit: 5_000 })
+      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logRange(keys.eventLog(NS), { after, limit: 5_000 })
       for (const entry of page) out.push({ index: out.length, event: entry.value })
       if (page.length < 5_000) return out
       after = page[page.length - 1].cursor

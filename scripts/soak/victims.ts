@@ -10,7 +10,7 @@ const pidOf = (owner: string | null) => (owner ? Number(owner.split(':')[1]) : N
 /**
  * Chooses whom the chaos loop kills, in turn: a random process; the process that delivered the
  * attempt the receiver has just acknowledged (killed between the sender getting its 2xx and
- * recording it: the at-least-once window); the process holding the event-router lease.
+ * recording it: the at-least-once window); the process holding the lease of the next webhook in turn.
  */
 export class VictimPicker {
   private readonly backend: Backend
@@ -29,7 +29,10 @@ export class VictimPicker {
   async pick(): Promise<{ slot: number; why: string } | null> {
     const kind = this.turn++ % 3
     if (kind === 1) return this.justAcked()
-    if (kind === 2) return this.leaseHolder(webhookKeys.routerLease(), 'router lease holder')
+    if (kind === 2) {
+      const hook = this.webhooks[Math.floor(this.turn / 3) % this.webhooks.length]
+      return this.leaseHolder(webhookKeys.webhookLease(NS, hook.id), `lease holder of ${hook.name}`)
+    }
     return null
   }
 

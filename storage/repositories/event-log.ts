@@ -3,13 +3,14 @@ import type { NamespaceEvent } from '../../server/events/schemas'
 import { keys } from './keys'
 
 /**
- * The namespace event log (the outbox webhooks read) and the logs written with it. Every append
- * is one transaction, so a log entry and its event are either both stored or neither.
+ * The event logs (the outbox webhooks read: one per namespace, each event stored once) and the
+ * logs written with them. Every append is one transaction, so a log entry and its event are
+ * either both stored or neither.
  */
 export class EventLogRepository {
   constructor(private readonly backend: Backend) {}
 
-  /** Appends events on their own. */
+  /** Appends events on their own (all of one namespace). */
   append(events: NamespaceEvent[]): Promise<void> {
     return this.backend.transact([], () => ({ writes: { events }, result: undefined }))
   }
@@ -30,13 +31,19 @@ export class EventLogRepository {
     }))
   }
 
-  /** Events strictly after `after`, oldest first. */
-  read<T = NamespaceEvent>(after: string | null, limit: number): Promise<LogEntry<T>[]> {
-    return this.backend.logRange<T>(keys.eventLog, { after, limit })
+  /** Events of `ns` strictly after `after`, oldest first. */
+  read<T = NamespaceEvent>(ns: string, after: string | null, limit: number): Promise<LogEntry<T>[]> {
+    return this.backend.logRange<T>(keys.eventLog(ns), { after, limit })
   }
 
-  /** Calls `listener` (in this process) after events were appended anywhere the storage can see. */
-  onAppended(listener: () => void): () => void {
+  /** The cursor of the newest entry of `ns`'s log; null while it is empty. */
+  async lastCursor(ns: string): Promise<string | null> {
+    const [last] = await this.backend.logRange(keys.eventLog(ns), { limit: 1, newestFirst: true })
+    return last?.cursor ?? null
+  }
+
+  /** Calls `listener` (in this process) with the namespace after events were appended to its log by any process. */
+  onAppended(listener: (ns: string) => void): () => void {
     return this.backend.onEvents(listener)
   }
 
@@ -49,4 +56,17 @@ export class EventLogRepository {
   auditPage<T>(ns: string, before: string | null, limit: number): Promise<LogEntry<T>[]> {
     return this.backend.logRange<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
   }
+}
+
+/**
+ * Orders two cursors of one log (Redis stream ids `ms-seq`, or the local backend's padded
+ * sequence numbers); null sorts before everything.
+ */
+export function compareCursors(a: string | null, b: string | null): number {
+  if (a === b) return 0
+  if (a === null) return -1
+  if (b === null) return 1
+  const [aMs, aSeq = '0'] = a.split('-')
+  const [bMs, bSeq = '0'] = b.split('-')
+  return Number(aMs) - Number(bMs) || Number(aSeq) - Number(bSeq)
 }

@@ -8,6 +8,8 @@ export const keys = {
   namespacePrefix: 'ns',
   /** The namespace id of a `namespace(ns)` key; null for any other key. */
   namespaceOfMetaKey: (key: string): string | null => /^ns:([^:]+):meta$/.exec(key)?.[1] ?? null,
+  /** The namespace a namespaced key (`ns:<ns>:...`) belongs to; null for a global key. */
+  namespaceOfKey: (key: string): string | null => /^ns:\{?([^:{}]+)\}?:/.exec(key)?.[1] ?? null,
   users: (ns: string) => `ns:${ns}:users`,
   teams: (ns: string) => `ns:${ns}:teams`,
   licenseSets: (ns: string) => `ns:${ns}:license-sets`,
@@ -37,8 +39,8 @@ export const keys = {
   advisorySnapshot: (ecosystem: string, id: string) => `advisories:snapshot:${ecosystem}:${id}`,
   /** Lease held by the process that downloads an ecosystem's feed. */
   advisoryFeedLease: (ecosystem: string) => `advisory-feed:${ecosystem}`,
-  /** Log names (entries carry their own time). */
-  eventLog: 'events',
+  /** Log names (entries carry their own time). Each namespace's events are stored once, in its own log. */
+  eventLog: (ns: string) => `ns:${ns}:events`,
   auditLog: (ns: string) => `audit:${ns}`,
   firewallLog: (ns: string, id: string) => `fwlog:${ns}:${id}`,
   /** Leases. */
@@ -46,6 +48,7 @@ export const keys = {
   /** Redis keys and channels below the backend's prefix (raw Redis, outside unstorage). */
   rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:${subject}:${windowMs}:${window}`,
   refusalTally: (subject: string) => `refusals:${subject}`,
+  /** Published (message: the namespace) after events were appended to a namespace's log. */
   eventsChannel: 'events-notify',
   webhookSignalsChannel: 'wh-signals',
 }
@@ -59,18 +62,28 @@ export const webhookKeys = {
   webhook: (ns: string, id: string) => `ns:${ns}:wh:${id}`,
   /** Persisted XState snapshot of the webhook's delivery actor. */
   snapshot: (ns: string, id: string) => `ns:${ns}:wh-snapshot:${id}`,
-  /** Queue of events waiting for delivery, oldest first. */
-  buffer: (ns: string, id: string) => `wh-buffer:${ns}:${id}`,
-  /** The batch in flight: taken out of the buffer at its first attempt, removed when done. */
-  batch: (ns: string, id: string) => `ns:${ns}:wh-batch:${id}`,
+  /**
+   * Where the webhook stands in its namespace's event log, and the batch in flight (delivery id,
+   * event ids, log range): its buffer is the matching events after the cursor (docs/webhooks.md).
+   */
+  cursor: (ns: string, id: string) => `ns:${ns}:wh-cursor:${id}`,
   deliveryIndex: (ns: string, id: string) => `ns:${ns}:wh-deliveries:${id}`,
   delivery: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-delivery:${id}:${deliveryId}`,
   /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
   deliveryAttempts: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-attempts:${id}:${deliveryId}`,
   metrics: (ns: string, id: string, bucket: string, start: number) => `ns:${ns}:wh-metrics:${id}:${bucket}:${start}`,
-  /** Cursor of the last event-log entry the router has routed. */
-  routerCursor: () => 'wh-router-cursor',
-  /** Leases: one router in the cluster, one owner per webhook actor. */
-  routerLease: () => 'webhook-router',
+  /** Lease: one owner per webhook actor. */
   webhookLease: (ns: string, id: string) => `webhook:${ns}:${id}`,
+}
+
+/**
+ * The layout before events were stored once per namespace (one global `events` log, a router
+ * copying each event into per-webhook queues). Only the migration reads these.
+ */
+export const legacyEventKeys = {
+  eventLog: 'events',
+  routerCursor: 'wh-router-cursor',
+  routerLease: 'webhook-router',
+  buffer: (ns: string, id: string) => `wh-buffer:${ns}:${id}`,
+  batch: (ns: string, id: string) => `ns:${ns}:wh-batch:${id}`,
 }

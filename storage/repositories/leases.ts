@@ -19,11 +19,6 @@ export class LeaseRepository {
     return this.named(keys.retentionLease)
   }
 
-  /** The webhook router: one process routes the event log. */
-  webhookRouter(): Lease {
-    return this.named(webhookKeys.routerLease())
-  }
-
   /** A webhook's delivery actor: one owner per webhook. */
   webhook(ns: string, id: string): Lease {
     return this.named(webhookKeys.webhookLease(ns, id))

@@ -13,14 +13,14 @@ export class RetainedLogRepository {
   }
 
   /**
-   * Every log retention applies to: the event log, each namespace's audit log and the log of
-   * every firewall ever created (the index keeps deleted ones, so their logs still age out).
+   * Every log retention applies to: each namespace's event and audit logs and the log of every
+   * firewall ever created (the index keeps deleted ones, so their logs still age out).
    */
   async list(): Promise<{ kind: RetainedLogKind; log: string }[]> {
-    const logs: { kind: RetainedLogKind; log: string }[] = [{ kind: 'event', log: keys.eventLog }]
+    const logs: { kind: RetainedLogKind; log: string }[] = []
     const found = await this.backend.keys(keys.namespacePrefix)
     for (const ns of found.flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])) {
-      logs.push({ kind: 'audit', log: keys.auditLog(ns) })
+      logs.push({ kind: 'event', log: keys.eventLog(ns) }, { kind: 'audit', log: keys.auditLog(ns) })
       const index = await this.backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
       for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })
     }

@@ -7,6 +7,7 @@ import { putFirewall } from '../../server/firewall/commands'
 import { createExceptionRequest, listExceptionRequests } from '../../server/exception-requests'
 import type { FirewallInput, FirewallPermission } from '../../server/firewall/schema'
 import type { Backend } from '../../storage'
+import { keys } from '../../storage/repositories/keys'
 import { makeBackend, type BackendKind } from '../support/backends'
 
 export const NS = 'acme'
@@ -66,7 +67,7 @@ export async function harness(kind: BackendKind, firewall: Partial<FirewallInput
     clock,
     as,
     async events() {
-      const page = await backend.logRange<NamespaceEvent>('events', { limit: 10_000 })
+      const page = await backend.logRange<NamespaceEvent>(keys.eventLog(NS), { limit: 10_000 })
       return page.map((entry) => entry.value)
     },
     close: () => backend.close(),

@@ -5,7 +5,7 @@ import { FirewallInput, type Firewall } from '../../server/firewall/schema'
 import { RetentionWorker, retainedLogs, retentionSettings } from '../../server/observability/retention'
 import { keys } from '../../storage/repositories/keys'
 import { RetainedLogRepository } from '../../storage/repositories/retained-logs'
-import { EVENT_LOG, createBackend, type Backend } from '../../storage'
+import { createBackend, type Backend } from '../../storage'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import { redisUrl, uniquePrefix } from '../support/redis'
 
@@ -32,7 +32,7 @@ async function seed(backend: Backend): Promise<Services> {
   return services
 }
 
-const LOGS = [EVENT_LOG, keys.auditLog('acme'), keys.auditLog('beta'), keys.firewallLog('acme', 'web'), keys.firewallLog('acme', 'old'), keys.firewallLog('beta', 'ci')]
+const LOGS = [keys.eventLog('acme'), keys.eventLog('beta'), keys.auditLog('acme'), keys.auditLog('beta'), keys.firewallLog('acme', 'web'), keys.firewallLog('acme', 'old'), keys.firewallLog('beta', 'ci')]
 const append = (backend: Backend, n: number) => Promise.all(LOGS.map((log) => backend.logAppend(log, Array.from({ length: n }, (_, i) => ({ i })))))
 const lengths = async (backend: Backend) => Promise.all(LOGS.map((log) => backend.logLength(log)))
 
@@ -81,7 +81,7 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     clock.at = boundary + RETENTION
     const report = await worker.runOnce()
     expect(report).toMatchObject({ cutoff: boundary, logs: LOGS.length })
-    expect(report!.removed).toEqual({ event: 5, audit: 10, firewall: 15 })
+    expect(report!.removed).toEqual({ event: 10, audit: 10, firewall: 15 })
     expect(await lengths(backend)).toEqual(LOGS.map(() => 3))
     // And everything once the second batch is older than the retention too.
     clock.at = boundary + RETENTION + DAY

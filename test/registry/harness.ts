@@ -7,7 +7,8 @@ import { issueToken } from '../../server/namespace/tokens'
 import { createAdvisorySource, type AdvisorySource } from '../../server/registry/advisory-source'
 import { createRegistryHandler, type RegistryHandlerOptions } from '../../server/registry/handler'
 import { FirewallInput, type Firewall } from '../../server/firewall/schema'
-import { EVENT_LOG, type Backend } from '../../storage'
+import type { Backend } from '../../storage'
+import { keys } from '../../storage/repositories/keys'
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
 import { firewallLogPage } from '../../server/firewall/log-page'
 import type { FirewallLogEntry, FirewallLogFilter } from '../../server/firewall/log-query'
@@ -73,7 +74,7 @@ export async function startProxy(options: { backend?: BackendKind; advisoryDir?:
       return services.firewalls.mutate(ns, id, { userId: 'owner' }, new Date(clock.now()).toISOString(), () => ({ next, summary: 'test setup', result: (stored) => stored! }))
     },
     events: async (type) => {
-      const all = await backend.logRange<NamespaceEvent<Record<string, any>>>(EVENT_LOG, { limit: 100_000 })
+      const all = await backend.logRange<NamespaceEvent<Record<string, any>>>(keys.eventLog(ns), { limit: 100_000 })
       return all.map((e) => e.value).filter((e) => e.namespace === ns && (!type || e.type === type))
     },
     log: async (fw, filter = {}) => (await firewallLogPage(logs, ns, fw, filter, 1000)).entries,

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
+import { keys } from '../../storage/repositories/keys'
 
 describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   let backend: Backend
@@ -52,11 +53,11 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(await backend.get('k')).toBe(1)
   })
 
-  it('appends events atomically with writes and notifies listeners', async () => {
+  it('appends events to their namespace log atomically with writes and notifies listeners with the namespace', async () => {
     let notified = 0
     const stop = backend.onEvents(() => notified++)
-    const seen = new Promise<void>((resolve) => {
-      const off = backend.onEvents(() => (off(), resolve()))
+    const seen = new Promise<string>((resolve) => {
+      const off = backend.onEvents((ns) => (off(), resolve(ns)))
     })
     await backend.eventsReady()
     await backend.transact(['doc'], () => ({
@@ -66,11 +67,19 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
       },
       result: null,
     }))
-    await seen
+    expect(await seen).toBe('ns')
     stop()
     expect(notified).toBeGreaterThanOrEqual(1)
-    const entries = await backend.logRange<{ id: string }>('events', { limit: 10 })
+    const entries = await backend.logRange<{ id: string }>(keys.eventLog('ns'), { limit: 10 })
     expect(entries.map((entry) => entry.value.id)).toEqual(['evt-1'])
+  })
+
+  it('refuses a transaction whose events or keys span namespaces, writing nothing', async () => {
+    const event = (namespace: string) => ({ id: `evt-${namespace}`, type: 'config.firewall.created' as const, time: new Date().toISOString(), namespace, data: {} })
+    await expect(backend.transact([], () => ({ writes: { events: [event('a'), event('b')] }, result: null }))).rejects.toThrow(/namespaces a and b/)
+    await expect(backend.transact([keys.firewall('b', 'fw')], () => ({ writes: { set: { [keys.firewall('b', 'fw')]: 1 }, events: [event('a')] }, result: null }))).rejects.toThrow(/namespace a in a transaction on/)
+    expect(await backend.get(keys.firewall('b', 'fw'))).toBeNull()
+    expect(await backend.logLength(keys.eventLog('a'))).toBe(0)
   })
 
   it('pages a log in both directions with stable cursors', async () => {

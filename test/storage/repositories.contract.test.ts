@@ -78,7 +78,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
       }),
     ).rejects.toThrow('refused')
     expect(await services.firewalls.get('ns', 'bad')).toBeNull()
-    expect(await backend.logLength('events')).toBe(0)
+    expect(await backend.logLength(keys.eventLog('ns'))).toBe(0)
   })
 
   it('event log: an audit entry or a decision and its events are appended together', async () => {
@@ -87,7 +87,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     await services.events.appendDecision('ns', 'fw', { id: 'log-1' }, [])
     await services.events.append([event])
     expect((await services.events.auditPage('ns', null, 10)).map((e) => e.value)).toEqual([{ id: 'ev-1', action: 'token.created' }])
-    expect((await services.events.read(null, 10)).map((e) => (e.value as { id: string }).id)).toEqual(['ev-1', 'ev-1'])
+    expect((await services.events.read('ns', null, 10)).map((e) => (e.value as { id: string }).id)).toEqual(['ev-1', 'ev-1'])
     expect(await backend.logLength(keys.firewallLog('ns', 'fw'))).toBe(1)
   })
 

@@ -1,5 +1,6 @@
 import { createBackend, type Backend } from '../../storage'
 import type { NamespaceEvent } from '../../server/events/schemas'
+import { keys } from '../../storage/repositories/keys'
 import type { RunningServer } from './server'
 
 /** A backend on the same storage as a running server (fs data dir or Redis prefix). */
@@ -7,14 +8,14 @@ export function backendOf(server: RunningServer): Backend {
   return createBackend({ redisUrl: server.env.REDIS_URL, redisPrefix: server.env.REDIS_PREFIX ?? 'pf', dataDir: server.env.DATA_DIR })
 }
 
-/** Every event in the server's event log, oldest first. */
-export async function readEvents(server: RunningServer): Promise<NamespaceEvent[]> {
+/** Every event in the event log of namespace `ns` (the bootstrap one by default), oldest first. */
+export async function readEvents(server: RunningServer, ns = 'default'): Promise<NamespaceEvent[]> {
   const backend = backendOf(server)
   try {
     const events: NamespaceEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>('events', { after, limit: 1000 })
+      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>(keys.eventLog(ns), { after, limit: 1000 })
       if (page.length === 0) return events
       events.push(...page.map((entry) => entry.value))
       after = page[page.length - 1].cursor

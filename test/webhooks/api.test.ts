@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { keys } from '../../storage/repositories/keys'
 import { FirewallInput, type Firewall } from '../../server/firewall/schema'
 import { createUser } from '../../server/namespace/directory'
 import { NS, startHarness, type Harness } from './support/harness'
@@ -27,7 +28,7 @@ function putFirewall(id: string) {
 }
 
 const base = () => ({ name: 'hook', url: h.receiver.url, eventTypes: ['firewall.*', 'config.*'] })
-const events = async (type: string) => (await h.backend.logRange<any>('events', { limit: 10_000 })).map((e) => e.value).filter((e) => e.type === type)
+const events = async (type: string) => (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 10_000 })).map((e) => e.value).filter((e) => e.type === type)
 
 describe('webhook API', () => {
   it('creates with 201, Location and the secret in full; reads redact it', async () => {

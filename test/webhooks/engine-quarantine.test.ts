@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { keys } from '../../storage/repositories/keys'
 import { NS, receiptProblems, startHarness, T0, type Harness } from './support/harness'
 
 let h: Harness
@@ -35,7 +36,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBe(state.quarantinedUntil)
     // Entering quarantine changes the webhook's configuration, so it is announced like any change.
-    const updates = (await h.backend.logRange<any>('events', { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data).toMatchObject({ webhook: webhook.id, actor: {}, config: { quarantinedUntil: state.quarantinedUntil } })
   })
 
@@ -57,7 +58,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body).toEqual({ state: 'active', bufferedEvents: 0 })
     expect((await h.api('POST', `/v1/${NS}/webhooks/${webhook.id}/release`)).status).toBe(409)
 
-    const updates = (await h.backend.logRange<any>('events', { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config).toMatchObject({ id: webhook.id, releasedAt: released.body.releasedAt })
     expect(JSON.stringify(updates)).not.toContain('whsec_')
   })
@@ -75,7 +76,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(h.receiver.receipts[6].json.events.map((e) => e.id)).toEqual(buffered.map((e) => e.id))
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBeUndefined()
-    const updates = (await h.backend.logRange<any>('events', { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config.quarantinedUntil).toBeUndefined()
     expect(updates.at(-2).data.config.quarantinedUntil).toBe(new Date(until).toISOString())
   })

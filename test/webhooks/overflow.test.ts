@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { droppedEventCount, incomingToDrop, isOverflowNotice, planPush } from '../../server/webhooks/delivery/overflow'
+import { droppedEventCount, eventsToDrop, isOverflowNotice } from '../../server/webhooks/delivery/overflow'
 import type { NamespaceEvent } from '../../server/events/schemas'
 
 const event = (id: string): NamespaceEvent => ({ id, type: 'audit.x', time: '', namespace: 'ns', data: {} })
@@ -7,21 +7,24 @@ const notice = (id: string, droppedEvents: number): NamespaceEvent => ({
   id, type: 'webhook.rate_limited', time: '', namespace: 'ns', data: { webhook: 'wh', reason: 'buffer_overflow', droppedEvents, bufferedEvents: 0 },
 })
 
-describe('buffer overflow plan', () => {
-  it('fits without dropping', () => {
-    expect(planPush(10, 5, 100)).toEqual({ popFront: 0, overflows: false })
-    expect(planPush(95, 5, 100)).toEqual({ popFront: 0, overflows: false })
+const at = (waiting: number, inFlight = 0, noticesInTransit = 0) => ({ waiting, inFlight, noticesInTransit })
+
+describe('buffer overflow rule', () => {
+  it('fits without dropping up to the cap, a notice included', () => {
+    expect(eventsToDrop(at(10), 100)).toBe(0)
+    expect(eventsToDrop(at(95, 5), 100)).toBe(0)
+    expect(eventsToDrop(at(4999, 0, 1), 5000)).toBe(0)
   })
 
-  it('drops the oldest and keeps a slot for the notice', () => {
-    expect(planPush(100, 1, 100)).toEqual({ popFront: 2, overflows: true })
-    expect(planPush(5000, 1, 5000)).toEqual({ popFront: 2, overflows: true })
+  it('past the cap drops the oldest and keeps a slot for the notice', () => {
+    expect(eventsToDrop(at(101), 100)).toBe(2)
+    expect(eventsToDrop(at(5001), 5000)).toBe(2)
   })
 
-  it('drops the oldest incoming events when the buffer alone cannot make room', () => {
-    expect(planPush(3, 200, 100)).toEqual({ popFront: 3, overflows: true })
-    expect(incomingToDrop(0, 200, 100)).toBe(101)
-    expect(incomingToDrop(50, 10, 100)).toBe(0)
+  it('counts the batch in flight and notices on their way, but drops only waiting events', () => {
+    expect(eventsToDrop(at(4901, 100), 5000)).toBe(2)
+    expect(eventsToDrop(at(4900, 100, 1), 5000)).toBe(2)
+    expect(eventsToDrop(at(3, 200), 100)).toBe(3)
   })
 
   it('counts dropped events and carries the counts of dropped notices', () => {

@@ -9,6 +9,7 @@ import { deliveryStateView, type DeliveryStateView } from '../../../machines/web
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
 import { webhookView, type WebhookRecord, type WebhookView } from './model'
 import { useWebhookRuntime } from '../delivery/runtime'
+import { storedBufferCount } from '../delivery/buffer-count'
 import { configEvent, loadWebhook, signalChange } from './service'
 import { generateSecret } from '../protocol/signing'
 
@@ -45,9 +46,13 @@ export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secr
 /** Reads the persisted actor state (the actor may run in another process). */
 async function persistedState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
   const { webhooks } = ctx.services
-  const [snapshot, bufferedEvents] = await Promise.all([webhooks.loadSnapshot(ctx.ns, id), webhooks.bufferLength(ctx.ns, id)])
+  const { settings } = await useWebhookRuntime()
+  const [snapshot, bufferedEvents] = await Promise.all([
+    webhooks.loadSnapshot(ctx.ns, id),
+    storedBufferCount(ctx.services.events, webhooks, ctx.ns, id, settings.bufferSize),
+  ])
   const view = snapshot ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext }) : { state: 'active', bufferedEvents: 0 }
-  // The buffer's own count is fresher than the one in the snapshot.
+  // The count from the log and the cursor is fresher than the one in the snapshot.
   return { ...view, bufferedEvents }
 }
 
@@ -68,7 +73,7 @@ export async function releaseQuarantine(ctx: CallContext, id: string): Promise<W
 }
 
 /**
- * `POST .../test`: appends a `webhook.test` event to the event log; the router gives it to this
+ * `POST .../test`: appends a `webhook.test` event to the namespace's event log; it reaches this
  * webhook only and it is delivered like any other event (its record has `test: true`).
  */
 export async function sendTest(ctx: CallContext, id: string): Promise<{ event: string }> {

@@ -1,9 +1,8 @@
 import { fromPromise } from 'xstate'
 import { newId } from '../../common/ids'
-import type { NamespaceEvent } from '../../events/schemas'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import { sendAttempt } from '../protocol/attempt'
-import { envelope, takeBatch as selectBatch } from '../protocol/batching'
+import { envelope } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
 import { recordAfterAttempt } from './record'
 import { attemptRecord } from './attempt-record'
@@ -18,12 +17,15 @@ import type {
 import { signingSecrets } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { signatureHeader } from '../protocol/signing'
+import type { WebhookFeed } from './webhook-feed'
 
 export interface AdapterDeps {
   runtime: WebhookRuntime
   clock: TimerClock
   /** Resolves once the actor's latest snapshot is stored (called before a batch's bytes go out). */
   beforeSend: (ref: string) => Promise<void>
+  /** The feed (buffer and batch in flight) of a webhook whose actor runs here. */
+  feedOf: (ref: string) => WebhookFeed | null
   /** False once the host is shutting down: no new batch is taken or sent. */
   accepting: () => boolean
   /** Registers running work so shutdown and tests can wait for it. */
@@ -34,7 +36,7 @@ export interface AdapterDeps {
 const parked = <T>() => new Promise<T>(() => undefined)
 
 /**
- * The storage- and network-backed actors of the delivery machine: `takeBatch` reads the buffer,
+ * The storage- and network-backed actors of the delivery machine: `takeBatch` reads the feed,
  * `deliverBatch` signs and sends one attempt and records it, `deadlineTimer` waits on the clock.
  * @example webhookDeliveryMachine.provide({ actors: createDeliveryActors(deps) })
  */
@@ -61,17 +63,17 @@ export function createDeliveryActors(deps: AdapterDeps) {
 
 const PARK = Symbol('park')
 
-async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
-  const { ns, id } = parseWebhookRef(input.webhookId)
-  const taken = await deps.runtime.webhooks.takeBatch(ns, id, (head) => selectBatch(head), () => newId('whdel', deps.clock.now()))
-  const batch = taken ? { deliveryId: taken.deliveryId, eventIds: taken.items.map((event) => event.id) } : null
-  return { batch, bufferedEvents: await deps.runtime.webhooks.bufferLength(ns, id), now: deps.clock.now() }
+function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
+  const feed = deps.feedOf(ref)
+  if (!feed) throw new Error(`webhook ${ref} is not delivered by this process`)
+  return feed
 }
 
-/** The stored batch's events, when it is still the batch of this delivery. */
-async function batchEvents(deps: AdapterDeps, ns: string, id: string, deliveryId: string): Promise<NamespaceEvent[]> {
-  const batch = await deps.runtime.webhooks.getBatch(ns, id)
-  return batch?.deliveryId === deliveryId ? batch.items : []
+async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
+  const feed = feedOf(deps, input.webhookId)
+  const taken = await feed.take(() => newId('whdel', deps.clock.now()))
+  const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
+  return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
 
 const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseStatus: 0, responseBody: '', error, durationMillis: 0 })
@@ -79,10 +81,12 @@ const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseSt
 async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
   const { runtime, clock } = deps
   const { ns, id } = parseWebhookRef(input.webhookId)
-  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), batchEvents(deps, ns, id, input.deliveryId)])
+  const feed = feedOf(deps, input.webhookId)
+  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), feed.batch(input.deliveryId)])
   const startedAt = clock.now()
-  // Deleted webhook, or a batch already recorded and dropped before a crash: nothing left to send.
+  // Deleted webhook, or a batch already done (or past the log's retention): nothing left to send.
   if (!webhook || events.length === 0) {
+    if (webhook) await feed.complete(input.deliveryId)
     return { outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'), startedAt, finishedAt: startedAt }
   }
   const { body } = envelope(events)
@@ -119,6 +123,6 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
       totalDeliveryMillis: outcome.durationMillis,
     }),
   ])
-  if (status !== 'retrying') await runtime.webhooks.clearBatch(ns, id, input.deliveryId)
-  return { outcome, startedAt, finishedAt, bufferedEvents: await runtime.webhooks.bufferLength(ns, id), rateLimit: webhook.rateLimit ?? null }
+  if (status !== 'retrying') await feed.complete(input.deliveryId)
+  return { outcome, startedAt, finishedAt, bufferedEvents: feed.buffered(), rateLimit: webhook.rateLimit ?? null }
 }

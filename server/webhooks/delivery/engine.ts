@@ -4,7 +4,7 @@ import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
 import { systemTimerClock, type TimerClock } from './deadline-timer'
 import { DeliveryHost } from './host'
-import { EventRouter } from './event-router'
+import { LogFollower } from './log-follower'
 import type { WebhookRuntime } from './runtime'
 
 export interface EngineOptions {
@@ -16,9 +16,9 @@ export interface EngineOptions {
   leaseTtlMs?: number
 }
 
-/** The running webhook engine of one process: the router and the delivery host. */
+/** The running webhook engine of one process: the event-log follower and the delivery host. */
 export interface WebhookEngine {
-  readonly router: EventRouter
+  readonly follower: LogFollower
   readonly host: DeliveryHost
   readonly owner: string
   /** Waits until routing, attempts and storage writes are all done (tests). */
@@ -27,51 +27,50 @@ export interface WebhookEngine {
 }
 
 /**
- * Starts routing and delivery for `services` with the settings of `runtime`; resolves once every
- * webhook this process could lease has its actor restored.
+ * Starts delivery for `services` with the settings of `runtime`; resolves once every webhook this
+ * process could lease has its actor restored.
  * @example const engine = await startWebhookEngine(services, runtime); ...; await engine.stop()
  */
 export async function startWebhookEngine(services: Services, runtime: WebhookRuntime, options: EngineOptions = {}): Promise<WebhookEngine> {
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   const leaseTtlMs = options.leaseTtlMs ?? runtime.settings.leaseMs
   const clock = options.clock ?? systemTimerClock
-  const router = new EventRouter(services, runtime, { owner, leaseTtlMs })
-  const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock })
+  const follower = new LogFollower(services.events)
+  const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock, follower })
 
-  const offEvents = services.events.onAppended(() => router.wake())
-  await services.events.notificationsReady()
+  await follower.ready()
   const offSignals = runtime.signals.subscribe((signal) => host.onSignal(signal))
-  // Renewal well inside the lease time; the same pass adopts webhooks whose owner died.
+  // Renewal well inside the lease time; the same pass adopts webhooks whose owner died. New
+  // events never wait for it (the follower wakes on each append); the read here only catches up
+  // after a lost notification (a Redis reconnect).
   const interval = setInterval(() => {
-    router.wake()
+    follower.wake()
     void host.tick()
   }, Math.max(50, Math.floor(leaseTtlMs / 3)))
   interval.unref()
 
   const started = Date.now()
   await host.tick()
-  router.wake()
   logger.info('webhook engine started', { owner, webhooks: host.owned().length, restoreMillis: Date.now() - started })
 
   let stopping: Promise<void> | null = null
   return {
-    router,
+    follower,
     host,
     owner,
     async idle() {
-      // Routing may wake the host and bookkeeping may append events for the router: loop until both are quiet.
+      // Reads may wake actors and bookkeeping may append events for the follower: loop until both are quiet.
       for (let i = 0; i < 20; i++) {
-        await router.idle()
+        await follower.idle()
         await host.idle()
-        if (!(await routerBehind(services, runtime))) return
-        router.wake()
+        if (!(await follower.behind())) return
+        follower.wake()
       }
     },
     stop() {
       stopping ??= (async () => {
         clearInterval(interval)
-        offEvents()
-        await router.stop()
+        await follower.stop()
         await host.stop()
         offSignals()
         await runtime.signals.close()
@@ -80,11 +79,4 @@ export async function startWebhookEngine(services: Services, runtime: WebhookRun
       return stopping
     },
   }
-}
-
-/** True when the event log holds entries the router has not routed yet. */
-async function routerBehind(services: Services, runtime: WebhookRuntime): Promise<boolean> {
-  const cursor = await runtime.webhooks.routerCursor()
-  const next = await services.events.read(cursor, 1)
-  return next.length > 0
 }

@@ -5,7 +5,7 @@ import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import type { DeliveryEmitted } from '../../../machines/webhook-delivery/types'
 import type { WebhookRuntime } from './runtime'
 import { configSnapshot, type WebhookRecord } from '../configuration/model'
-import { observeDeliveryAttempt } from '../../observability/metrics'
+import { observeDeliveryAttempt, setActorStates, setBufferedEvents, setLeaseOwnership } from '../../observability/metrics'
 
 /** `config.webhook.updated` for a change the engine made itself (quarantine start and end): no actor. */
 function systemConfigEvent(services: Services, ns: string, record: WebhookRecord) {
@@ -17,7 +17,7 @@ const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Dat
 /**
  * Acts on what a delivery actor emits: one log line per attempt and outcome, the quarantine
  * timestamps on the webhook document, and the `rate_limited` pacing notice as a system event
- * (appended to the event log, so the router delivers it to this webhook like any other event).
+ * (appended to the namespace event log, so it reaches this webhook like any other event).
  * Records and metrics are written by the deliverBatch adapter itself, before the machine moves on.
  */
 export async function handleEmitted(services: Services, runtime: WebhookRuntime, emitted: DeliveryEmitted): Promise<void> {
@@ -70,4 +70,20 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
       return
     }
   }
+}
+
+export const stateName = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
+
+/** Actors per state, buffered events and leases held by this process, read at each scrape. */
+export function reportActorMetrics(snapshots: { value: unknown; context: { bufferedEvents: number } }[]): void {
+  const counts: Record<string, number> = {}
+  let buffered = 0
+  for (const snapshot of snapshots) {
+    const state = stateName(snapshot.value)
+    counts[state] = (counts[state] ?? 0) + 1
+    buffered += snapshot.context.bufferedEvents
+  }
+  setActorStates('webhook-delivery', counts)
+  setBufferedEvents(buffered)
+  setLeaseOwnership(snapshots.length)
 }

@@ -8,17 +8,21 @@ import { Activity, settle } from './activity'
 import type { TimerClock } from './deadline-timer'
 import { createDeliveryActors } from './adapter'
 import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from '../../../machines/webhook-delivery/types'
-import { handleEmitted } from './host-bookkeeping'
+import { handleEmitted, reportActorMetrics, stateName } from './host-bookkeeping'
 import type { WebhookRecord } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { forget, publish } from '../../app/live-registry'
-import { onMetricsCollect, setActorStates, setBufferedEvents, setLeaseOwnership } from '../../observability/metrics'
+import { onMetricsCollect } from '../../observability/metrics'
+import type { LogFollower } from './log-follower'
+import { WebhookFeed } from './webhook-feed'
 
 export interface HostOptions {
   /** Lease owner id of this process. */
   owner: string
   leaseTtlMs: number
   clock: TimerClock
+  /** Reads the namespaces' event logs for this process's feeds. */
+  follower: LogFollower
 }
 
 type DeliveryActor = Actor<typeof webhookDeliveryMachine>
@@ -26,16 +30,17 @@ type DeliveryActor = Actor<typeof webhookDeliveryMachine>
 interface Managed {
   ref: string
   actor: DeliveryActor
+  feed: WebhookFeed
   unsubscribe: () => void
   writing: Promise<void> | null
   dirty: boolean
   retired: boolean
 }
 
-const stateName = (value: unknown) => (typeof value === 'string' ? value : JSON.stringify(value))
 
 /**
- * Runs one delivery actor per webhook this process holds the lease for. Snapshots are stored
+ * Runs one delivery actor per webhook this process holds the lease for, with the webhook's feed
+ * (its buffer: the matching events after its cursor in the namespace log). Snapshots are stored
  * after every transition; adoption (start-up or takeover after another owner died) restores the
  * stored snapshot, whose deadline timers resume with the remaining time.
  */
@@ -53,7 +58,7 @@ export class DeliveryHost {
     private readonly runtime: WebhookRuntime,
     private readonly options: HostOptions,
   ) {
-    this.stopMetrics = onMetricsCollect(() => this.reportMetrics())
+    this.stopMetrics = onMetricsCollect(() => reportActorMetrics([...this.actors.values()].map((managed) => managed.actor.getSnapshot())))
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
     this.machine = webhookDeliveryMachine.provide({
@@ -61,25 +66,11 @@ export class DeliveryHost {
         runtime,
         clock: options.clock,
         beforeSend: (ref) => this.flush(ref),
+        feedOf: (ref) => this.actors.get(ref)?.feed ?? null,
         accepting: () => this.accepting,
         track: (work) => this.activity.track(work),
       }),
     })
-  }
-
-  /** Actors per state, buffered events and leases held by this process, read at each scrape. */
-  private reportMetrics(): void {
-    const counts: Record<string, number> = {}
-    let buffered = 0
-    for (const managed of this.actors.values()) {
-      const snapshot = managed.actor.getSnapshot()
-      const state = stateName(snapshot.value)
-      counts[state] = (counts[state] ?? 0) + 1
-      buffered += snapshot.context.bufferedEvents
-    }
-    setActorStates('webhook-delivery', counts)
-    setBufferedEvents(buffered)
-    setLeaseOwnership(this.actors.size)
   }
 
   /** Webhooks whose actor runs here. */
@@ -117,21 +108,49 @@ export class DeliveryHost {
     const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
     const acquired = await Promise.all(free.map(async (ref) => ((await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)) ? ref : null)))
     await this.adopt(acquired.filter((ref): ref is string => ref !== null))
-    await this.reconcile(this.owned(), true)
+    await this.reconcile(this.owned())
   }
 
-  /** Restores (or creates) the actors of webhooks whose lease this process just took. */
+  /** Restores (or creates) the actors of webhooks whose lease this process just took, each after its feed caught up. */
   private async adopt(refs: string[]): Promise<void> {
     if (refs.length === 0) return
-    const [snapshots, lengths] = await Promise.all([
-      this.runtime.webhooks.loadSnapshots(refs),
-      Promise.all(refs.map((ref) => this.runtime.webhooks.bufferLength(parseWebhookRef(ref).ns, parseWebhookRef(ref).id))),
-    ])
-    refs.forEach((ref, index) => this.start(ref, snapshots[index] as Snapshot<unknown> | null, lengths[index]))
+    const [snapshots, docs] = await Promise.all([this.runtime.webhooks.loadSnapshots(refs), this.runtime.webhooks.getMany(refs)])
+    await Promise.all(
+      refs.map(async (ref, index) => {
+        const feed = this.feed(ref, docs[index])
+        await feed.start()
+        this.start(ref, snapshots[index] as Snapshot<unknown> | null, feed)
+      }),
+    )
   }
 
-  private start(ref: string, stored: Snapshot<unknown> | null, bufferedEvents: number): void {
-    if (this.actors.has(ref) || !this.accepting) return
+  private feed(ref: string, doc: WebhookRecord | null): WebhookFeed {
+    const { ns, id } = parseWebhookRef(ref)
+    return new WebhookFeed(ns, id, doc, {
+      events: this.services.events,
+      cursors: this.runtime.webhooks.cursors,
+      follower: this.options.follower,
+      clock: this.options.clock,
+      cap: this.runtime.settings.bufferSize,
+      track: (work) => this.activity.track(work),
+      changed: () => this.noteBuffered(ref),
+      dropped: (events) => void this.activity.track(this.runtime.records.addMetrics(ns, id, this.options.clock.now(), { eventsDropped: events })).catch(() => undefined),
+    })
+  }
+
+  /** Tells the actor its buffered count when it differs from what it knows. */
+  private noteBuffered(ref: string): void {
+    const managed = this.actors.get(ref)
+    if (!managed || managed.retired) return
+    const bufferedEvents = managed.feed.buffered()
+    if (bufferedEvents !== managed.actor.getSnapshot().context.bufferedEvents) {
+      managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents, now: this.options.clock.now() })
+    }
+  }
+
+  private start(ref: string, stored: Snapshot<unknown> | null, feed: WebhookFeed): void {
+    if (this.actors.has(ref) || !this.accepting) return feed.stop()
+    const bufferedEvents = feed.buffered()
     const restorable = stored && stored.status === 'active'
     // Settings follow the environment of the process running the actor, also for restored ones.
     const snapshot = restorable ? { ...stored, context: { ...(stored as unknown as { context: DeliveryContext }).context, settings: this.settings } } : undefined
@@ -139,7 +158,7 @@ export class DeliveryHost {
       input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
       ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
     })
-    const managed: Managed = { ref, actor, unsubscribe: () => undefined, writing: null, dirty: false, retired: false }
+    const managed: Managed = { ref, actor, feed, unsubscribe: () => undefined, writing: null, dirty: false, retired: false }
     let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
     const subscription = actor.subscribe({
       next: (next) => {
@@ -166,6 +185,8 @@ export class DeliveryHost {
     logger.info(restorable ? 'webhook delivery actor restored' : 'webhook delivery actor created', { webhook: ref, state: previous })
     actor.start()
     this.persist(managed)
+    // A restored snapshot's count is old; the feed's is current.
+    this.noteBuffered(ref)
   }
 
   /** Coalescing write-behind of the latest snapshot, one write at a time per actor. */
@@ -205,27 +226,28 @@ export class DeliveryHost {
     managed.retired = true
     managed.unsubscribe()
     managed.actor.stop()
+    managed.feed.stop()
     this.actors.delete(ref)
     forget('webhook', ref)
     logger.info('webhook delivery actor retired', { webhook: ref, reason })
   }
 
-  /** Brings actors in line with storage: buffered counts, releases, deletions. */
-  private async reconcile(refs: string[], withDocuments: boolean): Promise<void> {
-    const docs: (WebhookRecord | null | undefined)[] = withDocuments ? await this.runtime.webhooks.getMany(refs) : refs.map(() => undefined)
-    const lengths = await Promise.all(refs.map((ref) => this.runtime.webhooks.bufferLength(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)))
+  /** Brings actors in line with storage: subscriptions, releases, deletions, buffered counts. */
+  private async reconcile(refs: string[]): Promise<void> {
+    const docs = await this.runtime.webhooks.getMany(refs)
     refs.forEach((ref, index) => {
       const managed = this.actors.get(ref)
       if (!managed) return
       const doc = docs[index]
       if (doc === null) return this.retireDeleted(ref)
+      managed.feed.setWebhook(doc)
       const { value, context } = managed.actor.getSnapshot()
       const now = this.options.clock.now()
       if (doc && value === 'quarantined' && doc.releasedAt && context.quarantinedUntil !== null) {
         const since = doc.quarantinedAt ? Date.parse(doc.quarantinedAt) : context.quarantinedUntil - context.settings.quarantineMs
         if (Date.parse(doc.releasedAt) >= since) managed.actor.send({ type: 'RELEASE', now })
       }
-      if (lengths[index] !== context.bufferedEvents) managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents: lengths[index], now })
+      this.noteBuffered(ref)
     })
   }
 
@@ -233,22 +255,21 @@ export class DeliveryHost {
     this.retire(ref, 'webhook deleted')
     const { ns, id } = parseWebhookRef(ref)
     void this.activity.track(
-      Promise.all([this.runtime.webhooks.clearBuffer(ns, id), this.runtime.webhooks.deleteSnapshot(ns, id), this.services.leases.webhook(ns, id).release(this.options.owner)]),
+      // The cursor too: a write racing the deletion may have stored it again.
+      Promise.all([this.runtime.webhooks.cursors.delete(ns, id), this.runtime.webhooks.deleteSnapshot(ns, id), this.services.leases.webhook(ns, id).release(this.options.owner)]),
     )
   }
 
-  /** Reacts to a signal from the router or the API (any process). */
+  /** Reacts to a signal from the API (any process). */
   onSignal(signal: WebhookSignal): void {
     if (!this.accepting) return
     const mine = signal.refs.filter((ref) => this.actors.has(ref))
-    if (signal.kind === 'buffered') {
-      if (mine.length) void this.activity.track(this.reconcile(mine, false))
-    } else if (signal.kind === 'deleted') {
+    if (signal.kind === 'deleted') {
       mine.forEach((ref) => this.retireDeleted(ref))
     } else {
       // A new or changed webhook: adopt it now instead of at the next pass.
       if (mine.length < signal.refs.length) void this.tick()
-      if (mine.length) void this.activity.track(this.reconcile(mine, true))
+      if (mine.length) void this.activity.track(this.reconcile(mine))
     }
   }
 
@@ -273,6 +294,7 @@ export class DeliveryHost {
         const snapshot = managed.actor.getPersistedSnapshot()
         if (snapshot.status === 'active') await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
         managed.actor.stop()
+        managed.feed.stop()
         await this.services.leases.webhook(ns, id).release(this.options.owner)
       }),
     )

@@ -1,32 +1,30 @@
 import type { NamespaceEvent } from '../../events/schemas'
 
 /**
- * Buffer overflow as a pure plan (spec 6.6, 6.7 item 8). A push that does not fit drops the
- * oldest events (and the buffer keeps one slot for the notice), then queues ONE
- * `webhook.rate_limited` (`buffer_overflow`) notice that reports exactly what this push
- * dropped. A dropped earlier notice passes its own count on, so no gap goes unreported.
+ * Buffer overflow as a pure rule (spec 6.6, 6.7 item 8). The cap counts the events waiting, the
+ * batch in flight and overflow notices on their way; only waiting events are dropped, oldest
+ * first, and one slot is kept for the ONE `webhook.rate_limited` (`buffer_overflow`) notice that
+ * reports exactly what was dropped. A dropped earlier notice passes its own count on, so no gap
+ * goes unreported.
  */
 
-export interface PushPlan {
-  /** Items to pop from the front of the buffer. */
-  popFront: number
-  /** Whether the push drops anything, and so queues a notice. */
-  overflows: boolean
+export interface Occupancy {
+  /** Matching events after the cursor, not yet in a batch. */
+  waiting: number
+  /** Events of the batch in flight (never dropped). */
+  inFlight: number
+  /** Overflow notices appended but not yet read back from the log. */
+  noticesInTransit: number
 }
 
 /**
- * How a push of `incoming` events onto a buffer of `length` with capacity `cap` fits.
- * @example planPush(5000, 1, 5000) // { popFront: 2, overflows: true }
+ * How many of the oldest waiting events must go: none while everything fits in `cap`, else
+ * enough that what stays and one new notice fit.
+ * @example eventsToDrop({ waiting: 5001, inFlight: 0, noticesInTransit: 0 }, 5000) // 2
  */
-export function planPush(length: number, incoming: number, cap: number): PushPlan {
-  if (length + incoming <= cap) return { popFront: 0, overflows: false }
-  const over = length + incoming + 1 - cap
-  return { popFront: Math.min(over, length), overflows: true }
-}
-
-/** Incoming events that still do not fit after the front was popped (oldest first). */
-export function incomingToDrop(lengthAfterPop: number, incoming: number, cap: number): number {
-  return Math.min(incoming, Math.max(0, lengthAfterPop + incoming + 1 - cap))
+export function eventsToDrop(occupancy: Occupancy, cap: number): number {
+  const total = occupancy.waiting + occupancy.inFlight + occupancy.noticesInTransit
+  return total <= cap ? 0 : Math.min(total + 1 - cap, occupancy.waiting)
 }
 
 export const isOverflowNotice = (event: NamespaceEvent): boolean =>

@@ -1,0 +1,124 @@
+import type { LogEntry } from '../../../storage/backend'
+import { compareCursors, type EventLogRepository } from '../../../storage/repositories/event-log'
+import type { NamespaceEvent } from '../../events/schemas'
+import { logger } from '../../app/logger'
+import { Activity } from './activity'
+
+export type EventEntry = LogEntry<NamespaceEvent>
+type Listener = (entries: EventEntry[]) => void
+
+interface Followed {
+  listeners: Set<Listener>
+  /** Cursor of the last entry handed to the listeners. */
+  last: string | null
+  /** Resolves once `last` is known. */
+  ready: Promise<void>
+  reading: boolean
+  again: boolean
+}
+
+/** Entries read per page. */
+const PAGE = 2_000
+
+/**
+ * Follows the event logs of the namespaces this process delivers for, reading each new entry
+ * once (parsed once, shared by every webhook of the namespace). It never polls: the storage's
+ * append notification (Redis pub/sub carrying the namespace, or an in-process signal) wakes it,
+ * and each wake reads everything after the last entry it saw.
+ */
+export class LogFollower {
+  private readonly followed = new Map<string, Followed>()
+  private readonly activity = new Activity()
+  private readonly offAppended: () => void
+
+  constructor(private readonly events: EventLogRepository) {
+    this.offAppended = events.onAppended((ns) => this.wake(ns))
+  }
+
+  /** Resolves once append notifications arrive (call before relying on `follow`). */
+  ready(): Promise<void> {
+    return this.events.notificationsReady()
+  }
+
+  /**
+   * Hands every entry appended to `ns` after this call's resolution to `listener`, in log order.
+   * Resolves with the cursor it starts after: entries up to it are the caller's to read.
+   */
+  async follow(ns: string, listener: Listener): Promise<string | null> {
+    let followed = this.followed.get(ns)
+    if (!followed) {
+      const created: Followed = { listeners: new Set(), last: null, ready: Promise.resolve(), reading: false, again: false }
+      created.ready = this.events.lastCursor(ns).then((last) => {
+        created.last = last
+      })
+      this.followed.set(ns, created)
+      followed = created
+    }
+    await followed.ready
+    followed.listeners.add(listener)
+    return followed.last
+  }
+
+  unfollow(ns: string, listener: Listener): void {
+    const followed = this.followed.get(ns)
+    followed?.listeners.delete(listener)
+    if (followed && followed.listeners.size === 0) this.followed.delete(ns)
+  }
+
+  /** Reads what is new in `ns`; every namespace when none is named (a safety net for lost notifications). */
+  wake(ns?: string): void {
+    if (ns === undefined) {
+      for (const name of this.followed.keys()) this.wake(name)
+      return
+    }
+    const followed = this.followed.get(ns)
+    if (!followed) return
+    if (followed.reading) {
+      followed.again = true
+      return
+    }
+    followed.reading = true
+    void this.activity.track(
+      this.drain(ns, followed)
+        .catch((error) => logger.error('event log read failed', { namespace: ns, error: String(error) }))
+        .finally(() => {
+          followed.reading = false
+          if (followed.again) {
+            followed.again = false
+            this.wake(ns)
+          }
+        }),
+    )
+  }
+
+  private async drain(ns: string, followed: Followed): Promise<void> {
+    await followed.ready
+    for (;;) {
+      const entries = await this.events.read<NamespaceEvent>(ns, followed.last, PAGE)
+      if (entries.length === 0 || this.followed.get(ns) !== followed) return
+      followed.last = entries[entries.length - 1].cursor
+      for (const listener of followed.listeners) listener(entries)
+      if (entries.length < PAGE) return
+    }
+  }
+
+  /** True when a followed log holds entries not read yet (tests wait for quiet with it). */
+  async behind(): Promise<boolean> {
+    for (const [ns, followed] of this.followed) {
+      await followed.ready
+      if (compareCursors(await this.events.lastCursor(ns), followed.last) > 0) return true
+    }
+    return false
+  }
+
+  /** Waits until no read is running. */
+  idle(): Promise<void> {
+    return this.activity.idle()
+  }
+
+  async stop(): Promise<void> {
+    this.offAppended()
+    this.followed.clear()
+    await this.activity.idle()
+  }
+}

@@ -1,0 +1,252 @@
+import type { EventLogRepository } from '../../../storage/repositories/event-log'
+import { compareCursors } from '../../../storage/repositories/event-log'
+import { START_CURSOR, type CursorBatch, type WebhookCursor, type WebhookCursorRepository } from '../../../storage/repositories/webhook-cursors'
+import type { Clock } from '../../common/clock'
+import { makeEvent } from '../../events/factory'
+import type { NamespaceEvent } from '../../events/schemas'
+import { logger } from '../../app/logger'
+import type { WebhookRecord } from '../configuration/model'
+import { takeBatch as selectBatch } from '../protocol/batching'
+import type { EventEntry, LogFollower } from './log-follower'
+import { droppedEventCount, eventsToDrop, isOverflowNotice } from './overflow'
+import { routes } from './routing'
+
+export interface FeedDeps {
+  events: EventLogRepository
+  cursors: WebhookCursorRepository
+  follower: LogFollower
+  clock: Clock
+  /** `WEBHOOK_BUFFER`: events waiting plus the batch in flight. */
+  cap: number
+  /** Called after the buffered count changed (new events, a drop). */
+  changed: () => void
+  /** Called with the number of events a drop discarded (metrics). */
+  dropped: (events: number) => void
+  /** Registers running work so shutdown and tests can wait for it. */
+  track: <T>(work: Promise<T>) => Promise<T>
+}
+
+/** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
+export class StaleCursorError extends Error {}
+
+/** Entries scanned past a quiet cursor before it is stored, so a restart does not rescan them. */
+const ADVANCE_EVERY = 1_000
+
+/**
+ * One webhook's view of its namespace's event log, in the process that owns its actor: the
+ * matching entries after its cursor (its buffer, kept in memory; the log holds the events), the
+ * batch in flight, and the cap. Every write of the cursor goes through one queue, so taking a
+ * batch and dropping at the cap never interleave: a drop is counted from the very entries it
+ * moves the cursor past, and announced in the same write that moves it.
+ */
+export class WebhookFeed {
+  private state: WebhookCursor = START_CURSOR
+  private stored = false
+  private pending: EventEntry[] = []
+  private scannedTo: string | null = null
+  private skipped = 0
+  private batchEvents: NamespaceEvent[] | null = null
+  /** Drops not yet written: counted here, announced with the next cursor write. */
+  private unannounced: { events: number; reported: number; last: string } | null = null
+  /** Overflow notices appended but not yet read back: they hold a slot each. */
+  private readonly noticesInTransit = new Set<string>()
+  /** Events of a batch being written: out of `pending` already, not yet in `state.batch`. */
+  private taking = 0
+  private catchingUp: EventEntry[][] | null = []
+  private queue: Promise<unknown> = Promise.resolve()
+  private readonly live = (entries: EventEntry[]) => (this.catchingUp ? this.catchingUp.push(entries) : this.ingest(entries))
+
+  constructor(
+    readonly ns: string,
+    readonly id: string,
+    private webhook: WebhookRecord | null,
+    private readonly deps: FeedDeps,
+  ) {}
+
+  /** Loads the cursor and reads the log after it; live entries are taken in order once caught up. */
+  async start(): Promise<void> {
+    const stored = await this.deps.cursors.get(this.ns, this.id)
+    this.stored = stored !== null
+    this.state = stored ?? START_CURSOR
+    this.scannedTo = this.state.cursor
+    const liveAfter = await this.deps.follower.follow(this.ns, this.live)
+    let after = this.state.cursor
+    while (compareCursors(after, liveAfter) < 0) {
+      const page = await this.deps.events.read(this.ns, after, 2_000)
+      if (page.length === 0) break
+      this.ingest(page.filter((entry) => compareCursors(entry.cursor, liveAfter) <= 0), false)
+      after = page[page.length - 1].cursor
+    }
+    const queued = this.catchingUp ?? []
+    this.catchingUp = null
+    for (const entries of queued) this.ingest(entries, false)
+    this.enforceCap()
+  }
+
+  stop(): void {
+    this.deps.follower.unfollow(this.ns, this.live)
+  }
+
+  /** The subscription changed (or the webhook was deleted: null). Buffered events stay. */
+  setWebhook(webhook: WebhookRecord | null): void {
+    this.webhook = webhook
+  }
+
+  /** Events waiting, the batch in flight included. */
+  buffered(): number {
+    return this.pending.length + this.inFlight()
+  }
+
+  private inFlight(): number {
+    return this.taking + (this.state.batch?.eventIds.length ?? 0)
+  }
+
+  private ingest(entries: EventEntry[], enforce = true): void {
+    let added = 0
+    for (const entry of entries) {
+      if (compareCursors(entry.cursor, this.scannedTo) <= 0) continue
+      this.scannedTo = entry.cursor
+      const event = entry.value
+      if (isOverflowNotice(event)) this.noticesInTransit.delete(event.id)
+      if (this.webhook && routes(event, this.webhook)) {
+        this.pending.push(entry)
+        added++
+      } else this.skipped++
+    }
+    if (!enforce) return
+    this.enforceCap()
+    if (added > 0) this.deps.changed()
+    if (this.pending.length === 0 && this.skipped >= ADVANCE_EVERY) this.serial(() => this.advanceQuiet())
+  }
+
+  /** Past the cap, the oldest waiting events leave the buffer now; the write announcing it follows. */
+  private enforceCap(): void {
+    const occupancy = { waiting: this.pending.length, inFlight: this.inFlight(), noticesInTransit: this.noticesInTransit.size }
+    const over = eventsToDrop(occupancy, this.deps.cap)
+    if (over === 0) return
+    const dropped = this.pending.splice(0, over)
+    const counts = droppedEventCount(dropped.map((entry) => entry.value))
+    this.unannounced = {
+      events: (this.unannounced?.events ?? 0) + counts.events,
+      reported: (this.unannounced?.reported ?? 0) + counts.reported,
+      last: dropped[dropped.length - 1].cursor,
+    }
+    this.deps.changed()
+    this.serial(() => (this.unannounced ? this.commit(this.state) : undefined))
+  }
+
+  /** Runs cursor writes one at a time, in order. */
+  private serial<T>(work: () => Promise<T> | T): Promise<T> {
+    const run = this.deps.track(this.queue.then(work))
+    this.queue = run.catch((error) => logger.error('webhook cursor write failed', { namespace: this.ns, webhook: this.id, error: String(error) }))
+    return run
+  }
+
+  /**
+   * Stores `next` (moved past any unannounced drop) together with the drop's notice, only when
+   * the stored cursor is still the one this process wrote last.
+   */
+  private async commit(next: WebhookCursor): Promise<void> {
+    const drop = this.unannounced
+    const target: WebhookCursor = drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
+    const notice = drop
+      ? makeEvent(this.deps.clock, this.ns, 'webhook.rate_limited', {
+          webhook: this.id,
+          reason: 'buffer_overflow' as const,
+          droppedEvents: drop.reported,
+          bufferedEvents: this.buffered() + this.noticesInTransit.size + 1,
+        })
+      : null
+    const expected = this.state
+    // In transit from now: the notice may be read back before the write below returns.
+    if (notice) this.noticesInTransit.add(notice.id)
+    try {
+      await this.deps.cursors.update(this.ns, this.id, (current) => {
+        const same = current ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId : !this.stored
+        if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
+        return { next: target, events: notice ? [notice] : [], result: undefined }
+      })
+    } catch (error) {
+      if (notice) this.noticesInTransit.delete(notice.id)
+      throw error
+    }
+    this.state = target
+    this.stored = true
+    this.skipped = 0
+    if (drop && notice) {
+      // Drops counted while this write was on its way stay for the next one.
+      const later = this.unannounced!
+      this.unannounced = later === drop ? null : { events: later.events - drop.events, reported: later.reported - drop.reported, last: later.last }
+      this.deps.dropped(drop.events)
+      logger.warn('webhook buffer overflow', { namespace: this.ns, webhook: this.id, dropped: drop.reported, buffered: this.buffered() })
+    }
+  }
+
+  private async advanceQuiet(): Promise<void> {
+    if (this.pending.length > 0 || this.skipped < ADVANCE_EVERY || compareCursors(this.scannedTo, this.state.cursor) <= 0) return
+    await this.commit({ ...this.state, cursor: this.scannedTo })
+  }
+
+  /**
+   * The batch in flight, or a new one from the front of the buffer (at most 100 events / 512 KB)
+   * under a fresh delivery id: stored before it is returned, so a crash re-sends the same batch.
+   */
+  take(deliveryId: () => string): Promise<{ batch: CursorBatch; events: NamespaceEvent[] } | null> {
+    return this.serial(async () => {
+      if (this.state.batch) return { batch: this.state.batch, events: await this.eventsOf(this.state.batch) }
+      const head = this.pending.slice(0, 100)
+      const events = selectBatch(head.map((entry) => entry.value))
+      if (events.length === 0) {
+        if (this.unannounced) await this.commit(this.state)
+        return null
+      }
+      const last = head[events.length - 1].cursor
+      const batch: CursorBatch = { deliveryId: deliveryId(), eventIds: events.map((event) => event.id), after: this.state.cursor, last }
+      // Out of the buffer before the write, so a drop counted meanwhile never takes them.
+      const taken = this.pending.splice(0, events.length)
+      this.taking = taken.length
+      try {
+        await this.commit({ cursor: compareCursors(last, this.state.cursor) > 0 ? last : this.state.cursor, batch })
+      } catch (error) {
+        this.pending.unshift(...taken)
+        throw error
+      } finally {
+        this.taking = 0
+      }
+      this.batchEvents = events
+      return { batch, events }
+    })
+  }
+
+  /** The events of the batch in flight when it is still `deliveryId`'s; empty otherwise. */
+  async batch(deliveryId: string): Promise<NamespaceEvent[]> {
+    const batch = this.state.batch
+    if (batch?.deliveryId !== deliveryId) return []
+    return this.eventsOf(batch)
+  }
+
+  /** The batch is done (delivered, or failed for good): the buffer moves on. */
+  complete(deliveryId: string): Promise<void> {
+    return this.serial(async () => {
+      if (this.state.batch?.deliveryId !== deliveryId) return
+      await this.commit({ cursor: this.state.cursor, batch: null })
+      this.batchEvents = null
+    })
+  }
+
+  /** Re-reads a batch from the log (after a restart); events past retention are gone. */
+  private async eventsOf(batch: CursorBatch): Promise<NamespaceEvent[]> {
+    if (this.batchEvents) return this.batchEvents
+    const wanted = new Set(batch.eventIds)
+    const found: NamespaceEvent[] = []
+    let after = batch.after
+    while (found.length < wanted.size) {
+      const page = await this.deps.events.read(this.ns, after, 1_000)
+      for (const entry of page) if (compareCursors(entry.cursor, batch.last) <= 0 && wanted.has(entry.value.id)) found.push(entry.value)
+      if (page.length === 0 || compareCursors(page[page.length - 1].cursor, batch.last) >= 0) break
+      after = page[page.length - 1].cursor
+    }
+    this.batchEvents = found
+    return found
+  }
+}
