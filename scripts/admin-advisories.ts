@@ -95,6 +95,6 @@ export async function advisoriesCommand(
     process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
     return 1
   } finally {
-    await services.backend.close()
+    await services.storage.close()
   }
 }

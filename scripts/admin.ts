@@ -18,13 +18,15 @@ import { ADVISORIES_USAGE, advisoriesCommand } from './admin-advisories'
 const USAGE = `usage: npm run admin -- create-namespace|create-user --namespace <ns> --user <id>\n       npm run admin -- rotate-secrets-key\n       ${ADVISORIES_USAGE}`
 
 async function rotate(): Promise<number> {
-  const services = createServices(createBackend())
+  // A composition root like the start-up plugin: re-sealing walks storage itself, below the repositories.
+  const backend = createBackend()
+  const { secrets: box } = createServices(backend)
   try {
-    const { secrets, records, keyId } = await rotateSecretsKey(services.backend, services.secrets)
+    const { secrets, records, keyId } = await rotateSecretsKey(backend, box)
     process.stdout.write(`re-encrypted ${secrets} secrets in ${records} records with key id ${keyId}\n${secrets}\n`)
     return 0
   } finally {
-    await services.backend.close()
+    await backend.close()
   }
 }
 
@@ -52,7 +54,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${error instanceof DomainError ? error.message : String(error)}\n`)
     return 1
   } finally {
-    await services.backend.close()
+    await services.storage.close()
   }
 }
 

@@ -22,15 +22,12 @@ import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
 import { configureUpstreamTransport } from '../registry/upstream/transport'
 
-/** Everything the domain needs, built once at start-up (the composition root). */
+/** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
   /**
-   * @deprecated The raw backend, kept only for the composition root and the webhook engine until
-   * they have repositories of their own (#12). Domain code reads and writes through the
-   * repositories below, which own every key (storage/repositories/keys.ts).
+   * What start-up, readiness and shutdown need of the storage: no data access. Domain code reads
+   * and writes through the repositories below, which own every key (storage/repositories/keys.ts).
    */
-  backend: Backend
-  /** What start-up, readiness and shutdown need of the storage: no data access. */
   storage: Pick<Backend, 'kind' | 'ping' | 'close'>
   clock: Clock
   config: AppConfig
@@ -66,7 +63,6 @@ export function createServices(backend: Backend, options: { clock?: Clock; confi
   configureUpstreamTransport(config.upstreamAddresses)
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
-    backend,
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
     clock: options.clock ?? systemClock,
     config,
