@@ -16,7 +16,7 @@ import { configFromEnv } from '../server/app/config'
 import { parseDuration } from '../server/common/duration'
 import { newId } from '../server/common/ids'
 import { FirewallInput, type Firewall } from '../server/firewall/schema'
-import type { FirewallLogEntry } from '../server/firewall/log-query'
+import type { DecisionLogEntry } from '../server/firewall/log-query'
 import { RetentionWorker } from '../server/observability/retention'
 import { RedisBackend } from '../storage'
 import { keys } from '../storage/repositories/keys'
@@ -34,7 +34,7 @@ const NS = 'bench'
 const FW = 'web'
 
 /** A decision as the proxy records it (spec 6.3 fields), ~500 bytes of JSON. */
-function decision(i: number, at: number): FirewallLogEntry {
+function decision(i: number, at: number): DecisionLogEntry {
   const blocked = i % 20 === 0
   return {
     id: newId('log', at), time: new Date(at).toISOString(), outcome: blocked ? 'blocked' : 'allowed',

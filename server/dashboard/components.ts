@@ -23,7 +23,7 @@ const STATUS_TONES: Record<string, string> = {
   pending: 'warn', approved: 'ok', denied: 'bad', withdrawn: 'muted',
   success: 'ok', failed: 'bad', retrying: 'warn',
   active: 'ok', delivering: 'info', dispatching: 'info', pacing: 'info', quarantined: 'bad',
-  blocked: 'bad', allowed: 'ok', expired: 'bad',
+  blocked: 'bad', allowed: 'ok', expired: 'bad', 'upstream error': 'warn',
 }
 
 /** A coloured status pill. */

@@ -31,7 +31,7 @@ export async function blockedRequest(ctx: CallContext, firewallId: string, reque
   requireFirewallPermission(ctx.principal, firewall, 'fw:access')
   const { entries } = await firewallLogPage(ctx.services.firewallLog, ctx.ns, firewall.id, { requestId, blocked: true }, 1)
   const entry: FirewallLogEntry | undefined = entries[0]
-  if (!entry || !entry.rule) return null
+  if (!entry || entry.outcome === 'upstream_error' || !entry.rule) return null
   if (!firewallPermissions(ctx.principal, firewall).has('fw:read') && entry.user !== ctx.principal.id) return null
   return {
     requestId,

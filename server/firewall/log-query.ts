@@ -2,16 +2,46 @@ import type { DecisionOutcome } from './rules/evaluate'
 import type { FirewallDecisionData } from '../events/schemas'
 
 /**
- * One firewall log entry (CONTRACT section 3): `id`, `time` and the fields of spec 6.3.
- * `rule` is absent on a plain allow (no rule matched); `outcome` says which of the four
+ * One decision in the firewall log (CONTRACT section 3): `id`, `time` and the fields of spec
+ * 6.3. `rule` is absent on a plain allow (no rule matched); `outcome` says which of the four
  * decisions it was.
  */
-export type FirewallLogEntry = Omit<FirewallDecisionData, 'rule'> & {
+export type DecisionLogEntry = Omit<FirewallDecisionData, 'rule'> & {
   id: string
   time: string
   outcome: DecisionOutcome
   rule?: string
 }
+
+/**
+ * A failed call to an upstream (unreachable, timed out, refused address, 5xx, too many
+ * redirects), an entry of its own in the firewall log (spec 6.1 rule 6: never an event).
+ * No package is named: the call may have been for an index or a document, not a version.
+ */
+export interface UpstreamErrorLogEntry {
+  id: string
+  time: string
+  outcome: 'upstream_error'
+  blocked: false
+  firewall: string
+  firewallVersion: number
+  ecosystem: string
+  upstream: string
+  /** Why the call failed (`ECONNREFUSED`, `status 500`, ...). */
+  reason: string
+  message: string
+  user: string
+  request: string
+  /** The client request that needed the upstream. */
+  method?: string
+  path?: string
+  interaction?: string
+  userAgent?: string
+  remoteAddress?: string
+}
+
+/** A firewall log entry: a decision, or an upstream failure (`outcome: 'upstream_error'`). */
+export type FirewallLogEntry = DecisionLogEntry | UpstreamErrorLogEntry
 
 /** Filters of `GET /v1/{ns}/config/{fw}/log`. */
 export interface FirewallLogFilter {
@@ -34,7 +64,7 @@ export function matchesLogFilter(entry: FirewallLogEntry, filter: FirewallLogFil
   const time = Date.parse(entry.time)
   if (filter.since !== undefined && time < Date.parse(filter.since)) return false
   if (filter.until !== undefined && time >= Date.parse(filter.until)) return false
-  if (filter.packageName !== undefined && entry.packageName !== filter.packageName) return false
+  if (filter.packageName !== undefined && (entry.outcome === 'upstream_error' || entry.packageName !== filter.packageName)) return false
   if (filter.blocked !== undefined && entry.blocked !== filter.blocked) return false
   if (filter.requestId !== undefined && entry.request !== filter.requestId) return false
   return true

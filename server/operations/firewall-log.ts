@@ -4,7 +4,15 @@ import { firewall } from '../http/access'
 import { queryFirewallLog } from '../firewall/log'
 import { FwParams, PageQuery, nextLink } from './common'
 
-const LogEntry = z.object({ id: z.string(), time: z.string(), blocked: z.boolean(), packageName: z.string(), version: z.string() }).passthrough()
+const DecisionEntry = z
+  .object({ id: z.string(), time: z.string(), outcome: z.enum(['allowed', 'blocked', 'exception-allowed', 'logged']), blocked: z.boolean(), packageName: z.string(), version: z.string(), request: z.string() })
+  .passthrough()
+  .meta({ id: 'FirewallDecisionLogEntry', description: 'a download or upload decision: the fields of spec 6.3' })
+const UpstreamErrorEntry = z
+  .object({ id: z.string(), time: z.string(), outcome: z.literal('upstream_error'), blocked: z.literal(false), upstream: z.string(), reason: z.string(), message: z.string(), request: z.string() })
+  .passthrough()
+  .meta({ id: 'UpstreamErrorLogEntry', description: 'a failed call to an upstream (never an event); no package is named' })
+const LogEntry = z.union([DecisionEntry, UpstreamErrorEntry])
 
 export const firewallLogOperations = [
   defineOperation({

@@ -5,7 +5,7 @@ import { actorOf } from '../auth/principal'
 import { newId } from '../common/ids'
 import { compact, makeEvent } from '../events/factory'
 import type { FirewallDecisionData, NamespaceEvent } from '../events/schemas'
-import type { FirewallLogEntry } from '../firewall/log-query'
+import type { DecisionLogEntry } from '../firewall/log-query'
 import { decisionEventType, type Decision } from '../firewall/rules/evaluate'
 import type { PackageVersionFacts } from '../firewall/rules/types'
 import type { Firewall } from '../firewall/schema'
@@ -56,11 +56,11 @@ export function decisionData(record: DecisionRecord): FirewallDecisionData {
 }
 
 /** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
-export function decisionWrites(services: Services, record: DecisionRecord): { entry: FirewallLogEntry; events: NamespaceEvent[] } {
+export function decisionWrites(services: Services, record: DecisionRecord): { entry: DecisionLogEntry; events: NamespaceEvent[] } {
   const data = decisionData(record)
   observeProxyDecision(data.executionPhase, record.decision.outcome)
   const now = services.clock.now()
-  const entry: FirewallLogEntry = { id: newId('log', now), time: new Date(now).toISOString(), outcome: record.decision.outcome, ...data }
+  const entry: DecisionLogEntry = { id: newId('log', now), time: new Date(now).toISOString(), outcome: record.decision.outcome, ...data }
   const type = decisionEventType(record.decision)
   return { entry, events: type ? [makeEvent(services.clock, record.ns, type, data)] : [] }
 }
@@ -70,7 +70,7 @@ export function decisionWrites(services: Services, record: DecisionRecord): { en
  * webhook outbox never disagree. Also takes extra events of the same request (a publish's
  * `package.published`).
  */
-export async function recordDecision(services: Services, record: DecisionRecord, extraEvents: NamespaceEvent[] = []): Promise<FirewallLogEntry> {
+export async function recordDecision(services: Services, record: DecisionRecord, extraEvents: NamespaceEvent[] = []): Promise<DecisionLogEntry> {
   const { entry, events } = decisionWrites(services, record)
   await services.events.appendDecision(record.ns, record.firewall.id, entry, [...events, ...extraEvents])
   return entry

@@ -20,6 +20,7 @@ import type { RegistryExchange } from './exchange'
 import type { ProxyRequest } from './proxy-request'
 import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
+import { recordUpstreamFailures, type FailureSite } from './upstream-failures'
 
 export interface RegistryHandlerOptions extends RegistryCacheOptions {
   /** Advisory data; default: the process-wide catalog (`ADVISORY_DIR` and the OSV feed). */
@@ -106,6 +107,12 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
     }
     const match = PREFIX.exec(event.node.req.originalUrl ?? event.node.req.url ?? '')
     let firewallId: string | undefined
+    // Set once the caller may use the firewall: failed upstream calls are logged against it.
+    let site: (FailureSite & { services: Services }) | undefined
+    const failures: UpstreamUnavailable[] = []
+    const logFailures = async () => {
+      if (site && failures.length) await recordUpstreamFailures(site.services, site, failures).catch((error) => logger.error('upstream failure log write failed', { requestId, error: String(error) }))
+    }
     try {
       if (!match) throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/')
       const [, rawNs, rawFw, path = '/', search = ''] = match
@@ -124,6 +131,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       const firewall = await services.firewalls.get(ns, firewallId)
       if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
       requireFirewallPermission(principal, firewall, 'fw:access')
+      site = { services, ns, firewall, principal, meta }
       let cache = caches.get(services)
       if (!cache) caches.set(services, (cache = new RegistryCache(services.registryCache, services.clock, options)))
       const request: ProxyRequest = {
@@ -137,14 +145,18 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         query: new URLSearchParams(search),
         baseUrl: `${originOf(event, services)}/registry/${rawNs}/${rawFw}/`,
         dashboardUrl: services.config.dashboardUrl ?? originOf(event, services),
-        scope: { ns, firewall, cache, timeoutMs: options.upstreamTimeoutMs },
+        scope: { ns, firewall, cache, timeoutMs: options.upstreamTimeoutMs, failures },
         advisories: advisories(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
       const protocol = ecosystemProtocol(firewall.ecosystem)
       if (protocol.reasonPhrase) await withReasonPhrase(request, () => protocol.handle(request))
       else await protocol.handle(request)
+      await logFailures()
     } catch (error) {
+      // Written before the 503 goes out, so the log holds it once the client has its answer.
+      if (error instanceof UpstreamUnavailable) failures.push(error)
+      await logFailures()
       if (!event.node.res.headersSent) sendError(exchange, error, requestId, firewallId)
       else event.node.res.destroy()
     }

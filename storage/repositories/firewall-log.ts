@@ -3,12 +3,18 @@ import type { FirewallLogEntry } from '../../server/firewall/log-query'
 import { keys } from './keys'
 
 /**
- * A firewall's decision log. Entries are appended by the registry proxy in the same transaction
- * as their events (EventLogRepository.appendDecision); this repository reads it in raw pages.
+ * A firewall's decision log. Decisions are appended by the registry proxy in the same transaction
+ * as their events (EventLogRepository.appendDecision); upstream failures, which never have events,
+ * are appended here on their own. This repository reads it in raw pages.
  * Filtering and paging for clients is a domain rule (server/firewall/log-page.ts).
  */
 export class FirewallLogRepository {
   constructor(private readonly backend: Backend) {}
+
+  /** Appends entries that carry no event (upstream failures, spec 6.1 rule 6). */
+  async appendWithoutEvents(ns: string, firewallId: string, entries: FirewallLogEntry[]): Promise<void> {
+    if (entries.length) await this.backend.logAppend(keys.firewallLog(ns, firewallId), entries)
+  }
 
   /** Up to `limit` entries strictly older than `before` (from the newest when null), newest first. */
   range(ns: string, firewallId: string, before: string | null, limit: number): Promise<LogEntry<FirewallLogEntry>[]> {

@@ -105,7 +105,7 @@ describe('upstreams', () => {
     expect(fromCache.code, fromCache.output).toBe(0)
   })
 
-  it('answers 503 with Retry-After when the upstream is stopped, and emits no event', async () => {
+  it('answers 503 with Retry-After when the upstream is stopped, logs the failure and emits no event', async () => {
     const eventsBefore = (await proxy.events()).length
     const logBefore = (await proxy.log('guarded')).length
     const result = await npmClient(proxy.registryUrl('guarded'), token).npm(['install', 'fw-never-seen'])
@@ -116,6 +116,10 @@ describe('upstreams', () => {
     expect(response.headers.get('retry-after')).toBe('10')
     expect(((await response.json()) as any).error).toContain('unavailable')
     expect((await proxy.events()).length).toBe(eventsBefore)
-    expect((await proxy.log('guarded')).length).toBe(logBefore)
+    // The log holds the failures as entries of their own (spec 6.1 rule 6), no decision.
+    const added = (await proxy.log('guarded')).slice(0, -logBefore || undefined)
+    expect(added.length).toBeGreaterThan(0)
+    expect(added.every((entry) => entry.outcome === 'upstream_error')).toBe(true)
+    expect(added.map((entry) => entry.request)).toContain(response.headers.get('x-request-id'))
   })
 })

@@ -5,7 +5,7 @@ import { verifyIntegrity } from '../../server/registry/upstream/integrity'
 import { vulnerableVersions } from '../../server/registry/npm/advisories'
 import { lookupOrder, publishTarget } from '../../server/registry/upstream/selection'
 import { artifactAuthorization, escapePackageName, upstreamAuthorization, upstreamUrl } from '../../server/registry/upstream/client'
-import { matchesLogFilter, type FirewallLogEntry } from '../../server/firewall/log-query'
+import { matchesLogFilter, type DecisionLogEntry } from '../../server/firewall/log-query'
 import { blockedMessage } from '../../server/registry/responses'
 import { Upstream } from '../../server/firewall/schema'
 import type { Decision } from '../../server/firewall/rules/evaluate'
@@ -74,7 +74,7 @@ describe('upstream credentials', () => {
 })
 
 describe('matchesLogFilter', () => {
-  const entry = { time: '2025-06-01T10:00:00.000Z', packageName: 'left-pad', blocked: true } as FirewallLogEntry
+  const entry = { time: '2025-06-01T10:00:00.000Z', packageName: 'left-pad', blocked: true } as DecisionLogEntry
   it.each([
     [{}, true],
     [{ since: '2025-06-01T10:00:00Z' }, true],

@@ -28,19 +28,33 @@ export async function firewallLogPage(req: DashboardRequest) {
   const blocked = q.get('blocked') === 'true' ? true : q.get('blocked') === 'false' ? false : undefined
   const filter = { since: instant(q.get('since'), 'since'), until: instant(q.get('until'), 'until'), packageName: q.get('packageName')?.trim() || undefined, blocked, requestId: q.get('requestId')?.trim() || undefined }
   const page = await queryFirewallLog(req.ctx, fw.id, { ...filter, limit: PAGE, cursor: q.get('cursor') })
-  const rows = page.entries.map((e) => [
-    time(e.time),
-    html`<strong>${e.packageName}</strong><span class="muted">@${e.version}</span>`,
-    e.blocked && e.rule
-      ? html`${status('blocked')} <a class="button small" href="${href('namespaces', ns, 'firewalls', fw.id, 'exception-requests', 'new')}?request=${encodeURIComponent(e.request)}">Request exception</a>`
-      : status(e.blocked ? 'blocked' : 'allowed'),
-    html`<span class="small">${e.outcome}</span>`,
-    e.rule ? html`<code>${e.rule}</code>` : html`<span class="muted">—</span>`,
-    e.exception ? html`<code>${e.exception}</code>` : '',
-    e.executionPhase,
-    html`<span class="small">${e.user}</span>`,
-    html`<span class="small">${e.message}</span>`,
-  ])
+  const rows = page.entries.map((e) =>
+    e.outcome === 'upstream_error'
+      ? [
+          time(e.time),
+          html`<code class="small">${e.method ?? ''} ${e.path ?? ''}</code>`,
+          status('upstream error'),
+          html`<span class="small">${e.outcome}</span>`,
+          html`<span class="muted">—</span>`,
+          '',
+          html`<span class="small">upstream <code>${e.upstream}</code></span>`,
+          html`<span class="small">${e.user}</span>`,
+          html`<span class="small">${e.message}</span>`,
+        ]
+      : [
+          time(e.time),
+          html`<strong>${e.packageName}</strong><span class="muted">@${e.version}</span>`,
+          e.blocked && e.rule
+            ? html`${status('blocked')} <a class="button small" href="${href('namespaces', ns, 'firewalls', fw.id, 'exception-requests', 'new')}?request=${encodeURIComponent(e.request)}">Request exception</a>`
+            : status(e.blocked ? 'blocked' : 'allowed'),
+          html`<span class="small">${e.outcome}</span>`,
+          e.rule ? html`<code>${e.rule}</code>` : html`<span class="muted">—</span>`,
+          e.exception ? html`<code>${e.exception}</code>` : '',
+          e.executionPhase,
+          html`<span class="small">${e.user}</span>`,
+          html`<span class="small">${e.message}</span>`,
+        ],
+  )
   const next = new URLSearchParams(q)
   if (page.nextCursor) next.set('cursor', page.nextCursor)
   const form = html`<form method="get" class="filters" action="${href('namespaces', ns, 'firewalls', fw.id, 'log')}">
@@ -55,7 +69,7 @@ export async function firewallLogPage(req: DashboardRequest) {
       </select></label>
       <div class="actions"><button class="button primary" type="submit">Filter</button> <a class="button subtle" href="${href('namespaces', ns, 'firewalls', fw.id, 'log')}">Clear</a></div>
     </form>`
-  const body = html`${heading(html`Log of ${fw.name}`, html`<a class="button" href="${href('namespaces', ns, 'firewalls', fw.id)}">Configuration</a>`, 'Every decision the firewall made, newest first.')}
+  const body = html`${heading(html`Log of ${fw.name}`, html`<a class="button" href="${href('namespaces', ns, 'firewalls', fw.id)}">Configuration</a>`, 'Every decision the firewall made, and every failed call to an upstream, newest first.')}
     ${card('Filters', form)}
     ${card('Decisions', html`${table('Decisions', ['Time', 'Package', 'Decision', 'Outcome', 'Rule', 'Exception', 'Phase', 'User', 'Message'], rows, 'No decisions match these filters.')}
       ${page.nextCursor ? html`<p><a class="button" href="?${next.toString()}">Older entries →</a></p>` : ''}`)}`

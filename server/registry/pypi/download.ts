@@ -11,7 +11,7 @@ import { fetchProjectList, fetchProjectPage, pypiAuthorization, type ProjectPage
 import { versionOfFile } from './paths'
 import { contentTypeOf, negotiateFormat, renderProject, renderRoot } from './render'
 import { RegistryError, sendBytes } from '../responses'
-import { callUpstream } from '../upstream/client'
+import { callUpstream, UpstreamUnavailable } from '../upstream/client'
 import { pypiUrl } from './endpoint'
 import { factUnreadable, fetchFactDocument } from '../fact-fetch'
 
@@ -45,7 +45,12 @@ export async function serveProject(request: ProxyRequest, project: string): Prom
 /** `GET simple/`: the union of the upstreams' project names. */
 export async function serveRoot(request: ProxyRequest): Promise<void> {
   const names = new Set<string>()
-  for (const upstream of request.firewall.upstreams) for (const name of (await fetchProjectList(request.scope, upstream).catch(() => null)) ?? []) names.add(name)
+  // An unreachable upstream leaves its names out of the union; its failure is still logged.
+  const unreachable = (error: unknown) => {
+    if (error instanceof UpstreamUnavailable) request.scope.failures?.push(error)
+    return null
+  }
+  for (const upstream of request.firewall.upstreams) for (const name of (await fetchProjectList(request.scope, upstream).catch(unreachable)) ?? []) names.add(name)
   const format = negotiateFormat(request.headers.accept)
   sendText(request, renderRoot([...names].sort(), request.baseUrl, format), contentTypeOf(format))
 }

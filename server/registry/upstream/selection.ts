@@ -8,6 +8,8 @@ export interface UpstreamScope {
   firewall: Firewall
   cache: RegistryCache
   timeoutMs?: number
+  /** Failed calls the request got past (a public upstream skipped); the handler logs them (upstream-failures.ts). */
+  failures?: UpstreamUnavailable[]
 }
 
 /**
@@ -37,6 +39,7 @@ export async function firstFound<T>(
       if (value !== null) return { value, upstream }
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable) || upstream.internal) throw error
+      scope.failures?.push(error)
       unavailable ??= error
     }
   }

@@ -1,0 +1,79 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startProxy, type ProxyHarness } from './harness'
+import { send, startLoopback, type Loopback } from '../support/loopback'
+import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
+import { freePort } from '../support/server'
+import { wheel } from '../fixtures/ecosystems/packages'
+
+/** Spec 6.1 rule 6: failed upstream calls are firewall log entries of their own, never events. */
+
+let proxy: ProxyHarness
+let broken: Loopback
+let pypi: PypiUpstream
+let token: string
+let closedPort: number
+
+beforeAll(async () => {
+  broken = await startLoopback((_req, res) => send(res, 500, 'upstream exploded'))
+  pypi = await startPypiUpstream()
+  const { filename, bytes } = wheel('fw-demo', '1.0')
+  pypi.add('fw-demo', filename, bytes)
+  closedPort = await freePort()
+  proxy = await startProxy({ backend: 'fs' })
+  await proxy.putFirewall('npm-500', { upstreams: [{ id: 'broken', endpoint: broken.url }] })
+  await proxy.putFirewall('npm-down', { upstreams: [{ id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}` }] })
+  await proxy.putFirewall('py-skip', { ecosystem: 'pypi', upstreams: [{ id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}/` }, { id: 'local', endpoint: pypi.url }] })
+  token = await proxy.token('owner')
+})
+
+afterAll(async () => {
+  await proxy?.close()
+  await broken?.close()
+  await pypi?.close()
+})
+
+const get = (url: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } })
+
+async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
+  for (let tries = 0; tries < 100; tries++) {
+    const value = await read()
+    if (value !== undefined) return value
+    await new Promise((r) => setTimeout(r, 50))
+  }
+  throw new Error('never appeared')
+}
+
+describe('upstream failures in the firewall log', () => {
+  it('records an upstream answering 500 as an upstream_error entry and no event', async () => {
+    const response = await get(`${proxy.registryUrl('npm-500')}left-pad`)
+    expect(response.status).toBe(503)
+    const requestId = response.headers.get('x-request-id')!
+    expect(await proxy.log('npm-500')).toMatchObject([
+      { outcome: 'upstream_error', blocked: false, firewall: 'npm-500', ecosystem: 'npm', upstream: 'broken', reason: 'status 500', request: requestId, user: 'owner', method: 'GET', path: '/registry/acme/npm-500/left-pad' },
+    ])
+    expect((await proxy.events()).filter((e) => JSON.stringify(e).includes(requestId))).toEqual([])
+    // The request id of the 503 finds it, and a package filter does not (it names no package).
+    expect(await proxy.log('npm-500', { requestId })).toHaveLength(1)
+    expect(await proxy.log('npm-500', { packageName: 'left-pad' })).toEqual([])
+  })
+
+  it('records a refused connection', async () => {
+    const response = await get(`${proxy.registryUrl('npm-down')}left-pad`)
+    expect(response.status).toBe(503)
+    const [entry] = await proxy.log('npm-down')
+    expect(entry).toMatchObject({ outcome: 'upstream_error', upstream: 'nobody', request: response.headers.get('x-request-id') })
+    expect((entry as { reason: string }).reason).toMatch(/ECONNREFUSED/)
+  })
+
+  it('records a public upstream skipped on the way to one that answered', async () => {
+    const response = await get(`${proxy.registryUrl('py-skip')}simple/fw-demo/`)
+    expect(response.status).toBe(200)
+    const requestId = response.headers.get('x-request-id')!
+    // Written after the answer went out (the request did not fail): read until it is there.
+    const entries = await eventually(async () => {
+      const found = await proxy.log('py-skip', { requestId })
+      return found.length ? found : undefined
+    })
+    expect(entries).toMatchObject([{ outcome: 'upstream_error', upstream: 'nobody', ecosystem: 'pypi' }])
+  })
+})
