@@ -6,7 +6,7 @@ import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { recordAudit } from '../http/audit'
-import { toProblem } from '../http/problem'
+import { toProblem, type Problem } from '../http/problem'
 import { enforceTokenRateLimit, openRequest } from '../http/edge'
 import { logger } from '../app/logger'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
@@ -27,8 +27,11 @@ export interface DashboardRequest {
   flash?: Flash
 }
 
-/** What an action answers: a redirect (post-redirect-get) or a page rendered in place. */
-export type ActionResult = { redirect: string; flash?: string } | { page: Html; status?: number }
+/**
+ * What an action answers: a redirect (post-redirect-get) or a page rendered in place; a page
+ * with a `problem` is a refused form shown again with its errors (audited as a failure).
+ */
+export type ActionResult = { redirect: string; flash?: string } | { page: Html; status?: number; problem?: Problem }
 
 export interface AuditSpec {
   action: string
@@ -147,7 +150,8 @@ export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form
       }
       status = result.status ?? 200
       // A form shown again with its errors is a refused action, audited as one.
-      if (status >= 400) failure = { message: 'the form has invalid fields' }
+      if (result.problem) failure = { message: result.problem.detail, permission: result.problem.permission }
+      else if (status >= 400) failure = { message: 'the form has invalid fields' }
       return sendHtml(event, result.page, status)
     } catch (error) {
       const { problem } = toProblem(error)

@@ -6,6 +6,12 @@ import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from 
 import { createExceptionRequestAction, newExceptionRequestPage } from './pages/exception-request-new'
 import { firewallQueuePage, namespaceQueuePage } from './pages/exception-requests'
 import { firewallPage, removeException } from './pages/firewall'
+import { createFirewallAction, newFirewallPage } from './pages/firewall-new'
+import { cloneAction, deleteFirewallAction, saveSettingsAction, settingsPage } from './pages/firewall-settings'
+import { deleteRuleAction, editRulePage, newRulePage, ruleDraftPage, saveRuleAction } from './pages/rule-edit'
+import { editExceptionPage, newExceptionPage, saveExceptionAction } from './pages/exception-edit'
+import { deleteUpstreamAction, editUpstreamPage, newUpstreamPage, saveUpstreamAction } from './pages/upstream-edit'
+import { permissionsPage, savePermissionsAction } from './pages/permissions-edit'
 import { firewallLogPage } from './pages/firewall-log'
 import { firewallsPage } from './pages/firewalls'
 import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
@@ -32,7 +38,16 @@ const audit = (name: string, resourceType: string, key: string) => ({ action: na
 const pages: [string, EventHandler][] = [
   [NS, defineEventHandler((event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302))],
   [`${NS}/firewalls`, page(firewallsPage)],
+  [`${NS}/firewalls/new`, page(newFirewallPage)],
   [FW, page(firewallPage)],
+  [`${FW}/settings`, page(settingsPage)],
+  [`${FW}/permissions`, page(permissionsPage)],
+  [`${FW}/rules/new`, page(newRulePage)],
+  [`${FW}/rules/:ruleId/edit`, page(editRulePage)],
+  [`${FW}/exceptions/new`, page(newExceptionPage)],
+  [`${FW}/exceptions/:exceptionId/edit`, page(editExceptionPage)],
+  [`${FW}/upstreams/new`, page(newUpstreamPage)],
+  [`${FW}/upstreams/:upstreamId/edit`, page(editUpstreamPage)],
   [`${FW}/history`, page(historyPage)],
   [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
   [`${FW}/log`, page(firewallLogPage)],
@@ -53,6 +68,17 @@ const pages: [string, EventHandler][] = [
 ]
 
 const actions: [string, EventHandler][] = [
+  [`${NS}/firewalls`, action(audit('firewall.put', 'firewall', 'fw'), createFirewallAction)],
+  [`${FW}/settings`, action(audit('firewall.put', 'firewall', 'fw'), saveSettingsAction)],
+  [`${FW}/permissions`, action(audit('firewall.put', 'firewall', 'fw'), savePermissionsAction)],
+  [`${FW}/clone`, action(audit('firewall.clone', 'firewall', 'fw'), cloneAction)],
+  [`${FW}/delete`, action(audit('firewall.delete', 'firewall', 'fw'), deleteFirewallAction)],
+  [`${FW}/rules`, action(audit('firewall.rule.upsert', 'firewall', 'fw'), saveRuleAction)],
+  [`${FW}/rules/draft`, page(ruleDraftPage)],
+  [`${FW}/rules/:ruleId/delete`, action(audit('firewall.rule.delete', 'firewall', 'fw'), deleteRuleAction)],
+  [`${FW}/exceptions`, action(audit('firewall.exception.upsert', 'firewall', 'fw'), saveExceptionAction)],
+  [`${FW}/upstreams`, action(audit('firewall.put', 'firewall', 'fw'), saveUpstreamAction)],
+  [`${FW}/upstreams/:upstreamId/delete`, action(audit('firewall.put', 'firewall', 'fw'), deleteUpstreamAction)],
   [`${FW}/versions/:version/rollback`, action(audit('firewall.rollback', 'firewall', 'fw'), rollbackAction)],
   [`${FW}/exceptions/:exceptionId/delete`, action(audit('firewall.exception.delete', 'firewall', 'fw'), removeException)],
   [`${FW}/exception-requests/new`, action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction)],

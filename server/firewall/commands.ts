@@ -113,6 +113,12 @@ export async function putFirewall(ctx: CallContext, id: string, body: FirewallIn
   }
   requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   if (ifMatch !== undefined) checkVersion(null, ifMatch)
+  return createNewFirewall(ctx, id, body)
+}
+
+/** Creates a firewall; 409 when the id is taken (the dashboard's "new firewall", which must not replace one). */
+export async function createNewFirewall(ctx: CallContext, id: string, body: FirewallInput): Promise<FirewallWrite> {
+  requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   const { input, unrestored } = restoreRedacted(body, null)
   refuseUnrestored(unrestored)
   await validateReferences(ctx.services, ctx.ns, id, input, null, readableBy(ctx))

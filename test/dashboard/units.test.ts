@@ -7,6 +7,8 @@ import type { Box } from '../../server/dashboard/diagram/layout'
 import { html } from '../../server/dashboard/html'
 import { diffLines, hunks } from '../../server/dashboard/line-diff'
 import { MACHINE_CATALOG } from '../../server/dashboard/machine-catalog'
+import { Form } from '../../server/dashboard/request'
+import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../../server/dashboard/selector-builder'
 
 /** Pure parts of the dashboard: escaping, the line diff and the machine drawings. */
 
@@ -98,5 +100,37 @@ describe('machine diagrams', () => {
       for (const other of labels.slice(i + 1)) expect(overlap(label, other)).toBe(false)
       for (const box of leaves) expect(overlap(label, box)).toBe(false)
     }
+  })
+})
+
+describe('selector builder', () => {
+  const nested = { function: { name: 'any' as const, selectors: [
+    { function: { name: 'packageName' as const, patterns: ['a-*', 'b'] } },
+    { function: { name: 'not' as const, selector: { function: { name: 'vulnerability' as const, minSeverity: 'high' as const, minCvss: 7.5 } } } },
+  ] } }
+
+  it('turns a selector into fields and back without loss', () => {
+    const form = new Form(new URLSearchParams())
+    expect(selectorOf(draftOf(nested))).toEqual(nested)
+    expect(selectorOf(readDraft(form))).toEqual({ function: { name: '' } })
+    const posted = new Form(new URLSearchParams([['s.name', 'all'], ['s.0.name', 'minimumAge'], ['s.0.duration', ' 7d '], ['s.0.patterns', 'ignored'], ['s.1.name', 'license'], ['s.1.licenseSet', 'ls-oss'], ['s.1.mode', 'deny']]))
+    expect(selectorOf(readDraft(posted))).toEqual({ function: { name: 'all', selectors: [{ function: { name: 'minimumAge', duration: '7d' } }, { function: { name: 'license', licenseSet: 'ls-oss', mode: 'deny' } }] } })
+  })
+
+  it('adds and removes conditions by path, ignoring malformed intents', () => {
+    const draft = draftOf(nested)
+    expect(applyIntent(draft, 'add:s').children).toHaveLength(3)
+    expect(applyIntent(draft, 'remove:s.0').children.map((c) => c.name)).toEqual(['not'])
+    expect(applyIntent(draft, 'add:s.1').children[1].children).toHaveLength(2)
+    expect(applyIntent(draft, 'remove:s.__proto__')).toEqual(draft)
+    expect(applyIntent(draft, 'add:s.9.9')).toEqual(draft)
+  })
+
+  it('places API error paths on the fields that show them', () => {
+    expect(selectorField('selector.function.selectors[1].function.selector.function.minCvss')).toBe('s.1.0.minCvss')
+    expect(selectorField('rules[4].selector.function.patterns[2]')).toBe('s.patterns')
+    expect(selectorField('selector.function.selectors[0]')).toBe('s.0.name')
+    expect(selectorField('selector.function.selectors')).toBe('s.name')
+    expect(selectorField('description')).toBeUndefined()
   })
 })

@@ -60,4 +60,40 @@
       if (status) status.textContent = 'reconnecting…'
     })
   })
+
+  // Rule selector builders: the JSON preview follows the fields. Same names and reading as the
+  // server's selector-builder.ts (readDraft + selectorOf); the table comes from the page.
+  function readNode(form, path, functions) {
+    var field = function (name) {
+      var el = form.elements.namedItem(path + '.' + name)
+      return el ? el.value : undefined
+    }
+    var name = field('name') || ''
+    var fn = { name: name }
+    var entry = Object.prototype.hasOwnProperty.call(functions, name) ? functions[name] : null
+    if (!entry) return { function: fn }
+    entry.args.forEach(function (arg) {
+      var value = (field(arg) || '').trim()
+      if (arg === 'patterns') fn.patterns = value.split(/[\s,]+/).filter(Boolean)
+      else if (arg === 'minSeverity') { if (value) fn.minSeverity = value }
+      else if (arg === 'minCvss') { if (value) fn.minCvss = Number(value) }
+      else fn[arg] = value
+    })
+    var children = []
+    for (var i = 0; i < 50 && field(i + '.name') !== undefined; i++) children.push(readNode(form, path + '.' + i, functions))
+    if (entry.children === 'many') fn.selectors = children
+    if (entry.children === 'one' && children[0]) fn.selector = children[0]
+    return { function: fn }
+  }
+
+  document.querySelectorAll('[data-selector-builder]').forEach(function (builder) {
+    var form = builder.closest('form')
+    var preview = builder.querySelector('[data-selector-json]')
+    var functions = JSON.parse(builder.getAttribute('data-selector-functions'))
+    var root = builder.getAttribute('data-selector-builder')
+    if (!form || !preview) return
+    var update = function () { preview.textContent = JSON.stringify(readNode(form, root, functions), null, 2) }
+    form.addEventListener('input', update)
+    form.addEventListener('change', update)
+  })
 })()

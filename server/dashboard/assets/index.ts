@@ -3,6 +3,7 @@ import { setResponseHeader, setResponseStatus, getRequestHeader, type H3Event } 
 import css from './dashboard.css'
 import js from 'raw:./dashboard.js'
 import { MACHINE_SVG_STYLE } from '../diagram/svg'
+import { SELECTOR_BUILDER_STYLE } from '../selector-builder'
 
 /**
  * The dashboard's only stylesheet and script, bundled as text by Nitro's raw loader, answered
@@ -12,7 +13,7 @@ import { MACHINE_SVG_STYLE } from '../diagram/svg'
  */
 const ASSETS = new Map(
   [
-    ['dashboard.css', 'text/css; charset=utf-8', `${css}\n/* machine diagrams */${MACHINE_SVG_STYLE}`],
+    ['dashboard.css', 'text/css; charset=utf-8', `${css}\n/* machine diagrams */${MACHINE_SVG_STYLE}\n/* rule selector builder */${SELECTOR_BUILDER_STYLE}`],
     ['dashboard.js', 'text/javascript; charset=utf-8', js],
   ].map(([name, type, body]) => [name, { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }] as const),
 )

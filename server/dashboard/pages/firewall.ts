@@ -1,7 +1,7 @@
 import { firewallPermissions } from '../../auth/permissions'
 import { deleteMember } from '../../firewall/commands'
 import { getFirewall } from '../../firewall/queries'
-import type { Exception, Firewall, Rule } from '../../firewall/schema'
+import type { Exception, Firewall, FirewallPermission, Rule } from '../../firewall/schema'
 import { card, facts, heading, postButton, status, table } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
@@ -31,9 +31,9 @@ export function expiry(expires: string | undefined, now: number): Html {
   return html`${time(expires)} <span class="small muted">(in ${days >= 1 ? `${days} d` : `${hours} h`})</span>`
 }
 
-function rulesTable(rules: Rule[]) {
-  return table('Rules', ['Rule', 'Phase', 'Selector', 'Effect', 'Description'], rules.map((rule) => [
-    html`<code>${rule.id}</code>`,
+function rulesTable(viewer: Viewer, fw: Firewall, canEdit: boolean) {
+  return table('Rules', ['Rule', 'Phase', 'Selector', 'Effect', 'Description'], fw.rules.map((rule) => [
+    canEdit ? html`<a href="${fwPath(viewer.ns, fw.id, 'rules', rule.id, 'edit')}" title="Edit rule ${rule.id}"><code>${rule.id}</code></a>` : html`<code>${rule.id}</code>`,
     rule.executionPhase,
     html`<details><summary><code>${selectorSummary(rule.selector)}</code></summary><pre class="code">${JSON.stringify(rule.selector, null, 2)}</pre></details>`,
     html`${rule.ruleEffect.block ? status('blocked') : html`<span class="pill muted">allow</span>`} ${rule.ruleEffect.log ? html`<span class="pill muted">log</span>` : ''}`,
@@ -43,7 +43,7 @@ function rulesTable(rules: Rule[]) {
 
 function exceptionsTable(viewer: Viewer, fw: Firewall, canEdit: boolean, now: number) {
   return table('Exceptions', ['Exception', 'Rule', 'Package', 'Reason', 'Expires', 'Notes', ...(canEdit ? [''] : [])], fw.exceptions.map((ex: Exception) => [
-    html`<code>${ex.id}</code>`,
+    canEdit ? html`<a href="${fwPath(viewer.ns, fw.id, 'exceptions', ex.id, 'edit')}" title="Edit exception ${ex.id}"><code>${ex.id}</code></a>` : html`<code>${ex.id}</code>`,
     html`<code>${ex.rule}</code>`,
     html`${ex.selector.packageName}${ex.selector.version ? html`<span class="muted">@${ex.selector.version}</span>` : ''}`,
     ex.reason ?? '',
@@ -58,11 +58,14 @@ export async function firewallPage(req: DashboardRequest) {
   const fw = await getFirewall(req.ctx, req.params.fw)
   const held = firewallPermissions(principal, fw)
   const now = req.services.clock.now()
-  const links = html`<a class="button" href="${fwPath(ns, fw.id, 'history')}">History</a>
+  const may = (permission: FirewallPermission) => held.has(permission)
+  const add = (permission: FirewallPermission, path: string, label: string) => (may(permission) ? html`<p class="actions"><a class="button small" href="${fwPath(ns, fw.id, ...path.split('/'))}">${label}</a></p>` : '')
+  const links = html`${[...held].some((p) => p.startsWith('fw:update:') || p === 'fw:clone' || p === 'fw:delete') ? html`<a class="button" href="${fwPath(ns, fw.id, 'settings')}">Settings</a>` : ''}
+    <a class="button" href="${fwPath(ns, fw.id, 'history')}">History</a>
     <a class="button" href="${fwPath(ns, fw.id, 'log')}">Log</a>
     <a class="button" href="${fwPath(ns, fw.id, 'exception-requests')}">Exception requests</a>`
   const upstreams = table('Upstreams', ['Upstream', 'Endpoint', 'Internal', 'Cached', 'Credentials'], fw.upstreams.map((u) => [
-    html`<code>${u.id}</code>`, html`<span class="break">${u.endpoint}</span>`, u.internal ? 'yes' : 'no', u.cached ? 'yes' : 'no',
+    may('fw:update:config') || may('fw:update:credentials') ? html`<a href="${fwPath(ns, fw.id, 'upstreams', u.id, 'edit')}" title="Edit upstream ${u.id}"><code>${u.id}</code></a>` : html`<code>${u.id}</code>`, html`<span class="break">${u.endpoint}</span>`, u.internal ? 'yes' : 'no', u.cached ? 'yes' : 'no',
     u.credentials ? html`<span class="muted">${Object.keys(u.credentials).join(', ')} (redacted)</span>` : html`<span class="muted">none</span>`,
   ]), 'No upstreams.')
   const permissions = table('Permissions', ['Principal', 'Permissions'], Object.entries(fw.permissions).map(([key, perms]) => [html`<code>${key}</code>`, perms.join(', ')]), 'No permission entries.')
@@ -76,10 +79,10 @@ export async function firewallPage(req: DashboardRequest) {
       ['Extends', fw.extends.length ? fw.extends.join(', ') : html`<span class="muted">—</span>`],
       ['Your permissions', [...held].join(', ')],
     ]))}
-    ${card(`Rules (${fw.rules.length})`, rulesTable(fw.rules), 'rules')}
-    ${card(`Exceptions (${fw.exceptions.length})`, exceptionsTable(req.viewer, fw, held.has('fw:update:exception'), now), 'exceptions')}
-    ${card('Upstreams', upstreams, 'upstreams')}
-    ${card('Permissions', permissions, 'permissions')}`
+    ${card(`Rules (${fw.rules.length})`, html`${rulesTable(req.viewer, fw, may('fw:update:rule'))}${add('fw:update:rule', 'rules/new', 'Add rule')}`, 'rules')}
+    ${card(`Exceptions (${fw.exceptions.length})`, html`${exceptionsTable(req.viewer, fw, may('fw:update:exception'), now)}${add('fw:update:exception', 'exceptions/new', 'Add exception')}`, 'exceptions')}
+    ${card('Upstreams', html`${upstreams}${add('fw:update:config', 'upstreams/new', 'Add upstream')}`, 'upstreams')}
+    ${card('Permissions', html`${permissions}${add('fw:update:config', 'permissions', 'Edit permissions')}`, 'permissions')}`
   return layout({ title: fw.name, section: 'firewalls', viewer: req.viewer, flash: req.flash, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')]], body })
 }
 

@@ -1,4 +1,4 @@
-import { firewallPermissions } from '../../auth/permissions'
+import { firewallPermissions, hasNamespacePermission } from '../../auth/permissions'
 import { listFirewalls } from '../../firewall/queries'
 import { heading, table } from '../components'
 import type { DashboardRequest } from '../handler'
@@ -21,7 +21,8 @@ export async function firewallsPage(req: DashboardRequest) {
       html`<span class="small muted">${held.join(', ')}</span>`,
     ]
   })
-  const body = html`${heading('Firewalls', '', `${firewalls.length} firewall${firewalls.length === 1 ? '' : 's'} you can read in ${ns}`)}
+  const create = hasNamespacePermission(principal, 'ns:firewalls:create') ? html`<a class="button primary" href="${href('namespaces', ns, 'firewalls', 'new')}">New firewall</a>` : ''
+  const body = html`${heading('Firewalls', create, `${firewalls.length} firewall${firewalls.length === 1 ? '' : 's'} you can read in ${ns}`)}
     <section class="card">${table('Firewalls', ['Firewall', 'Ecosystem', 'Version', 'Rules', 'Exceptions', 'Updated', 'Your permissions'], rows, 'No firewall you can read yet.')}</section>`
   return layout({ title: 'Firewalls', section: 'firewalls', viewer: req.viewer, flash: req.flash, body })
 }
