@@ -18,31 +18,56 @@ function versionParam(value: string | null | undefined, fallback: number, max: n
   return Number.isInteger(n) && n >= 1 && n <= max ? n : fallback
 }
 
-/** `/namespaces/{ns}/firewalls/{fw}/history?from=&to=` */
+/** Versions listed per page of the history. */
+export const HISTORY_PAGE = 20
+
+/**
+ * `/namespaces/{ns}/firewalls/{fw}/history?from=&to=&before=`: the diff between two versions
+ * first (the compare form and the row links land on it), then the version list, a page of
+ * `HISTORY_PAGE` at a time (`before`: list versions older than this one).
+ */
 export async function historyPage(req: DashboardRequest) {
   const { ns, principal } = req.viewer
   const fw = await getFirewall(req.ctx, req.params.fw)
-  const entries = await firewallHistory(req.ctx, fw.id, 200)
+  const beforeParam = Number(req.query.get('before'))
+  const before = Number.isInteger(beforeParam) && beforeParam > 1 && beforeParam <= fw.version ? beforeParam : undefined
+  const entries = await firewallHistory(req.ctx, fw.id, HISTORY_PAGE, before)
   const to = versionParam(req.query.get('to'), fw.version, fw.version)
   const from = versionParam(req.query.get('from'), Math.max(1, to - 1), fw.version)
-  const [before, after] = await Promise.all([firewallVersion(req.ctx, fw.id, from), firewallVersion(req.ctx, fw.id, to)])
+  const [beforeVersion, after] = await Promise.all([firewallVersion(req.ctx, fw.id, from), firewallVersion(req.ctx, fw.id, to)])
   const mayRollBack = canOnFirewall(principal, fw, 'fw:update:config')
+  const link = (params: { from?: number; to?: number; before?: number }) => {
+    const search = new URLSearchParams()
+    for (const [key, value] of Object.entries(params)) if (value !== undefined) search.set(key, String(value))
+    return `${fwPath(ns, fw.id, 'history')}?${search}`
+  }
   const rows = entries.map((entry) => [
     html`<strong>v${entry.version}</strong>${entry.version === fw.version ? html` <span class="pill ok">current</span>` : ''}`,
     time(entry.updatedAt),
     entry.actor?.userId ?? html`<span class="muted">system</span>`,
     entry.summary,
     html`<label class="choice"><input type="radio" name="from" value="${entry.version}" form="compare"${entry.version === from ? ' checked' : ''}> from</label>
-      <label class="choice"><input type="radio" name="to" value="${entry.version}" form="compare"${entry.version === to ? ' checked' : ''}> to</label>`,
+      <label class="choice"><input type="radio" name="to" value="${entry.version}" form="compare"${entry.version === to ? ' checked' : ''}> to</label>
+      ${entry.version > 1 ? html`<a class="small" href="${link({ from: entry.version - 1, to: entry.version, before })}#diff">changes in v${entry.version}</a>` : ''}`,
     mayRollBack && entry.version !== fw.version ? html`<a class="button small" href="${fwPath(ns, fw.id, 'versions', entry.version, 'rollback')}">Roll back to v${entry.version}</a>` : '',
   ])
+  const oldest = entries.at(-1)?.version
+  const newest = entries[0]?.version
+  const newer = newest !== undefined && newest < fw.version ? Math.min(fw.version + 1, newest + HISTORY_PAGE + 1) : undefined
+  const pager = html`<nav class="pager actions" aria-label="Version pages">
+      ${newer !== undefined ? html`<a class="button small" href="${link({ from, to, before: newer > fw.version ? undefined : newer })}" rel="prev">Newer versions</a>` : ''}
+      <span class="small muted">v${newest ?? '-'} to v${oldest ?? '-'} of ${fw.version}</span>
+      ${oldest !== undefined && oldest > 1 && entries.length === HISTORY_PAGE ? html`<a class="button small" href="${link({ from, to, before: oldest })}" rel="next">Older versions</a>` : ''}
+    </nav>`
   const body = html`${heading(html`History of ${fw.name}`, html`<a class="button" href="${fwPath(ns, fw.id)}">Configuration</a>`, html`<code>${fw.id}</code> · current version <strong data-testid="fw-version">${fw.version}</strong>`)}
-    ${card('Versions', html`<form id="compare" method="get" action="${fwPath(ns, fw.id, 'history')}" class="toolbar">
-        <p class="small muted">Pick a “from” and a “to” version, then compare.</p>
+    ${card(`Diff v${from} → v${to}`, diffView(beforeVersion, after, [`v${from}`, `v${to}`]), 'diff')}
+    ${card('Versions', html`<form id="compare" method="get" action="${fwPath(ns, fw.id, 'history')}#diff" class="toolbar">
+        ${before !== undefined ? html`<input type="hidden" name="before" value="${before}">` : ''}
+        <p class="small muted">Pick a “from” and a “to” version, then compare; the diff shows above.</p>
         <button class="button primary" type="submit">Compare</button>
       </form>
-      ${table('Versions', ['Version', 'Updated', 'By', 'Change', 'Compare', ''], rows)}`)}
-    ${card(`Diff v${from} → v${to}`, diffView(before, after, [`v${from}`, `v${to}`]), 'diff')}`
+      ${table('Versions', ['Version', 'Updated', 'By', 'Change', 'Compare', ''], rows)}
+      ${pager}`, 'versions')}`
   return layout({ title: `History of ${fw.name}`, section: 'firewalls', viewer: req.viewer, flash: req.flash, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')], [fw.name, fwPath(ns, fw.id)]], body })
 }
 
