@@ -41,8 +41,11 @@ describe('dashboard flows', () => {
     await page.getByRole('link', { name: request.id }).click()
     expect(new URL(page.url()).pathname).toBe(`/namespaces/${NS}/firewalls/main/exception-requests/${request.id}`)
     expect(await page.getByTestId('request-status').textContent()).toContain('pending')
-    const edited = { id: 'ex-left-pad-reviewed', rule: 'min-age', selector: { packageName: 'left-pad', version: '1.0.0' }, expires: '2031-06-30T00:00:00Z', reason: 'accepted_risk' }
-    await page.getByLabel(/Exception to add/).fill(JSON.stringify(edited, null, 2))
+    // The proposal is in the fields; the reviewer narrows it.
+    expect(await page.getByLabel('Package name').inputValue()).toBe('left-pad')
+    await page.getByLabel('Exception id').fill('ex-left-pad-reviewed')
+    await page.getByLabel('Expires (UTC)').fill('2031-06-30T00:00')
+    await page.getByLabel('Reason').selectOption('accepted_risk')
     await page.getByLabel('Comment for the requester').fill('Fine until mid 2031')
     await page.getByRole('button', { name: 'Approve and add exception' }).click()
     expect(await page.getByRole('status').first().textContent()).toContain('Exception ex-left-pad-reviewed was added')

@@ -1,6 +1,9 @@
 import { exceptionRequestMachine } from '../../../machines/exception-request.machine'
-import { invalid } from '../../common/errors'
-import { ApproveBody, approveExceptionRequest, denyExceptionRequest, getExceptionRequest, withdrawExceptionRequest } from '../../exception-requests'
+import { ApproveBody, approveExceptionRequest, denyExceptionRequest, getExceptionRequest, withdrawExceptionRequest, type ExceptionRequestView } from '../../exception-requests'
+import { getFirewall } from '../../firewall/queries'
+import type { Exception } from '../../firewall/schema'
+import { exceptionField, exceptionFields, exceptionOf, exceptionValuesFrom, exceptionValuesOf, sameException, type ExceptionValues } from '../exception-fields'
+import { errorSummary, NO_ERRORS, orInPlace, textareaField, type FormErrors } from '../forms'
 import { card, facts, heading, json, status } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time } from '../html'
@@ -17,19 +20,36 @@ import type { Form } from '../request'
 
 const requestPath = (ns: string, fw: string, id: string, ...rest: string[]) => href('namespaces', ns, 'firewalls', fw, 'exception-requests', id, ...rest)
 
-export async function exceptionRequestPage(req: DashboardRequest) {
+/** The approve form: the proposal in fields; unchanged, it approves the proposal as is (CONTRACT section 8). */
+async function approveCard(req: DashboardRequest, request: ExceptionRequestView, values: ExceptionValues, errors: FormErrors) {
+  const base = requestPath(req.viewer.ns, req.params.fw, request.id)
+  const ruleIds = await firewallRuleIds(req)
+  return card('Approve', html`<form method="post" action="${base}/approve" class="stack" novalidate>
+    ${csrfField(req.viewer)}
+    ${errorSummary(errors)}
+    <p class="small muted">The exception to add, filled in from the proposal. Narrow the package, version or expiry if needed; approving it unchanged approves the proposal as is.</p>
+    ${exceptionFields(errors, values, ruleIds, true)}
+    ${textareaField(errors, { label: 'Comment for the requester', name: 'comment', rows: 2 })}
+    <div class="actions"><button class="button primary" type="submit">Approve and add exception</button></div>
+  </form>`, 'approve')
+}
+
+/** Rule ids of the firewall (the request's rule is added by the fields when it is not among them). */
+async function firewallRuleIds(req: DashboardRequest): Promise<string[]> {
+  try {
+    return (await getFirewall(req.ctx, req.params.fw)).rules.map((rule) => rule.id)
+  } catch {
+    return [] // a requester without fw:read sees no approve form anyway
+  }
+}
+
+export async function exceptionRequestPage(req: DashboardRequest, approval?: { values: ExceptionValues; errors: FormErrors }) {
   const { ns } = req.viewer
   const { fw, id } = req.params
   const request = await getExceptionRequest(req.ctx, fw, id)
   const base = requestPath(ns, fw, id)
   const approve = request.canApprove
-    ? card('Approve', html`<form method="post" action="${base}/approve" class="stack">
-        ${csrfField(req.viewer)}
-        <label>Exception to add (JSON; edit it to narrow the package, version or expiry)
-          <textarea name="exception" rows="12" class="mono" spellcheck="false" required>${JSON.stringify(request.proposedException, null, 2)}</textarea></label>
-        <label>Comment for the requester <textarea name="comment" rows="2"></textarea></label>
-        <div class="actions"><button class="button primary" type="submit">Approve and add exception</button></div>
-      </form>`, 'approve')
+    ? await approveCard(req, request, approval?.values ?? exceptionValuesOf(request.proposedException), approval?.errors ?? NO_ERRORS)
     : ''
   const deny = request.canDeny
     ? card('Deny', html`<form method="post" action="${base}/deny" class="stack">
@@ -54,24 +74,30 @@ export async function exceptionRequestPage(req: DashboardRequest) {
       <div>${card('Decision', decided)}
       ${card('State machine', await liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}</div>
     </div>
+    ${approval && !request.canApprove ? errorSummary(approval.errors) : ''}
     <div class="grid two">${approve}<div>${deny}${withdraw}</div></div>`
   return layout({ title: `Request ${request.id}`, section: 'requests', viewer: req.viewer, flash: req.flash, crumbs: [['Exception requests', href('namespaces', ns, 'exception-requests')], [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')]], body })
 }
 
-function parseException(text: string | undefined): unknown {
-  try {
-    return JSON.parse(text ?? '')
-  } catch {
-    throw invalid('invalid_json', 'the exception is not valid JSON', [{ path: 'exception', message: 'not valid JSON' }])
-  }
-}
-
+/**
+ * POST `.../approve`. Without exception fields (an API-like post) or with the proposal
+ * unchanged, no `exception` is sent and the proposal is approved as it stands; otherwise the
+ * edited exception is. The domain checks the permission before it judges the exception.
+ */
 export async function approveAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const { fw, id } = req.params
-  const body = ApproveBody.parse({ exception: parseException(form.get('exception')), ...(form.text('comment') ? { comment: form.text('comment') } : {}) })
-  const result = await approveExceptionRequest(req.ctx, fw, id, body)
-  const also = result.alsoApproved.length ? ` Also approved: ${result.alsoApproved.join(', ')}.` : ''
-  return { redirect: requestPath(req.viewer.ns, fw, id), flash: `Approved. Exception ${result.exception.id} was added to ${fw}.${also}` }
+  const request = await getExceptionRequest(req.ctx, fw, id)
+  const submitted = form.get('id') !== undefined ? exceptionValuesFrom(form) : undefined
+  const edited = submitted && !sameException(submitted, request.proposedException) ? exceptionOf(submitted) : undefined
+  return orInPlace(async () => {
+    const comment = ApproveBody.shape.comment.parse(form.text('comment'))
+    const result = await approveExceptionRequest(req.ctx, fw, id, { ...(edited ? { exception: edited as Exception } : {}), ...(comment ? { comment } : {}) })
+    const also = result.alsoApproved.length ? ` Also approved: ${result.alsoApproved.join(', ')}.` : ''
+    const how = edited ? 'with your changes' : 'as proposed'
+    return { redirect: requestPath(req.viewer.ns, fw, id), flash: `Approved ${how}. Exception ${result.exception.id} was added to ${fw}.${also}` }
+  }, exceptionField, async (errors) => {
+    return exceptionRequestPage(req, { values: submitted ?? exceptionValuesOf(request.proposedException), errors })
+  })
 }
 
 export async function denyAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
