@@ -76,6 +76,26 @@ describe('webhook API', () => {
     expect(res.status).toBe(201)
   })
 
+  it('refuses an empty eventTypes with 400 listing the families to subscribe to', async () => {
+    const res = await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), eventTypes: [] })
+    expect(res.status).toBe(400)
+    expect(res.body.errors).toHaveLength(1)
+    expect(res.body.errors[0].path).toBe('eventTypes')
+    for (const family of ['firewall.*', 'audit.*', 'config.*', 'package.*', 'exception-request.*']) expect(res.body.errors[0].message).toContain(family)
+    const created = (await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), id: 'hook-empty' })).body
+    const update = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, { ...base(), eventTypes: [] })
+    expect(update.status).toBe(400)
+    expect((await h.api('GET', `/v1/${NS}/webhooks/${created.id}`)).body.eventTypes).toEqual(base().eventTypes)
+  })
+
+  it('names WEBHOOK_ALLOWED_NETWORKS when it refuses a URL that is not public', async () => {
+    const res = await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), url: 'http://10.1.2.3/hook' })
+    expect(res.status).toBe(400)
+    expect(res.body.code).toBe('url_not_public')
+    expect(res.body.detail).toContain('WEBHOOK_ALLOWED_NETWORKS')
+    expect(res.body.errors).toMatchObject([{ path: 'url', message: expect.stringContaining('WEBHOOK_ALLOWED_NETWORKS') }])
+  })
+
   it('rejects an unknown firewall; a deleted one stops matching and does not block later edits', async () => {
     const unknown = await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), firewalls: ['main', 'ghost'] })
     expect(unknown.status).toBe(400)

@@ -37,6 +37,7 @@ describe('validateEventTypes', () => {
 
   it('rejects a non-array and non-string entries', () => {
     expect(validateEventTypes('firewall.*')).toEqual([{ path: 'eventTypes', message: expect.any(String) }])
+    expect(validateEventTypes([])).toEqual([{ path: 'eventTypes', message: expect.stringContaining('exception-request.*') }])
     expect(validateEventTypes([42])[0].path).toBe('eventTypes[0]')
   })
 })

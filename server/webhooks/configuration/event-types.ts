@@ -19,11 +19,16 @@ const SEGMENT = /^[a-z0-9][a-z0-9_-]*$/
 
 /**
  * Checks a webhook's `eventTypes` against spec 6.1 rules 1-4; returns one error per bad entry
- * with a path like `eventTypes[2]` (empty array = valid).
+ * with a path like `eventTypes[2]`; an empty array is refused as a whole, naming the families.
  * @example validateEventTypes(['firewall.*', '*']) // [{ path: 'eventTypes[1]', message: ... }]
  */
 export function validateEventTypes(eventTypes: unknown): FieldError[] {
   if (!Array.isArray(eventTypes)) return [{ path: 'eventTypes', message: 'must be an array of strings' }]
+  // An empty list would silently match nothing: say what can be subscribed to instead.
+  if (eventTypes.length === 0) {
+    const families = [...FAMILIES].map((family) => `${family}.*`).join(', ')
+    return [{ path: 'eventTypes', message: `subscribe to at least one event type: an exact type or a family prefix (${families})` }]
+  }
   const errors: FieldError[] = []
   eventTypes.forEach((entry, index) => {
     const message = entryProblem(entry)

@@ -77,7 +77,7 @@ export async function resolveAndCheck(url: string, settings: PolicySettings, loo
 
 function notPublic(address: string, host?: string): UrlCheck {
   const subject = host ? `host ${host} resolves to ${address}, which` : `address ${address}`
-  return { ok: false, code: 'url_not_public', message: `${subject} is not a public address` }
+  return { ok: false, code: 'url_not_public', message: `${subject} is not a public address (an operator can exempt its network with WEBHOOK_ALLOWED_NETWORKS)` }
 }
 
 /** Error code used when a lookup or connection is refused by the policy. */
