@@ -51,6 +51,8 @@ export const webhookDeliveryMachine = setup({
   },
   guards: {
     hasBacklog: ({ context }) => context.bufferedEvents > 0,
+    isDisabled: ({ context }) => context.disabled === true,
+    takeFoundDisabled: ({ event }) => (event as unknown as { output: TakeBatchOutput }).output.disabled === true,
     hasBatch: ({ context }) => context.batch !== null,
     isIdle: ({ context }) => context.batch === null && context.bufferedEvents <= 0,
     mustPace: ({ context }) => mustPace(context),
@@ -68,6 +70,12 @@ export const webhookDeliveryMachine = setup({
       }
     }),
     noteTime: assign({ now: ({ context, event }) => Math.max(context.now, (event as { now: number }).now) }),
+    markDisabled: assign({ disabled: true }),
+    markEnabled: assign({ disabled: false }),
+    noteTakeRefused: assign(({ context, event }) => {
+      const output = (event as unknown as { output: TakeBatchOutput }).output
+      return { now: Math.max(context.now, output.now), bufferedEvents: output.bufferedEvents, disabled: true }
+    }),
     startBatch: assign(({ context, event }) => {
       const output = (event as unknown as { output: TakeBatchOutput }).output
       return {
@@ -180,17 +188,34 @@ export const webhookDeliveryMachine = setup({
     rateLimit: null,
     lastOutcome: null,
     rateLimitedNoticeSent: false,
+    disabled: false,
   }),
   initial: 'active',
+  // Disabling or enabling anywhere only takes note; `dispatching` acts on it when the current wait or attempt ends.
+  on: {
+    DISABLED: { actions: ['noteTime', 'markDisabled'] },
+    ENABLED: { actions: ['noteTime', 'markEnabled'] },
+  },
   states: {
     /** Idle: nothing buffered. */
     active: {
       always: { guard: 'hasBacklog', target: 'dispatching' },
-      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' } },
+      on: {
+        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        DISABLED: { target: 'disabled', actions: ['noteTime', 'markDisabled'] },
+      },
+    },
+    /** The webhook is disabled: buffered events (and a batch waiting for its retry) stay until it is enabled or deleted. */
+    disabled: {
+      on: {
+        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        ENABLED: { target: 'dispatching', actions: ['noteTime', 'markEnabled'] },
+      },
     },
     /** Transient: decides what comes next whenever a wait or an attempt ends. */
     dispatching: {
       always: [
+        { guard: 'isDisabled', target: 'disabled' },
         { guard: 'isIdle', target: 'active' },
         { guard: 'mustPace', target: 'pacing', actions: 'schedulePacing' },
         { guard: 'hasBatch', target: 'delivering.sending' },
@@ -216,6 +241,7 @@ export const webhookDeliveryMachine = setup({
             src: 'takeBatch',
             input: ({ context }) => ({ webhookId: context.webhookId }),
             onDone: [
+              { guard: 'takeFoundDisabled', target: '#webhookDelivery.disabled', actions: 'noteTakeRefused' },
               { guard: 'batchTaken', target: 'sending', actions: 'startBatch' },
               { target: '#webhookDelivery.active', actions: 'noteEmptyBuffer' },
             ],

@@ -75,6 +75,8 @@ export interface DeliveryContext {
   lastOutcome: AttemptOutcome | null
   /** Set once a `rate_limited` notice went out for the current backlog episode. */
   rateLimitedNoticeSent: boolean
+  /** The webhook is disabled: nothing is taken or sent, events stay buffered (absent in older snapshots = false). */
+  disabled?: boolean
 }
 
 /** Input of the `takeBatch` actor: pick the next batch from storage and give it a delivery id. */
@@ -82,11 +84,13 @@ export interface TakeBatchInput {
   webhookId: string
 }
 
-/** Output of `takeBatch`: `batch` null when the buffer turned out empty. */
+/** Output of `takeBatch`: `batch` null when the buffer turned out empty, or when the webhook is disabled. */
 export interface TakeBatchOutput {
   batch: { deliveryId: string; eventIds: string[] } | null
   bufferedEvents: number
   now: number
+  /** True when the webhook document says disabled: nothing was taken. */
+  disabled?: boolean
 }
 
 /** Input of the `deliverBatch` actor: one attempt of a fixed batch. */
@@ -116,6 +120,9 @@ export type DeliveryEvent =
   | ({ type: 'ATTEMPT_SUCCEEDED' } & AttemptReport)
   | ({ type: 'ATTEMPT_FAILED' } & AttemptReport)
   | { type: 'RELEASE'; now: number }
+  /** The webhook document's `enabled` changed (the host reconciles it with storage). */
+  | { type: 'DISABLED'; now: number }
+  | { type: 'ENABLED'; now: number }
   | { type: 'DEADLINE_REACHED'; now: number }
 
 /** Facts the machine emits for bookkeeping (delivery records, metrics, system events, logs). */

@@ -18,6 +18,11 @@ export interface RetentionOptions {
   owner: string
   /** Timer seam; returns a cancel function. Default: an unref'd setInterval. */
   every?: (run: () => void, ms: number) => () => void
+  /**
+   * Other stores bounded by the same pass and lease, by name (e.g. webhook metric buckets):
+   * each gets the pass's time and returns how many items it removed.
+   */
+  prune?: Record<string, (now: number) => Promise<number>>
 }
 
 export interface RetentionReport {
@@ -25,6 +30,8 @@ export interface RetentionReport {
   cutoff: number
   logs: number
   removed: Record<RetainedLogKind, number>
+  /** Items each `prune` entry removed. */
+  pruned: Record<string, number>
 }
 
 /** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL`; throws on an invalid duration. */
@@ -60,13 +67,17 @@ export class RetentionWorker {
     const owned = await store.lease.acquire(owner, Math.max(3 * intervalMs, 10_000))
     setLeaseOwnership(owned ? 1 : 0, 'retention')
     if (!owned) return null
-    const cutoff = clock.now() - retentionMs
+    const now = clock.now()
+    const cutoff = now - retentionMs
     const removed: Record<RetainedLogKind, number> = { event: 0, audit: 0, firewall: 0 }
     const logs = await store.list()
     for (const { kind, log } of logs) removed[kind] += await store.trimBefore(log, cutoff)
     observeRetentionRun(removed)
-    if (removed.event + removed.audit + removed.firewall > 0) logger.info('log retention pass', { cutoff: new Date(cutoff).toISOString(), logs: logs.length, ...removed })
-    return { cutoff, logs: logs.length, removed }
+    const pruned: Record<string, number> = {}
+    for (const [name, prune] of Object.entries(this.options.prune ?? {})) pruned[name] = await prune(now)
+    const total = removed.event + removed.audit + removed.firewall + Object.values(pruned).reduce((sum, n) => sum + n, 0)
+    if (total > 0) logger.info('log retention pass', { cutoff: new Date(cutoff).toISOString(), logs: logs.length, ...removed, ...pruned })
+    return { cutoff, logs: logs.length, removed, pruned }
   }
 
   /**

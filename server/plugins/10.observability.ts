@@ -10,6 +10,7 @@ import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
 import { RetentionWorker, retentionSettings } from '../observability/retention'
 import { rateLimitSettings } from '../http/rate-limit'
+import { pruneMetricBuckets } from '../webhooks/delivery/metric-retention'
 
 /**
  * Observability for every route: a request context (request id on every log line, route
@@ -38,7 +39,13 @@ export default defineNitroPlugin((nitroApp) => {
     // The retention lease too waits until this process owns its port.
     await whenListening()
     const owner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
-    const retention = new RetentionWorker({ logs: services.retainedLogs, clock: services.clock, owner, ...settings })
+    const retention = new RetentionWorker({
+      logs: services.retainedLogs,
+      clock: services.clock,
+      owner,
+      ...settings,
+      prune: { webhookMetricBuckets: (now) => pruneMetricBuckets(services.webhooks, services.webhookRecords, now, settings.retentionMs) },
+    })
     void retention.start()
     return retention
   })().catch((error) => {

@@ -14,6 +14,11 @@ interface AttemptList {
   items: AttemptRecord[]
 }
 
+interface MetricIndex {
+  /** Bucket starts (ms), oldest first. */
+  starts: number[]
+}
+
 interface DeliveryIndex {
   /** Delivery ids, newest first (ids are time-ordered). */
   ids: string[]
@@ -71,19 +76,51 @@ export class WebhookRecordRepository {
     })
   }
 
-  /** Adds to the counters of the 1m, 1h and 1d buckets containing `at`, atomically. */
+  /**
+   * Adds to the counters of the 1m, 1h and 1d buckets containing `at`, atomically; a bucket's
+   * first write also enters its start in the size's index, which the retention pass prunes by.
+   */
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
-    const bucketKeys = (Object.keys(BUCKETS) as BucketSize[]).map((size) => keys.metrics(ns, webhook, size, bucketStart(at, size)))
-    return this.backend.transact(bucketKeys, (values) => {
-      const set: Record<string, MetricCounters> = {}
-      for (const key of bucketKeys) {
-        const current = (values.get(key) as MetricCounters | null) ?? ZERO_COUNTERS
+    const sizes = Object.keys(BUCKETS) as BucketSize[]
+    const buckets = sizes.map((size) => ({ key: keys.metrics(ns, webhook, size, bucketStart(at, size)), index: keys.metricsIndex(ns, webhook, size), start: bucketStart(at, size) }))
+    return this.backend.transact([...buckets.map((b) => b.key), ...buckets.map((b) => b.index)], (values) => {
+      const set: Record<string, unknown> = {}
+      for (const { key, index, start } of buckets) {
+        const stored = values.get(key) as MetricCounters | null
+        const current = stored ?? ZERO_COUNTERS
         set[key] = Object.fromEntries(
           Object.entries(ZERO_COUNTERS).map(([name]) => [name, current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0)]),
         ) as unknown as MetricCounters
+        const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
+        if (!stored && !starts.includes(start)) set[index] = { starts: [...starts, start].sort((a, b) => a - b) }
       }
       return { writes: { set }, result: undefined }
     })
+  }
+
+  /** Removes the buckets of each size that start before that size's cutoff; returns how many went. */
+  async pruneMetrics(ns: string, webhook: string, cutoffs: Record<BucketSize, number>): Promise<number> {
+    let removed = 0
+    for (const size of Object.keys(BUCKETS) as BucketSize[]) {
+      const index = keys.metricsIndex(ns, webhook, size)
+      removed += await this.backend.transact([index], (values) => {
+        const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
+        const old = starts.filter((start) => start < cutoffs[size])
+        if (old.length === 0) return { writes: {}, result: 0 }
+        const kept = starts.filter((start) => start >= cutoffs[size])
+        return {
+          writes: { set: kept.length ? { [index]: { starts: kept } } : {}, delete: [...old.map((start) => keys.metrics(ns, webhook, size, start)), ...(kept.length ? [] : [index])] },
+          result: old.length,
+        }
+      })
+    }
+    return removed
+  }
+
+  /** Removes every metric bucket of a deleted webhook. */
+  async deleteMetrics(ns: string, webhook: string): Promise<void> {
+    const everything = Object.fromEntries((Object.keys(BUCKETS) as BucketSize[]).map((size) => [size, Number.POSITIVE_INFINITY])) as Record<BucketSize, number>
+    await this.pruneMetrics(ns, webhook, everything)
   }
 
   /** Counters of every bucket of `size` from `since` to `until` (inclusive starts), oldest first. */
@@ -94,7 +131,7 @@ export class WebhookRecordRepository {
     return starts.map((start, index) => ({ start, counters: stored[index] ?? ZERO_COUNTERS }))
   }
 
-  /** Removes a deleted webhook's delivery records (metric buckets stay: they are small and dated). */
+  /** Removes a deleted webhook's delivery records and their attempts (metric buckets: deleteMetrics). */
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const recordKeys = ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])

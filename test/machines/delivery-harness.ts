@@ -54,6 +54,8 @@ export class DeliveryHarness {
   emitted: DeliveryEmitted[] = []
   responses: ScriptedResponse[] = []
   batchSize = 100
+  /** The webhook document says disabled: takeBatch takes nothing. */
+  disabled = false
   /** The webhook's `rateLimit` each attempt reports (undefined: not reported). */
   rateLimit: number | null | undefined = undefined
   /** When set, attempts wait on it before answering (an attempt "in flight"). */
@@ -73,6 +75,7 @@ export class DeliveryHarness {
       actors: {
         deadlineTimer: createDeadlineTimer(this.clock),
         takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(async () => {
+          if (this.disabled) return { batch: null, disabled: true, bufferedEvents: this.buffer.length, now: this.clock.now() }
           const eventIds = this.buffer.slice(0, this.batchSize)
           const batch = eventIds.length ? { deliveryId: `whdel-${++this.deliverySeq}`, eventIds } : null
           return { batch, bufferedEvents: this.buffer.length, now: this.clock.now() }

@@ -196,6 +196,54 @@ describe('webhook delivery machine: pacing', () => {
   })
 })
 
+describe('webhook delivery machine: a disabled webhook', () => {
+  it('stops draining when disabled and resumes with the same events when enabled', async () => {
+    const { clock, harness } = setup()
+    harness.batchSize = 2
+    let answer!: () => void
+    harness.gate = new Promise((resolve) => (answer = resolve))
+    harness.append(1)
+    await clock.advanceTo(T0)
+    expect(harness.state()).toBe('delivering')
+    // Disabled while an attempt is in flight: that attempt ends, nothing further is taken.
+    harness.disabled = true
+    harness.actor.send({ type: 'DISABLED', now: clock.now() })
+    harness.append(3)
+    answer()
+    await clock.advanceTo(T0 + 60_000)
+    expect(harness.state()).toBe('disabled')
+    expect(harness.calls.map((call) => call.eventIds)).toEqual([['evt-1']])
+    expect(harness.actor.getSnapshot().context.bufferedEvents).toBe(3)
+
+    harness.disabled = false
+    harness.actor.send({ type: 'ENABLED', now: clock.now() })
+    await clock.advanceTo(T0 + 61_000)
+    expect(harness.state()).toBe('active')
+    expect(harness.calls.map((call) => call.eventIds)).toEqual([['evt-1'], ['evt-2', 'evt-3'], ['evt-4']])
+  })
+
+  it('moves from active to disabled at once, and keeps a batch waiting for its retry until enabled', async () => {
+    const { clock, harness } = setup()
+    harness.actor.send({ type: 'DISABLED', now: clock.now() })
+    expect(harness.state()).toBe('disabled')
+    harness.actor.send({ type: 'ENABLED', now: clock.now() })
+    expect(harness.state()).toBe('active')
+
+    harness.responses = [{ status: 500 }]
+    harness.append(1)
+    await clock.advanceTo(T0)
+    expect(harness.state()).toBe('retrying')
+    harness.actor.send({ type: 'DISABLED', now: clock.now() })
+    await clock.advanceTo(T0 + 3_600_000)
+    expect(harness.state()).toBe('disabled')
+    expect(harness.calls).toHaveLength(1)
+    harness.actor.send({ type: 'ENABLED', now: clock.now() })
+    await clock.advanceBy(0)
+    expect(harness.calls.map((call) => [call.deliveryId, call.attempt])).toEqual([['whdel-1', 1], ['whdel-1', 2]])
+    expect(harness.state()).toBe('active')
+  })
+})
+
 describe('webhook delivery machine: storage edges', () => {
   it('returns to active when the buffer turns out empty', async () => {
     const { clock, harness } = setup()

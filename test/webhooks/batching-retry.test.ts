@@ -5,11 +5,12 @@ import { applicableRetryAfter, maxAttempts, nextDelay, parseRetryAfter } from '.
 
 const event = (n: number, pad = 0): NamespaceEvent => ({
   id: `evt-${n}`,
-  type: 'webhook.test',
+  type: 'audit.test.ping',
   time: '2024-01-01T00:00:00.000Z',
   namespace: 'ns',
-  data: { webhook: 'wh-1', message: 'Test event', pad: 'x'.repeat(pad) },
+  data: { action: 'test.ping', outcome: 'success', statusCode: 200, pad: 'x'.repeat(pad) },
 })
+const testSend = (n: number): NamespaceEvent => ({ ...event(n), type: 'webhook.test', data: { webhook: 'wh-1', message: 'Test event' } })
 
 describe('takeBatch', () => {
   it('takes at most 100 events, oldest first', () => {
@@ -37,6 +38,15 @@ describe('takeBatch', () => {
   it('takes one oversized event alone rather than blocking', () => {
     const batch = takeBatch([event(1, 600_000), event(2)])
     expect(batch.map((e) => e.id)).toEqual(['evt-1'])
+  })
+
+  it('delivers a test send alone: the batch ends before it, or is just it', () => {
+    const buffer = [event(1), event(2), testSend(3), event(4), testSend(5), testSend(6)]
+    expect(takeBatch(buffer).map((e) => e.id)).toEqual(['evt-1', 'evt-2'])
+    expect(takeBatch(buffer.slice(2)).map((e) => e.id)).toEqual(['evt-3'])
+    expect(takeBatch(buffer.slice(3)).map((e) => e.id)).toEqual(['evt-4'])
+    expect(takeBatch(buffer.slice(4)).map((e) => e.id)).toEqual(['evt-5'])
+    expect(takeBatch(buffer.slice(5)).map((e) => e.id)).toEqual(['evt-6'])
   })
 
   it('returns nothing from an empty buffer', () => {

@@ -113,7 +113,7 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
   return webhookView(record)
 }
 
-/** Deletes the webhook with its cursor, snapshot and delivery records (its events stay in the namespace log). */
+/** Deletes the webhook with its cursor, snapshot, delivery records and metric buckets (its events stay in the namespace log). */
 export async function deleteWebhook(ctx: CallContext, id: string): Promise<void> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   const { webhooks, webhookRecords } = ctx.services
@@ -122,5 +122,5 @@ export async function deleteWebhook(ctx: CallContext, id: string): Promise<void>
     return { next: null, also: () => ({ events: [configEvent(ctx, 'config.webhook.deleted', current)] }), result: undefined }
   })
   await signalChange(ctx, 'deleted', id)
-  await webhookRecords.deleteDeliveries(ctx.ns, id)
+  await Promise.all([webhookRecords.deleteDeliveries(ctx.ns, id), webhookRecords.deleteMetrics(ctx.ns, id)])
 }

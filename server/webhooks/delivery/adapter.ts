@@ -71,6 +71,10 @@ function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
 
 async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
+  // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
+  const { ns, id } = parseWebhookRef(input.webhookId)
+  const webhook = await deps.runtime.webhooks.get(ns, id)
+  if (webhook && !webhook.enabled) return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   const taken = await feed.take(() => newId('whdel', deps.clock.now()))
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }

@@ -247,6 +247,7 @@ export class DeliveryHost {
         const since = doc.quarantinedAt ? Date.parse(doc.quarantinedAt) : context.quarantinedUntil - context.settings.quarantineMs
         if (Date.parse(doc.releasedAt) >= since) managed.actor.send({ type: 'RELEASE', now })
       }
+      if (doc.enabled === (context.disabled === true)) managed.actor.send({ type: doc.enabled ? 'ENABLED' : 'DISABLED', now })
       this.noteBuffered(ref)
     })
   }

@@ -12,15 +12,26 @@ export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEvents: 100, maxBytes: 512
 const ENVELOPE_OVERHEAD = Buffer.byteLength('{"version":1,"events":[]}')
 
 /**
+ * A test send is a delivery of its own: its record says `test: true`, which must never cover
+ * real events (#14 conformance review).
+ */
+export const deliveredAlone = (event: { type: string }): boolean => event.type === 'webhook.test'
+
+/**
  * Takes the next batch from a buffer ordered oldest first: as many leading events as fit in
  * both limits, and always at least one so an oversized event cannot block the queue forever.
+ * A `webhook.test` event is always a batch by itself (the batch ends before it, or is just it).
  * @example takeBatch(buffer).length // <= 100
  */
-export function takeBatch<E>(events: readonly E[], limits: BatchLimits = DEFAULT_BATCH_LIMITS): E[] {
+export function takeBatch<E extends { type: string }>(events: readonly E[], limits: BatchLimits = DEFAULT_BATCH_LIMITS): E[] {
   const batch: E[] = []
   let bytes = ENVELOPE_OVERHEAD
   for (const event of events) {
     if (batch.length >= limits.maxEvents) break
+    if (deliveredAlone(event)) {
+      if (batch.length === 0) batch.push(event)
+      break
+    }
     // One comma separates each event from the previous one.
     const size = Buffer.byteLength(JSON.stringify(event)) + (batch.length > 0 ? 1 : 0)
     if (batch.length > 0 && bytes + size > limits.maxBytes) break
