@@ -34,6 +34,15 @@ const notProvided = (name: string) => () => {
   throw new Error(`webhook delivery machine: actor "${name}" must be provided`)
 }
 
+/**
+ * While waiting or sending, disabling or enabling only takes note: `dispatching` acts on it once
+ * the wait or the attempt ends. (Per state rather than on the root, which the diagrams draw from.)
+ */
+const NOTE_ENABLED_CHANGES = {
+  DISABLED: { actions: ['noteTime', 'markDisabled'] },
+  ENABLED: { actions: ['noteTime', 'markEnabled'] },
+} as const
+
 type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
 
 /** The webhook delivery machine; see the file comment for what must be provided. */
@@ -191,11 +200,6 @@ export const webhookDeliveryMachine = setup({
     disabled: false,
   }),
   initial: 'active',
-  // Disabling or enabling anywhere only takes note; `dispatching` acts on it when the current wait or attempt ends.
-  on: {
-    DISABLED: { actions: ['noteTime', 'markDisabled'] },
-    ENABLED: { actions: ['noteTime', 'markEnabled'] },
-  },
   states: {
     /** Idle: nothing buffered. */
     active: {
@@ -203,6 +207,7 @@ export const webhookDeliveryMachine = setup({
       on: {
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DISABLED: { target: 'disabled', actions: ['noteTime', 'markDisabled'] },
+        ENABLED: { actions: ['noteTime', 'markEnabled'] },
       },
     },
     /** The webhook is disabled: buffered events (and a batch waiting for its retry) stay until it is enabled or deleted. */
@@ -210,6 +215,7 @@ export const webhookDeliveryMachine = setup({
       on: {
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         ENABLED: { target: 'dispatching', actions: ['noteTime', 'markEnabled'] },
+        DISABLED: { actions: ['noteTime', 'markDisabled'] },
       },
     },
     /** Transient: decides what comes next whenever a wait or an attempt ends. */
@@ -229,12 +235,13 @@ export const webhookDeliveryMachine = setup({
       on: {
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearPacing'] },
+        ...NOTE_ENABLED_CHANGES,
       },
     },
     /** One batch in flight. */
     delivering: {
       initial: 'preparing',
-      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' } },
+      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' }, ...NOTE_ENABLED_CHANGES },
       states: {
         preparing: {
           invoke: {
@@ -288,6 +295,7 @@ export const webhookDeliveryMachine = setup({
       on: {
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearRetry'] },
+        ...NOTE_ENABLED_CHANGES,
       },
     },
     /** No deliveries until `quarantinedUntil` or RELEASE; events keep buffering. */
@@ -297,6 +305,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
         RELEASE: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
+        ...NOTE_ENABLED_CHANGES,
       },
     },
   },
