@@ -67,7 +67,7 @@ describe('machine diagrams', () => {
   })
   it('draw transitions that stay in their state as loops, as the Mermaid export does', async () => {
     const graph = machineGraph(webhookDeliveryMachine)
-    expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual(['EVENTS_BUFFERED'])
+    expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual(['EVENTS_BUFFERED', 'ENABLED'])
     expect(graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels).toEqual(['done: deliverBatch', 'error: deliverBatch'])
     const svg = await drawMachine(webhookDeliveryMachine)
     for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering.sending']) expect(svg).toContain(`data-edge="${state}->${state}"`)
