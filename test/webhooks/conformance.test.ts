@@ -50,6 +50,16 @@ describe('a disabled webhook', () => {
     await h.runFor(3_600_000)
     expect(h.receiver.receipts).toHaveLength(1)
     expect(await state(webhook.id)).toMatchObject({ state: 'disabled', bufferedEvents: 150 })
+    // Events appended while disabled never enter the buffer.
+    await h.appendEvents(5)
+    await h.runFor(1_000)
+    expect(await state(webhook.id)).toMatchObject({ state: 'disabled', bufferedEvents: 150 })
+    // A restart reads the buffer again from the log: the waiting events are still there.
+    await h.engine.stop()
+    await h.startEngine()
+    await h.runFor(1_000)
+    expect(h.receiver.receipts).toHaveLength(1)
+    expect(await state(webhook.id)).toMatchObject({ state: 'disabled', bufferedEvents: 150 })
 
     expect((await h.api('PUT', `/v1/${NS}/webhooks/${webhook.id}`, { ...body, enabled: true })).status).toBe(200)
     await h.runFor(5_000)

@@ -27,8 +27,34 @@ export interface WebhookRecord {
   quarantinedAt?: string
   quarantinedUntil?: string
   releasedAt?: string
+  /**
+   * When the webhook was disabled, latest last (an open span while it is disabled): events of
+   * those times never enter its buffer, events from before stay buffered (routing.ts). Internal.
+   */
+  pausedSpans?: PausedSpan[]
   createdAt: string
   updatedAt: string
+}
+
+/** A time span (ISO times, `until` absent while it lasts) in which a webhook was disabled. */
+export interface PausedSpan {
+  from: string
+  until?: string
+}
+
+/** Spans kept; an older one only matters to events its cursor passed long ago. */
+const PAUSED_SPANS_KEPT = 20
+
+/**
+ * The spans after an update at `now`: disabling opens one, enabling closes the open one.
+ * @example pausedSpansAfter([], false, '2026-01-01T00:00:00.000Z') // [{ from: '2026-01-01T00:00:00.000Z' }]
+ */
+export function pausedSpansAfter(spans: readonly PausedSpan[] | undefined, enabled: boolean, now: string): PausedSpan[] {
+  const list = [...(spans ?? [])]
+  const open = list.length > 0 && list[list.length - 1].until === undefined
+  if (!enabled && !open) list.push({ from: now })
+  if (enabled && open) list[list.length - 1] = { ...list[list.length - 1], until: now }
+  return list.slice(-PAUSED_SPANS_KEPT)
 }
 
 /** Body of create and update. Read-only fields a client echoes back from GET are accepted and ignored. */

@@ -6,7 +6,7 @@ import { requireNamespacePermission } from '../../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../../app/context'
 import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { validateEventTypes } from './event-types'
-import { configSnapshot, REDACTED, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
+import { configSnapshot, pausedSpansAfter, REDACTED, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
 import { mergeCustomHeaders, validateCustomHeaders } from './custom-headers'
 import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
@@ -87,7 +87,8 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
   await validateInput(ctx, body, null)
   const id = body.id ?? newId('wh', ctx.services.clock.now())
   const now = nowIso(ctx)
-  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body, null), secret: generateSecret(), createdAt: now, updatedAt: now }
+  const paused = pausedSpansAfter([], body.enabled, now)
+  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body, null), ...(paused.length ? { pausedSpans: paused } : {}), secret: generateSecret(), createdAt: now, updatedAt: now }
   await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (current) throw conflict('webhook_exists', `webhook "${id}" already exists`)
     return { next: record, also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }), result: undefined }
@@ -106,7 +107,9 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
   const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
     const { rateLimit: _rate, headers: _headers, ...kept } = current
-    const next: WebhookRecord = { ...kept, ...subscription(body, current), updatedAt: nowIso(ctx) }
+    const now = nowIso(ctx)
+    const paused = pausedSpansAfter(current.pausedSpans, body.enabled, now)
+    const next: WebhookRecord = { ...kept, ...subscription(body, current), ...(paused.length ? { pausedSpans: paused } : {}), updatedAt: now }
     return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
   })
   await signalChange(ctx, 'changed', id)
