@@ -57,6 +57,9 @@ export async function startHarness(options: HarnessOptions = {}) {
   app.use(router)
   app.use(createApiRouter(webhookOperations as never, async () => services))
   const server: Server = createServer(toNodeListener(app))
+  // Node closes an idle kept-alive socket after 5 s; on a loaded machine the next call can race that
+  // close and fail with "other side closed". Tests make their calls well within a minute.
+  server.keepAliveTimeout = 60_000
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
 
