@@ -12,9 +12,9 @@ import { ecosystemsInUse } from '../server/advisories/ecosystems-in-use'
 import { AdvisoryFeed, type FeedSyncReport } from '../server/advisories/feed-worker'
 import { advisoryFeedSettings } from '../server/advisories/settings'
 import { ECOSYSTEMS, Ecosystem } from '../server/firewall/schema'
+import type { Command, Output } from './admin-output'
 
-export const ADVISORIES_USAGE =
-  'npm run admin -- advisories sync|status [--ecosystem npm|pypi|maven|nuget] [--file all.zip]'
+const USAGE = 'advisories sync|status [--ecosystem npm|pypi|maven|nuget] [--file all.zip] [--json]'
 
 function report(r: FeedSyncReport): string {
   if (r.outcome === 'failed') return `${r.ecosystem}: failed: ${r.error}`
@@ -24,29 +24,39 @@ function report(r: FeedSyncReport): string {
   return `${r.ecosystem}: ${r.outcome === 'unchanged' ? 'unchanged' : 'loaded'}, ${figures}`
 }
 
-async function status(services: Services, ecosystems: readonly Ecosystem[]): Promise<number> {
+async function status(services: Services, ecosystems: readonly Ecosystem[], out: Output): Promise<number> {
   const settings = advisoryFeedSettings()
   const states = await services.advisoryFeed.states(ecosystems)
   const feed = settings.url ? `on, every ${settings.refresh}` : 'off'
-  process.stdout.write(`feed: ${feed}; ADVISORY_DIR: ${process.env.ADVISORY_DIR ? 'set' : 'unset'}\n`)
-  for (const ecosystem of ecosystems) {
+  const lines = [`feed: ${feed}; ADVISORY_DIR: ${process.env.ADVISORY_DIR ? 'set' : 'unset'}`]
+  const rows = ecosystems.map((ecosystem) => {
     const state = states.get(ecosystem)
     if (!state) {
-      process.stdout.write(`${ecosystem}: no stored data\n`)
-      continue
+      lines.push(`${ecosystem}: no stored data`)
+      return { ecosystem, stored: false }
     }
     const error = state.lastError ? `; last error ${state.lastError.at}: ${state.lastError.message}` : ''
     const source = state.snapshotId ? `${state.origin ?? 'feed'}, ${state.records} records` : 'nothing stored'
     const times = `last refresh ${state.lastRefresh ?? 'never'}; last change ${state.lastChange ?? 'never'}`
-    process.stdout.write(`${ecosystem}: ${source}; ${times}${error}\n`)
-  }
+    lines.push(`${ecosystem}: ${source}; ${times}${error}`)
+    return {
+      ecosystem,
+      stored: Boolean(state.snapshotId),
+      origin: state.snapshotId ? (state.origin ?? 'feed') : null,
+      records: state.records ?? 0,
+      lastRefresh: state.lastRefresh ?? null,
+      lastChange: state.lastChange ?? null,
+      lastError: state.lastError ?? null,
+    }
+  })
+  out.result(lines.join('\n'), { feed: settings.url ? { on: true, refresh: settings.refresh } : { on: false }, advisoryDir: Boolean(process.env.ADVISORY_DIR), ecosystems: rows })
   return 0
 }
 
-async function sync(services: Services, ecosystems: Ecosystem[] | null, file: string | undefined): Promise<number> {
+async function sync(services: Services, ecosystems: Ecosystem[] | null, file: string | undefined, out: Output): Promise<number> {
   const settings = advisoryFeedSettings()
   if (!file && !settings.url) {
-    process.stderr.write('ADVISORY_FEED_URL is off: import a downloaded all.zip with --file <path> --ecosystem <name>\n')
+    out.error('ADVISORY_FEED_URL is off: import a downloaded all.zip with --file <path> --ecosystem <name>')
     return 2
   }
   const feed = new AdvisoryFeed({
@@ -59,42 +69,50 @@ async function sync(services: Services, ecosystems: Ecosystem[] | null, file: st
   })
   if (file) {
     if (!ecosystems || ecosystems.length !== 1) {
-      process.stderr.write('--file imports one ecosystem: name it with --ecosystem\n')
+      out.error('--file imports one ecosystem: name it with --ecosystem')
       return 2
     }
     const result = await feed.importArchive(ecosystems[0], createReadStream(file))
-    process.stdout.write(`${report(result)}\n`)
+    out.result(report(result), [result])
     return result.outcome === 'loaded' ? 0 : 1
   }
   const targets = ecosystems ?? [...(await ecosystemsInUse(services.namespaces, services.firewalls))]
   if (targets.length === 0) {
-    process.stdout.write('no firewall uses any ecosystem yet; name one with --ecosystem\n')
+    out.result('no firewall uses any ecosystem yet; name one with --ecosystem', [])
     return 0
   }
   const results = await feed.sync(targets)
-  for (const result of results) process.stdout.write(`${report(result)}\n`)
+  out.result(results.map(report).join('\n'), results)
   return results.every((r) => r.outcome === 'loaded' || r.outcome === 'unchanged') ? 0 : 1
 }
 
-/** Runs `advisories <sub>`; the exit code of the command. */
-export async function advisoriesCommand(
-  sub: string | undefined,
-  options: { ecosystem?: string; file?: string },
-): Promise<number> {
-  const parsed = options.ecosystem === undefined ? null : Ecosystem.safeParse(options.ecosystem)
-  if ((sub !== 'sync' && sub !== 'status') || (parsed && !parsed.success)) {
-    process.stderr.write(`usage: ${ADVISORIES_USAGE}\n`)
-    return 2
-  }
-  const ecosystems = parsed?.success ? [parsed.data] : null
-  const services = createServices(createBackend())
-  try {
-    if (sub === 'status') return await status(services, ecosystems ?? ECOSYSTEMS)
-    return await sync(services, ecosystems, options.file)
-  } catch (error) {
-    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`)
-    return 1
-  } finally {
-    await services.storage.close()
-  }
+/** `advisories status|sync`: the exit code of the command. */
+export const ADVISORIES_COMMAND: Command = {
+  usage: USAGE,
+  summary: 'Shows (status) or downloads now (sync) the vulnerability and malware data; sync --file imports a downloaded all.zip (air-gapped installs).',
+  options: [
+    ['status', 'per ecosystem: source, records, last refresh, last change, last error'],
+    ['sync', 'downloads the OSV feed of every ecosystem in use (or --ecosystem) under the service\'s lease'],
+    ['--ecosystem <name>', 'npm, pypi, maven or nuget (default: all for status, those in use for sync)'],
+    ['--file <all.zip>', 'with sync: import this archive instead of downloading (needs --ecosystem)'],
+  ],
+  async run(values, positionals, out) {
+    const sub = positionals[1]
+    const parsed = typeof values.ecosystem === 'string' ? Ecosystem.safeParse(values.ecosystem) : null
+    if ((sub !== 'sync' && sub !== 'status') || (parsed && !parsed.success)) {
+      out.error(`usage: npm run admin -- ${USAGE}`)
+      return 2
+    }
+    const ecosystems = parsed?.success ? [parsed.data] : null
+    const services = createServices(createBackend())
+    try {
+      if (sub === 'status') return await status(services, ecosystems ?? ECOSYSTEMS, out)
+      return await sync(services, ecosystems, typeof values.file === 'string' ? values.file : undefined, out)
+    } catch (error) {
+      out.error(error instanceof Error ? error.message : String(error))
+      return 1
+    } finally {
+      await services.storage.close()
+    }
+  },
 }
