@@ -9,9 +9,7 @@
  *    through the firewall, every few ms) and npm install wall time, without a swap and during one.
  * Prints figures, asserts nothing.
  */
-import { mkdtempSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { performance } from 'node:perf_hooks'
 import { strToU8, zipSync } from 'fflate'

@@ -15,13 +15,14 @@ import { createAdvisorySource, type AdvisorySource } from './advisory-source'
 import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 
 /** Every source of advisory data of the process behind one index, and their status. */
-export interface AdvisoryCatalog extends AdvisorySource {
+export interface AdvisoryCatalog extends Omit<AdvisorySource, 'close'> {
   status(): AdvisoryStatus
   /** Connects the feed to storage (composition root), loads stored snapshots; downloads nothing yet. */
   attach(services: Services, options?: { feed?: AdvisoryFeed }): Promise<void>
   /** Starts downloading (once the process owns its port). */
   startFeed(): void
   feed(): AdvisoryFeed | null
+  /** Stops the directory watch and the feed; resolves once the feed's work has stopped. */
   close(): Promise<void>
 }
 

@@ -9,7 +9,7 @@ let world: World
 let receiver: Server
 let receiverUrl: string
 let webhookId: string
-let answers = [500, 200]
+const answers = [500, 200]
 let calls = 0
 
 beforeAll(async () => {

@@ -9,7 +9,7 @@ const TOKEN = 'fwp_rateLimitTestBootstrapToken0123456789abc'
 const LIMIT = 8
 
 describe('API rate limit shared across processes on one Redis', () => {
-  let servers: RunningServer[] = []
+  const servers: RunningServer[] = []
 
   beforeAll(async () => {
     const env = { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('rate'), BOOTSTRAP_TOKEN: TOKEN, API_RATE_LIMIT: `${LIMIT}/1d` }

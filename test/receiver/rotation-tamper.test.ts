@@ -1,4 +1,4 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -24,7 +24,7 @@ const liveEvents: Event[] = []
 /** Keeps each delivery's exact bytes and headers, and answers it with the kit (secrets: `liveSecrets`). */
 async function startCapture(): Promise<void> {
   const live = createReceiver({ secrets: () => liveSecrets, onEvent: (event) => void liveEvents.push(event) })
-  capture = createServer(async (req, res) => {
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     // What a replay needs: the Standard Webhooks headers and the content type (not length, host...).
@@ -33,7 +33,9 @@ async function startCapture(): Promise<void> {
     captured.push({ headers, body: new Uint8Array(Buffer.concat(chunks)) })
     const answer = await live.receive({ body: Buffer.concat(chunks), headers })
     res.writeHead(answer.status, answer.headers).end(answer.body)
-  })
+  }
+  // A failed capture answers 500, so the sender retries and the test sees it.
+  capture = createServer((req, res) => void handle(req, res).catch(() => res.writeHead(500).end()))
   await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', resolve))
   captureUrl = `http://127.0.0.1:${(capture.address() as AddressInfo).port}/hook`
 }

@@ -32,7 +32,7 @@ describe('nupkg reading (fflate)', () => {
     const bytes = zip({ 'bomb.txt': Buffer.alloc(1024 * 1024, 0x61) })
     // The central directory claims 100 bytes for an entry that inflates to 1 MiB.
     bytes.writeUInt32LE(100, centralHeader(bytes, 'bomb.txt') + 24)
-    let entry: Buffer | null = null
+    let entry: Buffer | null
     try {
       entry = readZipEntry(bytes, (name) => name === 'bomb.txt', 1024)
     } catch {

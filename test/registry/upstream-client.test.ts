@@ -18,10 +18,11 @@ type Handler = (req: IncomingMessage, res: ServerResponse, self: Listener) => vo
 
 async function listen(host: string, handle: Handler): Promise<Listener> {
   const self = { connections: 0, requests: [] } as unknown as Listener
-  const server: Server = createServer(async (req, res) => {
-    const body = (await bodyOf(req)).toString()
-    self.requests.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body })
-    handle(req, res, self)
+  const server: Server = createServer((req, res) => {
+    void bodyOf(req).then((body) => {
+      self.requests.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body: body.toString() })
+      handle(req, res, self)
+    }, () => res.destroy())
   })
   server.on('connection', () => self.connections++)
   await new Promise<void>((resolve) => server.listen(0, host, resolve))

@@ -91,7 +91,7 @@ export function apiClient(baseUrl: string, token: string) {
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     })
     const text = await response.text()
-    let json: any = null
+    let json: any
     try {
       json = text ? JSON.parse(text) : null
     } catch {

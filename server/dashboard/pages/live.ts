@@ -49,7 +49,7 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
     }
     const unsubscribe = subscribeLive(target.kind, target.id, (state) => send(target.fromPublished(state)))
     let ticks = 0
-    const timer = setInterval(async () => {
+    const poll = async () => {
       try {
         await authenticate(services, session.data.token ?? null, ns)
         send(await currentMessage(ctx, target))
@@ -57,7 +57,9 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
       } catch {
         void stream.close()
       }
-    }, POLL_MS)
+    }
+    // poll handles its own failures (the stream closes).
+    const timer = setInterval(() => void poll(), POLL_MS)
     stream.onClosed(async () => {
       clearInterval(timer)
       unsubscribe()

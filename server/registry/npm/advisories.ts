@@ -33,9 +33,12 @@ export function vulnerableVersions(affected: Pick<AffectedPackage, 'ranges' | 'v
     for (const event of range.events) {
       const lower = start && start !== '0' ? `>=${start} ` : ''
       if ('introduced' in event) start = event.introduced
-      else if ('fixed' in event) (parts.push(`${lower}<${event.fixed}`), (start = undefined))
-      else if ('limit' in event) (parts.push(`${lower}<${event.limit}`), (start = undefined))
-      else if ('last_affected' in event) (parts.push(`${lower}<=${event.last_affected}`), (start = undefined))
+      else {
+        const upper = 'fixed' in event ? `<${event.fixed}` : 'limit' in event ? `<${event.limit}` : 'last_affected' in event ? `<=${event.last_affected}` : null
+        if (upper === null) continue
+        parts.push(`${lower}${upper}`)
+        start = undefined
+      }
     }
     if (start !== undefined) parts.push(start === '0' ? '*' : `>=${start}`)
   }

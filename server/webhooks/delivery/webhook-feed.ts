@@ -116,7 +116,7 @@ export class WebhookFeed {
     if (!enforce) return
     this.enforceCap()
     if (added > 0) this.deps.changed()
-    if (this.pending.length === 0 && this.skipped >= ADVANCE_EVERY) this.serial(() => this.advanceQuiet())
+    if (this.pending.length === 0 && this.skipped >= ADVANCE_EVERY) void this.serial(() => this.advanceQuiet())
   }
 
   /** Past the cap, the oldest waiting events leave the buffer now; the write announcing it follows. */
@@ -132,7 +132,8 @@ export class WebhookFeed {
       last: dropped[dropped.length - 1].cursor,
     }
     this.deps.changed()
-    this.serial(() => (this.unannounced ? this.commit(this.state) : undefined))
+    // Failures are logged by serial's queue; nothing here waits for the write.
+    void this.serial(() => (this.unannounced ? this.commit(this.state) : undefined))
   }
 
   /** Runs cursor writes one at a time, in order. */
