@@ -22,6 +22,8 @@ import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction
 import { createPersonalAction, createServiceAction, revokeAction, tokensPage } from './pages/tokens'
 import { releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
+import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
+import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage } from './pages/webhook-delivery'
 
 /**
@@ -57,6 +59,8 @@ const pages: [string, EventHandler][] = [
   [`${NS}/exception-requests`, page(namespaceQueuePage)],
   [`${NS}/webhooks`, page(webhooksPage)],
   [WH, page((req) => webhookPage(req))],
+  [`${WH}/edit`, page(editWebhookPage)],
+  [`${NS}/event-types`, page(eventCatalogPage)],
   [`${WH}/deliveries/:deliveryId`, page(deliveryPage)],
   [`${NS}/teams`, page(teamsPage)],
   [`${NS}/tokens`, page((req) => tokensPage(req))],
@@ -86,6 +90,9 @@ const actions: [string, EventHandler][] = [
   [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
   [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],
   [`${NS}/webhooks`, action(audit('webhook.create', 'webhook', 'id'), createWebhookAction)],
+  [WH, action(audit('webhook.update', 'webhook', 'id'), saveWebhookAction)],
+  [`${WH}/enabled`, action(audit('webhook.update', 'webhook', 'id'), setEnabledAction)],
+  [`${WH}/delete`, action(audit('webhook.delete', 'webhook', 'id'), deleteWebhookAction)],
   [`${WH}/secret/reveal`, action(audit('webhook.secret.reveal', 'webhook', 'id'), revealAction)],
   [`${WH}/secret/rotate`, action(audit('webhook.secret.rotate', 'webhook', 'id'), rotateAction)],
   [`${WH}/release`, action(audit('webhook.release', 'webhook', 'id'), releaseAction)],

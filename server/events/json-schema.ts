@@ -9,7 +9,9 @@ import {
   PackageData,
   WebhookRateLimitedData,
   WebhookTestData,
+  type FixedEventType,
 } from './schemas'
+import { EVENT_TYPE_DESCRIPTIONS } from './descriptions'
 
 type JsonSchema = Record<string, unknown>
 
@@ -53,8 +55,9 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
   const defs: Record<string, JsonSchema> = {}
   for (const [schema, name] of DATA_DEFS) defs[name] = name === 'AuditData' ? open(toJson(schema)) : toJson(schema)
   const fixedTypes = Object.keys(EVENT_DATA_SCHEMAS)
-  const rules = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({ if: typeIs(type), then: dataRef(DATA_DEFS.get(schema as z.ZodType)!) }))
-  rules.push({ if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] }, then: dataRef('AuditData') })
+  // Each entry carries its type's description (an annotation: it changes no validation).
+  const rules: JsonSchema[] = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({ description: EVENT_TYPE_DESCRIPTIONS[type as FixedEventType], if: typeIs(type), then: dataRef(DATA_DEFS.get(schema as z.ZodType)!) }))
+  rules.push({ description: EVENT_TYPE_DESCRIPTIONS['audit.*'], if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] }, then: dataRef('AuditData') })
 
   defs.Event = {
     type: 'object',

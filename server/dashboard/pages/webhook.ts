@@ -32,7 +32,9 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
   const base = whPath(ns, id)
   const actions = manage
     ? html`${state.state === 'quarantined' ? postButton(req.viewer, `${base}/release`, 'Release quarantine', { kind: 'primary' }) : ''}
-      ${postButton(req.viewer, `${base}/test`, 'Send test event')}`
+      ${postButton(req.viewer, `${base}/test`, 'Send test event')}
+      ${postButton(req.viewer, `${base}/enabled`, webhook.enabled ? 'Disable' : 'Enable', { fields: { enabled: String(!webhook.enabled) }, ...(webhook.enabled ? { confirm: 'Disable this webhook? Nothing is delivered until it is enabled again.' } : { kind: 'primary' as const }) })}
+      <a class="button" href="${base}/edit">Edit</a>`
     : ''
   const secretBlock = secret
     ? html`<div class="secret" role="status"><p>${secret.note}</p><code class="break" data-testid="secret">${secret.value}</code> <button class="button small" type="button" data-copy="${secret.value}">Copy</button></div>`

@@ -41,7 +41,7 @@ export async function webhooksPage(req: DashboardRequest) {
         <div class="actions"><button class="button primary" type="submit">Create webhook</button></div>
       </form>`, 'create')
     : ''
-  const body = html`${heading('Webhooks', '', 'Signed event delivery to your receivers.')}
+  const body = html`${heading('Webhooks', html`<a class="button" href="${href('namespaces', ns, 'event-types')}">Event types</a>`, 'Signed event delivery to your receivers.')}
     ${card('Webhooks', table('Webhooks', ['Webhook', 'URL', 'Enabled', 'State', 'Buffered', 'Quarantined until', 'Events'], rows, 'No webhooks yet.'))}
     ${create}`
   return layout({ title: 'Webhooks', section: 'webhooks', viewer: req.viewer, flash: req.flash, body })
