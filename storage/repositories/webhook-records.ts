@@ -3,9 +3,10 @@ import {
   BUCKETS,
   RECORDS_KEPT,
   ZERO_COUNTERS,
+  type AnyStoredRecord,
   type BucketSize,
-  type DeliveryRecord,
   type MetricCounters,
+  type StoredDeliveryRecord,
 } from '../../server/webhooks/delivery/record'
 import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/attempt-record'
 import { webhookKeys as keys } from './webhook-keys'
@@ -28,18 +29,19 @@ interface DeliveryIndex {
 export class WebhookRecordRepository {
   constructor(private readonly backend: Backend) {}
 
-  getDelivery(ns: string, webhook: string, deliveryId: string): Promise<DeliveryRecord | null> {
-    return this.backend.get<DeliveryRecord>(keys.delivery(ns, webhook, deliveryId))
+  /** The stored record: its payload is rebuilt from the log by the caller (delivery/record.ts `recordView`). */
+  getDelivery(ns: string, webhook: string, deliveryId: string): Promise<AnyStoredRecord | null> {
+    return this.backend.get<AnyStoredRecord>(keys.delivery(ns, webhook, deliveryId))
   }
 
   /** Newest first, starting after `cursor` (a delivery id); `next` is the cursor of the following page. */
-  async listDeliveries(ns: string, webhook: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
+  async listDeliveries(ns: string, webhook: string, limit: number, cursor?: string): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const start = cursor ? ids.indexOf(cursor) + 1 : 0
     if (cursor && start === 0) return { items: [], next: null }
     const page = ids.slice(start, start + limit)
-    const records = await this.backend.getMany<DeliveryRecord>(page.map((id) => keys.delivery(ns, webhook, id)))
-    const items = records.filter((record): record is DeliveryRecord => record !== null)
+    const records = await this.backend.getMany<AnyStoredRecord>(page.map((id) => keys.delivery(ns, webhook, id)))
+    const items = records.filter((record): record is AnyStoredRecord => record !== null)
     return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
   }
 
@@ -57,14 +59,14 @@ export class WebhookRecordRepository {
     ns: string,
     webhook: string,
     deliveryId: string,
-    build: (previous: DeliveryRecord | null) => DeliveryRecord,
+    build: (previous: AnyStoredRecord | null) => StoredDeliveryRecord,
     attempt?: AttemptRecord,
-  ): Promise<DeliveryRecord> {
+  ): Promise<StoredDeliveryRecord> {
     const indexKey = keys.deliveryIndex(ns, webhook)
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
     return this.backend.transact([indexKey, recordKey, attemptsKey], (values) => {
-      const record = build(values.get(recordKey) as DeliveryRecord | null)
+      const record = build(values.get(recordKey) as AnyStoredRecord | null)
       const set: Record<string, unknown> = { [recordKey]: record }
       if (attempt) set[attemptsKey] = { items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt) }
       const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []

@@ -82,7 +82,7 @@ describe('attempt storage', () => {
       'ns',
       'wh',
       deliveryId,
-      (previous) => recordAfterAttempt(previous, { webhook: 'wh', deliveryId, attempt, status: 'retrying', events: [], body: '{}', outcome, startedAt: T0, finishedAt: T0 }),
+      (previous) => recordAfterAttempt(previous, { webhook: 'wh', deliveryId, attempt, status: 'retrying', events: [], source: { eventIds: [], after: null, last: '0' }, outcome, startedAt: T0, finishedAt: T0 }),
       attemptRecord({ attempt, outcome, startedAt: T0 + attempt, nextAttemptAt: null }),
     )
 

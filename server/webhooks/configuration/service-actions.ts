@@ -3,7 +3,8 @@ import { makeEvent } from '../../events/factory'
 import { requireNamespacePermission } from '../../auth/permissions'
 import { nowIso, type CallContext } from '../../app/context'
 import { bucketStart } from '../../../storage/repositories/webhook-records'
-import { BUCKETS, bucketView, type BucketSize, type DeliveryRecord, type MetricBucket } from '../delivery/record'
+import { BUCKETS, bucketView, recordView, type AnyStoredRecord, type BucketSize, type DeliveryRecord, type MetricBucket } from '../delivery/record'
+import { readSelection } from '../delivery/log-range'
 import type { AttemptRecord } from '../delivery/attempt-record'
 import { deliveryStateView, type DeliveryStateView } from '../../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
@@ -85,10 +86,17 @@ export async function sendTest(ctx: CallContext, id: string): Promise<{ event: s
   return { event: event.id }
 }
 
+/** A stored record with its payload, rebuilt from the namespace log (the bytes that were sent). */
+async function withPayload(ctx: CallContext, stored: AnyStoredRecord): Promise<DeliveryRecord> {
+  if (!('source' in stored)) return recordView(stored, null)
+  return recordView(stored, await readSelection(ctx.services.events, ctx.ns, stored.source))
+}
+
 export async function listDeliveries(ctx: CallContext, id: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
-  return ctx.services.webhookRecords.listDeliveries(ctx.ns, id, limit, cursor)
+  const page = await ctx.services.webhookRecords.listDeliveries(ctx.ns, id, limit, cursor)
+  return { items: await Promise.all(page.items.map((stored) => withPayload(ctx, stored))), next: page.next }
 }
 
 export async function getDelivery(ctx: CallContext, id: string, deliveryId: string): Promise<DeliveryRecord> {
@@ -96,7 +104,7 @@ export async function getDelivery(ctx: CallContext, id: string, deliveryId: stri
   await loadWebhook(ctx, id)
   const record = await ctx.services.webhookRecords.getDelivery(ctx.ns, id, deliveryId)
   if (!record) throw notFound('delivery', deliveryId)
-  return record
+  return withPayload(ctx, record)
 }
 
 /** `GET .../deliveries/{deliveryId}/attempts`: every attempt of a delivery, oldest first (#14). */

@@ -86,7 +86,8 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
   const { runtime, clock } = deps
   const { ns, id } = parseWebhookRef(input.webhookId)
   const feed = feedOf(deps, input.webhookId)
-  const [webhook, events] = await Promise.all([runtime.webhooks.get(ns, id), feed.batch(input.deliveryId)])
+  const [webhook, inFlight] = await Promise.all([runtime.webhooks.get(ns, id), feed.batch(input.deliveryId)])
+  const events = inFlight?.events ?? []
   const startedAt = clock.now()
   // Deleted webhook, or a batch already done (or past the log's retention): nothing left to send.
   if (!webhook || events.length === 0) {
@@ -116,7 +117,7 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
       ns,
       id,
       input.deliveryId,
-      (previous) => recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, body, outcome, startedAt, finishedAt }),
+      (previous) => recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, source: { eventIds: inFlight!.batch.eventIds, after: inFlight!.batch.after, last: inFlight!.batch.last }, outcome, startedAt, finishedAt }),
       attempt,
     ),
     runtime.records.addMetrics(ns, id, finishedAt, {

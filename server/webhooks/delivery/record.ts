@@ -1,4 +1,5 @@
 import type { NamespaceEvent } from '../../events/schemas'
+import { envelope } from '../protocol/batching'
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 
 /** Bytes of the delivered body kept in a record (spec 2.7, section 8). */
@@ -25,6 +26,25 @@ export interface DeliveryRecord {
   completedAt?: string
 }
 
+/**
+ * Where a record's payload comes from: its events in the namespace log (ids, and the range after
+ * `after` up to `last` holding them). The body sent is the envelope of exactly these events, so it
+ * is rebuilt byte for byte from the log instead of stored with every record (docs/webhooks.md).
+ */
+export interface PayloadSource {
+  eventIds: string[]
+  after: string | null
+  last: string
+}
+
+/** A delivery record as stored: the spec fields without the payload, plus its source. */
+export type StoredDeliveryRecord = Omit<DeliveryRecord, 'payload' | 'payloadTruncated'> & {
+  source: PayloadSource
+}
+
+/** Records written before payloads were rebuilt from the log carry their payload themselves. */
+export type AnyStoredRecord = StoredDeliveryRecord | DeliveryRecord
+
 /** What one finished attempt tells the record. */
 export interface AttemptFacts {
   webhook: string
@@ -32,10 +52,22 @@ export interface AttemptFacts {
   attempt: number
   status: DeliveryRecord['status']
   events: NamespaceEvent[]
-  body: string
+  source: PayloadSource
   outcome: AttemptOutcome
   startedAt: number
   finishedAt: number
+}
+
+/**
+ * The API's record: the stored fields and the payload, the envelope of the source's events cut
+ * to 64 KB. Events the log no longer holds (past `LOG_RETENTION`) leave an empty, truncated payload.
+ */
+export function recordView(stored: AnyStoredRecord, events: NamespaceEvent[] | null): DeliveryRecord {
+  if (!('source' in stored)) return stored
+  const { source, ...fields } = stored
+  if (!events || events.length !== source.eventIds.length) return { ...fields, payload: '', payloadTruncated: true }
+  const payload = truncateUtf8(envelope(events).body, PAYLOAD_LIMIT)
+  return { ...fields, payload: payload.text, payloadTruncated: payload.truncated }
 }
 
 /** Cuts a UTF-8 string to at most `limit` bytes without splitting a character. */
@@ -53,8 +85,7 @@ export function truncateUtf8(text: string, limit: number): { text: string; trunc
  * numbers come from the machine, so re-running an interrupted attempt rewrites the same record.
  * @example recordAfterAttempt(null, facts).attempts // 1
  */
-export function recordAfterAttempt(previous: DeliveryRecord | null, facts: AttemptFacts): DeliveryRecord {
-  const payload = previous ? { text: previous.payload, truncated: previous.payloadTruncated } : truncateUtf8(facts.body, PAYLOAD_LIMIT)
+export function recordAfterAttempt(previous: Pick<DeliveryRecord, 'attempts' | 'createdAt'> | null, facts: AttemptFacts): StoredDeliveryRecord {
   const done = facts.status !== 'retrying'
   return {
     id: facts.deliveryId,
@@ -64,8 +95,7 @@ export function recordAfterAttempt(previous: DeliveryRecord | null, facts: Attem
     attempts: Math.max(previous?.attempts ?? 0, facts.attempt),
     eventCount: facts.events.length,
     eventTypes: [...new Set(facts.events.map((event) => event.type))],
-    payload: payload.text,
-    payloadTruncated: payload.truncated,
+    source: facts.source,
     responseStatus: facts.outcome.responseStatus,
     responseBody: facts.outcome.responseBody,
     ...(facts.outcome.error ? { error: facts.outcome.error } : {}),

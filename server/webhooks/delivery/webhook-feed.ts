@@ -10,6 +10,7 @@ import { takeBatch as selectBatch } from '../protocol/batching'
 import type { EventEntry, LogFollower } from './log-follower'
 import { droppedEventCount, eventsToDrop, isOverflowNotice } from './overflow'
 import { routes } from './routing'
+import { readSelection } from './log-range'
 
 export interface FeedDeps {
   events: EventLogRepository
@@ -103,8 +104,11 @@ export class WebhookFeed {
 
   private ingest(entries: EventEntry[], enforce = true): void {
     let added = 0
-    for (const entry of entries) {
-      if (compareCursors(entry.cursor, this.scannedTo) <= 0) continue
+    // Entries come in log order: only a leading part can have been seen already.
+    let start = 0
+    while (start < entries.length && compareCursors(entries[start].cursor, this.scannedTo) <= 0) start++
+    for (let index = start; index < entries.length; index++) {
+      const entry = entries[index]
       this.scannedTo = entry.cursor
       const event = entry.value
       if (isOverflowNotice(event)) this.noticesInTransit.delete(event.id)
@@ -219,11 +223,11 @@ export class WebhookFeed {
     })
   }
 
-  /** The events of the batch in flight when it is still `deliveryId`'s; empty otherwise. */
-  async batch(deliveryId: string): Promise<NamespaceEvent[]> {
+  /** The batch in flight and its events when it is still `deliveryId`'s; null otherwise. */
+  async batch(deliveryId: string): Promise<{ batch: CursorBatch; events: NamespaceEvent[] } | null> {
     const batch = this.state.batch
-    if (batch?.deliveryId !== deliveryId) return []
-    return this.eventsOf(batch)
+    if (batch?.deliveryId !== deliveryId) return null
+    return { batch, events: await this.eventsOf(batch) }
   }
 
   /** The batch is done (delivered, or failed for good): the buffer moves on. */
@@ -237,17 +241,7 @@ export class WebhookFeed {
 
   /** Re-reads a batch from the log (after a restart); events past retention are gone. */
   private async eventsOf(batch: CursorBatch): Promise<NamespaceEvent[]> {
-    if (this.batchEvents) return this.batchEvents
-    const wanted = new Set(batch.eventIds)
-    const found: NamespaceEvent[] = []
-    let after = batch.after
-    while (found.length < wanted.size) {
-      const page = await this.deps.events.read(this.ns, after, 1_000)
-      for (const entry of page) if (compareCursors(entry.cursor, batch.last) <= 0 && wanted.has(entry.value.id)) found.push(entry.value)
-      if (page.length === 0 || compareCursors(page[page.length - 1].cursor, batch.last) >= 0) break
-      after = page[page.length - 1].cursor
-    }
-    this.batchEvents = found
-    return found
+    this.batchEvents ??= await readSelection(this.deps.events, this.ns, batch)
+    return this.batchEvents
   }
 }
