@@ -35,6 +35,20 @@ interface Managed {
   writing: Promise<void> | null
   dirty: boolean
   retired: boolean
+  /** The snapshot last handed to `persist` (what storage holds, or is about to). */
+  persisted: { value: unknown; context: DeliveryContext } | null
+}
+
+/**
+ * Whether a transition changed anything a restore needs. A new buffered count alone does not
+ * (the feed recounts on adoption): storing every one would cost a snapshot write per webhook for
+ * each append.
+ */
+function worthStoring(previous: Managed['persisted'], next: { value: unknown; context: DeliveryContext }): boolean {
+  if (!previous || stateName(previous.value) !== stateName(next.value)) return true
+  const before = previous.context as unknown as Record<string, unknown>
+  const after = next.context as unknown as Record<string, unknown>
+  return Object.keys(after).some((key) => key !== 'bufferedEvents' && key !== 'now' && after[key] !== before[key])
 }
 
 
@@ -158,7 +172,7 @@ export class DeliveryHost {
       input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
       ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
     })
-    const managed: Managed = { ref, actor, feed, unsubscribe: () => undefined, writing: null, dirty: false, retired: false }
+    const managed: Managed = { ref, actor, feed, unsubscribe: () => undefined, writing: null, dirty: false, retired: false, persisted: null }
     let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
     const subscription = actor.subscribe({
       next: (next) => {
@@ -191,6 +205,9 @@ export class DeliveryHost {
 
   /** Coalescing write-behind of the latest snapshot, one write at a time per actor. */
   private persist(managed: Managed): void {
+    const current = managed.actor.getSnapshot()
+    if (!worthStoring(managed.persisted, current)) return
+    managed.persisted = { value: current.value, context: current.context }
     managed.dirty = true
     if (managed.writing || managed.retired) return
     managed.writing = this.activity.track(
