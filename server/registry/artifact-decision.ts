@@ -97,7 +97,18 @@ export async function withReasonPhrase(request: ProxyRequest, handle: () => Prom
   }
 }
 
-/** A status-line-safe text: Latin-1 printable, one line, bounded. */
+/** Longest reason phrase sent; clients and proxies cut longer status lines. */
+const REASON_LIMIT = 500
+/** What a shortened phrase keeps of its end: a block message's request id and exception link. */
+const REASON_TAIL = 240
+
+/**
+ * A status-line-safe text: Latin-1 printable, one line, bounded. A long text loses its middle
+ * (a long advisory finding), never its end, where a block names the request id and the link.
+ * @example reasonPhrase('fw-evil@1.0 is blocked ... Request an exception: https://...')
+ */
 export function reasonPhrase(message: string): string {
-  return message.replace(/[^\x20-\x7e\xa0-\xff]+/g, ' ').slice(0, 500)
+  const line = message.replace(/[^\x20-\x7e\xa0-\xff]+/g, ' ')
+  if (line.length <= REASON_LIMIT) return line
+  return `${line.slice(0, REASON_LIMIT - REASON_TAIL - 5)} ... ${line.slice(-REASON_TAIL)}`
 }

@@ -32,6 +32,33 @@ afterAll(async () => {
   await index?.close()
 })
 
+describe('the exception link of a block message', () => {
+  const file = () => `${proxy.registryUrl('py-root')}files/fw-evil/fw_evil-1.0-py3-none-any.whl`
+  const auth = () => ({ authorization: `Bearer ${token}` })
+
+  it('uses the origin the client called, X-Forwarded-* included', async () => {
+    const response = await fetch(file(), { headers: { ...auth(), 'x-forwarded-proto': 'https', 'x-forwarded-host': 'firewall.example' } })
+    expect(response.status).toBe(403)
+    const { error } = (await response.json()) as { error: string }
+    const requestId = response.headers.get('x-request-id')!
+    expect(error).toContain(`Request an exception: https://firewall.example/namespaces/acme/firewalls/py-root/exception-requests/new?request=${requestId}`)
+    // pip prints the reason phrase: the link is there too.
+    expect(response.statusText).toContain('/exception-requests/new?request=')
+  })
+
+  it('uses DASHBOARD_URL when it is set', async () => {
+    const config = proxy.services.config as { dashboardUrl: string | null }
+    config.dashboardUrl = 'https://dash.example'
+    try {
+      const response = await fetch(file(), { headers: auth() })
+      const { error } = (await response.json()) as { error: string }
+      expect(error).toContain(`Request an exception: https://dash.example/namespaces/acme/firewalls/py-root/exception-requests/new?request=${response.headers.get('x-request-id')}`)
+    } finally {
+      config.dashboardUrl = null
+    }
+  })
+})
+
 describe('PyPI upstream endpoints', () => {
   it('reduce to the index root', () => {
     expect(pypiRoot('https://pypi.org/simple/')).toBe('https://pypi.org/')

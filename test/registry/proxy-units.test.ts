@@ -7,6 +7,7 @@ import { lookupOrder, publishTarget } from '../../server/registry/upstream/selec
 import { artifactAuthorization, escapePackageName, upstreamAuthorization, upstreamUrl } from '../../server/registry/upstream/client'
 import { matchesLogFilter, type DecisionLogEntry } from '../../server/firewall/log-query'
 import { blockedMessage } from '../../server/registry/responses'
+import { reasonPhrase } from '../../server/registry/artifact-decision'
 import { Upstream } from '../../server/firewall/schema'
 import type { Decision } from '../../server/firewall/rules/evaluate'
 
@@ -85,6 +86,18 @@ describe('matchesLogFilter', () => {
     [{ packageName: 'right-pad' }, false],
     [{ blocked: false }, false],
   ])('filter %j -> %s', (filter, expected) => expect(matchesLogFilter(entry, filter)).toBe(expected))
+})
+
+describe('reasonPhrase', () => {
+  it('keeps the end of a long block message (request id and link) and stays within 500 Latin-1 characters', () => {
+    const text = `fw-x@1.0 is blocked by firewall py rule vuln: ${'CVE-2099-0001 (high) something bad\n'.repeat(40)}. Request id: req-abc. Request an exception: https://dash.example/namespaces/acme/firewalls/py/exception-requests/new?request=req-abc`
+    const phrase = reasonPhrase(text)
+    expect(phrase.length).toBeLessThanOrEqual(500)
+    expect(phrase).not.toContain('\n')
+    expect(phrase.startsWith('fw-x@1.0 is blocked by firewall py rule vuln')).toBe(true)
+    expect(phrase.endsWith('exception-requests/new?request=req-abc')).toBe(true)
+    expect(reasonPhrase('short text')).toBe('short text')
+  })
 })
 
 describe('blockedMessage', () => {
