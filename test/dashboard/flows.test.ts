@@ -106,7 +106,8 @@ describe('dashboard flows', () => {
       }
       await context.close()
     }
-  })
+    // 22 full-page screenshots: about 45 s alone, past a minute when other suites share the machine.
+  }, 180_000)
 
   it('signs out: the session ends and pages redirect to the sign-in form', async () => {
     const { context, page } = await signIn(world)

@@ -1,0 +1,67 @@
+/**
+ * `npm run screenshots`: the dashboard's management pages in headless Chromium, saved to
+ * docs/screenshots/*.png (referenced from the README). Starts the built server on a fresh data
+ * directory with the dashboard tests' harness, seeds a firewall, a request and a webhook through
+ * the public API, and drives the forms as a user would.
+ */
+import { mkdirSync } from 'node:fs'
+import type { Page } from 'playwright-core'
+import { NS, TestReceiver, requestException, seedFirewall, signIn, startWorld } from '../test/dashboard/harness'
+
+const OUT = 'docs/screenshots'
+
+async function shot(page: Page, name: string, path?: string) {
+  if (path) await page.goto(path)
+  await page.screenshot({ path: `${OUT}/${name}.png` })
+  console.log(`${OUT}/${name}.png`)
+}
+
+async function main() {
+  mkdirSync(OUT, { recursive: true })
+  const receiver = await new TestReceiver().start()
+  receiver.status = 200
+  const world = await startWorld({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
+  try {
+    const api = world.api
+    await seedFirewall(api, 'web', { everybody: ['fw:access'], 'team-reviewers': ['fw:read', 'fw:update:exception'] })
+    await api('PUT', `/v1/${NS}/config/web/upstreams/npmjs/credentials`, { token: 'never-shown' })
+    await api('PUT', `/v1/${NS}/config/web/rules/no-scripts`, { executionPhase: 'download', selector: { function: { name: 'installScripts' } }, description: 'No install scripts' })
+    await api('PUT', `/v1/${NS}/config/web/exceptions/ex-esbuild`, { rule: 'no-scripts', selector: { packageName: 'esbuild' }, reason: 'accepted_risk', expires: '2031-01-01T00:00:00Z' })
+    const request = await requestException(api, 'web', 'left-pad', 'ex-left-pad')
+    const webhook = (await api('POST', `/v1/${NS}/webhooks`, { name: 'Security sink', url: receiver.url, eventTypes: ['firewall.*', 'exception-request.*'] })).body
+
+    const { context, page } = await signIn(world, undefined, { width: 1280, height: 900 })
+    await shot(page, 'firewall', `/namespaces/${NS}/firewalls/web`)
+    await shot(page, 'new-firewall', `/namespaces/${NS}/firewalls/new`)
+
+    await page.goto(`/namespaces/${NS}/firewalls/web/rules/new`)
+    await page.getByLabel('Rule id').fill('risky-new')
+    await page.getByLabel('Description').fill('New packages from unknown scopes wait a month')
+    await page.locator('[name="s.name"]').selectOption('all')
+    await page.locator('[name="s.0.name"]').selectOption('packageName')
+    await page.locator('[name="s.0.patterns"]').fill('@unknown/*\nevil-*')
+    await page.locator('#node-f-s').getByRole('button', { name: 'Add condition' }).last().click()
+    await page.locator('[name="s.1.name"]').selectOption('not')
+    await page.locator('[name="s.1.0.name"]').selectOption('minimumAge')
+    await page.locator('[name="s.1.0.duration"]').fill('30d')
+    await page.locator('#rule').scrollIntoViewIfNeeded()
+    await shot(page, 'rule-editor')
+
+    await page.goto(`/namespaces/${NS}/firewalls/web/upstreams/npmjs/edit`)
+    await page.getByLabel('Endpoint').fill('https://npm.internal.example.com/')
+    await page.getByRole('button', { name: 'Save upstream' }).click()
+    await shot(page, 'upstream-refused')
+
+    await shot(page, 'permissions', `/namespaces/${NS}/firewalls/web/permissions`)
+    await shot(page, 'history', `/namespaces/${NS}/firewalls/web/history`)
+    await shot(page, 'approve', `/namespaces/${NS}/firewalls/web/exception-requests/${request.id}#approve`)
+    await shot(page, 'webhook-edit', `/namespaces/${NS}/webhooks/${webhook.id}/edit`)
+    await shot(page, 'event-catalog', `/namespaces/${NS}/event-types`)
+    await context.close()
+  } finally {
+    await world.close()
+    await receiver.close()
+  }
+}
+
+await main()
