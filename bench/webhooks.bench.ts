@@ -1,155 +1,230 @@
 /**
- * Webhook engine benchmark, in-process on Redis with a local receiver. Prints figures, asserts nothing.
- *   npx tsx bench/webhooks.bench.ts   (npm run bench:webhooks)
- * 1. 100 webhooks sharing 50,000 events (500 each, appended at once): events/s delivered,
- *    p50/p99 latency from append to receipt, events lost and duplicated.
- * 2. One webhook with a full backlog: sustained events/s against the 500 events/s pacing ceiling.
- * 3. Time to restore 1,000 persisted webhook actors in a fresh engine.
+ * Webhook delivery benchmark, measured from outside the service: the built server runs as its own
+ * process on Redis; this process produces events (appending to the namespace log, as another
+ * service process would), calls the API and receives every delivery. Prints figures, asserts nothing.
+ *   npm run bench:webhooks            (builds first when the build is stale)
+ * 1. Fan-out: 100 webhooks subscribed to every event, events produced at the pacing ceiling
+ *    (500/s: 100 webhooks x 5 deliveries/s x 100 events = 50,000 event-deliveries/s): throughput,
+ *    loss, duplicates, order; rule upserts (PUT .../rules/{id}) timed during it.
+ * 2. Light load: 2 events/s to the same 100 webhooks, event time to receipt.
+ * 3. Redis memory per 1,000,000 events for 100 webhooks: stored once, against the old layout that
+ *    copied every event into each webhook's buffer (its per-copy size measured in the same run).
+ * 4. One webhook with a 5,000-event backlog against its 500 events/s ceiling.
+ * Targets: a single Redis here; `benchTargets()` is where a Redis Cluster target is added (its
+ * figures print beside these).
  */
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { createBackend, type Backend } from '../storage'
-import { createServices, type Services } from '../server/app/services'
+import type Redis from 'ioredis'
+import { createBackend, type Backend, RedisBackend } from '../storage'
+import { keys, webhookKeys } from '../storage/repositories/keys'
 import { makeEvent } from '../server/events/factory'
 import { systemClock } from '../server/common/clock'
-import { createWebhookRuntime, type WebhookRuntime } from '../server/webhooks/delivery/runtime'
-import { parseWebhookSettings } from '../server/webhooks/configuration/settings'
-import { generateSecret } from '../server/webhooks/protocol/signing'
-import { startWebhookEngine } from '../server/webhooks/delivery/engine'
-import type { WebhookRecord } from '../server/webhooks/configuration/model'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
+import { startServer, type RunningServer } from '../test/support/server'
+import { audit, percentile, WebhookSink } from './support/webhook-sink'
 
-process.env.LOG_LEVEL = 'error'
-const NS = 'bench'
+const NS = 'default'
+const TOKEN = `pf_bench_${'a'.repeat(40)}`
+const HOOKS = 100
+const RATE = 500
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 20)
 
-interface Receipt {
-  at: number
-  ids: string[]
-  deliveryId: string
+/** Where the service keeps its data: env for the server, and a backend and raw client for this process. */
+export interface BenchTarget {
+  label: string
+  env: Record<string, string>
+  backend: () => Backend
+  /** Raw client for MEMORY USAGE (the node holding a key, on a cluster). */
+  redis: (backend: Backend) => Redis
+  prefix: string
+  close?: () => Promise<void>
 }
 
-async function receiver(): Promise<{ url: string; receipts: Receipt[]; server: Server }> {
-  const receipts: Receipt[] = []
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = []
-    req.on('data', (chunk: Buffer) => chunks.push(chunk))
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events: { id: string }[] }
-      receipts.push({ at: performance.now(), ids: body.events.map((e) => e.id), deliveryId: String(req.headers['webhook-id']) })
-      res.writeHead(204).end()
-    })
+/** The targets measured, side by side. A Redis Cluster target goes here (REDIS_CLUSTER_NODES). */
+export async function benchTargets(): Promise<BenchTarget[]> {
+  const url = await redisUrl()
+  const prefix = uniquePrefix('bench-wh')
+  return [
+    {
+      label: 'single Redis',
+      env: { REDIS_URL: url, REDIS_PREFIX: prefix },
+      backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
+      redis: (backend) => (backend as RedisBackend).redis,
+      prefix,
+    },
+  ]
+}
+
+type Figures = Record<string, string>
+
+async function api(server: RunningServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+  const response = await fetch(server.url + path, {
+    method,
+    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, receipts, server }
+  const text = await response.text()
+  return { status: response.status, body: text ? JSON.parse(text) : null }
 }
 
-async function setup(): Promise<{ backend: Backend; services: Services; runtime: WebhookRuntime }> {
-  const backend = createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('bench-wh') })
-  const services = createServices(backend)
-  const runtime = createWebhookRuntime(services, parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' }))
-  return { backend, services, runtime }
-}
-
-/** Webhooks straight into the repository (the API's validation is not what is measured). */
-async function createWebhooks(services: Services, count: number, url: string, eventTypes: (i: number) => string[]): Promise<void> {
-  const now = new Date(Date.now() - 1_000).toISOString()
-  const { webhooks } = services
-  for (let i = 0; i < count; i += 50) {
-    await Promise.all(
-      Array.from({ length: Math.min(50, count - i) }, (_, k) => {
-        const id = `wh-${i + k}`
-        const record: WebhookRecord = { id, namespace: NS, name: id, url, enabled: true, eventTypes: eventTypes(i + k), firewalls: [], secret: generateSecret(), createdAt: now, updatedAt: now }
-        return webhooks.mutate(NS, id, () => ({ next: record, result: undefined }))
-      }),
-    )
-  }
-}
-
-async function append(backend: Backend, types: string[], appendedAt: Map<string, number>): Promise<void> {
-  for (let i = 0; i < types.length; i += 1_000) {
-    const events = types.slice(i, i + 1_000).map((type) => makeEvent(systemClock, NS, type as `audit.${string}`, { action: type.slice(6), outcome: 'success', statusCode: 200 }))
-    const at = performance.now()
-    for (const event of events) appendedAt.set(event.id, at)
-    await backend.transact([], () => ({ writes: { events }, result: undefined }))
-  }
-}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const ping = (family: string) => makeEvent(systemClock, NS, `audit.${family}.ping`, { action: `${family}.ping`, outcome: 'success' as const, statusCode: 200 })
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (!condition()) {
     if (Date.now() > deadline) return false
-    await new Promise((r) => setTimeout(r, 20))
+    await sleep(20)
   }
   return true
 }
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+/** Appends `rate` events/s for `seconds` in log order; returns their ids and append times. */
+async function produce(backend: Backend, family: string, rate: number, seconds: number, appended: Map<string, number>): Promise<string[]> {
+  const ids: string[] = []
+  const started = Date.now()
+  for (;;) {
+    const elapsed = (Date.now() - started) / 1000
+    if (elapsed >= seconds) return ids
+    const due = Math.min(Math.floor(elapsed * rate) - ids.length, 50)
+    if (due <= 0) {
+      await sleep(Math.max(1, Math.ceil(1000 / rate)))
+      continue
+    }
+    const events = Array.from({ length: due }, () => ping(family))
+    const at = Date.now()
+    await backend.transact([], () => ({ writes: { events }, result: undefined }))
+    for (const event of events) {
+      ids.push(event.id)
+      appended.set(event.id, at)
+    }
+  }
+}
 
-async function fanOut(): Promise<void> {
-  const { backend, services, runtime } = await setup()
-  const sink = await receiver()
-  await createWebhooks(services, 100, sink.url, (i) => [`audit.bench.w${i}.*`])
-  const engine = await startWebhookEngine(services, runtime)
-  const appendedAt = new Map<string, number>()
-  const started = performance.now()
-  await append(backend, Array.from({ length: 50_000 }, (_, i) => `audit.bench.w${i % 100}.ping`), appendedAt)
-  const done = await until(() => new Set(sink.receipts.flatMap((r) => r.ids)).size >= 50_000, 180_000)
-  const elapsed = (Math.max(...sink.receipts.map((r) => r.at)) - started) / 1000
-  const seen = new Map<string, number>()
-  for (const receipt of sink.receipts) for (const id of receipt.ids) seen.set(id, (seen.get(id) ?? 0) + 1)
-  const latencies = [...appendedAt].filter(([id]) => seen.has(id)).map(([id]) => sink.receipts.find((r) => r.ids.includes(id))!.at - appendedAt.get(id)!)
+async function fanOut(server: RunningServer, backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
+  const latencies: number[] = []
+  let upserting = true
+  const upserts = (async () => {
+    for (let i = 0; upserting; i++) {
+      const started = performance.now()
+      await api(server, 'PUT', `/v1/${NS}/config/bench/rules/r${i % 10}`, {
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: [`evil-${i}-*`] } },
+        ruleEffect: { block: true, log: true },
+      })
+      latencies.push(performance.now() - started)
+      await sleep(50)
+    }
+  })()
+  const started = Date.now()
+  const ids = await produce(backend, 'bench', RATE, SECONDS, new Map())
+  const produced = Date.now()
+  const expected = ids.length * hooks.length
+  const drained = await until(() => sink.received() >= expected, 120_000)
+  upserting = false
+  await upserts
+  let lastReceipt = 0
+  for (const log of sink.hooks.values()) for (const at of log.at.values()) lastReceipt = Math.max(lastReceipt, at)
+  // Steady state: what arrived while events were being produced, after the first seconds.
+  const window = [started + 5_000, produced] as const
+  let inWindow = 0
+  for (const log of sink.hooks.values()) for (const at of log.at.values()) if (at >= window[0] && at < window[1]) inWindow++
+  if (process.env.BENCH_TIMELINE) {
+    const perSecond = new Map<number, number>()
+    for (const log of sink.hooks.values()) for (const at of log.at.values()) perSecond.set(Math.floor((at - started) / 1000), (perSecond.get(Math.floor((at - started) / 1000)) ?? 0) + 1)
+    console.log('receipts per second since the first append:', [...perSecond].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' '))
+  }
+  const { lost, duplicated, reordered } = audit(sink, hooks, ids)
   latencies.sort((a, b) => a - b)
-  const lost = [...appendedAt.keys()].filter((id) => !seen.has(id)).length
-  const duplicates = [...seen.values()].filter((n) => n > 1).length
-  console.log('\n1. 100 webhooks sharing 50,000 events (500 each, Redis, local receiver)' + (done ? '' : '  [timed out after 180 s]'))
-  console.log(`   delivered          ${(seen.size / elapsed).toFixed(0)} events/s (${seen.size} events in ${elapsed.toFixed(2)} s, ${sink.receipts.length} deliveries)`)
-  console.log(`   append -> receipt  p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms`)
-  console.log(`   lost ${lost}   duplicated ${duplicates}`)
-  await engine.stop()
-  sink.server.close()
-  await backend.close()
+  figures['fan-out events produced'] = `${ids.length} in ${((produced - started) / 1000).toFixed(1)} s (${(ids.length / ((produced - started) / 1000)).toFixed(0)}/s asked ${RATE}/s)`
+  figures['fan-out event-deliveries/s'] = `${(inWindow / ((window[1] - window[0]) / 1000)).toFixed(0)} steady, ${(sink.received() / ((lastReceipt - started) / 1000)).toFixed(0)} overall (ceiling 50,000)${drained ? '' : ' [not drained after 120 s]'}`
+  figures['fan-out lost / duplicated / reordered'] = `${lost} / ${duplicated} / ${reordered}`
+  figures['rule upsert under load'] = `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} upserts)`
 }
 
-async function sustained(): Promise<void> {
-  const { backend, services, runtime } = await setup()
-  const sink = await receiver()
-  await createWebhooks(services, 1, sink.url, () => ['audit.bench.*'])
-  const engine = await startWebhookEngine(services, runtime)
-  await append(backend, Array.from({ length: 5_000 }, () => 'audit.bench.ping'), new Map())
-  await until(() => sink.receipts.reduce((n, r) => n + r.ids.length, 0) >= 5_000, 60_000)
-  // The first five go out at once (the window is empty); the steady state is what follows.
-  const steady = sink.receipts.slice(5)
-  const events = steady.reduce((n, r) => n + r.ids.length, 0)
-  const seconds = (steady.at(-1)!.at - sink.receipts[4].at) / 1000
-  const rate = events / seconds
-  console.log('\n2. One webhook, 5,000-event backlog, pacing at 5 deliveries/s x 100 events')
-  console.log(`   sustained          ${rate.toFixed(0)} events/s = ${((rate / 500) * 100).toFixed(1)}% of the 500 events/s ceiling (${steady.length} deliveries over ${seconds.toFixed(2)} s)`)
-  await engine.stop()
-  sink.server.close()
-  await backend.close()
+async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
+  sink.reset()
+  const appended = new Map<string, number>()
+  const ids = await produce(backend, 'bench', 2, 15, appended)
+  await until(() => sink.received() >= ids.length * hooks.length, 30_000)
+  const latencies: number[] = []
+  for (const log of sink.hooks.values()) for (const [id, at] of log.at) if (appended.has(id)) latencies.push(at - appended.get(id)!)
+  latencies.sort((a, b) => a - b)
+  figures['light load event time -> receipt'] = `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} receipts)`
 }
 
-async function restore(): Promise<void> {
-  const { backend, services, runtime } = await setup()
-  const sink = await receiver()
-  await createWebhooks(services, 1_000, sink.url, () => ['audit.bench.*'])
-  const first = await startWebhookEngine(services, runtime)
-  await first.idle()
-  await first.stop()
-  const started = performance.now()
-  const second = await startWebhookEngine(services, runtime)
-  const millis = performance.now() - started
-  console.log('\n3. Restore 1,000 persisted webhook actors (Redis)')
-  console.log(`   restored ${second.host.owned().length} actors in ${millis.toFixed(0)} ms (leases, snapshots, actor start)`)
-  await second.stop()
-  sink.server.close()
-  await backend.close()
+async function memory(target: BenchTarget, backend: Backend, hooks: string[], webhookIds: string[], figures: Figures): Promise<void> {
+  const redis = target.redis(backend)
+  const logKey = `${target.prefix}:log:${keys.eventLog(NS)}`
+  const [usage, length] = await Promise.all([redis.memory('USAGE', logKey, 'SAMPLES', '0'), redis.xlen(logKey)])
+  const perEntry = Number(usage) / length
+  const cursorBytes = (await Promise.all(webhookIds.map((id) => redis.memory('USAGE', `${target.prefix}:${webhookKeys.cursor(NS, id)}`)))).reduce((sum: number, n) => sum + Number(n ?? 0), 0)
+  // The old layout's per-webhook buffer was a Redis list of the event JSON: measure one copy.
+  const sample = (await backend.logRange<unknown>(keys.eventLog(NS), { limit: 1_000 })).map((entry) => JSON.stringify(entry.value))
+  const listKey = `${target.prefix}:bench-copy-sample`
+  await redis.rpush(listKey, ...sample)
+  const perCopy = Number(await redis.memory('USAGE', listKey, 'SAMPLES', '0')) / sample.length
+  await redis.del(listKey)
+  const million = 1_000_000
+  const once = million * perEntry + cursorBytes
+  const copying = million * perEntry + million * hooks.length * perCopy
+  const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
+  figures['Redis memory per 1,000,000 events, 100 webhooks'] = `${mb(once)} stored once (${perEntry.toFixed(0)} B/entry) vs ${mb(copying)} copying (${perCopy.toFixed(0)} B/copy): ${(copying / once).toFixed(0)}x less`
+}
+
+async function oneWebhook(server: RunningServer, backend: Backend, sink: WebhookSink, figures: Figures): Promise<void> {
+  sink.reset()
+  const created = await api(server, 'POST', `/v1/${NS}/webhooks`, { name: 'solo', url: `${sink.url}/hook/solo`, eventTypes: ['audit.solo.*'] })
+  if (created.status !== 201) throw new Error(`creating the solo webhook: ${created.status}`)
+  for (let i = 0; i < 5_000; i += 500) {
+    const events = Array.from({ length: 500 }, () => ping('solo'))
+    await backend.transact([], () => ({ writes: { events }, result: undefined }))
+  }
+  await until(() => sink.received() >= 5_000, 60_000)
+  const times = [...(sink.hooks.get('solo')?.at.values() ?? [])].sort((a, b) => a - b)
+  // The first five deliveries go out at once (an empty pacing window); the steady state follows.
+  const steady = times.filter((t) => t > times[499])
+  const rate = steady.length / ((times[times.length - 1] - times[499]) / 1000)
+  figures['one webhook, 5,000 backlog'] = `${rate.toFixed(0)} events/s = ${((rate / 500) * 100).toFixed(1)}% of the 500 events/s ceiling`
+}
+
+async function run(target: BenchTarget): Promise<Figures> {
+  const figures: Figures = {}
+  const sink = await new WebhookSink().start()
+  const server = await startServer({ ...target.env, BOOTSTRAP_TOKEN: TOKEN, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'error', API_RATE_LIMIT: 'off' })
+  const backend = target.backend()
+  try {
+    await api(server, 'PUT', `/v1/${NS}/config/bench`, { upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }] })
+    const hooks = Array.from({ length: HOOKS }, (_, i) => `w${i}`)
+    const webhookIds: string[] = []
+    for (const hook of hooks) {
+      const created = await api(server, 'POST', `/v1/${NS}/webhooks`, { name: hook, url: `${sink.url}/hook/${hook}`, eventTypes: ['audit.bench.*'] })
+      if (created.status !== 201) throw new Error(`creating webhook ${hook}: ${created.status} ${JSON.stringify(created.body)}`)
+      webhookIds.push(created.body.id)
+    }
+    await sleep(1_000)
+    await fanOut(server, backend, sink, hooks, figures)
+    await memory(target, backend, hooks, webhookIds, figures)
+    await lightLoad(backend, sink, hooks, figures)
+    await oneWebhook(server, backend, sink, figures)
+  } finally {
+    await server.stop()
+    await sink.stop()
+    await backend.close()
+    await target.close?.()
+  }
+  return figures
 }
 
 async function main() {
-  await fanOut()
-  await sustained()
-  await restore()
+  const targets = await benchTargets()
+  const results: Figures[] = []
+  for (const target of targets) results.push(await run(target))
+  const names = Object.keys(results[0])
+  const width = Math.max(...names.map((name) => name.length))
+  for (const [index, target] of targets.entries()) {
+    console.log(`\nwebhooks (${target.label}; ${HOOKS} webhooks, ${RATE} events/s for ${SECONDS} s, built server + Redis + this producer/receiver on one machine)`)
+    for (const name of names) console.log(`  ${name.padEnd(width)}  ${results[index][name] ?? '-'}`)
+  }
   console.log('')
   process.exit(0)
 }
