@@ -3,6 +3,8 @@ import { defineConfig } from 'vitest/config'
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The 50-second multi-process soak runs after the suite, in `npm run soak:ci` (vitest.soak.config.ts).
+    exclude: ['test/soak/**', '**/node_modules/**'],
     globalSetup: ['test/support/global-redis.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
