@@ -15,6 +15,7 @@ import {
   webhookMetrics,
   webhookState,
 } from '../webhooks/configuration/service-actions'
+import { recoverDeliveries, resendDelivery } from '../webhooks/configuration/service-redelivery'
 import { NsParams, PageQuery, nextLink } from './common'
 
 const tag = 'Webhooks'
@@ -125,6 +126,21 @@ export const webhookOperations = [
     params: DeliveryParams, access: namespace('ns:webhooks:read'), response: z.array(AttemptSchema),
     audit: audit('webhook.delivery.attempts.read'),
     handler: async ({ ctx, params }) => ({ body: await listAttempts(ctx, params.id, params.deliveryId) }),
+  }),
+  defineOperation({
+    id: 'resendWebhookDelivery', method: 'POST', path: '/v1/{ns}/webhooks/{id}/deliveries/{deliveryId}/resend',
+    summary: 'Resend a delivery: the same events under a new delivery id, at the back of the queue', tag,
+    params: DeliveryParams, access: namespace('ns:webhooks:manage'), response: DeliveryRecordSchema, successStatus: 202,
+    audit: { action: 'webhook.delivery.resend', resourceType: 'webhook', resourceId: (p: { id?: string }) => p.id },
+    handler: async ({ ctx, params }) => ({ status: 202, body: await resendDelivery(ctx, params.id, params.deliveryId) }),
+  }),
+  defineOperation({
+    id: 'recoverWebhookDeliveries', method: 'POST', path: '/v1/{ns}/webhooks/{id}/recover',
+    summary: 'Re-queue the events of the failed deliveries of a time window, oldest first', tag,
+    params: WhParams, access: namespace('ns:webhooks:manage'), body: z.object({ since: Timestamp, until: Timestamp.optional() }).strict(),
+    response: z.object({ count: z.number().int(), unavailable: z.array(z.string()).optional() }), successStatus: 202,
+    audit: audit('webhook.recover'),
+    handler: async ({ ctx, params, body }) => ({ status: 202, body: await recoverDeliveries(ctx, params.id, body) }),
   }),
   defineOperation({
     id: 'getWebhookMetrics', method: 'GET', path: '/v1/{ns}/webhooks/{id}/metrics', summary: 'Delivery metrics per time bucket', tag,

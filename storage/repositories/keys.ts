@@ -72,6 +72,8 @@ export const webhookKeys = {
   /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
   deliveryAttempts: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-attempts:${id}:${deliveryId}`,
   metrics: (ns: string, id: string, bucket: string, start: number) => `ns:${ns}:wh-metrics:${id}:${bucket}:${start}`,
+  /** Redeliveries (resend, recover) waiting for the webhook's actor, oldest first. */
+  redeliveries: (ns: string, id: string) => `ns:${ns}:wh-redeliveries:${id}`,
   /** Bucket starts stored for one webhook and bucket size (`{ starts }`): what the retention pass prunes. */
   metricsIndex: (ns: string, id: string, bucket: string) => `ns:${ns}:wh-metrics-index:${id}:${bucket}`,
   /** Lease: one owner per webhook actor. */

@@ -9,6 +9,8 @@ import {
   type StoredDeliveryRecord,
 } from '../../server/webhooks/delivery/record'
 import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/attempt-record'
+import { REDELIVERIES_KEPT, type Redelivery } from '../../server/webhooks/delivery/redelivery'
+import { conflict } from '../../server/common/errors'
 import { webhookKeys as keys } from './webhook-keys'
 
 interface AttemptList {
@@ -43,6 +45,31 @@ export class WebhookRecordRepository {
     const records = await this.backend.getMany<AnyStoredRecord>(page.map((id) => keys.delivery(ns, webhook, id)))
     const items = records.filter((record): record is AnyStoredRecord => record !== null)
     return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
+  }
+
+  /** Redeliveries waiting, oldest first. */
+  async listRedeliveries(ns: string, webhook: string): Promise<Redelivery[]> {
+    return (await this.backend.get<{ items: Redelivery[] }>(keys.redeliveries(ns, webhook)))?.items ?? []
+  }
+
+  /** Appends redeliveries at the back of the queue, atomically; 409 past REDELIVERIES_KEPT. */
+  queueRedeliveries(ns: string, webhook: string, items: Redelivery[]): Promise<void> {
+    const key = keys.redeliveries(ns, webhook)
+    return this.backend.transact([key], (values) => {
+      const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
+      if (queued.length + items.length > REDELIVERIES_KEPT) throw conflict('redelivery_queue_full', `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${queued.length} do`)
+      return { writes: { set: { [key]: { items: [...queued, ...items] } } }, result: undefined }
+    })
+  }
+
+  /** Removes a redelivery once it is done. */
+  removeRedelivery(ns: string, webhook: string, deliveryId: string): Promise<void> {
+    const key = keys.redeliveries(ns, webhook)
+    return this.backend.transact([key], (values) => {
+      const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
+      const kept = queued.filter((item) => item.deliveryId !== deliveryId)
+      return { writes: kept.length === queued.length ? {} : { set: { [key]: { items: kept } } }, result: undefined }
+    })
   }
 
   /** Every attempt of a delivery, oldest first (empty for a delivery unknown or recorded before attempts were kept). */
@@ -137,7 +164,7 @@ export class WebhookRecordRepository {
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const recordKeys = ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
-    await Promise.all([...recordKeys.map((key) => this.backend.delete(key)), this.backend.delete(keys.deliveryIndex(ns, webhook))])
+    await Promise.all([...recordKeys.map((key) => this.backend.delete(key)), this.backend.delete(keys.deliveryIndex(ns, webhook)), this.backend.delete(keys.redeliveries(ns, webhook))])
   }
 }
 

@@ -48,10 +48,15 @@ export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secr
 async function persistedState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
   const { webhooks } = ctx.services
   const { settings } = await useWebhookRuntime()
-  const [snapshot, bufferedEvents] = await Promise.all([
+  const [snapshot, stored, redeliveries, cursor] = await Promise.all([
     webhooks.loadSnapshot(ctx.ns, id),
     storedBufferCount(ctx.services.events, webhooks, ctx.ns, id, settings.bufferSize),
+    ctx.services.webhookRecords.listRedeliveries(ctx.ns, id),
+    webhooks.cursors.get(ctx.ns, id),
   ])
+  // Resends and recoveries waiting count too (the one in flight is in the cursor's batch already).
+  const inFlight = cursor?.batch?.deliveryId
+  const bufferedEvents = stored + redeliveries.reduce((sum, item) => sum + (item.deliveryId === inFlight ? 0 : item.eventIds.length), 0)
   const view = snapshot ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext }) : { state: 'active', bufferedEvents: 0 }
   // The count from the log and the cursor is fresher than the one in the snapshot.
   return { ...view, bufferedEvents }

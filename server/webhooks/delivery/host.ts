@@ -15,6 +15,7 @@ import { forget, publish } from '../../app/live-registry'
 import { onMetricsCollect } from '../../observability/metrics'
 import type { LogFollower } from './log-follower'
 import { WebhookFeed } from './webhook-feed'
+import { RedeliveryQueue } from './redelivery'
 
 export interface HostOptions {
   /** Lease owner id of this process. */
@@ -147,6 +148,7 @@ export class DeliveryHost {
       clock: this.options.clock,
       cap: this.runtime.settings.bufferSize,
       track: (work) => this.activity.track(work),
+      redeliveries: new RedeliveryQueue(this.runtime.records, ns, id),
       changed: () => this.noteBuffered(ref),
       dropped: (events) => void this.activity.track(this.runtime.records.addMetrics(ns, id, this.options.clock.now(), { eventsDropped: events })).catch(() => undefined),
     })
@@ -266,6 +268,8 @@ export class DeliveryHost {
       }
       if (doc.enabled === (context.disabled === true)) managed.actor.send({ type: doc.enabled ? 'ENABLED' : 'DISABLED', now })
       this.noteBuffered(ref)
+      // A resend or recover signals a change too; the queue it wrote counts as buffered.
+      void this.activity.track(managed.feed.reloadRedeliveries().then(() => this.noteBuffered(ref))).catch(() => undefined)
     })
   }
 

@@ -100,7 +100,8 @@ export function recordAfterAttempt(previous: Pick<DeliveryRecord, 'attempts' | '
     responseBody: facts.outcome.responseBody,
     ...(facts.outcome.error ? { error: facts.outcome.error } : {}),
     durationMillis: facts.outcome.durationMillis,
-    createdAt: previous?.createdAt ?? new Date(facts.startedAt).toISOString(),
+    // A queued redelivery's record exists before its first attempt (attempts 0): that attempt dates it.
+    createdAt: previous && previous.attempts > 0 ? previous.createdAt : new Date(facts.startedAt).toISOString(),
     ...(done ? { completedAt: new Date(facts.finishedAt).toISOString() } : {}),
   }
 }

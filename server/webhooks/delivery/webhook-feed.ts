@@ -11,6 +11,7 @@ import type { EventEntry, LogFollower } from './log-follower'
 import { droppedEventCount, eventsToDrop, isOverflowNotice } from './overflow'
 import { routes } from './routing'
 import { readSelection } from './log-range'
+import type { RedeliveryQueue } from './redelivery'
 
 export interface FeedDeps {
   events: EventLogRepository
@@ -25,6 +26,8 @@ export interface FeedDeps {
   dropped: (events: number) => void
   /** Registers running work so shutdown and tests can wait for it. */
   track: <T>(work: Promise<T>) => Promise<T>
+  /** Resends and recoveries waiting for this webhook (redelivery.ts). */
+  redeliveries?: RedeliveryQueue
 }
 
 /** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
@@ -70,6 +73,7 @@ export class WebhookFeed {
     this.stored = stored !== null
     this.state = stored ?? START_CURSOR
     this.scannedTo = this.state.cursor
+    await this.deps.redeliveries?.load()
     const liveAfter = await this.deps.follower.follow(this.ns, this.live)
     let after = this.state.cursor
     while (compareCursors(after, liveAfter) < 0) {
@@ -95,8 +99,14 @@ export class WebhookFeed {
 
   /** Events waiting, the batch in flight included. */
   buffered(): number {
-    return this.pending.length + this.inFlight()
+    return this.pending.length + this.inFlight() + (this.deps.redeliveries?.waiting(this.state.batch?.deliveryId) ?? 0)
   }
+
+  /** Re-reads the redelivery queue (a resend or recover was queued, maybe by another process). */
+  async reloadRedeliveries(): Promise<void> {
+    await this.serial(() => this.deps.redeliveries?.load())
+  }
+
 
   private inFlight(): number {
     return this.taking + (this.state.batch?.eventIds.length ?? 0)
@@ -199,7 +209,17 @@ export class WebhookFeed {
   take(deliveryId: () => string): Promise<{ batch: CursorBatch; events: NamespaceEvent[] } | null> {
     return this.serial(async () => {
       if (this.state.batch) return { batch: this.state.batch, events: await this.eventsOf(this.state.batch) }
-      const head = this.pending.slice(0, 100)
+      const redelivery = this.deps.redeliveries?.due(this.scannedTo, this.pending[0]?.cursor ?? null)
+      if (redelivery) {
+        const { deliveryId: id, eventIds, after, last } = redelivery
+        const batch: CursorBatch = { deliveryId: id, eventIds, after, last }
+        await this.commit({ cursor: this.state.cursor, batch })
+        this.batchEvents = null
+        return { batch, events: await this.eventsOf(batch) }
+      }
+      // A waiting redelivery goes after what was buffered when it was asked for, before anything later.
+      const boundary = this.deps.redeliveries?.boundary()
+      const head = (boundary === undefined ? this.pending.slice(0, 100) : this.pending.slice(0, 100).filter((entry) => compareCursors(entry.cursor, boundary) <= 0))
       const events = selectBatch(head.map((entry) => entry.value))
       if (events.length === 0) {
         if (this.unannounced) await this.commit(this.state)
@@ -236,6 +256,7 @@ export class WebhookFeed {
       if (this.state.batch?.deliveryId !== deliveryId) return
       await this.commit({ cursor: this.state.cursor, batch: null })
       this.batchEvents = null
+      await this.deps.redeliveries?.done(deliveryId)
     })
   }
 
