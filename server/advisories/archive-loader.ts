@@ -47,8 +47,8 @@ function loaderEntry(): URL | string | null {
 }
 
 /** One job on a fresh thread: `send` feeds it, the reply settles it, the thread ends either way. */
-function inThread(entry: URL | string, send: (worker: Worker, acked: () => Promise<void>) => Promise<void>) {
-  const worker = new Worker(entry)
+function inThread(entry: URL | string, lowPriority: boolean, send: (worker: Worker, acked: () => Promise<void>) => Promise<void>) {
+  const worker = new Worker(entry, { workerData: { lowPriority } })
   let settled = false
   let inFlight = 0
   let wakeSender: (() => void) | null = null
@@ -82,15 +82,16 @@ function inThread(entry: URL | string, send: (worker: Worker, acked: () => Promi
 
 /**
  * Loads on a worker thread: the request thread only forwards bytes and receives the packed index
- * (transferred, not copied), so a refresh does not slow the requests it serves. Null when the build
- * has no loader thread entry.
+ * (transferred, not copied), so a refresh does not slow the requests it serves. The thread runs at
+ * the lowest CPU priority unless `lowPriority` is false. Null when the build has no loader thread entry.
  */
-export function threadLoader(): ArchiveLoader | null {
+export function threadLoader(options: { lowPriority?: boolean } = {}): ArchiveLoader | null {
   const entry = loaderEntry()
   if (!entry) return null
+  const lowPriority = options.lowPriority ?? true
   return {
     async archive(source) {
-      const reply = await inThread(entry, async (worker, acked) => {
+      const reply = await inThread(entry, lowPriority, async (worker, acked) => {
         for await (const chunk of source) {
           // A copy with a buffer of its own, transferred: the body's chunks may share theirs.
           const bytes = new Uint8Array(chunk)
@@ -103,7 +104,7 @@ export function threadLoader(): ArchiveLoader | null {
       return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings }
     },
     async snapshot(bytes) {
-      const reply = await inThread(entry, async (worker) => {
+      const reply = await inThread(entry, lowPriority, async (worker) => {
         worker.postMessage({ type: 'snapshot', bytes } satisfies LoaderRequest)
       })
       return packedIndexFromData(reply.data)

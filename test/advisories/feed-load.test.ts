@@ -1,3 +1,4 @@
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { loadOsvZip } from '../../server/firewall/advisories/feed-load'
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
@@ -90,5 +91,37 @@ describe('loading on a worker thread', () => {
     const zip = osvZip(npm)
     await expect(loader!.archive(chunks(zip.subarray(0, zip.length >> 1)))).rejects.toThrow(/zip/)
     await expect(loader!.snapshot(new Uint8Array([1, 2, 3]))).rejects.toThrow(/snapshot/)
+  })
+
+  it.runIf(process.platform === 'linux')('reads at the lowest CPU priority, the request thread keeps its own', async () => {
+    /** Threads of this process at nice 19 (field 19 of /proc/self/task/{tid}/stat). */
+    const lowest = () =>
+      readdirSync('/proc/self/task').filter((tid) => {
+        try {
+          return readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16] === '19'
+        } catch {
+          return false // the thread ended meanwhile
+        }
+      })
+    // Threads of the test before may still be ending: only a new one counts.
+    const before = new Set(lowest())
+    const started = () => lowest().some((tid) => !before.has(tid))
+    let release!: () => void
+    const held = new Promise<void>((resolve) => (release = resolve))
+    const zip = osvZip(npm)
+    // The archive's first half, then a wait until the loader thread was seen, then the rest.
+    async function* source() {
+      yield zip.subarray(0, zip.length >> 1)
+      await held
+      yield zip.subarray(zip.length >> 1)
+    }
+    const loading = threadLoader()!.archive(source())
+    const deadline = Date.now() + 30_000
+    while (!started() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+    const seen = started()
+    release()
+    expect(seen).toBe(true)
+    expect((await loading).records).toBe(29)
+    expect(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16]).toBe('0')
   })
 })
