@@ -83,7 +83,7 @@ function inThread(entry: URL | string, lowPriority: boolean, send: (worker: Work
 /**
  * Loads on a worker thread: the request thread only forwards bytes and receives the packed index
  * (transferred, not copied), so a refresh does not slow the requests it serves. The thread runs at
- * the lowest CPU priority unless `lowPriority` is false. Null when the build has no loader thread entry.
+ * a lower CPU priority (nice 10) unless `lowPriority` is false. Null when the build has no loader thread entry.
  */
 export function threadLoader(options: { lowPriority?: boolean } = {}): ArchiveLoader | null {
   const entry = loaderEntry()

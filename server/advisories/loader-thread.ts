@@ -64,16 +64,17 @@ async function readSnapshot(port: NonNullable<typeof parentPort>, bytes: Uint8Ar
 }
 
 /**
- * Gives this thread the lowest CPU priority (nice 19) so that, on a busy machine, the requests the
- * process serves (and the clients and registries beside it) run first and the load takes whatever
- * CPU is left. Without it a refresh of 200,000 records took a whole core from them and slowed the
- * requests of a 2-core machine by tens of milliseconds at p99. On Linux, setpriority on a thread id
- * applies to that thread alone; elsewhere (no /proc/thread-self) the thread keeps the process's.
+ * Lowers this thread's CPU priority to nice 10 so that, on a busy machine, the requests the process
+ * serves (and the clients and registries beside it) are scheduled first. Without it a refresh of
+ * 200,000 records took a whole core from them. Not 19: at 19 the thread starved while the
+ * process's other threads were busy (a 29-record load took over 20 s beside a test suite), and
+ * data that is not loaded makes advisory rules fail closed. On Linux, setpriority on a thread id
+ * applies to that thread alone; elsewhere (no /proc/thread-self) it keeps the process's priority.
  */
 function yieldCpu(): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, constants.priority.PRIORITY_LOW)
+    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, constants.priority.PRIORITY_BELOW_NORMAL)
   } catch {
     // Not Linux, or not allowed: the load still runs off the request thread.
   }
