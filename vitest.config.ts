@@ -5,7 +5,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // The 50-second multi-process soak runs after the suite, in `npm run soak:ci` (vitest.soak.config.ts).
     exclude: ['test/soak/**', '**/node_modules/**'],
-    globalSetup: ['test/support/global-redis.ts'],
+    globalSetup: ['test/support/global-redis.ts', 'test/support/global-redis-cluster.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',

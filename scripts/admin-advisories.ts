@@ -6,7 +6,7 @@
  */
 import { createReadStream } from 'node:fs'
 import { hostname } from 'node:os'
-import { createBackend } from '../storage'
+import { openBackend } from '../storage'
 import { createServices, type Services } from '../server/app/services'
 import { ecosystemsInUse } from '../server/advisories/ecosystems-in-use'
 import { AdvisoryFeed, type FeedSyncReport } from '../server/advisories/feed-worker'
@@ -104,7 +104,7 @@ export const ADVISORIES_COMMAND: Command = {
       return 2
     }
     const ecosystems = parsed?.success ? [parsed.data] : null
-    const services = createServices(createBackend())
+    const services = createServices(await openBackend())
     try {
       if (sub === 'status') return await status(services, ecosystems ?? ECOSYSTEMS, out)
       return await sync(services, ecosystems, typeof values.file === 'string' ? values.file : undefined, out)

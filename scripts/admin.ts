@@ -10,7 +10,7 @@
  * prints the count.
  */
 import { parseArgs } from 'node:util'
-import { createBackend } from '../storage'
+import { openBackend } from '../storage'
 import { createServices } from '../server/app/services'
 import { createNamespaceWithOwner, createUser } from '../server/namespace/directory'
 import { DomainError } from '../server/common/errors'
@@ -38,7 +38,7 @@ function userCommand(kind: 'create-namespace' | 'create-user'): Command {
         out.error(`--namespace and --user are required\nusage: npm run admin -- ${this.usage}`)
         return 2
       }
-      const services = createServices(createBackend())
+      const services = createServices(await openBackend())
       try {
         const token = kind === 'create-namespace' ? await createNamespaceWithOwner(services, ns, user) : await createUser(services, ns, user)
         out.result(`${kind === 'create-namespace' ? 'namespace' : 'user'} created; first personal token:\n${token}`, { namespace: ns, user, token })
@@ -59,7 +59,7 @@ const rotate: Command = {
   options: [],
   async run(_values, _positionals, out: Output) {
     // A composition root like the start-up plugin: re-sealing walks storage itself, below the repositories.
-    const backend = createBackend()
+    const backend = await openBackend()
     const { secrets: box } = createServices(backend)
     try {
       const { secrets, records, keyId } = await rotateSecretsKey(backend, box)

@@ -53,6 +53,12 @@ export interface Backend {
   set(key: string, value: unknown): Promise<void>
   delete(key: string): Promise<void>
   keys(prefix: string): Promise<string[]>
+  /**
+   * Renames one stored key (a value, or on Redis a whole log or queue as `log:<name>`): for
+   * layout migrations. When `to` already exists (an earlier run copied it), `from` is dropped.
+   * False when `from` does not exist.
+   */
+  moveKey(from: string, to: string): Promise<boolean>
 
   /**
    * Atomic read-modify-write: `body` sees the current values of `keys` and returns the

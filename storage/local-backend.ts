@@ -60,6 +60,16 @@ export class LocalBackend implements Backend {
     return this.storage.hasItem(key)
   }
 
+  async moveKey(from: string, to: string): Promise<boolean> {
+    const raw = await this.storage.getItemRaw(from)
+    if (raw == null) return false
+    if (!(await this.storage.hasItem(to))) await this.storage.setItemRaw(to, raw)
+    await this.storage.removeItem(from)
+    // Log and queue positions are cached per prefix: any of them may have just moved.
+    this.sequences.clear()
+    return true
+  }
+
   async getBytes(key: string): Promise<Buffer | null> {
     const raw = await this.storage.getItemRaw(key)
     if (raw == null) return null

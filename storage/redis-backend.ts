@@ -1,28 +1,45 @@
 import { createStorage, type Storage } from 'unstorage'
 import redisDriver from 'unstorage/drivers/redis'
-import type Redis from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { eventLogOf, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
 import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
+import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
+
+/** A single Redis or a Redis Cluster: both take the same commands for one-slot work. */
+export type RedisClient = Redis | Cluster
 
 const MAX_TX_ATTEMPTS = 200
 
 /**
  * The scale-out backend: every key in Redis under one prefix, shared by any number of
  * processes. Plain values go through unstorage; atomic work runs as Lua on the raw client.
+ * On a Redis Cluster (`target` = its nodes) every multi-key operation stays within one hash tag
+ * (keys.ts gives each namespace's keys `{ns}`), reads of many keys are pipelined per node and
+ * key listings scan every master.
  */
 export class RedisBackend implements Backend {
   readonly kind = 'redis' as const
   readonly storage: Storage
-  private readonly client: Redis
-  private subscriber: Redis | null = null
+  readonly cluster: boolean
+  private readonly client: RedisClient
+  private subscriber: RedisClient | null = null
   private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<(ns: string) => void>()
 
-  constructor(url: string, readonly prefix = 'pf') {
-    const driver = redisDriver({ url, base: prefix, enableAutoPipelining: true, maxRetriesPerRequest: 3 })
+  /** `target`: a redis:// URL, or the nodes of a Redis Cluster. */
+  constructor(target: string | ClusterNodeAddress[], readonly prefix = 'pf') {
+    this.cluster = typeof target !== 'string'
+    const driver =
+      typeof target === 'string'
+        ? redisDriver({ url: target, base: prefix, enableAutoPipelining: true, maxRetriesPerRequest: 3 })
+        : redisDriver({
+            cluster: target,
+            clusterOptions: { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 3 } },
+            base: checkRedisPrefix(prefix),
+          })
     this.storage = createStorage({ driver })
-    this.client = driver.getInstance!() as Redis
+    this.client = driver.getInstance!() as RedisClient
   }
 
   private raw(key: string): string {
@@ -34,9 +51,18 @@ export class RedisBackend implements Backend {
   }
 
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
-    if (keys.length === 0) return []
-    const values = await this.client.mget(...keys.map((key) => this.raw(key)))
+    const values = await this.readRaw(keys.map((key) => this.raw(key)))
     return values.map((value) => (value == null ? null : (JSON.parse(value) as T)))
+  }
+
+  /**
+   * Raw values of any keys. A cluster refuses MGET across slots, so there each key is its own
+   * GET; auto-pipelining sends them to their nodes in one batch each.
+   */
+  private async readRaw(rawKeys: string[]): Promise<(string | null)[]> {
+    if (rawKeys.length === 0) return []
+    if (this.cluster) return Promise.all(rawKeys.map((key) => this.client.get(key)))
+    return this.client.mget(...rawKeys)
   }
 
   set(key: string, value: unknown): Promise<void> {
@@ -47,12 +73,41 @@ export class RedisBackend implements Backend {
     return this.storage.removeItem(key)
   }
 
-  keys(prefix: string): Promise<string[]> {
-    return this.storage.getKeys(prefix)
+  async keys(prefix: string): Promise<string[]> {
+    if (!this.cluster) return this.storage.getKeys(prefix)
+    // unstorage's driver scans one node only; a cluster's keys are spread over all masters.
+    const base = prefix.replace(/:+$/, '')
+    const pattern = `${escapeGlob(this.raw(base))}${base ? ':' : ''}*`
+    const found: string[] = []
+    for (const node of (this.client as Cluster).nodes('master')) {
+      let cursor = '0'
+      do {
+        const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+        cursor = next
+        found.push(...batch)
+      } while (cursor !== '0')
+    }
+    return [...new Set(found)].map((key) => key.slice(this.prefix.length + 1))
   }
 
   has(key: string): Promise<boolean> {
     return this.storage.hasItem(key)
+  }
+
+  /** DUMP and RESTORE (any type, expiry kept): works across cluster slots, unlike RENAME. */
+  async moveKey(from: string, to: string): Promise<boolean> {
+    const [source, target] = [this.raw(from), this.raw(to)]
+    const dump = await this.client.dumpBuffer(source)
+    if (dump === null) return false
+    const ttl = await this.client.pttl(source)
+    try {
+      await this.client.restore(target, ttl > 0 ? ttl : 0, dump)
+    } catch (error) {
+      // BUSYKEY: an earlier, interrupted run restored it already.
+      if (!String(error).includes('BUSYKEY')) throw error
+    }
+    await this.client.del(source)
+    return true
   }
 
   async getBytes(key: string): Promise<Buffer | null> {
@@ -68,7 +123,7 @@ export class RedisBackend implements Backend {
   async transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
     const rawKeys = keys.map((key) => this.raw(key))
     for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
-      const current = rawKeys.length ? await this.client.mget(...rawKeys) : []
+      const current = await this.readRaw(rawKeys)
       const values = new Map(keys.map((key, index) => [key, current[index] == null ? null : JSON.parse(current[index]!)]))
       const { writes, result } = await body(values)
       const logs: [string, string[]][] = Object.entries(writes.logs ?? {}).map(([log, entries]) => [
@@ -86,7 +141,10 @@ export class RedisBackend implements Backend {
         notify: eventLog ? this.raw(storageKeys.eventsChannel) : '',
         notifyMessage: eventLog?.ns ?? '',
       }
-      const reply = (await this.client.eval(COMPARE_AND_SET, 0, JSON.stringify(spec))) as unknown[]
+      // Every key the script touches is declared, so a cluster routes it to the slot's node.
+      const touched = [...new Set([...spec.watch, ...spec.set.map(([key]) => key), ...spec.del, ...logs.map(([log]) => log)])]
+      if (this.cluster) assertOneSlot(touched)
+      const reply = (await this.client.eval(COMPARE_AND_SET, touched.length, ...touched, JSON.stringify(spec))) as unknown[]
       if (reply[0] === 1) return result
       // Lost a race with another writer: back off a little, re-read and run the body again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 + attempt * 2)))
@@ -157,6 +215,7 @@ export class RedisBackend implements Backend {
 
   async queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean> {
     if (count <= 0) return false
+    if (this.cluster) assertOneSlot([this.raw(`queue:${queue}`), this.raw(key)])
     const moved = await this.client.eval(QUEUE_MOVE_FRONT, 2, this.raw(`queue:${queue}`), this.raw(key), String(count), expectFirstId, JSON.stringify(meta))
     return moved === 1
   }
@@ -181,7 +240,7 @@ export class RedisBackend implements Backend {
     this.listeners.add(listener)
     if (!this.subscriber) {
       // A dedicated connection: a subscribed ioredis client cannot run other commands.
-      this.subscriber = this.client.duplicate()
+      this.subscriber = this.duplicateConnection()
       this.subscribed = this.subscriber.subscribe(this.raw(storageKeys.eventsChannel)).then(() => undefined)
       this.subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
     }
@@ -201,8 +260,13 @@ export class RedisBackend implements Backend {
   }
 
   /** The raw client, for the few adapters that need Redis structures directly. */
-  get redis(): Redis {
+  get redis(): RedisClient {
     return this.client
+  }
+
+  /** A new connection to the same Redis or cluster (a subscribed connection runs nothing else). */
+  duplicateConnection(): RedisClient {
+    return this.client.duplicate()
   }
 
   async close(): Promise<void> {
@@ -210,4 +274,9 @@ export class RedisBackend implements Backend {
     this.subscriber?.disconnect()
     await this.storage.dispose()
   }
+}
+
+/** Escapes Redis glob characters so a prefix matches only itself. */
+function escapeGlob(value: string): string {
+  return value.replace(/[*?[\]\\]/g, (char) => `\\${char}`)
 }

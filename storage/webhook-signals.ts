@@ -1,8 +1,7 @@
 import { EventEmitter } from 'node:events'
-import type Redis from 'ioredis'
 import type { Backend } from './backend'
 import { keys } from './repositories/keys'
-import { RedisBackend } from './redis-backend'
+import { RedisBackend, type RedisClient } from './redis-backend'
 
 /**
  * Wake-ups for delivery actors, which may live in another process: `changed` (document changed:
@@ -59,7 +58,7 @@ function redisSignals(backend: RedisBackend): WebhookSignals {
   // The backend's key prefix keeps services sharing one Redis under different prefixes apart.
   const channel = `${backend.prefix}:${keys.webhookSignalsChannel}`
   const listeners = new Set<(signal: WebhookSignal) => void>()
-  let subscriber: Redis | null = null
+  let subscriber: RedisClient | null = null
   return {
     async publish(signal) {
       if (signal.refs.length) await backend.redis.publish(channel, JSON.stringify(signal))
@@ -68,7 +67,7 @@ function redisSignals(backend: RedisBackend): WebhookSignals {
       listeners.add(listener)
       if (!subscriber) {
         // A subscribed ioredis connection cannot run other commands: use a dedicated one.
-        subscriber = backend.redis.duplicate()
+        subscriber = backend.duplicateConnection()
         void subscriber.subscribe(channel)
         subscriber.on('message', (_channel: string, message: string) => {
           const signal = JSON.parse(message) as WebhookSignal

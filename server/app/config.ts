@@ -9,6 +9,8 @@ export interface AppConfig {
   dashboardUrl: string | null
   dataDir: string
   redisUrl: string | null
+  /** REDIS_CLUSTER_NODES as given (parsed and checked when storage opens: storage/redis-target.ts). */
+  redisClusterNodes: string | null
   bootstrap: { token: string | null; namespace: string; user: string }
   /** API body limit in bytes. */
   bodyLimit: number
@@ -24,6 +26,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     dashboardUrl: trimSlash(env.DASHBOARD_URL),
     dataDir: env.DATA_DIR || './.data',
     redisUrl: env.REDIS_URL || null,
+    redisClusterNodes: env.REDIS_CLUSTER_NODES || null,
     bootstrap: {
       token: env.BOOTSTRAP_TOKEN || null,
       namespace: env.BOOTSTRAP_NAMESPACE || 'default',

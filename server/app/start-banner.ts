@@ -15,7 +15,7 @@ export function startBanner(config: AppConfig, port: number): string {
   const token = tokenHere ? `$(cat ${shownFile})` : '$TOKEN'
   return [
     '',
-    `Package firewall ready (storage: ${config.redisUrl ? 'Redis' : config.dataDir}).`,
+    `Package firewall ready (storage: ${config.redisClusterNodes ? 'Redis Cluster' : config.redisUrl ? 'Redis' : config.dataDir}).`,
     `  Dashboard  ${origin}/  (sign in with an access token)`,
     tokenHere
       ? `  Token      the owner's token is in ${shownFile}`

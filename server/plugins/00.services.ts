@@ -1,5 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { createBackend } from '../../storage'
+import { openBackend } from '../../storage'
 import { createServices } from '../app/services'
 import { setServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
@@ -10,12 +10,16 @@ import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
 
 /**
- * Composition root: storage is chosen at run time (Redis when REDIS_URL is set, else the fs
- * driver in ./.data), then the bootstrap runs. Requests await the ready promise.
+ * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
+ * set, one Redis when REDIS_URL is, else the fs driver in ./.data) and migrated to the current
+ * layout, then the bootstrap runs. Requests await the ready promise.
  */
 export default defineNitroPlugin((nitroApp) => {
   const ready = (async () => {
-    const backend = createBackend()
+    // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
+    const backend = await openBackend(undefined, {
+      onStep: (step, changed) => logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
+    })
     const services = createServices(backend)
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)

@@ -1,28 +1,43 @@
 /**
+ * The start of every key of namespace `ns`. `{ns}` is the key's Redis Cluster hash tag: all of
+ * a namespace's keys, logs and queues share one slot, so a transaction or Lua script within one
+ * namespace runs on one node. Only keys outside any namespace (tokens by hash, sessions, caches,
+ * leases) live elsewhere, and those are only ever read or written one key at a time.
+ */
+const inNs = (ns: string) => `ns:{${ns}}`
+
+/**
  * Every storage key, log, queue, lease and channel name, in one place (#12): whoever renames one
- * sees all the others. Ids never contain ':' (webhook ids not '/' either).
+ * sees all the others. Ids never contain ':' (webhook ids not '/' either), nor '{' or '}'.
+ * The layout before hash tags (`ns:<ns>:...`) is migrated at start: storage/migrations/.
  */
 export const keys = {
-  namespace: (ns: string) => `ns:${ns}:meta`,
+  namespace: (ns: string) => `${inNs(ns)}:meta`,
   /** Prefix every namespace key starts with (namespace listing scans it). */
   namespacePrefix: 'ns',
   /** The namespace id of a `namespace(ns)` key; null for any other key. */
-  namespaceOfMetaKey: (key: string): string | null => /^ns:([^:]+):meta$/.exec(key)?.[1] ?? null,
-  /** The namespace a namespaced key (`ns:<ns>:...`) belongs to; null for a global key. */
-  namespaceOfKey: (key: string): string | null => /^ns:\{?([^:{}]+)\}?:/.exec(key)?.[1] ?? null,
-  users: (ns: string) => `ns:${ns}:users`,
-  teams: (ns: string) => `ns:${ns}:teams`,
-  licenseSets: (ns: string) => `ns:${ns}:license-sets`,
-  tokenIndex: (ns: string) => `ns:${ns}:tokens`,
+  namespaceOfMetaKey: (key: string): string | null => /^ns:\{([^:{}]+)\}:meta$/.exec(key)?.[1] ?? null,
+  /** The namespace a namespaced key (`ns:{<ns>}:...`) belongs to; null for a global key. */
+  namespaceOfKey: (key: string): string | null => /^ns:\{([^:{}]+)\}:/.exec(key)?.[1] ?? null,
+  /** A namespace key split into its namespace and the parts after it; null for any other key. */
+  parseNamespaceKey: (key: string): { ns: string; parts: string[] } | null => {
+    const match = /^ns:\{([^:{}]+)\}:(.+)$/.exec(key)
+    return match ? { ns: match[1], parts: match[2].split(':') } : null
+  },
+  users: (ns: string) => `${inNs(ns)}:users`,
+  teams: (ns: string) => `${inNs(ns)}:teams`,
+  licenseSets: (ns: string) => `${inNs(ns)}:license-sets`,
+  tokenIndex: (ns: string) => `${inNs(ns)}:tokens`,
+  /** Outside the namespace (found by hash alone): written apart from the namespace's index. */
   token: (hash: string) => `token:${hash}`,
-  firewallIndex: (ns: string) => `ns:${ns}:fw-index`,
+  firewallIndex: (ns: string) => `${inNs(ns)}:fw-index`,
   /** Changes with every firewall write of the namespace: lets readers keep a cache. */
-  firewallStamp: (ns: string) => `ns:${ns}:fw-stamp`,
-  firewall: (ns: string, id: string) => `ns:${ns}:fw:${id}`,
-  firewallVersion: (ns: string, id: string, version: number) => `ns:${ns}:fw-history:${id}:${version}`,
-  exceptionRequest: (ns: string, fw: string, id: string) => `ns:${ns}:exr:${fw}:${id}`,
+  firewallStamp: (ns: string) => `${inNs(ns)}:fw-stamp`,
+  firewall: (ns: string, id: string) => `${inNs(ns)}:fw:${id}`,
+  firewallVersion: (ns: string, id: string, version: number) => `${inNs(ns)}:fw-history:${id}:${version}`,
+  exceptionRequest: (ns: string, fw: string, id: string) => `${inNs(ns)}:exr:${fw}:${id}`,
   /** One index document per firewall; every change rewrites it, which also serialises decisions. */
-  exceptionRequestIndex: (ns: string, fw: string) => `ns:${ns}:exr-index:${fw}`,
+  exceptionRequestIndex: (ns: string, fw: string) => `${inNs(ns)}:exr-index:${fw}`,
   /** A dashboard session's server-side record (its id travels inside the sealed cookie). */
   dashboardSession: (id: string) => `dashboard-session:${id}`,
   dashboardSessionPrefix: 'dashboard-session:',
@@ -40,14 +55,19 @@ export const keys = {
   /** Lease held by the process that downloads an ecosystem's feed. */
   advisoryFeedLease: (ecosystem: string) => `advisory-feed:${ecosystem}`,
   /** Log names (entries carry their own time). Each namespace's events are stored once, in its own log. */
-  eventLog: (ns: string) => `ns:${ns}:events`,
-  auditLog: (ns: string) => `audit:${ns}`,
-  firewallLog: (ns: string, id: string) => `fwlog:${ns}:${id}`,
+  eventLog: (ns: string) => `${inNs(ns)}:events`,
+  auditLog: (ns: string) => `${inNs(ns)}:audit`,
+  firewallLog: (ns: string, id: string) => `${inNs(ns)}:fwlog:${id}`,
   /** Leases. */
   retentionLease: 'log-retention',
+  /** Held by the process migrating the storage layout at start (storage/migrations/). */
+  migrationLease: 'storage-migration',
+  /** The layout version the stored data is in: `{ version }`. */
+  storageLayout: 'storage:layout',
   /** Redis keys and channels below the backend's prefix (raw Redis, outside unstorage). */
   rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:${subject}:${windowMs}:${window}`,
-  refusalTally: (subject: string) => `refusals:${subject}`,
+  /** Base of a subject's two refusal keys (`:pending`, `:gate`, one Lua script): its own hash tag. */
+  refusalTally: (subject: string) => `refusals:{${subject}}`,
   /** Published (message: the namespace) after events were appended to a namespace's log. */
   eventsChannel: 'events-notify',
   webhookSignalsChannel: 'wh-signals',
@@ -56,26 +76,26 @@ export const keys = {
 /** Storage keys, queue, log and lease names of the webhook engine. Ids never contain ':' or '/'. */
 export const webhookKeys = {
   /** Index of a namespace's webhooks: `{ items: { [id]: true } }`. */
-  index: (ns: string) => `ns:${ns}:wh-index`,
+  index: (ns: string) => `${inNs(ns)}:wh-index`,
   /** Every webhook of every namespace (the delivery host restores all of them): `{ items: { "ns/id": true } }`. */
   globalIndex: () => 'wh-all',
-  webhook: (ns: string, id: string) => `ns:${ns}:wh:${id}`,
+  webhook: (ns: string, id: string) => `${inNs(ns)}:wh:${id}`,
   /** Persisted XState snapshot of the webhook's delivery actor. */
-  snapshot: (ns: string, id: string) => `ns:${ns}:wh-snapshot:${id}`,
+  snapshot: (ns: string, id: string) => `${inNs(ns)}:wh-snapshot:${id}`,
   /**
    * Where the webhook stands in its namespace's event log, and the batch in flight (delivery id,
    * event ids, log range): its buffer is the matching events after the cursor (docs/webhooks.md).
    */
-  cursor: (ns: string, id: string) => `ns:${ns}:wh-cursor:${id}`,
-  deliveryIndex: (ns: string, id: string) => `ns:${ns}:wh-deliveries:${id}`,
-  delivery: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-delivery:${id}:${deliveryId}`,
+  cursor: (ns: string, id: string) => `${inNs(ns)}:wh-cursor:${id}`,
+  deliveryIndex: (ns: string, id: string) => `${inNs(ns)}:wh-deliveries:${id}`,
+  delivery: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-delivery:${id}:${deliveryId}`,
   /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
-  deliveryAttempts: (ns: string, id: string, deliveryId: string) => `ns:${ns}:wh-attempts:${id}:${deliveryId}`,
-  metrics: (ns: string, id: string, bucket: string, start: number) => `ns:${ns}:wh-metrics:${id}:${bucket}:${start}`,
+  deliveryAttempts: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-attempts:${id}:${deliveryId}`,
+  metrics: (ns: string, id: string, bucket: string, start: number) => `${inNs(ns)}:wh-metrics:${id}:${bucket}:${start}`,
   /** Redeliveries (resend, recover) waiting for the webhook's actor, oldest first. */
-  redeliveries: (ns: string, id: string) => `ns:${ns}:wh-redeliveries:${id}`,
+  redeliveries: (ns: string, id: string) => `${inNs(ns)}:wh-redeliveries:${id}`,
   /** Bucket starts stored for one webhook and bucket size (`{ starts }`): what the retention pass prunes. */
-  metricsIndex: (ns: string, id: string, bucket: string) => `ns:${ns}:wh-metrics-index:${id}:${bucket}`,
+  metricsIndex: (ns: string, id: string, bucket: string) => `${inNs(ns)}:wh-metrics-index:${id}:${bucket}`,
   /** Lease: one owner per webhook actor. */
   webhookLease: (ns: string, id: string) => `webhook:${ns}:${id}`,
 }

@@ -56,23 +56,35 @@ export class TokenRepository {
     return hash ? this.findByHash(hash) : null
   }
 
-  create(record: TokenRecord): Promise<void> {
+  /**
+   * The token record lives outside the namespace (it is found by hash alone), so it and the
+   * namespace's index are two writes, ordered so that a crash between them leaves nothing
+   * usable unlisted: the index entry first (an entry without a record is skipped when listing).
+   */
+  async create(record: TokenRecord): Promise<void> {
     const indexKey = keys.tokenIndex(record.namespace)
-    return this.backend.transact([indexKey], (values) => {
+    await this.backend.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey)).set(record.id, record.hash)
-      return { writes: { set: { [indexKey]: storedIndex(index), [keys.token(record.hash)]: record } }, result: undefined }
+      return { writes: { set: { [indexKey]: storedIndex(index) } }, result: undefined }
     })
+    await this.backend.set(keys.token(record.hash), record)
   }
 
-  /** Marks the token revoked (it then answers 401) and drops it from the list. */
-  revoke(record: TokenRecord, at: string): Promise<void> {
+  /**
+   * Marks the token revoked (it then answers 401) and drops it from the list: revoked first,
+   * so a crash in between leaves a revoked token that listing already skips.
+   */
+  async revoke(record: TokenRecord, at: string): Promise<void> {
+    const key = keys.token(record.hash)
+    await this.backend.transact([key], (values) => {
+      const current = (values.get(key) as TokenRecord | null) ?? record
+      return { writes: { set: { [key]: { ...current, revokedAt: at } } }, result: undefined }
+    })
     const indexKey = keys.tokenIndex(record.namespace)
-    return this.backend.transact([indexKey, keys.token(record.hash)], (values) => {
+    await this.backend.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey))
       index.delete(record.id)
-      const current = (values.get(keys.token(record.hash)) as TokenRecord | null) ?? record
-      const revoked = { ...current, revokedAt: at }
-      return { writes: { set: { [indexKey]: storedIndex(index), [keys.token(record.hash)]: revoked } }, result: undefined }
+      return { writes: { set: { [indexKey]: storedIndex(index) } }, result: undefined }
     })
   }
 

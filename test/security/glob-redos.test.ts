@@ -2,6 +2,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join, relative, sep } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
+import { keys } from '../../storage/repositories/keys'
 
 /**
  * CONTRACT section 8, "patterns", as an attacker meets it: a package-name glob that makes a
@@ -175,7 +176,7 @@ describe('pattern limits on stored data (a version saved before the limits exist
     expect((await owner('PUT', '/v1/default/config/legacy', { rules: [rule], description: 'v2' })).status).toBe(200)
     await server.stop()
     // What an older release could store: version 1 and the live document with 1,001 patterns.
-    for (const key of ['ns:default:fw-history:legacy:1', 'ns:default:fw:legacy']) {
+    for (const key of [keys.firewallVersion('default', 'legacy', 1), keys.firewall('default', 'legacy')]) {
       const file = fileOfKey(dataDir, key)
       const doc = JSON.parse(readFileSync(file, 'utf8'))
       const config = doc.config ?? doc

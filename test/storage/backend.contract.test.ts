@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
 import { keys } from '../../storage/repositories/keys'
+import { CrossSlotError } from '../../storage/redis-target'
 
 describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   let backend: Backend
@@ -18,6 +19,13 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(await backend.get('a:1')).toEqual({ n: 1 })
     expect(await backend.getMany(['a:2', 'a:missing', 'a:1'])).toEqual([{ n: 2 }, null, { n: 1 }])
     expect((await backend.keys('a')).sort()).toEqual(['a:1', 'a:2'])
+  })
+
+  it('reads and lists keys of many hash tags (on a cluster: spread over every master)', async () => {
+    const names = Array.from({ length: 40 }, (_, i) => `ns:{n${i}}:doc`)
+    await Promise.all(names.map((key, i) => backend.set(key, { i })))
+    expect((await backend.keys('ns')).sort()).toEqual([...names].sort())
+    expect(await backend.getMany([names[7], 'ns:{none}:doc', names[31]])).toEqual([{ i: 7 }, null, { i: 31 }])
   })
 
   it('stores raw bytes as they are, apart from JSON values', async () => {
@@ -60,9 +68,9 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
       const off = backend.onEvents((ns) => (off(), resolve(ns)))
     })
     await backend.eventsReady()
-    await backend.transact(['doc'], () => ({
+    await backend.transact(['ns:{ns}:doc'], () => ({
       writes: {
-        set: { doc: { v: 1 } },
+        set: { 'ns:{ns}:doc': { v: 1 } },
         events: [{ id: 'evt-1', type: 'config.firewall.created', time: new Date().toISOString(), namespace: 'ns', data: {} }],
       },
       result: null,
@@ -119,13 +127,14 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   })
 
   it('moves the front of a queue into a key only while the front is what the caller saw', async () => {
-    await backend.queuePush('mq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
-    expect(await backend.queueMoveFront('mq', 2, 'b', 'batch', { deliveryId: 'd1' })).toBe(false)
-    expect(await backend.get('batch')).toBeNull()
-    expect(await backend.queueMoveFront('mq', 2, 'a', 'batch', { deliveryId: 'd1' })).toBe(true)
-    expect(await backend.get('batch')).toEqual({ deliveryId: 'd1', items: [{ id: 'a' }, { id: 'b' }] })
-    expect(await backend.queuePeek('mq', 10)).toEqual([{ id: 'c' }])
-    expect(await backend.queueMoveFront('mq', 5, 'c', 'batch2', { deliveryId: 'd2' })).toBe(false)
+    // One hash tag: on a cluster, both keys must live in one slot.
+    await backend.queuePush('{t}mq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
+    expect(await backend.queueMoveFront('{t}mq', 2, 'b', '{t}batch', { deliveryId: 'd1' })).toBe(false)
+    expect(await backend.get('{t}batch')).toBeNull()
+    expect(await backend.queueMoveFront('{t}mq', 2, 'a', '{t}batch', { deliveryId: 'd1' })).toBe(true)
+    expect(await backend.get('{t}batch')).toEqual({ deliveryId: 'd1', items: [{ id: 'a' }, { id: 'b' }] })
+    expect(await backend.queuePeek('{t}mq', 10)).toEqual([{ id: 'c' }])
+    expect(await backend.queueMoveFront('{t}mq', 5, 'c', '{t}batch2', { deliveryId: 'd2' })).toBe(false)
   })
 
   it('gives a lease to one owner at a time and lets it renew', async () => {
@@ -140,5 +149,31 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   it('counts atomically', async () => {
     await Promise.all(Array.from({ length: 20 }, () => backend.increment('n')))
     expect(await backend.increment('n', 0)).toBe(20)
+  })
+})
+
+describe('backend on a Redis Cluster', () => {
+  let backend: Backend
+  beforeEach(async () => {
+    backend = await makeBackend('cluster')
+  })
+  afterEach(async () => {
+    await backend.close()
+  })
+
+  it('refuses, before writing anything, a transaction over keys of different hash tags', async () => {
+    await expect(
+      backend.transact(['ns:{a}:doc', 'ns:{b}:doc'], () => ({ writes: { set: { 'ns:{a}:doc': 1, 'ns:{b}:doc': 2 } }, result: null })),
+    ).rejects.toThrow(CrossSlotError)
+    expect(await backend.getMany(['ns:{a}:doc', 'ns:{b}:doc'])).toEqual([null, null])
+  })
+
+  it('runs a transaction over several keys, logs included, of one hash tag', async () => {
+    await backend.transact(['ns:{a}:x', 'ns:{a}:y'], () => ({
+      writes: { set: { 'ns:{a}:x': 1, 'ns:{a}:y': 2 }, logs: { 'ns:{a}:audit': ['entry'] } },
+      result: null,
+    }))
+    expect(await backend.getMany(['ns:{a}:x', 'ns:{a}:y'])).toEqual([1, 2])
+    expect((await backend.logRange('ns:{a}:audit', { limit: 5 })).map((entry) => entry.value)).toEqual(['entry'])
   })
 })

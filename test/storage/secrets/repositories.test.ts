@@ -4,6 +4,7 @@ import { BACKEND_KINDS, makeBackend } from '../../support/backends'
 import type { Backend } from '../../../storage'
 import { FirewallRepository } from '../../../storage/repositories/firewalls'
 import { WebhookRepository } from '../../../storage/repositories/webhooks'
+import { keys } from '../../../storage/repositories/keys'
 import { parseSecretKey, seal, type SecretKey } from '../../../storage/secrets/cipher'
 import { SecretBox } from '../../../storage/secrets/secret-box'
 import { KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from '../../../storage/secrets/key-check'
@@ -106,11 +107,11 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     const firewalls = new FirewallRepository(backend, box)
     await putFirewall(firewalls, 'a')
     await putFirewall(firewalls, 'b')
-    const a = (await backend.get<Firewall>('ns:ns:fw:a'))!
-    const b = (await backend.get<Firewall>('ns:ns:fw:b'))!
+    const a = (await backend.get<Firewall>(keys.firewall('ns', 'a')))!
+    const b = (await backend.get<Firewall>(keys.firewall('ns', 'b')))!
     // The attacker with storage access copies a's sealed password over b's, and over b's username.
     b.upstreams[0].credentials = { username: (a.upstreams[0].credentials as any).password, password: (a.upstreams[0].credentials as any).password }
-    await backend.set('ns:ns:fw:b', b)
+    await backend.set(keys.firewall('ns', 'b'), b)
     await expect(new FirewallRepository(backend, box).get('ns', 'b')).rejects.toThrow(/moved from another record/)
   })
 
