@@ -70,35 +70,39 @@ export class WebhookRepository {
   }
 
   /**
-   * Atomic change of one webhook with both indexes kept in step; `change` sees the current
-   * document (null when absent) and may throw a domain error to abort with nothing written.
+   * Atomic change of one webhook and its namespace's index; `change` sees the current document
+   * (null when absent) and may throw a domain error to abort with nothing written. The global
+   * index lies outside the namespace (another Redis Cluster slot), so it is kept apart: the
+   * reference is added before a change that may create the webhook and again after it did (a
+   * concurrent delete may have removed it), and dropped after a delete or an abort only while
+   * the document is absent. A crash in between leaves at most a reference to a missing webhook,
+   * which the delivery host retires as deleted.
    */
   async mutate<R>(ns: string, id: string, change: (current: WebhookRecord | null) => WebhookChange<R>): Promise<R> {
     const docKey = keys.webhook(ns, id)
     const indexKey = keys.index(ns)
-    const globalKey = keys.globalIndex()
+    const ref = webhookRef(ns, id)
     // A new webhook starts at the end of the log: what was appended before it is not its business.
     const [tail] = await this.backend.logRange(storageKeys.eventLog(ns), { limit: 1, newestFirst: true })
     const start: WebhookCursor = { cursor: tail?.cursor ?? null, batch: null }
-    return this.backend.transact([docKey, indexKey, globalKey], (values) => {
+    let outcome = 'other' as 'created' | 'deleted' | 'other'
+    const preAdded = (await this.backend.get(docKey)) === null
+    if (preAdded) await this.updateGlobalIndex(ref, true)
+    const committed = this.backend.transact([docKey, indexKey], (values) => {
       const raw = values.get(docKey) as WebhookRecord | null
       const current = raw && this.open(ns, id, raw)
       const { next, also, result } = change(current)
       // Maps: a client may name a webhook `constructor`, which every plain object already "has".
       const index = mapOf<true>((values.get(indexKey) as Index | null)?.items)
-      const global = mapOf<true>((values.get(globalKey) as Index | null)?.items)
-      const ref = webhookRef(ns, id)
       const writes: TxWrites = { set: {}, delete: [] }
+      outcome = next && !current ? 'created' : !next && current ? 'deleted' : 'other'
       if (next) {
         writes.set![docKey] = this.seal(ns, id, next)
         if (!current) writes.set![keys.cursor(ns, id)] = start
         if (!index.has(id)) writes.set![indexKey] = { items: recordOf(index.set(id, true)) }
-        if (!global.has(ref)) writes.set![globalKey] = { items: recordOf(global.set(ref, true)) }
       } else if (current) {
         index.delete(id)
-        global.delete(ref)
         writes.set![indexKey] = { items: recordOf(index) }
-        writes.set![globalKey] = { items: recordOf(global) }
         writes.delete!.push(docKey, keys.snapshot(ns, id), keys.cursor(ns, id))
       }
       const extra = also?.(next) ?? {}
@@ -106,6 +110,29 @@ export class WebhookRepository {
         writes: { set: { ...writes.set, ...extra.set }, delete: [...writes.delete!, ...(extra.delete ?? [])], logs: extra.logs, events: extra.events },
         result,
       }
+    })
+    try {
+      const result = await committed
+      if (outcome === 'created') await this.updateGlobalIndex(ref, true)
+      else if (outcome === 'deleted' || preAdded) await this.updateGlobalIndex(ref, false)
+      return result
+    } catch (error) {
+      if (preAdded) await this.updateGlobalIndex(ref, false)
+      throw error
+    }
+  }
+
+  /** Adds or removes one `ns/id` reference of the global index (removal only while the webhook is absent). */
+  private async updateGlobalIndex(ref: string, present: boolean): Promise<void> {
+    const globalKey = keys.globalIndex()
+    const { ns, id } = parseWebhookRef(ref)
+    await this.backend.transact([globalKey], async (values) => {
+      const global = mapOf<true>((values.get(globalKey) as Index | null)?.items)
+      if (global.has(ref) === present) return { writes: {}, result: undefined }
+      if (!present && (await this.backend.get(keys.webhook(ns, id))) !== null) return { writes: {}, result: undefined }
+      if (present) global.set(ref, true)
+      else global.delete(ref)
+      return { writes: { set: { [globalKey]: { items: recordOf(global) } } }, result: undefined }
     })
   }
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, startServer, type RunningServer } from '../support/server'
-import { redisUrl, uniquePrefix } from '../support/redis'
+import { SHARED_STORAGES, sharedStorageEnv } from '../support/backends'
 import { readEvents } from '../support/events'
 
 const TOKEN = 'fwp_exceptionRequestRace0000000000000001'
@@ -8,10 +8,10 @@ const BASE = '/v1/default/config/fw/exception-requests'
 const ROUNDS = 10
 const proposal = (id: string, packageName: string) => ({ id, rule: 'no-malware', selector: { packageName } })
 
-describe('two approvals of one request at once, on two processes sharing one Redis', () => {
+describe.each(SHARED_STORAGES)('two approvals of one request at once, on two processes sharing one %s', (storage) => {
   let servers: RunningServer[] = []
   beforeAll(async () => {
-    const env = { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('exr-race'), BOOTSTRAP_TOKEN: TOKEN }
+    const env = { ...(await sharedStorageEnv(storage, 'exr-race')), BOOTSTRAP_TOKEN: TOKEN }
     servers = await Promise.all([startServer(env), startServer(env)])
   }, 120_000)
   afterAll(async () => {

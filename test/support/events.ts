@@ -1,11 +1,12 @@
-import { createBackend, type Backend } from '../../storage'
+import type { Backend } from '../../storage'
+import { backendOfEnv } from './backends'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { keys } from '../../storage/repositories/keys'
 import type { RunningServer } from './server'
 
-/** A backend on the same storage as a running server (fs data dir or Redis prefix). */
+/** A backend on the same storage as a running server (fs data dir, Redis or cluster prefix). */
 export function backendOf(server: RunningServer): Backend {
-  return createBackend({ redisUrl: server.env.REDIS_URL, redisPrefix: server.env.REDIS_PREFIX ?? 'pf', dataDir: server.env.DATA_DIR })
+  return backendOfEnv(server.env)
 }
 
 /** Every event in the event log of namespace `ns` (the bootstrap one by default), oldest first. */

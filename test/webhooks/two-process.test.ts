@@ -3,13 +3,7 @@ import { webhookKeys } from '../../storage/repositories/webhook-keys'
 import type { Receiver } from './support/receiver'
 import { waitFor } from './support/built-server'
 import { RedisCluster } from './support/cluster'
-
-let cluster: RedisCluster
-
-beforeAll(async () => {
-  cluster = await RedisCluster.create('wh-two')
-})
-afterAll(async () => cluster?.close())
+import { SHARED_STORAGES } from '../support/backends'
 
 /** Event ids received, counting each webhook-id once (what a deduplicating receiver keeps). */
 function deduplicated(receiver: Receiver): string[] {
@@ -26,7 +20,13 @@ function deduplicated(receiver: Receiver): string[] {
 /** The process id inside a lease owner (`host:pid:random`). */
 const pidOf = (owner: string | null) => Number(owner?.split(':')[1])
 
-describe('two server processes on one Redis', () => {
+describe.each(SHARED_STORAGES)('two server processes on one %s', (storage) => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await RedisCluster.create('wh-two', {}, storage)
+  })
+  afterAll(async () => cluster?.close())
+
   it('runs each webhook actor in one process; when the owner is killed the other delivers', async () => {
     const servers = [await cluster.start(), await cluster.start()]
     const { receiver, webhook } = await cluster.subscribe(servers[1], 'shared')

@@ -1,12 +1,12 @@
-import { createBackend, type Backend } from '../../../storage'
+import type { Backend } from '../../../storage'
 import { makeEvent } from '../../../server/events/factory'
 import { systemClock } from '../../../server/common/clock'
-import { redisUrl, uniquePrefix } from '../../support/redis'
+import { backendOfEnv, sharedStorageEnv, type SharedStorage } from '../../support/backends'
 import { Receiver } from './receiver'
 import { bootstrapToken, startBuiltServer, type BuiltServer } from './built-server'
 
 /**
- * The multi-process suites' world: built servers sharing one Redis prefix, a backend on the same
+ * The multi-process suites' world: built servers sharing one Redis (or Redis Cluster) prefix, a backend on the same
  * storage (to append events as another producer and to read leases and snapshots), a verifying
  * receiver, and clean-up that kills whatever is still running.
  */
@@ -19,17 +19,15 @@ export class RedisCluster {
     readonly backend: Backend,
   ) {}
 
-  static async create(label: string, extraEnv: Record<string, string> = {}): Promise<RedisCluster> {
-    const prefix = uniquePrefix(label)
+  static async create(label: string, extraEnv: Record<string, string> = {}, storage: SharedStorage = 'redis'): Promise<RedisCluster> {
     const env = {
-      REDIS_URL: await redisUrl(),
-      REDIS_PREFIX: prefix,
+      ...(await sharedStorageEnv(storage, label)),
       BOOTSTRAP_TOKEN: bootstrapToken(),
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
       WEBHOOK_LEASE: '2s',
       ...extraEnv,
     }
-    return new RedisCluster(env, createBackend({ redisUrl: env.REDIS_URL, redisPrefix: prefix }))
+    return new RedisCluster(env, backendOfEnv(env))
   }
 
   async start(): Promise<BuiltServer> {
