@@ -22,10 +22,16 @@ export interface SoakOptions {
   serverEnv: Record<string, string>
   /** Progress lines on stderr. */
   verbose: boolean
+  /** The servers' storage: one Redis, or a 3-master Redis Cluster (REDIS_CLUSTER_NODES, else one started for the run). */
+  storage: 'redis' | 'cluster'
+  /** Nodes of an existing cluster for `storage: 'cluster'` (default REDIS_CLUSTER_NODES; unset: one is started). */
+  clusterNodes?: string
 }
 
 export const USAGE = `usage: npm run soak -- [--minutes N | --seconds N] [--kill-every MIN-MAX] [--processes 3]
-       [--drain-timeout SECONDS] [--doom-rate 0.015] [--buffer 5000] [--quiet]
+       [--drain-timeout SECONDS] [--doom-rate 0.015] [--buffer 5000] [--cluster] [--quiet]
+  --cluster     the servers share a Redis Cluster (REDIS_CLUSTER_NODES, else a 3-master one
+                started for the run with redis-server) instead of one Redis
   SERVER_ENTRY  built server (default .output/server/index.mjs; build one with
                 NITRO_OUTPUT_DIR=.output-soak npx nitro build)
   REDIS_URL     Redis to use (default: a private redis-server on a free loopback port)`
@@ -58,6 +64,7 @@ export function defaultOptions(overrides: Partial<SoakOptions> = {}): SoakOption
     serverEntry: resolve(process.env.SERVER_ENTRY ?? '.output/server/index.mjs'),
     serverEnv: {},
     verbose: true,
+    storage: 'redis',
     ...overrides,
   }
 }
@@ -85,6 +92,7 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
       'doom-rate': { type: 'string' },
       buffer: { type: 'string' },
       quiet: { type: 'boolean' },
+      cluster: { type: 'boolean' },
       help: { type: 'boolean' },
     },
   })
@@ -110,5 +118,6 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
     doomRate: positive('doom-rate', values['doom-rate'], base.doomRate),
     buffer: positive('buffer', values.buffer, base.buffer),
     verbose: !values.quiet,
+    storage: values.cluster ? 'cluster' : 'redis',
   }
 }

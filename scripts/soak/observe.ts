@@ -1,4 +1,4 @@
-import { createBackend, type LogEntry } from '../../storage'
+import { createBackend, type BackendOptions, type LogEntry } from '../../storage'
 import { keys } from '../../storage/repositories/keys'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { apiClient } from '../../test/support/server'
@@ -31,9 +31,9 @@ export interface LoggedEvent {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-/** Every entry of the soak namespace's event log, oldest first (read straight from Redis with the servers' prefix). */
-export async function readEventLog(redisUrl: string, redisPrefix: string): Promise<LoggedEvent[]> {
-  const backend = createBackend({ redisUrl, redisPrefix })
+/** Every entry of the soak namespace's event log, oldest first (read straight from the servers' storage and prefix). */
+export async function readEventLog(storage: BackendOptions): Promise<LoggedEvent[]> {
+  const backend = createBackend(storage)
   try {
     const out: LoggedEvent[] = []
     let after: string | null = null

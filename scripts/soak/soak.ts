@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { randomBytes } from 'node:crypto'
 import { redisUrl, uniquePrefix } from '../../test/support/redis'
+import { startRedisCluster, type RedisClusterHandle } from '../../test/support/redis-cluster'
+import type { BackendOptions } from '../../storage'
 import { SERVER_ENV_DEFAULTS, type SoakOptions } from './args'
 import { checkHook, type HookReport, type Observations } from './checks'
 import { Cluster, type Instance } from './cluster'
@@ -29,20 +31,25 @@ export interface SoakResult {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /**
- * One soak: Verdaccio, a receiver, N servers on one Redis, producer + chaos for the duration,
+ * One soak: Verdaccio, a receiver, N servers on one Redis (or a Redis Cluster), producer + chaos for the duration,
  * then a bounded drain and the checks. Never throws for a violation; the result lists them.
  */
 export async function runSoak(options: SoakOptions, log: (line: string) => void = () => undefined): Promise<SoakResult> {
   if (!existsSync(options.serverEntry)) throw new Error(`no built server at ${options.serverEntry}: run NITRO_OUTPUT_DIR=.output-soak npx nitro build and set SERVER_ENTRY=.output-soak/server/index.mjs`)
   const runDir = mkdtempSync(join(tmpdir(), 'pf-soak-'))
+  // One Redis for the receiver kit's dedupe marks, and for the servers unless they use a cluster.
   const redis = await redisUrl()
   const prefix = uniquePrefix('soak')
   const token = `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
-  log(`soak: run dir ${runDir} (server logs), Redis ${redis} prefix ${prefix}`)
+  let ownCluster: RedisClusterHandle | null = null
+  const clusterNodes = options.storage === 'cluster' ? options.clusterNodes || process.env.REDIS_CLUSTER_NODES || (ownCluster = await startRedisCluster(3)).nodes : null
+  const storage: BackendOptions = clusterNodes ? { redisClusterNodes: clusterNodes, redisPrefix: prefix } : { redisUrl: redis, redisPrefix: prefix }
+  const storageEnv: Record<string, string> = clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: redis }
+  log(`soak: run dir ${runDir} (server logs), ${clusterNodes ? `Redis Cluster ${clusterNodes}` : `Redis ${redis}`} prefix ${prefix}`)
   const registry = await startUpstream()
   // The receiver kit's dedupe marks live beside (not under) the service's prefix.
   const receiver = await new SoakReceiver({ doomRate: options.doomRate, redis: { url: redis, prefix: `${prefix}-receiver:` } }).start()
-  const env = { ...SERVER_ENV_DEFAULTS, WEBHOOK_BUFFER: String(options.buffer), ...options.serverEnv, REDIS_URL: redis, REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: token }
+  const env = { ...SERVER_ENV_DEFAULTS, WEBHOOK_BUFFER: String(options.buffer), ...options.serverEnv, ...storageEnv, REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: token }
   const cluster = new Cluster(options.serverEntry, env, runDir)
   try {
     await cluster.start(options.processes)
@@ -54,7 +61,7 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
     const producer = new Producer(cluster, token, webhooks, receiver)
     watcher.start()
     producer.start()
-    const victims = new VictimPicker(cluster, receiver, webhooks, redis, prefix)
+    const victims = new VictimPicker(cluster, receiver, webhooks, storage)
     const onKill = (slot: number, why: string) => log(`soak: ${((Date.now() - startedAt) / 1000).toFixed(0)} s  SIGKILL slot ${slot}, ${why} (kill #${cluster.kills.length + 1})`)
     cluster.chaos(options.killMinMs, options.killMaxMs, onKill, () => victims.pick())
     let lastProgress = Date.now()
@@ -71,14 +78,14 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
     await cluster.stopChaos()
     await victims.close()
     await cluster.ensureAllUp()
-    const drain = await drainBacklog(cluster, token, webhooks, receiver, watcher, redis, prefix, options.drainTimeoutMs)
+    const drain = await drainBacklog(cluster, token, webhooks, receiver, watcher, storage, options.drainTimeoutMs)
     log(`soak: drain ${drain.complete ? 'complete' : 'TIMED OUT'} after ${(drain.ms / 1000).toFixed(1)} s`)
     await watcher.stop()
     await watcher.poll()
     await cluster.sampleMemory()
     const obs: Observations = {
       ns: NS,
-      log: await readEventLog(redis, prefix),
+      log: await readEventLog(storage),
       webhooks,
       attempts: receiver.attempts,
       overlaps: receiver.overlaps,
@@ -94,6 +101,7 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
     await cluster.stop()
     await receiver.stop()
     await registry.stop()
+    await ownCluster?.stop()
   }
 }
 
@@ -101,7 +109,7 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
  * Waits (bounded) until no buffer holds anything and every subscribed event was delivered or
  * reported dropped, or the buffers are empty and the receiver has been quiet for 20 s.
  */
-async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebhook[], receiver: SoakReceiver, watcher: RecordWatcher, redis: string, prefix: string, timeoutMs: number) {
+async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebhook[], receiver: SoakReceiver, watcher: RecordWatcher, storage: BackendOptions, timeoutMs: number) {
   const started = Date.now()
   for (;;) {
     await sleep(2_000)
@@ -109,7 +117,7 @@ async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebho
     const buffersEmpty = states.every((state) => state !== null && state.bufferedEvents === 0)
     if (buffersEmpty && Date.now() - receiver.lastArrival() > 3_000) {
       await watcher.poll().catch(() => undefined)
-      const obs = { ns: NS, log: await readEventLog(redis, prefix), webhooks, attempts: receiver.attempts, overlaps: [], recordsSeen: [...watcher.seen.values()], recordsNow: new Map(), metrics: new Map(), kills: 0, handled: receiver.handled, absorbed: receiver.absorbed }
+      const obs = { ns: NS, log: await readEventLog(storage), webhooks, attempts: receiver.attempts, overlaps: [], recordsSeen: [...watcher.seen.values()], recordsNow: new Map(), metrics: new Map(), kills: 0, handled: receiver.handled, absorbed: receiver.absorbed }
       const reports = webhooks.map((hook) => checkHook(obs, hook))
       if (reports.every((r) => r.missing.length <= r.dropped.bufferOverflow)) return { ms: Date.now() - started, complete: true }
       // Buffers empty and nothing arriving for 20 s: whatever is missing now will not come (the checks say what).

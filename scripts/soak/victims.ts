@@ -1,4 +1,4 @@
-import { createBackend, type Backend } from '../../storage'
+import { createBackend, type Backend, type BackendOptions } from '../../storage'
 import { webhookKeys } from '../../storage/repositories/webhook-keys'
 import type { Cluster } from './cluster'
 import type { Attempt, SoakReceiver } from './receiver'
@@ -20,10 +20,9 @@ export class VictimPicker {
     private readonly cluster: Cluster,
     private readonly receiver: SoakReceiver,
     private readonly webhooks: SoakWebhook[],
-    redisUrl: string,
-    redisPrefix: string,
+    storage: BackendOptions,
   ) {
-    this.backend = createBackend({ redisUrl, redisPrefix })
+    this.backend = createBackend(storage)
   }
 
   async pick(): Promise<{ slot: number; why: string } | null> {
