@@ -1,3 +1,4 @@
+import { Agent, fetch as undiciFetch } from 'undici'
 import type { Backend } from '../../../storage'
 import { makeEvent } from '../../../server/events/factory'
 import { systemClock } from '../../../server/common/clock'
@@ -38,7 +39,12 @@ export class RedisCluster {
 
   /** Starts the receiver (validating against the served schema) and subscribes it through `server`'s API. */
   async subscribe(server: BuiltServer, name: string): Promise<{ receiver: Receiver; webhook: { id: string; secret: string } }> {
-    const receiver = await new Receiver().start(await (await fetch(`${server.url}/schemas/webhook-events-v1.json`)).json())
+    // The schema comes over its own connection, closed at once: starting the receiver can take over
+    // 5 s on a loaded machine, and the POST below would race the server closing that idle socket.
+    const schemaAgent = new Agent()
+    const schema = await (await undiciFetch(`${server.url}/schemas/webhook-events-v1.json`, { dispatcher: schemaAgent })).json()
+    await schemaAgent.close()
+    const receiver = await new Receiver().start(schema as never)
     this.receiver = receiver
     const created = await fetch(`${server.url}/v1/default/webhooks`, {
       method: 'POST',
