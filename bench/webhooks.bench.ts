@@ -48,7 +48,7 @@ export async function benchTargets(): Promise<BenchTarget[]> {
       label: 'single Redis',
       env: { REDIS_URL: url, REDIS_PREFIX: prefix },
       backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
-      redis: (backend) => (backend as RedisBackend).redis,
+      redis: (backend) => (backend as RedisBackend).redis as Redis,
       prefix,
     },
   ]
