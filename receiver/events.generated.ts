@@ -76,6 +76,8 @@ export interface ConfigWebhookData {
     enabled: boolean
     eventTypes: string[]
     firewalls: string[]
+    rateLimit?: number
+    headers?: Record<string, string>
     secretRotatedAt?: string
     previousSecretValidUntil?: string
     quarantinedAt?: string
