@@ -30,7 +30,7 @@ function signInPage(view: SignInView) {
     <form method="post" action="/sign-in" class="stack">
       <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}">
       ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
-      <label>Namespace (optional: taken from the token) <input name="namespace" value="${view.namespace}" autocomplete="organization" pattern="[A-Za-z0-9][A-Za-z0-9._-]{0,127}"></label>
+      <label>Namespace (optional: taken from the token) <input name="namespace" value="${view.namespace}" autocomplete="organization" pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}"></label>
       <label>Access token <input name="token" type="password" required autocomplete="current-password" placeholder="fwp_… or fws_…"></label>
       <button class="button primary" type="submit">Sign in</button>
     </form>

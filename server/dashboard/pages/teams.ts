@@ -25,7 +25,7 @@ export async function teamsPage(req: DashboardRequest) {
     const rows = members[i].map((m) => [html`<code>${m.userId}</code>`, time(m.addedAt), manage ? postButton(req.viewer, `${base}/${encodeURIComponent(team.id)}/members/${encodeURIComponent(m.userId)}/remove`, 'Remove', { kind: 'subtle', confirm: `Remove ${m.userId} from ${team.name}?` }) : ''])
     const add = manage
       ? html`<form method="post" action="${base}/${encodeURIComponent(team.id)}/members" class="inline-form">${csrfField(req.viewer)}
-          <label>User id <input name="userId" required pattern="[A-Za-z0-9][A-Za-z0-9._-]{0,127}"></label>
+          <label>User id <input name="userId" required pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}"></label>
           <button class="button" type="submit">Add member</button></form>`
       : ''
     return card(team.name, html`<p class="small"><code>${team.id}</code> · permissions: ${team.permissions.length ? team.permissions.map((p) => html`<code>${p}</code> `) : html`<span class="muted">none</span>`}</p>
