@@ -1,6 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './server'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -10,16 +10,6 @@ export interface RedisClusterHandle {
   nodes: string
   ports: number[]
   stop(): Promise<void>
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
 
 function startNode(dir: string, port: number, busPort: number): Promise<ChildProcess> {

@@ -1,18 +1,8 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { freePort } from './server'
 import { randomBytes } from 'node:crypto'
 
 let started: { url: string; process: ChildProcess } | null = null
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
-}
 
 /**
  * A real Redis for tests: `REDIS_URL` when set, else a private `redis-server` on a free

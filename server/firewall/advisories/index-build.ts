@@ -1,8 +1,8 @@
 import type { Ecosystem } from '../schema'
 import { normalizePackageName } from '../rules/names'
-import { isVersionAffected } from './affected'
-import { fromOsvEcosystem, OSV_ECOSYSTEMS } from './ecosystems'
-import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
+import { collectMatches } from './matches'
+import { fromOsvEcosystem } from './ecosystems'
+import type { Advisory, AdvisoryIndex } from './types'
 
 export { OSV_ECOSYSTEMS } from './ecosystems'
 
@@ -51,21 +51,7 @@ export class AdvisoryIndexBuilder {
       size: byId.size,
       all: () => byId.values(),
       count: (ecosystem) => perEcosystem.get(ecosystem) ?? 0,
-      lookup(ecosystem, name, version): AdvisoryMatches {
-        const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
-        const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
-        const normalized = normalizePackageName(ecosystem, name)
-        for (const advisory of byPackage.get(key(ecosystem, name)) ?? []) {
-          const hit = advisory.affected.some(
-            (affected) =>
-              affected.ecosystem === osvEcosystem &&
-              normalizePackageName(ecosystem, affected.name) === normalized &&
-              isVersionAffected(affected, version),
-          )
-          if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
-        }
-        return matches
-      },
+      lookup: (ecosystem, name, version) => collectMatches(byPackage.get(key(ecosystem, name)) ?? [], ecosystem, name, version),
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { Ecosystem } from '../schema'
 import { normalizePackageName } from '../rules/names'
-import { isVersionAffected } from './affected'
-import { fromOsvEcosystem, OSV_ECOSYSTEMS } from './ecosystems'
+import { collectMatches } from './matches'
+import { fromOsvEcosystem } from './ecosystems'
 import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
 
 /**
@@ -228,22 +228,12 @@ export function packedIndexFromData(data: PackedIndexData): PackedAdvisoryIndex 
       for (let r = 0; r < size; r++) yield line(r)
     },
     lookup(ecosystem, name, version): AdvisoryMatches {
-      const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
-      const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
-      const normalized = normalizePackageName(ecosystem, name)
-      const hash = hash32(`${ecosystem}\u0000${normalized}`)
+      const hash = hash32(packageKey(ecosystem, name))
+      const candidates: Advisory[] = []
       for (let slot = hash & mask; slots[slot] !== 0; slot = (slot + 1) & mask) {
-        if (slotHash[slot] !== hash) continue
-        const advisory = record(slots[slot] - 1)
-        const hit = advisory.affected.some(
-          (affected) =>
-            affected.ecosystem === osvEcosystem &&
-            normalizePackageName(ecosystem, affected.name) === normalized &&
-            isVersionAffected(affected, version),
-        )
-        if (hit) (advisory.malware ? matches.malware : matches.vulnerabilities).push(advisory)
+        if (slotHash[slot] === hash) candidates.push(record(slots[slot] - 1))
       }
-      return matches
+      return collectMatches(candidates, ecosystem, name, version)
     },
   }
 }
