@@ -11,7 +11,18 @@ import tseslint from 'typescript-eslint'
  * (`npm run format`), not the linter's.
  */
 export default tseslint.config(
-  { ignores: ['.output/**', '.output-*/**', '.nitro/**', '.data/**', 'node_modules/**', 'test/artifacts/**', 'coverage/**', '**/*.d.ts'] },
+  {
+    ignores: [
+      '.output/**',
+      '.output-*/**',
+      '.nitro/**',
+      '.data/**',
+      'node_modules/**',
+      'test/artifacts/**',
+      'coverage/**',
+      '**/*.d.ts',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -26,7 +37,15 @@ export default tseslint.config(
   },
   {
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', destructuredArrayIgnorePattern: '^_', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        {
+          argsIgnorePattern: '^_',
+          varsIgnorePattern: '^_',
+          destructuredArrayIgnorePattern: '^_',
+          ignoreRestSiblings: true,
+        },
+      ],
     },
   },
   {
@@ -37,7 +56,13 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: {
-      globals: { process: 'readonly', console: 'readonly', URL: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly' },
+      globals: {
+        process: 'readonly',
+        console: 'readonly',
+        URL: 'readonly',
+        setTimeout: 'readonly',
+        clearTimeout: 'readonly',
+      },
     },
   },
   {
@@ -45,7 +70,13 @@ export default tseslint.config(
     files: ['server/dashboard/assets/**/*.js'],
     languageOptions: {
       sourceType: 'script',
-      globals: { window: 'readonly', document: 'readonly', navigator: 'readonly', EventSource: 'readonly', JSON: 'readonly' },
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        navigator: 'readonly',
+        EventSource: 'readonly',
+        JSON: 'readonly',
+      },
     },
   },
 )

@@ -35,7 +35,9 @@ export default defineNitroConfig({
           target: 'node20',
           logLevel: 'warning',
           // CommonJS dependencies (semver) call require; an ESM bundle has none of its own.
-          banner: { js: "import { createRequire as createRequireForCjs } from 'node:module'; const require = createRequireForCjs(import.meta.url);" },
+          banner: {
+            js: "import { createRequire as createRequireForCjs } from 'node:module'; const require = createRequireForCjs(import.meta.url);",
+          },
         })
       })
     },

@@ -36,7 +36,8 @@ process.env.LOG_LEVEL ??= 'error'
 
 const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`
 const ms = (value: number) => `${value.toFixed(2)} ms`
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const gc = () => (globalThis as { gc?: () => void }).gc?.()
 // As the service loads: on a worker thread (LOADER=inline: on the request thread, in 2 ms slices).
 const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? undefined)
@@ -45,10 +46,16 @@ const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? 
 function record(i: number): Record<string, unknown> {
   const name = i % 7 === 0 ? `@scope-${i % 997}/pkg-${i}` : `pkg-${i}`
   if (i % 4 !== 0) {
-    const affected = i % 3 === 0
-      ? { package: { ecosystem: 'npm', name }, versions: [`1.0.${i % 10}`, `1.0.${(i % 10) + 1}`] }
-      : { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }] }] }
-    return { id: `MAL-2025-${i}`, modified: '2025-01-01T00:00:00Z', summary: `Malicious code in ${name} (npm)`, affected: [affected] }
+    const affected =
+      i % 3 === 0
+        ? { package: { ecosystem: 'npm', name }, versions: [`1.0.${i % 10}`, `1.0.${(i % 10) + 1}`] }
+        : { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }] }] }
+    return {
+      id: `MAL-2025-${i}`,
+      modified: '2025-01-01T00:00:00Z',
+      summary: `Malicious code in ${name} (npm)`,
+      affected: [affected],
+    }
   }
   return {
     id: `GHSA-bench-${i.toString(36).padStart(4, '0')}-${(i * 7919).toString(36).slice(-4)}`,
@@ -57,8 +64,14 @@ function record(i: number): Record<string, unknown> {
     summary: `Prototype pollution in ${name}`,
     severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:N' }],
     affected: [
-      { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: `${1 + (i % 5)}.2.3` }] }] },
-      { package: { ecosystem: 'npm', name }, ranges: [{ type: 'SEMVER', events: [{ introduced: '3.0.0' }, { fixed: '3.4.1' }] }] },
+      {
+        package: { ecosystem: 'npm', name },
+        ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: `${1 + (i % 5)}.2.3` }] }],
+      },
+      {
+        package: { ecosystem: 'npm', name },
+        ranges: [{ type: 'SEMVER', events: [{ introduced: '3.0.0' }, { fixed: '3.4.1' }] }],
+      },
     ],
     database_specific: { severity: 'HIGH' },
   }
@@ -121,7 +134,9 @@ async function install(client: NpmClient): Promise<number> {
 }
 
 async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
-  console.log(`\nsynthetic OSV npm feed: ${RECORDS} records, loaded ${loader ? 'on a worker thread' : 'on the request thread'}`)
+  console.log(
+    `\nsynthetic OSV npm feed: ${RECORDS} records, loaded ${loader ? 'on a worker thread' : 'on the request thread'}`,
+  )
   gc()
   const before = process.memoryUsage()
   const backend = new LocalBackend(undefined)
@@ -144,9 +159,13 @@ async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
   const rss = after.rss - before.rss
   const state = await new AdvisoryFeedRepository(backend).state('npm')
   const snapshot = await new AdvisoryFeedRepository(backend).snapshot('npm', state!.snapshotId!)
-  console.log(`  download + load + index + snapshot    ${ms(loadMs).padStart(12)}   (${report.records} records, ${report.invalid} invalid)`)
+  console.log(
+    `  download + load + index + snapshot    ${ms(loadMs).padStart(12)}   (${report.records} records, ${report.invalid} invalid)`,
+  )
   const packed = worker.index('npm') as PackedAdvisoryIndex
-  console.log(`  index held: ${mb(packed.bytes)} of buffers outside the JS heap; JS heap grew ${mb(heap)} (RSS ${mb(rss)})`)
+  console.log(
+    `  index held: ${mb(packed.bytes)} of buffers outside the JS heap; JS heap grew ${mb(heap)} (RSS ${mb(rss)})`,
+  )
   console.log(`  stored snapshot (compressed)          ${mb(snapshot!.length).padStart(12)}`)
 
   const other = new AdvisoryFeed({
@@ -176,7 +195,9 @@ async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
     if (found.malware.length + found.vulnerabilities.length > 0) hits++
   }
   times.sort((a, b) => a - b)
-  console.log(`  lookup (${LOOKUPS}, ${hits} hits)          p50 ${ms(percentile(times, 50))}   p99 ${ms(percentile(times, 99))}   max ${ms(times.at(-1)!)}`)
+  console.log(
+    `  lookup (${LOOKUPS}, ${hits} hits)          p50 ${ms(percentile(times, 50))}   p99 ${ms(percentile(times, 99))}   max ${ms(times.at(-1)!)}`,
+  )
   await worker.stop()
 }
 
@@ -211,8 +232,18 @@ async function main() {
     await proxy.putFirewall('bench', {
       upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token }, cached: true }],
       rules: [
-        { id: 'malware', executionPhase: 'download', selector: { function: { name: 'malware' } }, description: 'bench' },
-        { id: 'vuln', executionPhase: 'download', selector: { function: { name: 'vulnerability', minSeverity: 'high' } }, description: 'bench' },
+        {
+          id: 'malware',
+          executionPhase: 'download',
+          selector: { function: { name: 'malware' } },
+          description: 'bench',
+        },
+        {
+          id: 'vuln',
+          executionPhase: 'download',
+          selector: { function: { name: 'vulnerability', minSeverity: 'high' } },
+          description: 'bench',
+        },
       ],
     })
     const client = npmClient(proxy.registryUrl('bench'), token)
@@ -249,17 +280,30 @@ async function main() {
       }
     }
     const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-    const label: Record<Kind, string> = { quiet: 'no swap', swap: 'during swap', 'swap-normal': 'swap, loader at normal priority' }
-    console.log(`\nrefreshed feed (${published} records) swapped in while npm install (${PACKAGES} packages) runs through the firewall, ${ROUNDS} rounds`)
+    const label: Record<Kind, string> = {
+      quiet: 'no swap',
+      swap: 'during swap',
+      'swap-normal': 'swap, loader at normal priority',
+    }
+    console.log(
+      `\nrefreshed feed (${published} records) swapped in while npm install (${PACKAGES} packages) runs through the firewall, ${ROUNDS} rounds`,
+    )
     const quiet = times.get('quiet')!.sort((a, b) => a - b)
     for (const kind of kinds) {
       const sorted = times.get(kind)!.sort((a, b) => a - b)
-      const slowed = kind === 'quiet' ? '' : `  (p99 ${percentile(sorted, 99) >= percentile(quiet, 99) ? '+' : ''}${ms(percentile(sorted, 99) - percentile(quiet, 99))})`
-      console.log(`  probe tarball latency, ${label[kind].padEnd(32)} n=${sorted.length}  p50 ${ms(percentile(sorted, 50))}  p99 ${ms(percentile(sorted, 99))}  max ${ms(sorted.at(-1)!)}${slowed}`)
+      const slowed =
+        kind === 'quiet'
+          ? ''
+          : `  (p99 ${percentile(sorted, 99) >= percentile(quiet, 99) ? '+' : ''}${ms(percentile(sorted, 99) - percentile(quiet, 99))})`
+      console.log(
+        `  probe tarball latency, ${label[kind].padEnd(32)} n=${sorted.length}  p50 ${ms(percentile(sorted, 50))}  p99 ${ms(percentile(sorted, 99))}  max ${ms(sorted.at(-1)!)}${slowed}`,
+      )
     }
     for (const kind of kinds) {
       const refresh = kind === 'quiet' ? '' : `, refresh median ${ms(median(swaps.get(kind)!))}`
-      console.log(`  npm install median, ${label[kind].padEnd(32)} ${ms(median(installs.get(kind)!))} (${installs.get(kind)!.length} runs)${refresh}`)
+      console.log(
+        `  npm install median, ${label[kind].padEnd(32)} ${ms(median(installs.get(kind)!))} (${installs.get(kind)!.length} runs)${refresh}`,
+      )
     }
     await worker.stop()
   } finally {

@@ -16,17 +16,33 @@ async function load(url: string, headers: Record<string, string> = {}) {
   // Warm-up so JIT and connection set-up do not count.
   await autocannon({ url, connections: CONNECTIONS, duration: 2, headers })
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers })
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx }
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.non2xx,
+  }
 }
 
 async function main() {
-  const server = await startServer({ REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('bench'), BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'error', API_RATE_LIMIT: 'off' })
+  const server = await startServer({
+    REDIS_URL: await redisUrl(),
+    REDIS_PREFIX: uniquePrefix('bench'),
+    BOOTSTRAP_TOKEN: TOKEN,
+    LOG_LEVEL: 'error',
+    API_RATE_LIMIT: 'off',
+  })
   try {
     const api = apiClient(server.url, TOKEN)
     for (let i = 0; i < 50; i++) {
       const res = await api('PUT', `/v1/default/config/fw-${i}`, {
         upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org', credentials: { token: 'bench-secret' } }],
-        rules: Array.from({ length: 5 }, (_, r) => ({ id: `r${r}`, executionPhase: 'download', selector: { function: { name: 'packageName', patterns: [`bad-${r}-*`] } }, description: 'bench rule' })),
+        rules: Array.from({ length: 5 }, (_, r) => ({
+          id: `r${r}`,
+          executionPhase: 'download',
+          selector: { function: { name: 'packageName', patterns: [`bad-${r}-*`] } },
+          description: 'bench rule',
+        })),
       })
       if (res.status !== 201) throw new Error(`setup failed: ${res.status}`)
     }
@@ -40,7 +56,9 @@ async function main() {
     console.log(row('GET /healthz (baseline)', healthz))
     console.log(row('GET /v1/{ns}/config', list))
     console.log(row('GET /v1/{ns}/config/{fw}', get))
-    console.log(`\nbar: list >= 0.40 of /healthz rate (${list.rps / healthz.rps >= 0.4 ? 'met' : 'NOT met'}), p99 < 25 ms (${list.p99 < 25 ? 'met' : 'NOT met'})`)
+    console.log(
+      `\nbar: list >= 0.40 of /healthz rate (${list.rps / healthz.rps >= 0.4 ? 'met' : 'NOT met'}), p99 < 25 ms (${list.p99 < 25 ? 'met' : 'NOT met'})`,
+    )
   } finally {
     await server.stop()
   }

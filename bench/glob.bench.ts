@@ -103,9 +103,11 @@ function main() {
   const longest = Math.max(...patterns.map((p) => p.length))
   const stars = Math.max(...patterns.map((p) => p.split('*').length - 1))
   const matching = patterns.filter((p) => matchesGlob(p, NAME)).length
-  console.log(`glob bench: ${patterns.length} patterns (${realistic.length} realistic, ${adversarial.length} adversarial), `
-    + `longest ${longest} chars, most stars ${stars}, name ${NAME.length} chars, ${matching} match; `
-    + `${REPS} reps each, best of ${BATCHES} batches`)
+  console.log(
+    `glob bench: ${patterns.length} patterns (${realistic.length} realistic, ${adversarial.length} adversarial), ` +
+      `longest ${longest} chars, most stars ${stars}, name ${NAME.length} chars, ${matching} match; ` +
+      `${REPS} reps each, best of ${BATCHES} batches`,
+  )
 
   // Interleaved order, so that machine noise does not fall on one group only.
   const times = timeEach(patterns.map((p) => () => matchesGlob(p, NAME)))

@@ -21,7 +21,8 @@ const SAMPLES = Number(process.env.SAMPLES ?? 300)
 const PACKAGES = Math.max(30, Number(process.env.PACKAGES ?? 32))
 process.env.LOG_LEVEL ??= 'error'
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const ms = (value: number) => `${value.toFixed(2)} ms`
 
@@ -62,9 +63,24 @@ async function main() {
       proxy.putFirewall(id, {
         upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token }, cached: true }],
         rules: [
-          { id: 'no-evil', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['evil-*', '@evil/*'] } }, description: 'bench' },
-          { id: 'vuln', executionPhase: 'download', selector: { function: { name: 'vulnerability', minSeverity: 'high' } }, description: 'bench' },
-          { id: 'age', executionPhase: 'versions', selector: { function: { name: 'minimumAge', duration: '1ms' } }, description: 'bench' },
+          {
+            id: 'no-evil',
+            executionPhase: 'download',
+            selector: { function: { name: 'packageName', patterns: ['evil-*', '@evil/*'] } },
+            description: 'bench',
+          },
+          {
+            id: 'vuln',
+            executionPhase: 'download',
+            selector: { function: { name: 'vulnerability', minSeverity: 'high' } },
+            description: 'bench',
+          },
+          {
+            id: 'age',
+            executionPhase: 'versions',
+            selector: { function: { name: 'minimumAge', duration: '1ms' } },
+            description: 'bench',
+          },
         ],
       })
     await firewall('bench')
@@ -80,11 +96,21 @@ async function main() {
       ['tarball via firewall', await latency(`${proxy.registryUrl('bench')}${tarball}`, auth)],
     ]
     console.log(`\nlatency over ${SAMPLES} sequential requests (firewall upstream cached: true)`)
-    for (const [label, { p50, p99 }] of rows) console.log(`  ${label.padEnd(24)} p50 ${ms(p50).padStart(10)}   p99 ${ms(p99).padStart(10)}`)
-    console.log(`  added p50: packument ${ms(rows[1][1].p50 - rows[0][1].p50)}, tarball ${ms(rows[3][1].p50 - rows[2][1].p50)}`)
+    for (const [label, { p50, p99 }] of rows)
+      console.log(`  ${label.padEnd(24)} p50 ${ms(p50).padStart(10)}   p99 ${ms(p99).padStart(10)}`)
+    console.log(
+      `  added p50: packument ${ms(rows[1][1].p50 - rows[0][1].p50)}, tarball ${ms(rows[3][1].p50 - rows[2][1].p50)}`,
+    )
 
     const direct = npmClient(registry.url, registry.token)
-    const times: Record<string, number[]> = { directCold: [], proxyCold: [], directWarm: [], proxyWarm: [], directBoth: [], proxyBoth: [] }
+    const times: Record<string, number[]> = {
+      directCold: [],
+      proxyCold: [],
+      directWarm: [],
+      proxyWarm: [],
+      directBoth: [],
+      proxyBoth: [],
+    }
     for (let round = 0; round < ROUNDS; round++) {
       // A new firewall id is a new cache scope: its packument cache starts empty.
       const cold = `bench-cold-${round}`
@@ -105,7 +131,9 @@ async function main() {
     ]
     for (const [label, d, p] of pairs) {
       const [dm, pm] = [median(times[d]), median(times[p])]
-      console.log(`  ${label.padEnd(38)} direct ${ms(dm).padStart(11)}   firewall ${ms(pm).padStart(11)}   ratio ${(pm / dm).toFixed(2)}x`)
+      console.log(
+        `  ${label.padEnd(38)} direct ${ms(dm).padStart(11)}   firewall ${ms(pm).padStart(11)}   ratio ${(pm / dm).toFixed(2)}x`,
+      )
     }
   } finally {
     await proxy.close()

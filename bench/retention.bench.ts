@@ -22,7 +22,13 @@ import { RedisBackend } from '../storage'
 import { keys } from '../storage/repositories/keys'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
-const { values: args } = parseArgs({ options: { entries: { type: 'string', default: '1000000' }, hours: { type: 'string', default: '10' }, retention: { type: 'string', default: '1h' } } })
+const { values: args } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '1000000' },
+    hours: { type: 'string', default: '10' },
+    retention: { type: 'string', default: '1h' },
+  },
+})
 const ENTRIES = Number(args.entries)
 const SPAN_MS = Number(args.hours) * 3_600_000
 const RETENTION_MS = parseDuration(args.retention!)
@@ -37,11 +43,23 @@ const FW = 'web'
 function decision(i: number, at: number): DecisionLogEntry {
   const blocked = i % 20 === 0
   return {
-    id: newId('log', at), time: new Date(at).toISOString(), outcome: blocked ? 'blocked' : 'allowed',
-    firewall: FW, firewallVersion: 3, executionPhase: 'download', blocked, ecosystem: 'npm',
-    packageName: `package-${i % 5000}`, version: `1.${i % 40}.${i % 7}`, upstream: 'npmjs', rule: blocked ? 'no-fresh-versions' : '',
-    user: `ci-bot-${i % 12}`, request: newId('req', at), message: blocked ? 'version published less than 3 days ago' : 'allowed',
-    userAgent: 'npm/10.8.2 node/v20.19.0 linux x64 workspaces/false', remoteAddress: `10.1.${i % 250}.${i % 200}`,
+    id: newId('log', at),
+    time: new Date(at).toISOString(),
+    outcome: blocked ? 'blocked' : 'allowed',
+    firewall: FW,
+    firewallVersion: 3,
+    executionPhase: 'download',
+    blocked,
+    ecosystem: 'npm',
+    packageName: `package-${i % 5000}`,
+    version: `1.${i % 40}.${i % 7}`,
+    upstream: 'npmjs',
+    rule: blocked ? 'no-fresh-versions' : '',
+    user: `ci-bot-${i % 12}`,
+    request: newId('req', at),
+    message: blocked ? 'version published less than 3 days ago' : 'allowed',
+    userAgent: 'npm/10.8.2 node/v20.19.0 linux x64 workspaces/false',
+    remoteAddress: `10.1.${i % 250}.${i % 200}`,
   }
 }
 
@@ -54,24 +72,47 @@ async function main() {
   const backend = new RedisBackend(await redisUrl(), uniquePrefix('bench-retention'))
   const redis = backend.redis
   const start = Date.now()
-  const clock = { at: start, now() { return this.at } }
+  const clock = {
+    at: start,
+    now() {
+      return this.at
+    },
+  }
   const services = createServices(backend, { clock, config: configFromEnv({}) })
   await services.namespaces.create({ id: NS, owner: 'owner', createdAt: new Date(start).toISOString() })
   const input = FirewallInput.parse({ id: FW })
-  await services.firewalls.mutate(NS, FW, { userId: 'owner' }, new Date(start).toISOString(), () => ({ next: { ...input, id: FW, name: FW, version: 0, updatedAt: '' } as Firewall, summary: 'bench', result: () => undefined }))
-  const worker = new RetentionWorker({ logs: services.retainedLogs, clock, retentionMs: RETENTION_MS, intervalMs: 60_000, owner: 'bench' })
+  await services.firewalls.mutate(NS, FW, { userId: 'owner' }, new Date(start).toISOString(), () => ({
+    next: { ...input, id: FW, name: FW, version: 0, updatedAt: '' } as Firewall,
+    summary: 'bench',
+    result: () => undefined,
+  }))
+  const worker = new RetentionWorker({
+    logs: services.retainedLogs,
+    clock,
+    retentionMs: RETENTION_MS,
+    intervalMs: 60_000,
+    owner: 'bench',
+  })
   const key = `${backend.prefix}:log:${keys.firewallLog(NS, FW)}`
   const baseline = Number(/used_memory:(\d+)/.exec(await redis.info('memory'))![1])
 
   const report = async (appended: number) => {
-    const [length, usage, info] = await Promise.all([redis.xlen(key), redis.memory('USAGE', key, 'SAMPLES', '0'), redis.info('memory')])
+    const [length, usage, info] = await Promise.all([
+      redis.xlen(key),
+      redis.memory('USAGE', key, 'SAMPLES', '0'),
+      redis.info('memory'),
+    ])
     const used = Number(/used_memory:(\d+)/.exec(info)![1])
     const simulatedH = ((clock.at - start) / 3_600_000).toFixed(2).padStart(6)
-    console.log(`${String(appended).padStart(9)} appended  t=${simulatedH} h  log=${String(length).padStart(8)} entries  key=${mb(Number(usage)).padStart(10)}  redis used=${mb(used).padStart(10)} (+${mb(used - baseline)})  wall ${((Date.now() - wallStart) / 1000).toFixed(1)} s`)
+    console.log(
+      `${String(appended).padStart(9)} appended  t=${simulatedH} h  log=${String(length).padStart(8)} entries  key=${mb(Number(usage)).padStart(10)}  redis used=${mb(used).padStart(10)} (+${mb(used - baseline)})  wall ${((Date.now() - wallStart) / 1000).toFixed(1)} s`,
+    )
     return { length, usage: Number(usage) }
   }
 
-  console.log(`\nRetention benchmark: ${ENTRIES} decisions over ${args.hours} h of simulated time (${(1000 / STEP_MS).toFixed(1)}/s), LOG_RETENTION=${args.retention}, a retention pass every simulated minute\n`)
+  console.log(
+    `\nRetention benchmark: ${ENTRIES} decisions over ${args.hours} h of simulated time (${(1000 / STEP_MS).toFixed(1)}/s), LOG_RETENTION=${args.retention}, a retention pass every simulated minute\n`,
+  )
   const wallStart = Date.now()
   let nextPass = start + 60_000
   let passes = 0
@@ -104,8 +145,12 @@ async function main() {
     }
   }
   const steady = Math.round(RETENTION_MS / STEP_MS)
-  console.log(`\n${passes} retention passes removed ${trimmed} entries; expected steady state ≈ ${steady} entries (rate × retention)`)
-  console.log(`peak key size ${mb(peak.usage)} at ${peak.length} entries (${Math.round(peak.usage / Math.max(1, peak.length))} bytes/entry)`)
+  console.log(
+    `\n${passes} retention passes removed ${trimmed} entries; expected steady state ≈ ${steady} entries (rate × retention)`,
+  )
+  console.log(
+    `peak key size ${mb(peak.usage)} at ${peak.length} entries (${Math.round(peak.usage / Math.max(1, peak.length))} bytes/entry)`,
+  )
   await worker.stop()
   await redis.del(key)
   await backend.close()

@@ -56,10 +56,18 @@ export async function benchTargets(): Promise<BenchTarget[]> {
 
 type Figures = Record<string, string>
 
-async function api(server: RunningServer, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(
+  server: RunningServer,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const response = await fetch(server.url + path, {
     method,
-    headers: { authorization: `Bearer ${TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    headers: {
+      authorization: `Bearer ${TOKEN}`,
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   })
   const text = await response.text()
@@ -67,7 +75,12 @@ async function api(server: RunningServer, method: string, path: string, body?: u
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const ping = (family: string) => makeEvent(systemClock, NS, `audit.${family}.ping`, { action: `${family}.ping`, outcome: 'success' as const, statusCode: 200 })
+const ping = (family: string) =>
+  makeEvent(systemClock, NS, `audit.${family}.ping`, {
+    action: `${family}.ping`,
+    outcome: 'success' as const,
+    statusCode: 200,
+  })
 
 async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
@@ -79,7 +92,13 @@ async function until(condition: () => boolean, timeoutMs: number): Promise<boole
 }
 
 /** Appends `rate` events/s for `seconds` in log order; returns their ids and append times. */
-async function produce(backend: Backend, family: string, rate: number, seconds: number, appended: Map<string, number>): Promise<string[]> {
+async function produce(
+  backend: Backend,
+  family: string,
+  rate: number,
+  seconds: number,
+  appended: Map<string, number>,
+): Promise<string[]> {
   const ids: string[] = []
   const started = Date.now()
   for (;;) {
@@ -100,7 +119,13 @@ async function produce(backend: Backend, family: string, rate: number, seconds: 
   }
 }
 
-async function fanOut(server: RunningServer, backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
+async function fanOut(
+  server: RunningServer,
+  backend: Backend,
+  sink: WebhookSink,
+  hooks: string[],
+  figures: Figures,
+): Promise<void> {
   const latencies: number[] = []
   let upserting = true
   const upserts = (async () => {
@@ -127,18 +152,30 @@ async function fanOut(server: RunningServer, backend: Backend, sink: WebhookSink
   // Steady state: what arrived while events were being produced, after the first seconds.
   const window = [started + 5_000, produced] as const
   let inWindow = 0
-  for (const log of sink.hooks.values()) for (const at of log.at.values()) if (at >= window[0] && at < window[1]) inWindow++
+  for (const log of sink.hooks.values())
+    for (const at of log.at.values()) if (at >= window[0] && at < window[1]) inWindow++
   if (process.env.BENCH_TIMELINE) {
     const perSecond = new Map<number, number>()
-    for (const log of sink.hooks.values()) for (const at of log.at.values()) perSecond.set(Math.floor((at - started) / 1000), (perSecond.get(Math.floor((at - started) / 1000)) ?? 0) + 1)
-    console.log('receipts per second since the first append:', [...perSecond].sort((a, b) => a[0] - b[0]).map(([s, n]) => `${s}:${n}`).join(' '))
+    for (const log of sink.hooks.values())
+      for (const at of log.at.values())
+        perSecond.set(Math.floor((at - started) / 1000), (perSecond.get(Math.floor((at - started) / 1000)) ?? 0) + 1)
+    console.log(
+      'receipts per second since the first append:',
+      [...perSecond]
+        .sort((a, b) => a[0] - b[0])
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' '),
+    )
   }
   const { lost, duplicated, reordered } = audit(sink, hooks, ids)
   latencies.sort((a, b) => a - b)
-  figures['fan-out events produced'] = `${ids.length} in ${((produced - started) / 1000).toFixed(1)} s (${(ids.length / ((produced - started) / 1000)).toFixed(0)}/s asked ${RATE}/s)`
-  figures['fan-out event-deliveries/s'] = `${(inWindow / ((window[1] - window[0]) / 1000)).toFixed(0)} steady, ${(sink.received() / ((lastReceipt - started) / 1000)).toFixed(0)} overall (ceiling 50,000)${drained ? '' : ' [not drained after 120 s]'}`
+  figures['fan-out events produced'] =
+    `${ids.length} in ${((produced - started) / 1000).toFixed(1)} s (${(ids.length / ((produced - started) / 1000)).toFixed(0)}/s asked ${RATE}/s)`
+  figures['fan-out event-deliveries/s'] =
+    `${(inWindow / ((window[1] - window[0]) / 1000)).toFixed(0)} steady, ${(sink.received() / ((lastReceipt - started) / 1000)).toFixed(0)} overall (ceiling 50,000)${drained ? '' : ' [not drained after 120 s]'}`
   figures['fan-out lost / duplicated / reordered'] = `${lost} / ${duplicated} / ${reordered}`
-  figures['rule upsert under load'] = `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} upserts)`
+  figures['rule upsert under load'] =
+    `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} upserts)`
 }
 
 async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
@@ -147,19 +184,31 @@ async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], f
   const ids = await produce(backend, 'bench', 2, 15, appended)
   await until(() => sink.received() >= ids.length * hooks.length, 30_000)
   const latencies: number[] = []
-  for (const log of sink.hooks.values()) for (const [id, at] of log.at) if (appended.has(id)) latencies.push(at - appended.get(id)!)
+  for (const log of sink.hooks.values())
+    for (const [id, at] of log.at) if (appended.has(id)) latencies.push(at - appended.get(id)!)
   latencies.sort((a, b) => a - b)
-  figures['light load event time -> receipt'] = `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} receipts)`
+  figures['light load event time -> receipt'] =
+    `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} receipts)`
 }
 
-async function memory(target: BenchTarget, backend: Backend, hooks: string[], webhookIds: string[], figures: Figures): Promise<void> {
+async function memory(
+  target: BenchTarget,
+  backend: Backend,
+  hooks: string[],
+  webhookIds: string[],
+  figures: Figures,
+): Promise<void> {
   const redis = target.redis(backend)
   const logKey = `${target.prefix}:log:${keys.eventLog(NS)}`
   const [usage, length] = await Promise.all([redis.memory('USAGE', logKey, 'SAMPLES', '0'), redis.xlen(logKey)])
   const perEntry = Number(usage) / length
-  const cursorBytes = (await Promise.all(webhookIds.map((id) => redis.memory('USAGE', `${target.prefix}:${webhookKeys.cursor(NS, id)}`)))).reduce((sum: number, n) => sum + Number(n ?? 0), 0)
+  const cursorBytes = (
+    await Promise.all(webhookIds.map((id) => redis.memory('USAGE', `${target.prefix}:${webhookKeys.cursor(NS, id)}`)))
+  ).reduce((sum: number, n) => sum + Number(n ?? 0), 0)
   // The old layout's per-webhook buffer was a Redis list of the event JSON: measure one copy.
-  const sample = (await backend.logRange<unknown>(keys.eventLog(NS), { limit: 1_000 })).map((entry) => JSON.stringify(entry.value))
+  const sample = (await backend.logRange<unknown>(keys.eventLog(NS), { limit: 1_000 })).map((entry) =>
+    JSON.stringify(entry.value),
+  )
   const listKey = `${target.prefix}:bench-copy-sample`
   await redis.rpush(listKey, ...sample)
   const perCopy = Number(await redis.memory('USAGE', listKey, 'SAMPLES', '0')) / sample.length
@@ -168,12 +217,17 @@ async function memory(target: BenchTarget, backend: Backend, hooks: string[], we
   const once = million * perEntry + cursorBytes
   const copying = million * perEntry + million * hooks.length * perCopy
   const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MB`
-  figures['Redis memory per 1,000,000 events, 100 webhooks'] = `${mb(once)} stored once (${perEntry.toFixed(0)} B/entry) vs ${mb(copying)} copying (${perCopy.toFixed(0)} B/copy): ${(copying / once).toFixed(0)}x less`
+  figures['Redis memory per 1,000,000 events, 100 webhooks'] =
+    `${mb(once)} stored once (${perEntry.toFixed(0)} B/entry) vs ${mb(copying)} copying (${perCopy.toFixed(0)} B/copy): ${(copying / once).toFixed(0)}x less`
 }
 
 async function oneWebhook(server: RunningServer, backend: Backend, sink: WebhookSink, figures: Figures): Promise<void> {
   sink.reset()
-  const created = await api(server, 'POST', `/v1/${NS}/webhooks`, { name: 'solo', url: `${sink.url}/hook/solo`, eventTypes: ['audit.solo.*'] })
+  const created = await api(server, 'POST', `/v1/${NS}/webhooks`, {
+    name: 'solo',
+    url: `${sink.url}/hook/solo`,
+    eventTypes: ['audit.solo.*'],
+  })
   if (created.status !== 201) throw new Error(`creating the solo webhook: ${created.status}`)
   for (let i = 0; i < 5_000; i += 500) {
     const events = Array.from({ length: 500 }, () => ping('solo'))
@@ -184,21 +238,35 @@ async function oneWebhook(server: RunningServer, backend: Backend, sink: Webhook
   // The first five deliveries go out at once (an empty pacing window); the steady state follows.
   const steady = times.filter((t) => t > times[499])
   const rate = steady.length / ((times[times.length - 1] - times[499]) / 1000)
-  figures['one webhook, 5,000 backlog'] = `${rate.toFixed(0)} events/s = ${((rate / 500) * 100).toFixed(1)}% of the 500 events/s ceiling`
+  figures['one webhook, 5,000 backlog'] =
+    `${rate.toFixed(0)} events/s = ${((rate / 500) * 100).toFixed(1)}% of the 500 events/s ceiling`
 }
 
 async function run(target: BenchTarget): Promise<Figures> {
   const figures: Figures = {}
   const sink = await new WebhookSink().start()
-  const server = await startServer({ ...target.env, BOOTSTRAP_TOKEN: TOKEN, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', LOG_LEVEL: 'error', API_RATE_LIMIT: 'off' })
+  const server = await startServer({
+    ...target.env,
+    BOOTSTRAP_TOKEN: TOKEN,
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    LOG_LEVEL: 'error',
+    API_RATE_LIMIT: 'off',
+  })
   const backend = target.backend()
   try {
-    await api(server, 'PUT', `/v1/${NS}/config/bench`, { upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }] })
+    await api(server, 'PUT', `/v1/${NS}/config/bench`, {
+      upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }],
+    })
     const hooks = Array.from({ length: HOOKS }, (_, i) => `w${i}`)
     const webhookIds: string[] = []
     for (const hook of hooks) {
-      const created = await api(server, 'POST', `/v1/${NS}/webhooks`, { name: hook, url: `${sink.url}/hook/${hook}`, eventTypes: ['audit.bench.*'] })
-      if (created.status !== 201) throw new Error(`creating webhook ${hook}: ${created.status} ${JSON.stringify(created.body)}`)
+      const created = await api(server, 'POST', `/v1/${NS}/webhooks`, {
+        name: hook,
+        url: `${sink.url}/hook/${hook}`,
+        eventTypes: ['audit.bench.*'],
+      })
+      if (created.status !== 201)
+        throw new Error(`creating webhook ${hook}: ${created.status} ${JSON.stringify(created.body)}`)
       webhookIds.push(created.body.id)
     }
     await sleep(1_000)
@@ -222,7 +290,9 @@ async function main() {
   const names = Object.keys(results[0])
   const width = Math.max(...names.map((name) => name.length))
   for (const [index, target] of targets.entries()) {
-    console.log(`\nwebhooks (${target.label}; ${HOOKS} webhooks, ${RATE} events/s for ${SECONDS} s, built server + Redis + this producer/receiver on one machine)`)
+    console.log(
+      `\nwebhooks (${target.label}; ${HOOKS} webhooks, ${RATE} events/s for ${SECONDS} s, built server + Redis + this producer/receiver on one machine)`,
+    )
     for (const name of names) console.log(`  ${name.padEnd(width)}  ${results[index][name] ?? '-'}`)
   }
   console.log('')

@@ -17,4 +17,6 @@ const receiver = createReceiver({
   },
 })
 const port = Number(process.env.PORT ?? 8080)
-createServer(toNodeListener(receiver)).listen(port, () => console.log(`receiving webhooks on http://localhost:${port}/`))
+createServer(toNodeListener(receiver)).listen(port, () =>
+  console.log(`receiving webhooks on http://localhost:${port}/`),
+)

@@ -128,7 +128,8 @@ export const webhookDeliveryMachine = setup({
     /** One record per attempt, emitted after `recordAttempt` and any scheduling. */
     reportAttempt: emit(({ context, event }) => {
       const { type: _type, ...report } = event as AttemptEvent
-      const status = report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
+      const status =
+        report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
       return {
         type: 'delivery.attempted' as const,
         webhookId: context.webhookId,
@@ -141,7 +142,8 @@ export const webhookDeliveryMachine = setup({
       }
     }),
     scheduleRetry: assign({
-      nextAttemptAt: ({ context, event }) => (event as AttemptEvent).finishedAt + retryDelayAfter(context, event as AttemptEvent)!,
+      nextAttemptAt: ({ context, event }) =>
+        (event as AttemptEvent).finishedAt + retryDelayAfter(context, event as AttemptEvent)!,
     }),
     /** Waiting on storage trouble uses the first retry delay; nothing was sent yet. */
     scheduleStorageRetry: assign({
@@ -282,7 +284,15 @@ export const webhookDeliveryMachine = setup({
               },
               {
                 target: '#webhookDelivery.quarantined',
-                actions: ['recordAttempt', 'clearRetry', 'reportAttempt', 'recordFailure', 'clearBatch', 'enterQuarantine', 'reportQuarantine'],
+                actions: [
+                  'recordAttempt',
+                  'clearRetry',
+                  'reportAttempt',
+                  'recordFailure',
+                  'clearBatch',
+                  'enterQuarantine',
+                  'reportQuarantine',
+                ],
               },
             ],
           },

@@ -3,11 +3,7 @@
  * a signature or the body.
  */
 export type VerificationCode =
-  | 'missing_headers'
-  | 'invalid_timestamp'
-  | 'timestamp_too_old'
-  | 'timestamp_too_new'
-  | 'no_matching_signature'
+  'missing_headers' | 'invalid_timestamp' | 'timestamp_too_old' | 'timestamp_too_new' | 'no_matching_signature'
 
 /** The request is not a genuine, fresh delivery from the sender (answer 400 or 401). */
 export class WebhookVerificationError extends Error {

@@ -83,15 +83,18 @@ export function verify(
   const timestamp = Number(timestampText)
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS
   const now = Math.floor((options.now ?? Date.now)() / 1000)
-  if (now - timestamp > tolerance) throw refuse('timestamp_too_old', `webhook-timestamp is more than ${tolerance} s old`)
-  if (timestamp - now > tolerance) throw refuse('timestamp_too_new', `webhook-timestamp is more than ${tolerance} s ahead`)
+  if (now - timestamp > tolerance)
+    throw refuse('timestamp_too_old', `webhook-timestamp is more than ${tolerance} s old`)
+  if (timestamp - now > tolerance)
+    throw refuse('timestamp_too_new', `webhook-timestamp is more than ${tolerance} s ahead`)
 
   // The header lists space-separated `v1,<base64>` signatures (one per secret the sender holds).
   const passed = signatureText
     .split(' ')
     .filter((part) => part.startsWith('v1,'))
     .map((part) => Buffer.from(part.slice(3)))
-  const payload = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)
+  const payload =
+    typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody.buffer, rawBody.byteOffset, rawBody.byteLength)
   const signedAt = new Date(timestamp * 1000)
   for (const [secretIndex, key] of keys.entries()) {
     const expected = Buffer.from(key.sign(deliveryId, signedAt, payload).slice(3))

@@ -49,11 +49,20 @@ async function status(services: Services, ecosystems: readonly Ecosystem[], out:
       lastError: state.lastError ?? null,
     }
   })
-  out.result(lines.join('\n'), { feed: settings.url ? { on: true, refresh: settings.refresh } : { on: false }, advisoryDir: Boolean(process.env.ADVISORY_DIR), ecosystems: rows })
+  out.result(lines.join('\n'), {
+    feed: settings.url ? { on: true, refresh: settings.refresh } : { on: false },
+    advisoryDir: Boolean(process.env.ADVISORY_DIR),
+    ecosystems: rows,
+  })
   return 0
 }
 
-async function sync(services: Services, ecosystems: Ecosystem[] | null, file: string | undefined, out: Output): Promise<number> {
+async function sync(
+  services: Services,
+  ecosystems: Ecosystem[] | null,
+  file: string | undefined,
+  out: Output,
+): Promise<number> {
   const settings = advisoryFeedSettings()
   if (!file && !settings.url) {
     out.error('ADVISORY_FEED_URL is off: import a downloaded all.zip with --file <path> --ecosystem <name>')
@@ -89,10 +98,11 @@ async function sync(services: Services, ecosystems: Ecosystem[] | null, file: st
 /** `advisories status|sync`: the exit code of the command. */
 export const ADVISORIES_COMMAND: Command = {
   usage: USAGE,
-  summary: 'Shows (status) or downloads now (sync) the vulnerability and malware data; sync --file imports a downloaded all.zip (air-gapped installs).',
+  summary:
+    'Shows (status) or downloads now (sync) the vulnerability and malware data; sync --file imports a downloaded all.zip (air-gapped installs).',
   options: [
     ['status', 'per ecosystem: source, records, last refresh, last change, last error'],
-    ['sync', 'downloads the OSV feed of every ecosystem in use (or --ecosystem) under the service\'s lease'],
+    ['sync', "downloads the OSV feed of every ecosystem in use (or --ecosystem) under the service's lease"],
     ['--ecosystem <name>', 'npm, pypi, maven or nuget (default: all for status, those in use for sync)'],
     ['--file <all.zip>', 'with sync: import this archive instead of downloading (needs --ecosystem)'],
   ],

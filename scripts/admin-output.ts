@@ -14,7 +14,8 @@ export interface Output {
 export function output(json: boolean): Output {
   return {
     json,
-    result: (text, data) => process.stdout.write(json ? `${JSON.stringify(data)}\n` : text.endsWith('\n') ? text : `${text}\n`),
+    result: (text, data) =>
+      process.stdout.write(json ? `${JSON.stringify(data)}\n` : text.endsWith('\n') ? text : `${text}\n`),
     error: (text) => process.stderr.write(json ? `${JSON.stringify({ error: text })}\n` : `${text}\n`),
   }
 }

@@ -27,9 +27,10 @@ const USER_OPTIONS: [string, string][] = [
 function userCommand(kind: 'create-namespace' | 'create-user'): Command {
   return {
     usage: `${kind} --namespace <ns> --user <id> [--json]`,
-    summary: kind === 'create-namespace'
-      ? "Creates a namespace owned by --user and prints the owner's first personal token (fwp_...)."
-      : 'Adds --user to the namespace with no permissions yet and prints their first personal token (fwp_...).',
+    summary:
+      kind === 'create-namespace'
+        ? "Creates a namespace owned by --user and prints the owner's first personal token (fwp_...)."
+        : 'Adds --user to the namespace with no permissions yet and prints their first personal token (fwp_...).',
     options: USER_OPTIONS,
     async run(values, _positionals, out) {
       const ns = values.namespace
@@ -40,8 +41,15 @@ function userCommand(kind: 'create-namespace' | 'create-user'): Command {
       }
       const services = createServices(await openBackend())
       try {
-        const token = kind === 'create-namespace' ? await createNamespaceWithOwner(services, ns, user) : await createUser(services, ns, user)
-        out.result(`${kind === 'create-namespace' ? 'namespace' : 'user'} created; first personal token:\n${token}`, { namespace: ns, user, token })
+        const token =
+          kind === 'create-namespace'
+            ? await createNamespaceWithOwner(services, ns, user)
+            : await createUser(services, ns, user)
+        out.result(`${kind === 'create-namespace' ? 'namespace' : 'user'} created; first personal token:\n${token}`, {
+          namespace: ns,
+          user,
+          token,
+        })
         return 0
       } catch (error) {
         out.error(error instanceof DomainError ? error.message : String(error))
@@ -55,7 +63,8 @@ function userCommand(kind: 'create-namespace' | 'create-user'): Command {
 
 const rotate: Command = {
   usage: 'rotate-secrets-key [--json]',
-  summary: 'Re-encrypts every stored secret with SECRETS_KEY (opening old ones with SECRETS_KEY_PREVIOUS) and prints the count.',
+  summary:
+    'Re-encrypts every stored secret with SECRETS_KEY (opening old ones with SECRETS_KEY_PREVIOUS) and prints the count.',
   options: [],
   async run(_values, _positionals, out: Output) {
     // A composition root like the start-up plugin: re-sealing walks storage itself, below the repositories.
@@ -63,7 +72,11 @@ const rotate: Command = {
     const { secrets: box } = createServices(backend)
     try {
       const { secrets, records, keyId } = await rotateSecretsKey(backend, box)
-      out.result(`re-encrypted ${secrets} secrets in ${records} records with key id ${keyId}\n${secrets}`, { secrets, records, keyId })
+      out.result(`re-encrypted ${secrets} secrets in ${records} records with key id ${keyId}\n${secrets}`, {
+        secrets,
+        records,
+        keyId,
+      })
       return 0
     } finally {
       await backend.close()

@@ -25,10 +25,25 @@ async function main() {
     const api = world.api
     await seedFirewall(api, 'web', { everybody: ['fw:access'], 'team-reviewers': ['fw:read', 'fw:update:exception'] })
     await api('PUT', `/v1/${NS}/config/web/upstreams/npmjs/credentials`, { token: 'never-shown' })
-    await api('PUT', `/v1/${NS}/config/web/rules/no-scripts`, { executionPhase: 'download', selector: { function: { name: 'installScripts' } }, description: 'No install scripts' })
-    await api('PUT', `/v1/${NS}/config/web/exceptions/ex-esbuild`, { rule: 'no-scripts', selector: { packageName: 'esbuild' }, reason: 'accepted_risk', expires: '2031-01-01T00:00:00Z' })
+    await api('PUT', `/v1/${NS}/config/web/rules/no-scripts`, {
+      executionPhase: 'download',
+      selector: { function: { name: 'installScripts' } },
+      description: 'No install scripts',
+    })
+    await api('PUT', `/v1/${NS}/config/web/exceptions/ex-esbuild`, {
+      rule: 'no-scripts',
+      selector: { packageName: 'esbuild' },
+      reason: 'accepted_risk',
+      expires: '2031-01-01T00:00:00Z',
+    })
     const request = await requestException(api, 'web', 'left-pad', 'ex-left-pad')
-    const webhook = (await api('POST', `/v1/${NS}/webhooks`, { name: 'Security sink', url: receiver.url, eventTypes: ['firewall.*', 'exception-request.*'] })).body
+    const webhook = (
+      await api('POST', `/v1/${NS}/webhooks`, {
+        name: 'Security sink',
+        url: receiver.url,
+        eventTypes: ['firewall.*', 'exception-request.*'],
+      })
+    ).body
 
     const { context, page } = await signIn(world, undefined, { width: 1280, height: 900 })
     await shot(page, 'firewall', `/namespaces/${NS}/firewalls/web`)

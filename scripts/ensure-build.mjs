@@ -15,5 +15,6 @@ function newest(dir) {
 }
 
 const sources = ['server', 'machines', 'storage'].filter(existsSync).map(newest)
-const stale = !existsSync(output) || Math.max(...sources, statSync('nitro.config.ts').mtimeMs) > statSync(output).mtimeMs
+const stale =
+  !existsSync(output) || Math.max(...sources, statSync('nitro.config.ts').mtimeMs) > statSync(output).mtimeMs
 if (stale) execSync('npx nitro build', { stdio: 'inherit' })

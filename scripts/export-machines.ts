@@ -36,7 +36,11 @@ const OUT_DIR = resolve('docs/machines')
 
 const list = <T>(value: T | T[] | undefined): T[] => (value === undefined ? [] : Array.isArray(value) ? value : [value])
 const nameOf = (value: unknown): string =>
-  typeof value === 'string' ? value : typeof value === 'function' ? value.name || 'inline' : ((value as Named)?.type ?? (value as Named)?.src ?? 'inline')
+  typeof value === 'string'
+    ? value
+    : typeof value === 'function'
+      ? value.name || 'inline'
+      : ((value as Named)?.type ?? (value as Named)?.src ?? 'inline')
 const nodeId = (path: string[]) => (path.length ? path.join('_').replace(/[^A-Za-z0-9_]/g, '_') : 'root')
 
 /** Resolves a transition target to a state path, relative to the source state's parent. */
@@ -69,7 +73,8 @@ function render(config: StateConfig, path: string[], machineId: string, indent: 
     } else lines.push(`${indent}state "${name}" as ${id}`)
     if (child.type === 'final') lines.push(`${indent}${id} --> [*]`)
     const invokes = list(child.invoke)
-    if (invokes.length) lines.push(`${indent}note right of ${id} : invokes ${invokes.map((inv) => nameOf(inv.src)).join(', ')}`)
+    if (invokes.length)
+      lines.push(`${indent}note right of ${id} : invokes ${invokes.map((inv) => nameOf(inv.src)).join(', ')}`)
   }
   if (config.initial) lines.push(`${indent}[*] --> ${nodeId([...path, config.initial])}`)
   for (const [name, child] of children) lines.push(...edges(child, [...path, name], machineId, indent))
@@ -115,8 +120,14 @@ async function main() {
       const out = join(OUT_DIR, `${basename(file, '.ts')}.md`)
       // The SVG is the dashboard's own drawing (server/dashboard/diagram), so review and runtime match.
       const svg = join(OUT_DIR, `${basename(file, '.ts')}.svg`)
-      writeFileSync(svg, `${await drawMachine(value as AnyStateMachine, undefined, { title: `${exportName} (machines/${file})`, standalone: true })}\n`)
-      writeFileSync(out, `# ${exportName}\n\nGenerated from \`machines/${file}\` by \`npm run machines:export\`; do not edit.\n\n![${exportName}](./${basename(svg)})\n\n\`\`\`mermaid\n${diagram}\n\`\`\`\n`)
+      writeFileSync(
+        svg,
+        `${await drawMachine(value as AnyStateMachine, undefined, { title: `${exportName} (machines/${file})`, standalone: true })}\n`,
+      )
+      writeFileSync(
+        out,
+        `# ${exportName}\n\nGenerated from \`machines/${file}\` by \`npm run machines:export\`; do not edit.\n\n![${exportName}](./${basename(svg)})\n\n\`\`\`mermaid\n${diagram}\n\`\`\`\n`,
+      )
       console.log(`wrote ${out} and ${svg}`)
     }
   }

@@ -86,7 +86,13 @@ export interface Backend {
    * Moves the first `count` items into `key` as `{ ...meta, items }`, atomically, but only
    * when the front item's `id` is still `expectFirstId` (false otherwise: the front moved).
    */
-  queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean>
+  queueMoveFront(
+    queue: string,
+    count: number,
+    expectFirstId: string,
+    key: string,
+    meta: Record<string, string>,
+  ): Promise<boolean>
 
   /** Acquire or renew a lease for `owner`; false when another owner holds it. */
   leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean>

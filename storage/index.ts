@@ -26,7 +26,11 @@ export interface BackendOptions {
  */
 export function createBackend(options: BackendOptions = backendOptionsFromEnv()): Backend {
   if (options.redisClusterNodes) {
-    if (options.redisUrl) throw new StorageSettingError('REDIS_CLUSTER_NODES', 'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both')
+    if (options.redisUrl)
+      throw new StorageSettingError(
+        'REDIS_CLUSTER_NODES',
+        'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both',
+      )
     return new RedisBackend(parseClusterNodes(options.redisClusterNodes), options.redisPrefix ?? 'pf')
   }
   if (options.redisUrl) return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
@@ -38,7 +42,10 @@ export function createBackend(options: BackendOptions = backendOptionsFromEnv())
  * what the service and the admin CLI open. On a failed migration the backend is closed.
  * @example const backend = await openBackend()
  */
-export async function openBackend(options: BackendOptions = backendOptionsFromEnv(), migration: MigrationOptions = {}): Promise<Backend> {
+export async function openBackend(
+  options: BackendOptions = backendOptionsFromEnv(),
+  migration: MigrationOptions = {},
+): Promise<Backend> {
   const backend = createBackend(options)
   try {
     await migrateStorage(backend, migration)

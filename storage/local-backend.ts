@@ -80,7 +80,10 @@ export class LocalBackend implements Backend {
     return this.storage.setItemRaw(key, bytes)
   }
 
-  transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
+  transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+  ): Promise<R> {
     return this.mutex.runExclusive(keys, async () => {
       const current = await this.getMany(keys)
       const values = new Map(keys.map((key, index) => [key, current[index] as unknown]))
@@ -226,7 +229,13 @@ export class LocalBackend implements Backend {
     })
   }
 
-  async queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean> {
+  async queueMoveFront(
+    queue: string,
+    count: number,
+    expectFirstId: string,
+    key: string,
+    meta: Record<string, string>,
+  ): Promise<boolean> {
     const prefix = `queue:${queue}`
     return this.mutex.runExclusive([prefix], async () => {
       const sequence = await this.sequence(prefix)

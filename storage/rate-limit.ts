@@ -104,7 +104,9 @@ class RedisRefusalTally implements RefusalTally {
 
   private run(subject: string, windowMs: number, count: boolean): Promise<number> {
     const base = `${this.backend.prefix}:${keys.refusalTally(subject)}`
-    return this.backend.redis.eval(REFUSAL_NOTE, 2, `${base}:pending`, `${base}:gate`, String(windowMs), count ? '1' : '0').then(Number)
+    return this.backend.redis
+      .eval(REFUSAL_NOTE, 2, `${base}:pending`, `${base}:gate`, String(windowMs), count ? '1' : '0')
+      .then(Number)
   }
 
   note(subject: string, windowMs: number): Promise<number> {
@@ -137,7 +139,8 @@ class MemoryRefusalTally implements RefusalTally {
     entry.pending = 0
     entry.gateUntil = now + windowMs
     if (this.subjects.size > 10_000) {
-      for (const [key, value] of this.subjects) if (value.pending === 0 && value.gateUntil <= now) this.subjects.delete(key)
+      for (const [key, value] of this.subjects)
+        if (value.pending === 0 && value.gateUntil <= now) this.subjects.delete(key)
     }
     return count
   }

@@ -1,7 +1,14 @@
 import { createStorage, type Storage } from 'unstorage'
 import redisDriver from 'unstorage/drivers/redis'
 import type { Cluster, Redis } from 'ioredis'
-import { eventLogOf, TransactionConflictError, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome } from './backend'
+import {
+  eventLogOf,
+  TransactionConflictError,
+  type Backend,
+  type LogEntry,
+  type LogRangeOptions,
+  type TxOutcome,
+} from './backend'
 import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
 import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
@@ -28,7 +35,10 @@ export class RedisBackend implements Backend {
   private readonly listeners = new Set<(ns: string) => void>()
 
   /** `target`: a redis:// URL, or the nodes of a Redis Cluster. */
-  constructor(target: string | ClusterNodeAddress[], readonly prefix = 'pf') {
+  constructor(
+    target: string | ClusterNodeAddress[],
+    readonly prefix = 'pf',
+  ) {
     this.cluster = typeof target !== 'string'
     const driver =
       typeof target === 'string'
@@ -120,11 +130,16 @@ export class RedisBackend implements Backend {
     return this.storage.setItemRaw(key, bytes)
   }
 
-  async transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R> {
+  async transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+  ): Promise<R> {
     const rawKeys = keys.map((key) => this.raw(key))
     for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
       const current = await this.readRaw(rawKeys)
-      const values = new Map(keys.map((key, index) => [key, current[index] == null ? null : JSON.parse(current[index]!)]))
+      const values = new Map(
+        keys.map((key, index) => [key, current[index] == null ? null : JSON.parse(current[index]!)]),
+      )
       const { writes, result } = await body(values)
       const logs: [string, string[]][] = Object.entries(writes.logs ?? {}).map(([log, entries]) => [
         this.raw(`log:${log}`),
@@ -142,9 +157,16 @@ export class RedisBackend implements Backend {
         notifyMessage: eventLog?.ns ?? '',
       }
       // Every key the script touches is declared, so a cluster routes it to the slot's node.
-      const touched = [...new Set([...spec.watch, ...spec.set.map(([key]) => key), ...spec.del, ...logs.map(([log]) => log)])]
+      const touched = [
+        ...new Set([...spec.watch, ...spec.set.map(([key]) => key), ...spec.del, ...logs.map(([log]) => log)]),
+      ]
       if (this.cluster) assertOneSlot(touched)
-      const reply = (await this.client.eval(COMPARE_AND_SET, touched.length, ...touched, JSON.stringify(spec))) as unknown[]
+      const reply = (await this.client.eval(
+        COMPARE_AND_SET,
+        touched.length,
+        ...touched,
+        JSON.stringify(spec),
+      )) as unknown[]
       if (reply[0] === 1) return result
       // Lost a race with another writer: back off a little, re-read and run the body again.
       await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 + attempt * 2)))
@@ -213,10 +235,24 @@ export class RedisBackend implements Backend {
     return raw.map((item) => JSON.parse(item) as T)
   }
 
-  async queueMoveFront(queue: string, count: number, expectFirstId: string, key: string, meta: Record<string, string>): Promise<boolean> {
+  async queueMoveFront(
+    queue: string,
+    count: number,
+    expectFirstId: string,
+    key: string,
+    meta: Record<string, string>,
+  ): Promise<boolean> {
     if (count <= 0) return false
     if (this.cluster) assertOneSlot([this.raw(`queue:${queue}`), this.raw(key)])
-    const moved = await this.client.eval(QUEUE_MOVE_FRONT, 2, this.raw(`queue:${queue}`), this.raw(key), String(count), expectFirstId, JSON.stringify(meta))
+    const moved = await this.client.eval(
+      QUEUE_MOVE_FRONT,
+      2,
+      this.raw(`queue:${queue}`),
+      this.raw(key),
+      String(count),
+      expectFirstId,
+      JSON.stringify(meta),
+    )
     return moved === 1
   }
 

@@ -23,13 +23,20 @@ const HOST_PORT = /^(?:\[([0-9a-fA-F:.]+)\]|([A-Za-z0-9.-]+)):(\d{1,5})$/
  * @example parseClusterNodes('10.0.0.1:7000,10.0.0.2:7000') // [{ host: '10.0.0.1', port: 7000 }, ...]
  */
 export function parseClusterNodes(value: string): ClusterNodeAddress[] {
-  const items = value.split(',').map((item) => item.trim()).filter(Boolean)
-  if (items.length === 0) throw new StorageSettingError('REDIS_CLUSTER_NODES', 'expected host:port,host:port,... (no node given)')
+  const items = value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean)
+  if (items.length === 0)
+    throw new StorageSettingError('REDIS_CLUSTER_NODES', 'expected host:port,host:port,... (no node given)')
   return items.map((item) => {
     const match = HOST_PORT.exec(item)
     const port = match ? Number(match[3]) : NaN
     if (!match || port < 1 || port > 65535) {
-      throw new StorageSettingError('REDIS_CLUSTER_NODES', `"${item}" is not host:port (expected host:port,host:port,...)`)
+      throw new StorageSettingError(
+        'REDIS_CLUSTER_NODES',
+        `"${item}" is not host:port (expected host:port,host:port,...)`,
+      )
     }
     return { host: match[1] ?? match[2], port }
   })
@@ -40,7 +47,8 @@ export function parseClusterNodes(value: string): ClusterNodeAddress[] {
  * hash tag and put the whole service in one cluster slot, silently undoing the per-namespace tags.
  */
 export function checkRedisPrefix(prefix: string): string {
-  if (!prefix || /[{}]/.test(prefix)) throw new StorageSettingError('REDIS_PREFIX', `"${prefix}" must be non-empty and contain no "{" or "}"`)
+  if (!prefix || /[{}]/.test(prefix))
+    throw new StorageSettingError('REDIS_PREFIX', `"${prefix}" must be non-empty and contain no "{" or "}"`)
   return prefix
 }
 

@@ -63,7 +63,11 @@ export class WebhookSink {
  * Loss, duplicates and order per webhook against the log order of `expected` (event ids).
  * @example audit(sink, ['0', '1'], ids) // { lost: 0, duplicated: 0, reordered: 0 }
  */
-export function audit(sink: WebhookSink, hooks: string[], expected: string[]): { lost: number; duplicated: number; reordered: number } {
+export function audit(
+  sink: WebhookSink,
+  hooks: string[],
+  expected: string[],
+): { lost: number; duplicated: number; reordered: number } {
   const position = new Map(expected.map((id, index) => [id, index]))
   let lost = 0
   let duplicated = 0
@@ -88,4 +92,5 @@ export function audit(sink: WebhookSink, hooks: string[], expected: string[]): {
   return { lost, duplicated, reordered }
 }
 
-export const percentile = (sorted: number[], p: number) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN)
+export const percentile = (sorted: number[], p: number) =>
+  sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN

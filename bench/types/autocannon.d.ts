@@ -13,6 +13,13 @@ declare module 'autocannon' {
     errors: number
     non2xx: number
   }
-  function autocannon(options: { url: string; connections?: number; duration?: number; headers?: Record<string, string>; method?: string; body?: string }): Promise<Result>
+  function autocannon(options: {
+    url: string
+    connections?: number
+    duration?: number
+    headers?: Record<string, string>
+    method?: string
+    body?: string
+  }): Promise<Result>
   export default autocannon
 }

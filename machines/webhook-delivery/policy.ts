@@ -72,7 +72,9 @@ export function deliveryStateView(snapshot: { value: unknown; context: DeliveryC
 }
 
 /** An attempt result as the machine's ATTEMPT_SUCCEEDED / ATTEMPT_FAILED event. */
-export function attemptEventFrom(report: AttemptReport): Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }> {
+export function attemptEventFrom(
+  report: AttemptReport,
+): Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }> {
   return { type: report.outcome.kind === 'success' ? 'ATTEMPT_SUCCEEDED' : 'ATTEMPT_FAILED', ...report }
 }
 

@@ -36,7 +36,11 @@ export function maxAttempts(schedule: readonly number[]): number {
  * left. A `Retry-After` (already filtered to 429/503) replaces the scheduled delay, capped.
  * @example nextDelay(1, [30000, 120000]) // 30000
  */
-export function nextDelay(attemptsSoFar: number, schedule: readonly number[], retryAfterMs?: number | null): number | null {
+export function nextDelay(
+  attemptsSoFar: number,
+  schedule: readonly number[],
+  retryAfterMs?: number | null,
+): number | null {
   if (attemptsSoFar < 1 || attemptsSoFar >= maxAttempts(schedule)) return null
   if (retryAfterMs != null) return Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_CAP_MS)
   return schedule[attemptsSoFar - 1]

@@ -154,7 +154,10 @@ function runTimeTables(defs: Record<string, Schema>, event: Schema, all: Member[
   const required = (member: Member) => array((defs[member.data]?.required ?? []).map(literal), '  ')
   return [
     '/** Event types with a fixed name, for run-time checks. */',
-    `export const FIXED_EVENT_TYPES: readonly string[] = ${array(fixed.map((m) => literal(m.fixed)), '')}\n`,
+    `export const FIXED_EVENT_TYPES: readonly string[] = ${array(
+      fixed.map((m) => literal(m.fixed)),
+      '',
+    )}\n`,
     '/** Patterns of the open-ended event types (`audit.<action>`). */',
     `export const EVENT_TYPE_PATTERNS: readonly RegExp[] = ${array(typePatterns.map(regex), '')}\n`,
     '/** Required `data` fields per fixed event type, and for the open-ended ones by pattern. */',

@@ -98,11 +98,15 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
   })
   if (values.help) throw new Error(USAGE)
   const base = defaultOptions()
-  const durationMs = values.seconds !== undefined ? positive('seconds', values.seconds, 60) * 1000 : positive('minutes', values.minutes, 1) * 60_000
+  const durationMs =
+    values.seconds !== undefined
+      ? positive('seconds', values.seconds, 60) * 1000
+      : positive('minutes', values.minutes, 1) * 60_000
   let [killMinMs, killMaxMs] = [base.killMinMs, base.killMaxMs]
   if (values['kill-every'] !== undefined) {
     const match = /^(\d+(?:\.\d+)?)(?:-(\d+(?:\.\d+)?))?$/.exec(values['kill-every'])
-    if (!match) throw new Error(`--kill-every takes SECONDS or MIN-MAX seconds (0 = no kills), got "${values['kill-every']}"`)
+    if (!match)
+      throw new Error(`--kill-every takes SECONDS or MIN-MAX seconds (0 = no kills), got "${values['kill-every']}"`)
     killMinMs = Number(match[1]) * 1000
     killMaxMs = Number(match[2] ?? match[1]) * 1000
   }

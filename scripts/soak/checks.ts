@@ -96,22 +96,33 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
   const failedIds = new Set<string>()
   for (const record of failed) {
     for (const attempt of byDelivery.get(record.id) ?? []) for (const event of attempt.events) failedIds.add(event.id)
-    if (!byDelivery.has(record.id) && !record.payloadTruncated) for (const event of JSON.parse(record.payload).events) failedIds.add(event.id)
+    if (!byDelivery.has(record.id) && !record.payloadTruncated)
+      for (const event of JSON.parse(record.payload).events) failedIds.add(event.id)
   }
   const notices = new Map<string, number>()
   // Only acknowledged notices count as reported: one seen in a refused attempt may be dropped later and re-reported.
   for (const attempt of attempts.filter((a) => a.acked)) {
     for (const event of attempt.events) {
-      if (event.type === 'webhook.rate_limited' && event.data?.reason === 'buffer_overflow') notices.set(event.id, event.data.droppedEvents ?? 0)
+      if (event.type === 'webhook.rate_limited' && event.data?.reason === 'buffer_overflow')
+        notices.set(event.id, event.data.droppedEvents ?? 0)
     }
   }
   const bufferOverflow = sum([...notices.values()])
 
   const missing = [...expectedIds].filter((id) => !ackedCount.has(id) && !failedIds.has(id))
-  if (missing.length > bufferOverflow) violations.push(`${missing.length} events neither delivered nor reported dropped (overflow reported ${bufferOverflow}), e.g. ${missing.slice(0, 3).join(', ')}`)
+  if (missing.length > bufferOverflow)
+    violations.push(
+      `${missing.length} events neither delivered nor reported dropped (overflow reported ${bufferOverflow}), e.g. ${missing.slice(0, 3).join(', ')}`,
+    )
   const unexpected = [...ackedCount.keys()].filter((id) => (indexOf.has(id) ? !expectedIds.has(id) : !notices.has(id)))
-  if (unexpected.length) violations.push(`${unexpected.length} events delivered that the subscription does not match, e.g. ${unexpected.slice(0, 3).join(', ')}`)
-  if (orderViolations.length) violations.push(`${orderViolations.length} events arrived after a newer one, e.g. ${JSON.stringify(orderViolations[0])}`)
+  if (unexpected.length)
+    violations.push(
+      `${unexpected.length} events delivered that the subscription does not match, e.g. ${unexpected.slice(0, 3).join(', ')}`,
+    )
+  if (orderViolations.length)
+    violations.push(
+      `${orderViolations.length} events arrived after a newer one, e.g. ${JSON.stringify(orderViolations[0])}`,
+    )
   const concurrent = obs.overlaps.filter((o) => o.hook === hook.name).length
   if (concurrent) violations.push(`${concurrent} deliveries arrived while another was in flight`)
   const badSignatures = attempts.filter((a) => !a.verified).length
@@ -128,11 +139,25 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
     eventsSent: sum(attempts.filter((a) => a.acked).map((a) => a.events.length)),
     eventsDropped: sum(failed.map((r) => r.eventCount)) + bufferOverflow,
   }
-  const api = obs.metrics.get(hook.name) ?? { deliveriesSuccess: 0, deliveriesFailed: 0, eventsSent: 0, eventsDropped: 0 }
-  const metricProblems = compareMetrics(api, receiverTotals, attempts.filter((a) => a.answer === 'interrupted').length, obs.kills)
+  const api = obs.metrics.get(hook.name) ?? {
+    deliveriesSuccess: 0,
+    deliveriesFailed: 0,
+    eventsSent: 0,
+    eventsDropped: 0,
+  }
+  const metricProblems = compareMetrics(
+    api,
+    receiverTotals,
+    attempts.filter((a) => a.answer === 'interrupted').length,
+    obs.kills,
+  )
   violations.push(...metricProblems)
 
-  const duplicates = { events: [...ackedCount.values()].filter((n) => n > 1).length, extraReceipts: sum([...ackedCount.values()].map((n) => n - 1)), batchesReacked: [...ackedDelivery.values()].filter((n) => n > 1).length }
+  const duplicates = {
+    events: [...ackedCount.values()].filter((n) => n > 1).length,
+    extraReceipts: sum([...ackedCount.values()].map((n) => n - 1)),
+    batchesReacked: [...ackedDelivery.values()].filter((n) => n > 1).length,
+  }
   return {
     name: hook.name,
     expected: expectedIds.size,
@@ -144,7 +169,12 @@ export function checkHook(obs: Observations, hook: SoakWebhook): HookReport {
       interrupted: attempts.filter((a) => a.answer === 'interrupted').length,
       deliveryIds: byDelivery.size,
     },
-    dropped: { failedBatches: failed.length, failedEvents: sum(failed.map((r) => r.eventCount)), bufferOverflow, overflowNotices: notices.size },
+    dropped: {
+      failedBatches: failed.length,
+      failedEvents: sum(failed.map((r) => r.eventCount)),
+      bufferOverflow,
+      overflowNotices: notices.size,
+    },
     missing,
     unexpected,
     duplicates,
@@ -173,8 +203,14 @@ function checkApplication(handled: Map<string, number>, ackedCount: Map<string, 
   const handledTwice = [...handled].filter(([, times]) => times > 1).map(([id]) => id)
   const ackedUnhandled = [...ackedCount.keys()].filter((id) => !handled.has(id))
   const problems: string[] = []
-  if (handledTwice.length) problems.push(`${handledTwice.length} events handled more than once by the application, e.g. ${handledTwice.slice(0, 3).join(', ')}`)
-  if (ackedUnhandled.length) problems.push(`${ackedUnhandled.length} events acknowledged but never handled by the application, e.g. ${ackedUnhandled.slice(0, 3).join(', ')}`)
+  if (handledTwice.length)
+    problems.push(
+      `${handledTwice.length} events handled more than once by the application, e.g. ${handledTwice.slice(0, 3).join(', ')}`,
+    )
+  if (ackedUnhandled.length)
+    problems.push(
+      `${ackedUnhandled.length} events acknowledged but never handled by the application, e.g. ${ackedUnhandled.slice(0, 3).join(', ')}`,
+    )
   return { handled: handled.size, handledTwice, ackedUnhandled, problems }
 }
 
@@ -183,25 +219,38 @@ function checkApplication(handled: Map<string, number>, ackedCount: Map<string, 
  * least `attempts` times, success = acknowledged, failed = never acknowledged, nothing still
  * retrying after the drain, and the newest deliveries the receiver saw are the ones retained.
  */
-function checkRecords(records: RecordView[], attempts: Attempt[], byDelivery: Map<string, Attempt[]>): { retained: number; problems: string[] } {
+function checkRecords(
+  records: RecordView[],
+  attempts: Attempt[],
+  byDelivery: Map<string, Attempt[]>,
+): { retained: number; problems: string[] } {
   const problems: string[] = []
   for (const record of records) {
     const seen = byDelivery.get(record.id) ?? []
     const acked = seen.some((a) => a.acked)
     if (seen.length === 0) problems.push(`record ${record.id} names a delivery the receiver never got`)
-    else if (record.attempts > seen.length) problems.push(`record ${record.id} counts ${record.attempts} attempts, the receiver got ${seen.length}`)
-    if (record.status === 'success' && !acked) problems.push(`record ${record.id} is success but the receiver never acknowledged it`)
-    if (record.status === 'failed' && acked) problems.push(`record ${record.id} is failed but the receiver acknowledged it`)
+    else if (record.attempts > seen.length)
+      problems.push(`record ${record.id} counts ${record.attempts} attempts, the receiver got ${seen.length}`)
+    if (record.status === 'success' && !acked)
+      problems.push(`record ${record.id} is success but the receiver never acknowledged it`)
+    if (record.status === 'failed' && acked)
+      problems.push(`record ${record.id} is failed but the receiver acknowledged it`)
     if (record.status === 'retrying') problems.push(`record ${record.id} still retrying after the drain`)
     const last = seen.at(-1)
-    if (last && last.events.length !== record.eventCount) problems.push(`record ${record.id} has eventCount ${record.eventCount}, the receiver got ${last.events.length} events`)
+    if (last && last.events.length !== record.eventCount)
+      problems.push(
+        `record ${record.id} has eventCount ${record.eventCount}, the receiver got ${last.events.length} events`,
+      )
   }
   const order: string[] = []
   for (const attempt of attempts) if (!order.includes(attempt.deliveryId)) order.push(attempt.deliveryId)
   const retained = new Set(records.map((r) => r.id))
   const newest = order.slice(-Math.min(128, order.length))
   const absent = newest.filter((id) => !retained.has(id))
-  if (absent.length) problems.push(`${absent.length} of the newest ${newest.length} deliveries the receiver got have no record, e.g. ${absent.slice(0, 3).join(', ')}`)
+  if (absent.length)
+    problems.push(
+      `${absent.length} of the newest ${newest.length} deliveries the receiver got have no record, e.g. ${absent.slice(0, 3).join(', ')}`,
+    )
   return { retained: records.length, problems }
 }
 
@@ -213,13 +262,18 @@ function compareMetrics(api: MetricTotals, seen: MetricTotals, interrupted: numb
   const problems: string[] = []
   const within = (name: keyof MetricTotals, low: number, high: number) => {
     const diff = seen[name] - api[name]
-    if (diff < low || diff > high) problems.push(`metrics ${name} ${api[name]} vs receiver ${seen[name]} (allowed receiver - metrics in ${low}..${high})`)
+    if (diff < low || diff > high)
+      problems.push(
+        `metrics ${name} ${api[name]} vs receiver ${seen[name]} (allowed receiver - metrics in ${low}..${high})`,
+      )
   }
   within('deliveriesSuccess', 0, kills)
   within('deliveriesFailed', -interrupted, kills)
   within('eventsSent', 0, kills * 100)
   if (api.eventsDropped < seen.eventsDropped - kills * 100 || api.eventsDropped > seen.eventsDropped + kills * 100) {
-    problems.push(`metrics eventsDropped ${api.eventsDropped} vs ${seen.eventsDropped} reported by failed records and overflow notices`)
+    problems.push(
+      `metrics eventsDropped ${api.eventsDropped} vs ${seen.eventsDropped} reported by failed records and overflow notices`,
+    )
   }
   return problems
 }

@@ -86,9 +86,23 @@ export class Cluster {
 
   private async launch(slot: Slot): Promise<void> {
     const log = createWriteStream(join(this.logDir, `slot-${slot.index}.log`), { flags: 'a' })
-    const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...this.env, PORT: String(slot.port), NITRO_PORT: String(slot.port), HOST: '127.0.0.1', NITRO_HOST: '127.0.0.1' }
+    const env = {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      ...this.env,
+      PORT: String(slot.port),
+      NITRO_PORT: String(slot.port),
+      HOST: '127.0.0.1',
+      NITRO_HOST: '127.0.0.1',
+    }
     const child = spawn(process.execPath, [this.entry], { env, stdio: ['ignore', 'pipe', 'pipe'] })
-    const instance: Instance = { slot: slot.index, pid: child.pid!, startedAt: Date.now(), killedBySoak: false, samples: [] }
+    const instance: Instance = {
+      slot: slot.index,
+      pid: child.pid!,
+      startedAt: Date.now(),
+      killedBySoak: false,
+      samples: [],
+    }
     log.write(`--- pid ${child.pid} started ${new Date().toISOString()}\n`)
     child.stdout!.pipe(log, { end: false })
     child.stderr!.pipe(log, { end: false })
@@ -102,7 +116,8 @@ export class Cluster {
     })
     const deadline = Date.now() + 60_000
     for (;;) {
-      if (instance.exit) throw new Error(`server slot ${slot.index} exited while starting (see ${this.logDir}/slot-${slot.index}.log)`)
+      if (instance.exit)
+        throw new Error(`server slot ${slot.index} exited while starting (see ${this.logDir}/slot-${slot.index}.log)`)
       try {
         if ((await fetch(`${slot.url}/readyz`, { signal: AbortSignal.timeout(2_000) })).ok) break
       } catch {
@@ -137,7 +152,12 @@ export class Cluster {
   }
 
   /** Kills a process every `minMs..maxMs` until `stopChaos()`: `pickSlot`'s choice, else a random one. */
-  chaos(minMs: number, maxMs: number, onKill?: (slot: number, why: string) => void, pickSlot?: () => Promise<{ slot: number; why: string } | null>): void {
+  chaos(
+    minMs: number,
+    maxMs: number,
+    onKill?: (slot: number, why: string) => void,
+    pickSlot?: () => Promise<{ slot: number; why: string } | null>,
+  ): void {
     if (minMs <= 0) return
     this.chaosRunning = true
     this.chaosDone = (async () => {
@@ -146,11 +166,16 @@ export class Cluster {
         const until = Date.now() + wait
         while (this.chaosRunning && Date.now() < until) await sleep(Math.min(250, until - Date.now()))
         if (!this.chaosRunning) break
-        const chosen = (await pickSlot?.().catch(() => null)) ?? { slot: Math.floor(Math.random() * this.slots.length), why: 'random' }
+        const chosen = (await pickSlot?.().catch(() => null)) ?? {
+          slot: Math.floor(Math.random() * this.slots.length),
+          why: 'random',
+        }
         if (!this.chaosRunning) break
         const index = chosen.slot
         onKill?.(index, chosen.why)
-        await this.killAndRestart(index).catch((error) => this.errors.push(`restart of slot ${index}: ${(error as Error).message}`))
+        await this.killAndRestart(index).catch((error) =>
+          this.errors.push(`restart of slot ${index}: ${(error as Error).message}`),
+        )
       }
     })()
   }
@@ -168,11 +193,13 @@ export class Cluster {
   /** Heap (prom-client `nodejs_heap_size_used_bytes`) and RSS of every ready process. */
   async sampleMemory(): Promise<void> {
     await Promise.all(
-      this.slots.filter((slot) => slot.ready && slot.instance).map(async (slot) => {
-        const instance = slot.instance!
-        const sample = await readMemory(slot.url, instance.pid).catch(() => null)
-        if (sample && !instance.exit) instance.samples.push(sample)
-      }),
+      this.slots
+        .filter((slot) => slot.ready && slot.instance)
+        .map(async (slot) => {
+          const instance = slot.instance!
+          const sample = await readMemory(slot.url, instance.pid).catch(() => null)
+          if (sample && !instance.exit) instance.samples.push(sample)
+        }),
     )
   }
 

@@ -38,7 +38,10 @@ export async function readEventLog(storage: BackendOptions): Promise<LoggedEvent
     const out: LoggedEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logRange(keys.eventLog(NS), { after, limit: 5_000 })
+      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logRange(keys.eventLog(NS), {
+        after,
+        limit: 5_000,
+      })
       for (const entry of page) out.push({ index: out.length, event: entry.value })
       if (page.length < 5_000) return out
       after = page[page.length - 1].cursor
@@ -94,12 +97,18 @@ export class RecordWatcher {
 }
 
 /** Per-webhook metric totals over the run (1-minute buckets from `since`). */
-export async function metricTotals(cluster: Cluster, token: string, hook: SoakWebhook, since: number): Promise<MetricTotals> {
+export async function metricTotals(
+  cluster: Cluster,
+  token: string,
+  hook: SoakWebhook,
+  since: number,
+): Promise<MetricTotals> {
   const api = apiClient(await cluster.pickUrl(), token)
   const from = new Date(Math.floor(since / 60_000) * 60_000 - 60_000).toISOString()
   const until = new Date(Date.now() + 60_000).toISOString()
   const response = await api('GET', `/v1/${NS}/webhooks/${hook.id}/metrics?bucket=1m&since=${from}&until=${until}`)
-  if (response.status !== 200) throw new Error(`metrics of ${hook.name}: ${response.status} ${JSON.stringify(response.body)}`)
+  if (response.status !== 200)
+    throw new Error(`metrics of ${hook.name}: ${response.status} ${JSON.stringify(response.body)}`)
   const totals: MetricTotals = { deliveriesSuccess: 0, deliveriesFailed: 0, eventsSent: 0, eventsDropped: 0 }
   for (const bucket of response.body.buckets as Record<string, number>[]) {
     for (const key of Object.keys(totals) as (keyof MetricTotals)[]) totals[key] += Number(bucket[key] ?? 0)
@@ -108,7 +117,11 @@ export async function metricTotals(cluster: Cluster, token: string, hook: SoakWe
 }
 
 /** The stored delivery state of a webhook (`GET .../state`). */
-export async function webhookState(cluster: Cluster, token: string, hook: SoakWebhook): Promise<{ state: string; bufferedEvents: number } | null> {
+export async function webhookState(
+  cluster: Cluster,
+  token: string,
+  hook: SoakWebhook,
+): Promise<{ state: string; bufferedEvents: number } | null> {
   try {
     const response = await apiClient(await cluster.pickUrl(), token)('GET', `/v1/${NS}/webhooks/${hook.id}/state`)
     return response.status === 200 ? response.body : null

@@ -49,7 +49,12 @@ export class Producer {
     table[op][outcome] = (table[op][outcome] ?? 0) + 1
   }
 
-  private async call(op: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any } | null> {
+  private async call(
+    op: string,
+    method: string,
+    path: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any } | null> {
     try {
       const api = apiClient(await this.cluster.pickUrl(), this.token)
       const response = await api(method, path, body)
@@ -73,15 +78,26 @@ export class Producer {
     const k = Math.floor(Math.random() * 5)
     const r = Math.random()
     if (r < 0.4) {
-      const rule = { id: `churn-${k}`, executionPhase: 'download', selector: { function: { name: 'packageName', patterns: [`soak-never-${k}-*`] } }, description: `churn ${Date.now()}` }
+      const rule = {
+        id: `churn-${k}`,
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: [`soak-never-${k}-*`] } },
+        description: `churn ${Date.now()}`,
+      }
       await this.call('rule.upsert', 'PUT', `/v1/${NS}/config/${fw}/rules/churn-${k}`, rule)
     } else if (r < 0.5) {
       await this.call('rule.delete', 'DELETE', `/v1/${NS}/config/${fw}/rules/churn-${k}`)
     } else if (r < 0.65 || this.teams.length === 0) {
-      const created = await this.call('team.create', 'POST', `/v1/${NS}/teams`, { name: `soak team ${Date.now()}`, permissions: ['ns:audit:read'] })
+      const created = await this.call('team.create', 'POST', `/v1/${NS}/teams`, {
+        name: `soak team ${Date.now()}`,
+        permissions: ['ns:audit:read'],
+      })
       if (created?.status === 201) this.teams.push(created.body.id)
     } else if (r < 0.75) {
-      await this.call('team.update', 'PUT', `/v1/${NS}/teams/${pick(this.teams)}`, { name: `renamed ${Date.now()}`, permissions: [] })
+      await this.call('team.update', 'PUT', `/v1/${NS}/teams/${pick(this.teams)}`, {
+        name: `renamed ${Date.now()}`,
+        permissions: [],
+      })
     } else if (r < 0.83) {
       await this.call('team.member.add', 'POST', `/v1/${NS}/teams/${pick(this.teams)}/members`, { userId: 'owner' })
     } else if (r < 0.9) {
@@ -91,7 +107,12 @@ export class Producer {
       await this.call('webhook.test', 'POST', `/v1/${NS}/webhooks/${pick(this.webhooks).id}/test`, {})
     } else {
       const hook = pick(this.webhooks)
-      const rotated = await this.call('webhook.secret.rotate', 'POST', `/v1/${NS}/webhooks/${hook.id}/secret/rotate`, {})
+      const rotated = await this.call(
+        'webhook.secret.rotate',
+        'POST',
+        `/v1/${NS}/webhooks/${hook.id}/secret/rotate`,
+        {},
+      )
       if (rotated?.status === 200) this.receiver.addSecret(hook.name, rotated.body.secret)
     }
   }

@@ -113,7 +113,16 @@ export class SoakReceiver {
     const hook = /^\/hook\/([A-Za-z0-9_-]+)$/.exec(req.url ?? '')?.[1]
     if (req.method !== 'POST' || !hook) return void res.writeHead(404).end()
     const deliveryId = String(req.headers['webhook-id'] ?? '')
-    const attempt: Attempt = { hook, deliveryId, events: [], arrivedAt: Date.now(), seq: this.seq++, acked: false, verified: false, overlapped: false }
+    const attempt: Attempt = {
+      hook,
+      deliveryId,
+      events: [],
+      arrivedAt: Date.now(),
+      seq: this.seq++,
+      acked: false,
+      verified: false,
+      overlapped: false,
+    }
     const other = this.inFlight.get(hook)
     if (other) {
       attempt.overlapped = true
@@ -139,7 +148,11 @@ export class SoakReceiver {
     let events: Event[] = []
     try {
       events = JSON.parse(body).events as Event[]
-      attempt.events = events.map((e) => ({ id: e.id, type: e.type, ...(e.type === 'webhook.rate_limited' ? { data: e.data } : {}) }))
+      attempt.events = events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        ...(e.type === 'webhook.rate_limited' ? { data: e.data } : {}),
+      }))
     } catch {
       attempt.events = []
     }
@@ -158,7 +171,8 @@ export class SoakReceiver {
     const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v)]))
     const kit = await this.kit(hook).receive({ body, headers })
     this.failures.delete(deliveryId)
-    if (kit.status === 200) this.absorbed.set(hook, (this.absorbed.get(hook) ?? 0) + (JSON.parse(kit.body).skipped as number))
+    if (kit.status === 200)
+      this.absorbed.set(hook, (this.absorbed.get(hook) ?? 0) + (JSON.parse(kit.body).skipped as number))
     if (settled) return
     // Handled (or skipped as already handled), then the connection dies: the sender retries.
     if (answer === 'reset') return this.reset(req, deliveryId, settle)
@@ -190,13 +204,16 @@ export class SoakReceiver {
     if (kit) return kit
     const counts = new Map<string, number>()
     this.handled.set(hook, counts)
-    const store = this.redis ? new RedisStore({ redis: this.redis, prefix: `${this.options.redis!.prefix}${hook}:` }) : new MemoryStore()
+    const store = this.redis
+      ? new RedisStore({ redis: this.redis, prefix: `${this.options.redis!.prefix}${hook}:` })
+      : new MemoryStore()
     kit = createReceiver({
       secrets: () => this.secrets.get(hook) ?? [],
       store,
       onEvent: (event, { deliveryId }) => {
         const failure = this.failures.get(deliveryId)
-        if (failure?.at === event.id) throw failure.how === '429' ? retryLater(1, 429) : new Error('soak application fails')
+        if (failure?.at === event.id)
+          throw failure.how === '429' ? retryLater(1, 429) : new Error('soak application fails')
         counts.set(event.id, (counts.get(event.id) ?? 0) + 1)
       },
       onError: () => undefined,

@@ -18,12 +18,28 @@ async function main(): Promise<number> {
     process.stderr.write(`${(error as Error).message}\n`)
     return 2
   }
-  const log = options.verbose ? (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`) : () => undefined
+  const log = options.verbose
+    ? (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`)
+    : () => undefined
   const result = await runSoak(options, log)
   const report = formatReport(result)
   process.stdout.write(report + '\n')
   writeFileSync(join(result.runDir, 'report.txt'), report + '\n')
-  writeFileSync(join(result.runDir, 'result.json'), JSON.stringify({ ...result, hooks: result.hooks.map((h) => ({ ...h, missing: h.missing.slice(0, 50), unexpected: h.unexpected.slice(0, 50) })) }, null, 2))
+  writeFileSync(
+    join(result.runDir, 'result.json'),
+    JSON.stringify(
+      {
+        ...result,
+        hooks: result.hooks.map((h) => ({
+          ...h,
+          missing: h.missing.slice(0, 50),
+          unexpected: h.unexpected.slice(0, 50),
+        })),
+      },
+      null,
+      2,
+    ),
+  )
   return result.violations.length === 0 ? 0 : 1
 }
 

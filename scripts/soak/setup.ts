@@ -36,7 +36,11 @@ const FIXTURE_NAMES = new Set(['fw-dep', 'fw-ok', '@fwscope/scoped', 'fw-blocked
 /** Verdaccio with the few fixture packages the installs need. */
 export async function startUpstream(): Promise<Verdaccio> {
   const registry = await startVerdaccio()
-  await publishFixtures(registry.url, registry.token, INSTALL_FIXTURES.filter((pkg) => FIXTURE_NAMES.has(pkg.name)))
+  await publishFixtures(
+    registry.url,
+    registry.token,
+    INSTALL_FIXTURES.filter((pkg) => FIXTURE_NAMES.has(pkg.name)),
+  )
   return registry
 }
 
@@ -45,8 +49,19 @@ export function firewallBody(registry: Verdaccio) {
     ecosystem: 'npm',
     upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
     rules: [
-      { id: 'block-name', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['fw-blocked-name'] } }, description: 'fw-blocked-name is banned' },
-      { id: 'log-scoped', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['@fwscope/*'] } }, ruleEffect: { block: false, log: true }, description: 'log every @fwscope package' },
+      {
+        id: 'block-name',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-blocked-name'] } },
+        description: 'fw-blocked-name is banned',
+      },
+      {
+        id: 'log-scoped',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['@fwscope/*'] } },
+        ruleEffect: { block: false, log: true },
+        description: 'log every @fwscope package',
+      },
     ],
   }
 }
@@ -58,14 +73,35 @@ async function must(what: string, call: Promise<{ status: number; body: any }>, 
 }
 
 /** Firewalls and webhooks through the API of one process; registers each webhook's secret with the receiver. */
-export async function configure(baseUrl: string, token: string, registry: Verdaccio, receiver: SoakReceiver): Promise<SoakWebhook[]> {
+export async function configure(
+  baseUrl: string,
+  token: string,
+  registry: Verdaccio,
+  receiver: SoakReceiver,
+): Promise<SoakWebhook[]> {
   const api = apiClient(baseUrl, token)
-  for (const fw of FIREWALLS) await must(`PUT firewall ${fw}`, api('PUT', `/v1/${NS}/config/${fw}`, firewallBody(registry)), [200, 201])
+  for (const fw of FIREWALLS)
+    await must(`PUT firewall ${fw}`, api('PUT', `/v1/${NS}/config/${fw}`, firewallBody(registry)), [200, 201])
   const webhooks: SoakWebhook[] = []
   for (const hook of HOOKS) {
-    const body = await must(`POST webhook ${hook.name}`, api('POST', `/v1/${NS}/webhooks`, { name: `soak-${hook.name}`, url: receiver.url(hook.name), eventTypes: hook.eventTypes, firewalls: hook.firewalls ?? [] }), [201])
+    const body = await must(
+      `POST webhook ${hook.name}`,
+      api('POST', `/v1/${NS}/webhooks`, {
+        name: `soak-${hook.name}`,
+        url: receiver.url(hook.name),
+        eventTypes: hook.eventTypes,
+        firewalls: hook.firewalls ?? [],
+      }),
+      [201],
+    )
     receiver.addSecret(hook.name, body.secret)
-    webhooks.push({ name: hook.name, eventTypes: hook.eventTypes, firewalls: hook.firewalls ?? [], id: body.id, createdAt: body.createdAt })
+    webhooks.push({
+      name: hook.name,
+      eventTypes: hook.eventTypes,
+      firewalls: hook.firewalls ?? [],
+      id: body.id,
+      createdAt: body.createdAt,
+    })
   }
   return webhooks
 }

@@ -34,22 +34,45 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
  * One soak: Verdaccio, a receiver, N servers on one Redis (or a Redis Cluster), producer + chaos for the duration,
  * then a bounded drain and the checks. Never throws for a violation; the result lists them.
  */
-export async function runSoak(options: SoakOptions, log: (line: string) => void = () => undefined): Promise<SoakResult> {
-  if (!existsSync(options.serverEntry)) throw new Error(`no built server at ${options.serverEntry}: run NITRO_OUTPUT_DIR=.output-soak npx nitro build and set SERVER_ENTRY=.output-soak/server/index.mjs`)
+export async function runSoak(
+  options: SoakOptions,
+  log: (line: string) => void = () => undefined,
+): Promise<SoakResult> {
+  if (!existsSync(options.serverEntry))
+    throw new Error(
+      `no built server at ${options.serverEntry}: run NITRO_OUTPUT_DIR=.output-soak npx nitro build and set SERVER_ENTRY=.output-soak/server/index.mjs`,
+    )
   const runDir = mkdtempSync(join(tmpdir(), 'pf-soak-'))
   // One Redis for the receiver kit's dedupe marks, and for the servers unless they use a cluster.
   const redis = await redisUrl()
   const prefix = uniquePrefix('soak')
   const token = `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
   let ownCluster: RedisClusterHandle | null = null
-  const clusterNodes = options.storage === 'cluster' ? options.clusterNodes || process.env.REDIS_CLUSTER_NODES || (ownCluster = await startRedisCluster(3)).nodes : null
-  const storage: BackendOptions = clusterNodes ? { redisClusterNodes: clusterNodes, redisPrefix: prefix } : { redisUrl: redis, redisPrefix: prefix }
+  const clusterNodes =
+    options.storage === 'cluster'
+      ? options.clusterNodes || process.env.REDIS_CLUSTER_NODES || (ownCluster = await startRedisCluster(3)).nodes
+      : null
+  const storage: BackendOptions = clusterNodes
+    ? { redisClusterNodes: clusterNodes, redisPrefix: prefix }
+    : { redisUrl: redis, redisPrefix: prefix }
   const storageEnv: Record<string, string> = clusterNodes ? { REDIS_CLUSTER_NODES: clusterNodes } : { REDIS_URL: redis }
-  log(`soak: run dir ${runDir} (server logs), ${clusterNodes ? `Redis Cluster ${clusterNodes}` : `Redis ${redis}`} prefix ${prefix}`)
+  log(
+    `soak: run dir ${runDir} (server logs), ${clusterNodes ? `Redis Cluster ${clusterNodes}` : `Redis ${redis}`} prefix ${prefix}`,
+  )
   const registry = await startUpstream()
   // The receiver kit's dedupe marks live beside (not under) the service's prefix.
-  const receiver = await new SoakReceiver({ doomRate: options.doomRate, redis: { url: redis, prefix: `${prefix}-receiver:` } }).start()
-  const env = { ...SERVER_ENV_DEFAULTS, WEBHOOK_BUFFER: String(options.buffer), ...options.serverEnv, ...storageEnv, REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: token }
+  const receiver = await new SoakReceiver({
+    doomRate: options.doomRate,
+    redis: { url: redis, prefix: `${prefix}-receiver:` },
+  }).start()
+  const env = {
+    ...SERVER_ENV_DEFAULTS,
+    WEBHOOK_BUFFER: String(options.buffer),
+    ...options.serverEnv,
+    ...storageEnv,
+    REDIS_PREFIX: prefix,
+    BOOTSTRAP_TOKEN: token,
+  }
   const cluster = new Cluster(options.serverEntry, env, runDir)
   try {
     await cluster.start(options.processes)
@@ -62,7 +85,10 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
     watcher.start()
     producer.start()
     const victims = new VictimPicker(cluster, receiver, webhooks, storage)
-    const onKill = (slot: number, why: string) => log(`soak: ${((Date.now() - startedAt) / 1000).toFixed(0)} s  SIGKILL slot ${slot}, ${why} (kill #${cluster.kills.length + 1})`)
+    const onKill = (slot: number, why: string) =>
+      log(
+        `soak: ${((Date.now() - startedAt) / 1000).toFixed(0)} s  SIGKILL slot ${slot}, ${why} (kill #${cluster.kills.length + 1})`,
+      )
     cluster.chaos(options.killMinMs, options.killMaxMs, onKill, () => victims.pick())
     let lastProgress = Date.now()
     while (Date.now() - startedAt < options.durationMs) {
@@ -70,7 +96,9 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
       await cluster.sampleMemory()
       if (Date.now() - lastProgress >= 30_000) {
         lastProgress = Date.now()
-        log(`soak: ${((Date.now() - startedAt) / 1000).toFixed(0)} s  attempts ${receiver.attempts.length}  kills ${cluster.kills.length}  live ${cluster.liveUrls().length}`)
+        log(
+          `soak: ${((Date.now() - startedAt) / 1000).toFixed(0)} s  attempts ${receiver.attempts.length}  kills ${cluster.kills.length}  live ${cluster.liveUrls().length}`,
+        )
       }
     }
     log('soak: producing stopped; draining')
@@ -91,7 +119,11 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
       overlaps: receiver.overlaps,
       recordsSeen: [...watcher.seen.values()],
       recordsNow: watcher.latest,
-      metrics: new Map(await Promise.all(webhooks.map(async (hook) => [hook.name, await metricTotals(cluster, token, hook, startedAt)] as const))),
+      metrics: new Map(
+        await Promise.all(
+          webhooks.map(async (hook) => [hook.name, await metricTotals(cluster, token, hook, startedAt)] as const),
+        ),
+      ),
       kills: cluster.kills.length,
       handled: receiver.handled,
       absorbed: receiver.absorbed,
@@ -109,7 +141,15 @@ export async function runSoak(options: SoakOptions, log: (line: string) => void 
  * Waits (bounded) until no buffer holds anything and every subscribed event was delivered or
  * reported dropped, or the buffers are empty and the receiver has been quiet for 20 s.
  */
-async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebhook[], receiver: SoakReceiver, watcher: RecordWatcher, storage: BackendOptions, timeoutMs: number) {
+async function drainBacklog(
+  cluster: Cluster,
+  token: string,
+  webhooks: SoakWebhook[],
+  receiver: SoakReceiver,
+  watcher: RecordWatcher,
+  storage: BackendOptions,
+  timeoutMs: number,
+) {
   const started = Date.now()
   for (;;) {
     await sleep(2_000)
@@ -117,9 +157,22 @@ async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebho
     const buffersEmpty = states.every((state) => state !== null && state.bufferedEvents === 0)
     if (buffersEmpty && Date.now() - receiver.lastArrival() > 3_000) {
       await watcher.poll().catch(() => undefined)
-      const obs = { ns: NS, log: await readEventLog(storage), webhooks, attempts: receiver.attempts, overlaps: [], recordsSeen: [...watcher.seen.values()], recordsNow: new Map(), metrics: new Map(), kills: 0, handled: receiver.handled, absorbed: receiver.absorbed }
+      const obs = {
+        ns: NS,
+        log: await readEventLog(storage),
+        webhooks,
+        attempts: receiver.attempts,
+        overlaps: [],
+        recordsSeen: [...watcher.seen.values()],
+        recordsNow: new Map(),
+        metrics: new Map(),
+        kills: 0,
+        handled: receiver.handled,
+        absorbed: receiver.absorbed,
+      }
       const reports = webhooks.map((hook) => checkHook(obs, hook))
-      if (reports.every((r) => r.missing.length <= r.dropped.bufferOverflow)) return { ms: Date.now() - started, complete: true }
+      if (reports.every((r) => r.missing.length <= r.dropped.bufferOverflow))
+        return { ms: Date.now() - started, complete: true }
       // Buffers empty and nothing arriving for 20 s: whatever is missing now will not come (the checks say what).
       if (Date.now() - receiver.lastArrival() > 20_000) return { ms: Date.now() - started, complete: true }
     }
@@ -127,10 +180,19 @@ async function drainBacklog(cluster: Cluster, token: string, webhooks: SoakWebho
   }
 }
 
-function summarise(obs: Observations, cluster: Cluster, producer: Producer, durationMs: number, drain: SoakResult['drain'], runDir: string): SoakResult {
+function summarise(
+  obs: Observations,
+  cluster: Cluster,
+  producer: Producer,
+  durationMs: number,
+  drain: SoakResult['drain'],
+  runDir: string,
+): SoakResult {
   const hooks = obs.webhooks.map((hook) => checkHook(obs, hook))
   // Produced = in the log since the first webhook existed (setup's own webhook events included).
-  const produced = obs.log.filter((entry) => entry.event.namespace === NS && entry.event.time >= obs.webhooks[0].createdAt)
+  const produced = obs.log.filter(
+    (entry) => entry.event.namespace === NS && entry.event.time >= obs.webhooks[0].createdAt,
+  )
   const byFamily: Record<string, number> = {}
   for (const { event } of produced) {
     const family = event.type.startsWith('audit.') ? 'audit.*' : event.type
@@ -138,11 +200,16 @@ function summarise(obs: Observations, cluster: Cluster, producer: Producer, dura
   }
   const violations = hooks.flatMap((hook) => hook.violations.map((v) => `webhook ${hook.name}: ${v}`))
   if (!drain.complete) violations.push(`backlog did not drain within the timeout`)
-  for (const crash of cluster.crashes()) violations.push(`server slot ${crash.slot} pid ${crash.pid} exited on its own (code ${crash.exit?.code}, signal ${crash.exit?.signal}); see ${runDir}/slot-${crash.slot}.log`)
+  for (const crash of cluster.crashes())
+    violations.push(
+      `server slot ${crash.slot} pid ${crash.pid} exited on its own (code ${crash.exit?.code}, signal ${crash.exit?.signal}); see ${runDir}/slot-${crash.slot}.log`,
+    )
   for (const error of cluster.errors) violations.push(error)
   for (const wrong of producer.wrongDecisions) violations.push(`firewall decision: ${wrong}`)
   for (const [op, outcomes] of Object.entries(producer.stats.ops)) {
-    const serverErrors = Object.entries(outcomes).filter(([status]) => status.startsWith('5')).reduce((n, [, count]) => n + count, 0)
+    const serverErrors = Object.entries(outcomes)
+      .filter(([status]) => status.startsWith('5'))
+      .reduce((n, [, count]) => n + count, 0)
     if (serverErrors) violations.push(`${serverErrors} API calls ${op} answered 5xx`)
   }
   violations.push(...memoryViolations(cluster.instances))
@@ -152,7 +219,11 @@ function summarise(obs: Observations, cluster: Cluster, producer: Producer, dura
     drain,
     events: { produced: produced.length, byFamily },
     hooks,
-    kills: { total: cluster.kills.length, survived: cluster.kills.filter((k) => k.restartedMs !== undefined).length, restartMs: cluster.kills.flatMap((k) => (k.restartedMs === undefined ? [] : [k.restartedMs])) },
+    kills: {
+      total: cluster.kills.length,
+      survived: cluster.kills.filter((k) => k.restartedMs !== undefined).length,
+      restartMs: cluster.kills.flatMap((k) => (k.restartedMs === undefined ? [] : [k.restartedMs])),
+    },
     crashes: cluster.crashes(),
     instances: cluster.instances,
     producer: producer.stats,
@@ -169,13 +240,18 @@ function memoryViolations(instances: Instance[]): string[] {
   for (const instance of instances) {
     const [first, last] = [instance.samples[0], instance.samples.at(-1)]
     if (first && last && last.at - first.at >= 120_000 && grew(first.heapUsed, last.heapUsed)) {
-      out.push(`pid ${instance.pid} heap grew from ${(first.heapUsed / MiB).toFixed(0)} to ${(last.heapUsed / MiB).toFixed(0)} MiB`)
+      out.push(
+        `pid ${instance.pid} heap grew from ${(first.heapUsed / MiB).toFixed(0)} to ${(last.heapUsed / MiB).toFixed(0)} MiB`,
+      )
     }
   }
   for (const slot of new Set(instances.map((i) => i.slot))) {
     const own = instances.filter((i) => i.slot === slot && i.samples.length)
     const [start, end] = [own[0]?.samples[0], own.at(-1)?.samples.at(-1)]
-    if (start && end && grew(start.heapUsed, end.heapUsed)) out.push(`slot ${slot} heap ${(start.heapUsed / MiB).toFixed(0)} MiB at start, ${(end.heapUsed / MiB).toFixed(0)} MiB at end`)
+    if (start && end && grew(start.heapUsed, end.heapUsed))
+      out.push(
+        `slot ${slot} heap ${(start.heapUsed / MiB).toFixed(0)} MiB at start, ${(end.heapUsed / MiB).toFixed(0)} MiB at end`,
+      )
   }
   return out
 }

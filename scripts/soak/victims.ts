@@ -46,7 +46,10 @@ export class VictimPicker {
     })
     const hook = attempt && this.webhooks.find((h) => h.name === attempt.hook)
     if (!hook) return null
-    return this.leaseHolder(webhookKeys.webhookLease(NS, hook.id), `sender of just-acknowledged ${attempt.deliveryId} (${hook.name})`)
+    return this.leaseHolder(
+      webhookKeys.webhookLease(NS, hook.id),
+      `sender of just-acknowledged ${attempt.deliveryId} (${hook.name})`,
+    )
   }
 
   private async leaseHolder(lease: string, why: string): Promise<{ slot: number; why: string } | null> {

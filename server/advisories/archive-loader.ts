@@ -47,7 +47,11 @@ function loaderEntry(): URL | string | null {
 }
 
 /** One job on a fresh thread: `send` feeds it, the reply settles it, the thread ends either way. */
-function inThread(entry: URL | string, lowPriority: boolean, send: (worker: Worker, acked: () => Promise<void>) => Promise<void>) {
+function inThread(
+  entry: URL | string,
+  lowPriority: boolean,
+  send: (worker: Worker, acked: () => Promise<void>) => Promise<void>,
+) {
   const worker = new Worker(entry, { workerData: { lowPriority } })
   let settled = false
   let inFlight = 0

@@ -100,7 +100,11 @@ export async function downloadFeed(
     const message = errorText(error)
     const next: AdvisoryFeedState = { ...base, lastAttempt: at, lastError: { at, message } }
     await repository.saveState(next).catch(() => undefined)
-    logger.warn('advisory feed refresh failed; the data loaded before stays', { ecosystem, error: message, loaded: held.loaded })
+    logger.warn('advisory feed refresh failed; the data loaded before stays', {
+      ecosystem,
+      error: message,
+      loaded: held.loaded,
+    })
     return { report: { ecosystem, outcome: 'failed', error: message }, state: next }
   } finally {
     if (abort) ctx.downloads.delete(abort)
@@ -118,5 +122,9 @@ export async function storeLoaded(
 ): Promise<DownloadResult> {
   const { repository, pace, loader: load } = ctx
   const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load })
-  return { report: stored.report, state: stored.state, loaded: { index: stored.index, snapshotId: stored.state.snapshotId! } }
+  return {
+    report: stored.report,
+    state: stored.state,
+    loaded: { index: stored.index, snapshotId: stored.state.snapshotId! },
+  }
 }

@@ -9,7 +9,14 @@ import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import type { FeedSyncReport } from './archive-store'
 import { inThreadLoader, type ArchiveLoader } from './archive-loader'
 import { FeedError, httpFeedFetcher, type FeedFetcher } from './feed-client'
-import { downloadFeed, errorText, storeLoaded, withLease, type DownloadContext, type DownloadResult } from './feed-download'
+import {
+  downloadFeed,
+  errorText,
+  storeLoaded,
+  withLease,
+  type DownloadContext,
+  type DownloadResult,
+} from './feed-download'
 import { BUSY_RETRY_MS, defaultEvery, IN_USE_MAX_MS, POLL_MAX_MS, refreshDue } from './feed-schedule'
 import type { AdvisoryFeedSettings } from './settings'
 
@@ -177,7 +184,8 @@ export class AdvisoryFeed {
       const state = states.get(ecosystem) ?? null
       if (!wanted.includes(ecosystem) && !state?.snapshotId) continue
       await this.follow(ecosystem, state)
-      if (!download || !this.options.settings.url || !wanted.includes(ecosystem) || !this.due(ecosystem, state)) continue
+      if (!download || !this.options.settings.url || !wanted.includes(ecosystem) || !this.due(ecosystem, state))
+        continue
       const report = await this.refreshUnderLease(ecosystem, false)
       // Another process is downloading what this one lacks: look for its snapshot again soon.
       if (report.outcome === 'busy' && !this.index(ecosystem)) this.soon()
@@ -236,7 +244,14 @@ export class AdvisoryFeed {
   async importArchive(ecosystem: Ecosystem, source: AsyncIterable<Uint8Array>): Promise<FeedSyncReport> {
     const result = await this.underLease(ecosystem, async () => {
       const state = await this.options.repository.state(ecosystem)
-      return storeLoaded(this.downloadContext(), ecosystem, state, source, { origin: 'file' }, isoTime(this.options.clock))
+      return storeLoaded(
+        this.downloadContext(),
+        ecosystem,
+        state,
+        source,
+        { origin: 'file' },
+        isoTime(this.options.clock),
+      )
     })
     return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }

@@ -74,7 +74,8 @@ async function readSnapshot(port: NonNullable<typeof parentPort>, bytes: Uint8Ar
 function yieldCpu(): void {
   try {
     const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid) setPriority(tid, constants.priority.PRIORITY_BELOW_NORMAL)
+    if (Number.isInteger(tid) && tid > 0 && tid !== process.pid)
+      setPriority(tid, constants.priority.PRIORITY_BELOW_NORMAL)
   } catch {
     // Not Linux, or not allowed: the load still runs off the request thread.
   }

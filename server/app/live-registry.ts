@@ -32,7 +32,9 @@ const keyOf = (kind: LiveKind, id: string) => `${kind}:${id}`
 const store = createStore({
   context: { actors: {} as Record<string, LiveState> },
   on: {
-    published: (context, event: { key: string; state: LiveState }) => ({ actors: { ...context.actors, [event.key]: event.state } }),
+    published: (context, event: { key: string; state: LiveState }) => ({
+      actors: { ...context.actors, [event.key]: event.state },
+    }),
     forgotten: (context, event: { key: string }) => {
       const { [event.key]: _gone, ...actors } = context.actors
       return { actors }
@@ -47,7 +49,10 @@ const store = createStore({
  */
 export function publish(kind: LiveKind, id: string, state: LiveSnapshot): void {
   try {
-    store.trigger.published({ key: keyOf(kind, id), state: { value: state.value, context: state.context, at: Date.now() } })
+    store.trigger.published({
+      key: keyOf(kind, id),
+      state: { value: state.value, context: state.context, at: Date.now() },
+    })
   } catch {
     // A dashboard problem must never disturb an actor host.
   }

@@ -4,8 +4,21 @@
  * a log line even when a caller slips.
  */
 const SECRET_KEYS = new Set([
-  'authorization', 'cookie', 'set-cookie', 'password', 'secret', 'token', 'credentials', 'signature',
-  'payload', 'body', 'headers', 'apikey', 'api_key', 'x-nuget-apikey', 'previoussecret',
+  'authorization',
+  'cookie',
+  'set-cookie',
+  'password',
+  'secret',
+  'token',
+  'credentials',
+  'signature',
+  'payload',
+  'body',
+  'headers',
+  'apikey',
+  'api_key',
+  'x-nuget-apikey',
+  'previoussecret',
 ])
 const REDACTED = '[REDACTED]'
 // Token material of this service (fwp_/fws_), webhook secrets (whsec_), bearer/basic credentials, URL user info.
@@ -33,6 +46,9 @@ export function scrubFields(value: unknown, depth = 0): unknown {
   if (Array.isArray(value)) return value.map((item) => scrubFields(item, depth + 1))
   // Defined, not assigned: a logged key `__proto__` (from parsed JSON) stays a key.
   return Object.fromEntries(
-    Object.entries(value).map(([key, item]) => [key, SECRET_KEYS.has(key.toLowerCase()) ? REDACTED : scrubFields(item, depth + 1)]),
+    Object.entries(value).map(([key, item]) => [
+      key,
+      SECRET_KEYS.has(key.toLowerCase()) ? REDACTED : scrubFields(item, depth + 1),
+    ]),
   )
 }

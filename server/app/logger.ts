@@ -16,7 +16,9 @@ function write(level: Level, message: string, fields: Record<string, unknown> = 
   fields = scrubFields(requestId ? { requestId, ...fields } : fields) as Record<string, unknown>
   const line =
     process.env.LOG_FORMAT === 'pretty'
-      ? `${new Date().toISOString()} ${level.toUpperCase()} ${message} ${Object.entries(fields).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ')}`
+      ? `${new Date().toISOString()} ${level.toUpperCase()} ${message} ${Object.entries(fields)
+          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
+          .join(' ')}`
       : JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields })
   ;(level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n')
 }

@@ -57,7 +57,10 @@ export interface Services {
   refusalTally: RefusalTally
 }
 
-export function createServices(backend: Backend, options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {}): Services {
+export function createServices(
+  backend: Backend,
+  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {},
+): Services {
   const config = options.config ?? configFromEnv()
   // The upstream agent is one per process; it follows the composition root's settings.
   configureUpstreamTransport(config.upstreamAddresses)

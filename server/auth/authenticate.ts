@@ -49,14 +49,26 @@ export async function authenticate(services: Services, presented: string | null,
     // A failed write costs the timestamp, never the request.
     await services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)
   }
-  const base = { namespace: ns, tokenId: token.id, tokenIdentifier: tokenIdentifier(hash), ...(interaction ? { interaction } : {}) }
+  const base = {
+    namespace: ns,
+    tokenId: token.id,
+    tokenIdentifier: tokenIdentifier(hash),
+    ...(interaction ? { interaction } : {}),
+  }
   if (token.kind === 'service') {
-    return { ...base, type: 'service', id: token.principalId, teams: [], grants: (token.permissions ?? []) as Principal['grants'], owner: false }
+    return {
+      ...base,
+      type: 'service',
+      id: token.principalId,
+      teams: [],
+      grants: (token.permissions ?? []) as Principal['grants'],
+      owner: false,
+    }
   }
   // Read through a Map (team ids may be `valueOf`), and a malformed stored team is skipped: one bad
   // document must not refuse every call of the namespace.
-  const teams = [...collectionItems<Team>(teamsDoc).values()].filter((team) =>
-    Array.isArray(team?.members) && team.members.some((member) => member?.userId === token.principalId),
+  const teams = [...collectionItems<Team>(teamsDoc).values()].filter(
+    (team) => Array.isArray(team?.members) && team.members.some((member) => member?.userId === token.principalId),
   )
   return {
     ...base,

@@ -32,7 +32,10 @@ export function hasNamespacePermission(principal: Principal, permission: Namespa
  * A principal's permissions on one firewall: the union of the firewall's entries for the
  * principal id, each of its teams and `everybody`, plus `fw:*` grants held namespace-wide.
  */
-export function firewallPermissions(principal: Principal, firewall: Pick<Firewall, 'permissions'>): Set<FirewallPermission> {
+export function firewallPermissions(
+  principal: Principal,
+  firewall: Pick<Firewall, 'permissions'>,
+): Set<FirewallPermission> {
   if (isAdmin(principal)) return new Set(ALL_FIREWALL_PERMISSIONS)
   const result = new Set<FirewallPermission>()
   for (const key of [principal.id, ...principal.teams, EVERYBODY]) {
@@ -45,7 +48,11 @@ export function firewallPermissions(principal: Principal, firewall: Pick<Firewal
   return result
 }
 
-export function canOnFirewall(principal: Principal, firewall: Pick<Firewall, 'permissions'>, permission: FirewallPermission): boolean {
+export function canOnFirewall(
+  principal: Principal,
+  firewall: Pick<Firewall, 'permissions'>,
+  permission: FirewallPermission,
+): boolean {
   return firewallPermissions(principal, firewall).has(permission)
 }
 
@@ -75,6 +82,7 @@ export function requireNamespacePermission(principal: Principal, permission: Nam
 export function requireGrantable(principal: Principal, permissions: readonly string[]): void {
   if (isAdmin(principal)) return
   for (const permission of permissions) {
-    if (!principal.grants.includes(permission as never)) throw forbidden(permission, `cannot grant ${permission}: the caller does not hold it`)
+    if (!principal.grants.includes(permission as never))
+      throw forbidden(permission, `cannot grant ${permission}: the caller does not hold it`)
   }
 }

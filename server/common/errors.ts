@@ -3,13 +3,7 @@
  * kinds to statuses in one place (server/http/problem.ts).
  */
 export type DomainErrorKind =
-  | 'invalid'
-  | 'unauthenticated'
-  | 'forbidden'
-  | 'not_found'
-  | 'conflict'
-  | 'precondition_failed'
-  | 'unavailable'
+  'invalid' | 'unauthenticated' | 'forbidden' | 'not_found' | 'conflict' | 'precondition_failed' | 'unavailable'
 
 export interface FieldError {
   path: string

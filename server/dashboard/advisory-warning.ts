@@ -31,16 +31,16 @@ export function advisoryWarning(chain: readonly Firewall[], status: AdvisoryStat
   let text: Html
   if (!row.loaded) {
     text = html`Advisory data for ${row.ecosystem} is not loaded: downloads this firewall's vulnerability and malware
-      rules${inherited} decide are refused (503) until it loads.${error}`
+    rules${inherited} decide are refused (503) until it loads.${error}`
   } else if (row.source === 'none') {
     text = html`No advisory data is configured (ADVISORY_FEED_URL is off and ADVISORY_DIR is unset): this firewall's
-      vulnerability and malware rules${inherited} match nothing.`
+    vulnerability and malware rules${inherited} match nothing.`
   } else if (row.lastRefresh === null) {
     text = html`Advisory data for ${row.ecosystem} does not come from the feed yet (source: ${row.source}).${error}`
   } else {
     text = html`Advisory data for ${row.ecosystem} was last refreshed ${time(row.lastRefresh)}, more than 3 x
-      ADVISORY_REFRESH (${status.feed.refresh}) ago: this firewall's vulnerability and malware rules${inherited} decide on
-      old data.${error}`
+    ADVISORY_REFRESH (${status.feed.refresh}) ago: this firewall's vulnerability and malware rules${inherited} decide on
+    old data.${error}`
   }
   return html`<div class="flash warn" role="status" data-testid="advisory-warning">${text}</div>`
 }

@@ -1,5 +1,13 @@
 import { EXCEPTION_REASONS, type Exception } from '../firewall/schema'
-import { checkField, inputField, isoFromLocal, localFromIso, selectField, textareaField, type FormErrors } from './forms'
+import {
+  checkField,
+  inputField,
+  isoFromLocal,
+  localFromIso,
+  selectField,
+  textareaField,
+  type FormErrors,
+} from './forms'
 import { html, type Html } from './html'
 import type { Form } from './request'
 
@@ -21,14 +29,25 @@ export interface ExceptionValues {
 }
 
 export const exceptionValuesOf = (ex: Exception): ExceptionValues => ({
-  id: ex.id, rule: ex.rule, packageName: ex.selector.packageName, packageVersion: ex.selector.version ?? '',
-  expires: localFromIso(ex.expires), reason: ex.reason ?? '', notes: ex.notes ?? '', log: ex.log,
+  id: ex.id,
+  rule: ex.rule,
+  packageName: ex.selector.packageName,
+  packageVersion: ex.selector.version ?? '',
+  expires: localFromIso(ex.expires),
+  reason: ex.reason ?? '',
+  notes: ex.notes ?? '',
+  log: ex.log,
 })
 
 export const exceptionValuesFrom = (form: Form): ExceptionValues => ({
-  id: form.text('id') ?? '', rule: form.text('rule') ?? '', packageName: form.text('packageName') ?? '',
-  packageVersion: form.text('packageVersion') ?? '', expires: form.text('expires') ?? '', reason: form.text('reason') ?? '',
-  notes: form.get('notes') ?? '', log: form.get('log') === 'true',
+  id: form.text('id') ?? '',
+  rule: form.text('rule') ?? '',
+  packageName: form.text('packageName') ?? '',
+  packageVersion: form.text('packageVersion') ?? '',
+  expires: form.text('expires') ?? '',
+  reason: form.text('reason') ?? '',
+  notes: form.get('notes') ?? '',
+  log: form.get('log') === 'true',
 })
 
 /** The exception the fields stand for (unvalidated: the domain's schema judges it). */
@@ -47,14 +66,30 @@ export function exceptionOf(values: ExceptionValues): Record<string, unknown> {
 /** Does the form hold exactly `ex` (an `expires` written another way but naming the same instant counts as equal)? */
 export function sameException(values: ExceptionValues, ex: Exception): boolean {
   const mine = exceptionValuesOf(ex)
-  const sameTime = Date.parse(isoFromLocal(values.expires) ?? '') === Date.parse(ex.expires ?? '') || values.expires === mine.expires
-  return sameTime && values.id === mine.id && values.rule === mine.rule && values.packageName === mine.packageName &&
-    values.packageVersion === mine.packageVersion && values.reason === mine.reason && values.notes === mine.notes && values.log === mine.log
+  const sameTime =
+    Date.parse(isoFromLocal(values.expires) ?? '') === Date.parse(ex.expires ?? '') || values.expires === mine.expires
+  return (
+    sameTime &&
+    values.id === mine.id &&
+    values.rule === mine.rule &&
+    values.packageName === mine.packageName &&
+    values.packageVersion === mine.packageVersion &&
+    values.reason === mine.reason &&
+    values.notes === mine.notes &&
+    values.log === mine.log
+  )
 }
 
 const FIELDS: Record<string, keyof ExceptionValues> = {
-  id: 'id', rule: 'rule', 'selector.packageName': 'packageName', 'selector.version': 'packageVersion', selector: 'packageName',
-  expires: 'expires', reason: 'reason', notes: 'notes', log: 'log',
+  id: 'id',
+  rule: 'rule',
+  'selector.packageName': 'packageName',
+  'selector.version': 'packageVersion',
+  selector: 'packageName',
+  expires: 'expires',
+  reason: 'reason',
+  notes: 'notes',
+  log: 'log',
 }
 
 /** `exception.selector.version`, `exceptions[2].rule` or `expires` to the field that shows it. */
@@ -64,12 +99,28 @@ export function exceptionField(path: string): string | undefined {
 }
 
 /** The fields; `idEditable` false shows the id as text (an edited exception keeps its id). */
-export function exceptionFields(errors: FormErrors, values: ExceptionValues, ruleIds: string[], idEditable: boolean): Html {
+export function exceptionFields(
+  errors: FormErrors,
+  values: ExceptionValues,
+  ruleIds: string[],
+  idEditable: boolean,
+): Html {
   const rules = [...new Set([...ruleIds, ...(values.rule ? [values.rule] : [])])]
   return html`<div class="grid form-grid">
-    ${idEditable
-      ? inputField(errors, { label: 'Exception id', name: 'id', value: values.id, required: true, hint: 'Unique on the firewall.' })
-      : html`<div class="field"><span class="muted small">Exception id</span><code>${values.id}</code><input type="hidden" name="id" value="${values.id}"></div>`}
+    ${
+      idEditable
+        ? inputField(errors, {
+            label: 'Exception id',
+            name: 'id',
+            value: values.id,
+            required: true,
+            hint: 'Unique on the firewall.',
+          })
+        : html`<div class="field">
+            <span class="muted small">Exception id</span><code>${values.id}</code
+            ><input type="hidden" name="id" value="${values.id}" />
+          </div>`
+    }
     ${selectField(errors, { label: 'Rule it applies to', name: 'rule', value: values.rule, choices: [['', 'Choose a rule…'], ...rules.map((id) => [id, id] as [string, string])] })}
     ${inputField(errors, { label: 'Package name', name: 'packageName', value: values.packageName, required: true, hint: 'A name or a glob such as @acme/*.' })}
     ${inputField(errors, { label: 'Package version', name: 'packageVersion', value: values.packageVersion, hint: 'Empty: every version.' })}

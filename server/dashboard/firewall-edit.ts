@@ -12,7 +12,8 @@ import type { Form } from './request'
  * shown on the form instead of being overwritten.
  */
 
-export const fwPath = (ns: string, fw: string, ...rest: (string | number)[]) => href('namespaces', ns, 'firewalls', fw, ...rest)
+export const fwPath = (ns: string, fw: string, ...rest: (string | number)[]) =>
+  href('namespaces', ns, 'firewalls', fw, ...rest)
 
 export const firewallCrumbs = (ns: string, fw: Pick<Firewall, 'id' | 'name'>): [string, string][] => [
   ['Firewalls', href('namespaces', ns, 'firewalls')],
@@ -20,7 +21,7 @@ export const firewallCrumbs = (ns: string, fw: Pick<Firewall, 'id' | 'name'>): [
 ]
 
 /** The hidden field holding the version the form shows. */
-export const versionField = (version: number): Html => html`<input type="hidden" name="version" value="${version}">`
+export const versionField = (version: number): Html => html`<input type="hidden" name="version" value="${version}" />`
 
 /** The version a form was drawn from, when it sent a sensible one. */
 export function formVersion(form: Form): number | undefined {
@@ -34,7 +35,12 @@ export function formVersion(form: Form): number | undefined {
  * `[REDACTED]` placeholders left in it keep the stored credentials, exactly as for an API
  * client that PUTs back what it read; the domain decides which permissions the change needs.
  */
-export async function replaceConfig(req: DashboardRequest, id: string, version: number | undefined, change: (input: FirewallInput, current: Firewall) => unknown): Promise<Firewall> {
+export async function replaceConfig(
+  req: DashboardRequest,
+  id: string,
+  version: number | undefined,
+  change: (input: FirewallInput, current: Firewall) => unknown,
+): Promise<Firewall> {
   // The API's own check for PUT: any edit permission here; the domain asks for the ones the change needs.
   await firewallWrite(req.ctx, { fw: id })
   const current = await getFirewall(req.ctx, id)

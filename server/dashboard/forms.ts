@@ -33,7 +33,10 @@ export class FormErrors {
 
   /** Every message with its field, for the summary at the top of the form. */
   all(): { field?: string; message: string }[] {
-    return [...this.general.map((message) => ({ message })), ...[...this.byField].flatMap(([field, messages]) => messages.map((message) => ({ field, message })))]
+    return [
+      ...this.general.map((message) => ({ message })),
+      ...[...this.byField].flatMap(([field, messages]) => messages.map((message) => ({ field, message }))),
+    ]
   }
 
   /**
@@ -60,7 +63,11 @@ const IN_PLACE = new Set([400, 403, 409, 412])
  * Runs a form's domain call; a refusal the user can correct comes back as the form, rendered by
  * `render` with the errors, under the problem's status (the action audits it as a failure).
  */
-export async function orInPlace(run: () => Promise<ActionResult>, fieldOf: (path: string) => string | undefined, render: (errors: FormErrors, stale: boolean) => Promise<Html>): Promise<ActionResult> {
+export async function orInPlace(
+  run: () => Promise<ActionResult>,
+  fieldOf: (path: string) => string | undefined,
+  render: (errors: FormErrors, stale: boolean) => Promise<Html>,
+): Promise<ActionResult> {
   try {
     return await run()
   } catch (error) {
@@ -68,7 +75,12 @@ export async function orInPlace(run: () => Promise<ActionResult>, fieldOf: (path
     if (!IN_PLACE.has(problem.status)) throw error
     // 412: the form was drawn from an older version. It comes back on the current one, input kept.
     const stale = problem.status === 412
-    const shown = stale ? { ...problem, detail: `This changed since the form was opened (${problem.detail}). Your input is kept: review it and save again.` } : problem
+    const shown = stale
+      ? {
+          ...problem,
+          detail: `This changed since the form was opened (${problem.detail}). Your input is kept: review it and save again.`,
+        }
+      : problem
     return { page: await render(FormErrors.fromProblem(shown, fieldOf), stale), status: problem.status, problem }
   }
 }
@@ -92,39 +104,108 @@ interface FieldOptions {
 
 /** The attributes tying a control to its hint and error. */
 function described(errors: FormErrors, name: string, hint: Renderable): Html {
-  const ids = [hint ? `${fieldId(name)}-hint` : '', errors.of(name).length ? `${fieldId(name)}-err` : ''].filter(Boolean)
+  const ids = [hint ? `${fieldId(name)}-hint` : '', errors.of(name).length ? `${fieldId(name)}-err` : ''].filter(
+    Boolean,
+  )
   return html`${ids.length ? html` aria-describedby="${ids.join(' ')}"` : ''}${errors.of(name).length ? html` aria-invalid="true"` : ''}`
 }
 
 function wrap(errors: FormErrors, options: FieldOptions, control: Html): Html {
-  const hint = options.hint ? html`<p class="hint small muted" id="${fieldId(options.name)}-hint">${options.hint}</p>` : ''
-  return html`<div class="field${options.className ? ` ${options.className}` : ''}${errors.of(options.name).length ? ' has-error' : ''}"><label for="${fieldId(options.name)}">${options.label}</label>${control}${hint}${errorText(errors, options.name)}</div>`
+  const hint = options.hint
+    ? html`<p class="hint small muted" id="${fieldId(options.name)}-hint">${options.hint}</p>`
+    : ''
+  return html`<div
+    class="field${options.className ? ` ${options.className}` : ''}${errors.of(options.name).length ? ' has-error' : ''}"
+  >
+    <label for="${fieldId(options.name)}">${options.label}</label>${control}${hint}${errorText(errors, options.name)}
+  </div>`
 }
 
 /** A text-like input (`type` text, url, number, password, datetime-local ...). */
-export function inputField(errors: FormErrors, options: FieldOptions & { value?: string; type?: string; required?: boolean; placeholder?: string }): Html {
-  return wrap(errors, options, html`<input id="${fieldId(options.name)}" name="${options.name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${options.required ? ' required' : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${described(errors, options.name, options.hint)}${options.attrs ?? ''}>`)
+export function inputField(
+  errors: FormErrors,
+  options: FieldOptions & { value?: string; type?: string; required?: boolean; placeholder?: string },
+): Html {
+  return wrap(
+    errors,
+    options,
+    html`<input
+      id="${fieldId(options.name)}"
+      name="${options.name}"
+      type="${options.type ?? 'text'}"
+      value="${options.value ?? ''}"
+      ${options.required ? ' required' : ''}${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${described(errors, options.name, options.hint)}${options.attrs ?? ''}
+    />`,
+  )
 }
 
-export function textareaField(errors: FormErrors, options: FieldOptions & { value?: string; rows?: number; placeholder?: string }): Html {
-  return wrap(errors, options, html`<textarea id="${fieldId(options.name)}" name="${options.name}" rows="${options.rows ?? 3}"${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${described(errors, options.name, options.hint)}${options.attrs ?? ''}>${options.value ?? ''}</textarea>`)
+export function textareaField(
+  errors: FormErrors,
+  options: FieldOptions & { value?: string; rows?: number; placeholder?: string },
+): Html {
+  return wrap(
+    errors,
+    options,
+    html`<textarea
+      id="${fieldId(options.name)}"
+      name="${options.name}"
+      rows="${options.rows ?? 3}"
+      ${options.placeholder ? html` placeholder="${options.placeholder}"` : ''}${described(errors, options.name, options.hint)}${options.attrs ?? ''}
+    >
+${options.value ?? ''}</textarea>`,
+  )
 }
 
-export function selectField(errors: FormErrors, options: FieldOptions & { value?: string; choices: [value: string, label: string][] }): Html {
-  const choices = options.choices.map(([value, label]) => html`<option value="${value}"${value === options.value ? ' selected' : ''}>${label}</option>`)
-  return wrap(errors, options, html`<select id="${fieldId(options.name)}" name="${options.name}"${described(errors, options.name, options.hint)}${options.attrs ?? ''}>${choices}</select>`)
+export function selectField(
+  errors: FormErrors,
+  options: FieldOptions & { value?: string; choices: [value: string, label: string][] },
+): Html {
+  const choices = options.choices.map(
+    ([value, label]) => html`<option value="${value}" ${value === options.value ? ' selected' : ''}>${label}</option>`,
+  )
+  return wrap(
+    errors,
+    options,
+    html`<select
+      id="${fieldId(options.name)}"
+      name="${options.name}"
+      ${described(errors, options.name, options.hint)}${options.attrs ?? ''}
+    >
+      ${choices}
+    </select>`,
+  )
 }
 
 /** A checkbox posting `value` (default `true`) when checked, with its error below. */
-export function checkField(errors: FormErrors, options: { label: Renderable; name: string; checked: boolean; value?: string }): Html {
-  return html`<div class="field check-field"><label class="check"><input type="checkbox" name="${options.name}" value="${options.value ?? 'true'}"${options.checked ? ' checked' : ''}${described(errors, options.name, '')}> ${options.label}</label>${errorText(errors, options.name)}</div>`
+export function checkField(
+  errors: FormErrors,
+  options: { label: Renderable; name: string; checked: boolean; value?: string },
+): Html {
+  return html`<div class="field check-field">
+    <label class="check"
+      ><input
+        type="checkbox"
+        name="${options.name}"
+        value="${options.value ?? 'true'}"
+        ${options.checked ? ' checked' : ''}${described(errors, options.name, '')}
+      />
+      ${options.label}</label
+    >${errorText(errors, options.name)}
+  </div>`
 }
 
 /** The list of everything that went wrong, at the top of the form (the first thing a screen reader hears). */
 export function errorSummary(errors: FormErrors): Html | '' {
   if (errors.empty) return ''
-  const items = errors.all().map(({ field, message }) => html`<li>${field ? html`<a href="#${fieldId(field)}">${message}</a>` : message}</li>`)
-  return html`<div class="form-errors" role="alert" data-testid="form-errors"><p><strong>Nothing was saved.</strong> Correct the marked fields and try again.</p><ul>${items}</ul></div>`
+  const items = errors
+    .all()
+    .map(({ field, message }) => html`<li>${field ? html`<a href="#${fieldId(field)}">${message}</a>` : message}</li>`)
+  return html`<div class="form-errors" role="alert" data-testid="form-errors">
+    <p><strong>Nothing was saved.</strong> Correct the marked fields and try again.</p>
+    <ul>
+      ${items}
+    </ul>
+  </div>`
 }
 
 /** A `datetime-local` value (UTC) from an ISO timestamp, and back. */

@@ -50,13 +50,21 @@ const sendHtml = (event: H3Event, page: Html, status = 200) => {
 export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
   const { problem, headers, unexpected } = toProblem(error)
   // Retry-After and the RateLimit headers of a 429, as the API sends them.
-  if (!event.node.res.headersSent) for (const [name, value] of Object.entries(headers)) setResponseHeader(event, name, value)
-  if (unexpected) logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
+  if (!event.node.res.headersSent)
+    for (const [name, value] of Object.entries(headers)) setResponseHeader(event, name, value)
+  if (unexpected)
+    logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
   const home = viewer ? href('namespaces', viewer.ns, 'firewalls') : '/'
   const body = html`<section class="card error-card">
     <h1>${problem.title}</h1>
     <p>${problem.detail}</p>
-    ${problem.errors?.length ? html`<ul>${problem.errors.map((e) => html`<li><code>${e.path}</code>: ${e.message}</li>`)}</ul>` : ''}
+    ${
+      problem.errors?.length
+        ? html`<ul>
+            ${problem.errors.map((e) => html`<li><code>${e.path}</code>: ${e.message}</li>`)}
+          </ul>`
+        : ''
+    }
     <p><a href="${backLink(event, home)}">Go back</a>${viewer ? html` · <a href="${home}">Firewalls</a>` : ''}</p>
   </section>`
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
@@ -100,7 +108,7 @@ async function resolve(event: H3Event, { services, session, params, meta }: Load
 }
 
 const toSignIn = (event: H3Event, ns?: string) => {
-  const next = event.method === 'GET' ? event.node.req.url ?? '' : ''
+  const next = event.method === 'GET' ? (event.node.req.url ?? '') : ''
   const search = new URLSearchParams({ ...(ns ? { namespace: ns } : {}), ...(next ? { next } : {}) })
   return sendRedirect(event, `/sign-in?${search}`, 303)
 }
@@ -138,7 +146,14 @@ export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form
       const form = await readForm(event)
       if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
         status = 403
-        return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the form is missing its CSRF token or it does not match this session; reload the page and try again'))
+        return errorPage(
+          event,
+          new DomainError(
+            'forbidden',
+            'csrf_failed',
+            'the form is missing its CSRF token or it does not match this session; reload the page and try again',
+          ),
+        )
       }
       req = await resolve(event, loaded)
       if (!req) return toSignIn(event, params.ns)

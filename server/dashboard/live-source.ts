@@ -34,7 +34,12 @@ function webhookMessage(value: unknown, fields: ReturnType<typeof deliveryStateV
   return {
     value,
     paths: activePaths(value),
-    fields: { state: fields.state, bufferedEvents: fields.bufferedEvents, quarantinedUntil: fields.quarantinedUntil ?? null, nextAttemptAt: fields.nextAttemptAt ?? null },
+    fields: {
+      state: fields.state,
+      bufferedEvents: fields.bufferedEvents,
+      quarantinedUntil: fields.quarantinedUntil ?? null,
+      nextAttemptAt: fields.nextAttemptAt ?? null,
+    },
   }
 }
 
@@ -47,12 +52,17 @@ export function webhookTarget(ns: string, id: string): LiveTarget {
       const value = (snapshot as { value?: unknown } | null)?.value ?? view.state
       return webhookMessage(value, view)
     },
-    fromPublished: (state) => webhookMessage(state.value, deliveryStateView({ value: state.value, context: state.context as DeliveryContext })),
+    fromPublished: (state) =>
+      webhookMessage(state.value, deliveryStateView({ value: state.value, context: state.context as DeliveryContext })),
   }
 }
 
 export function exceptionRequestTarget(ns: string, fw: string, id: string): LiveTarget {
-  const message = (status: unknown): LiveMessage => ({ value: status, paths: activePaths(status), fields: { status: String(status) } })
+  const message = (status: unknown): LiveMessage => ({
+    value: status,
+    paths: activePaths(status),
+    fields: { status: String(status) },
+  })
   return {
     kind: 'exception-request',
     id: liveId.exceptionRequest(ns, fw, id),

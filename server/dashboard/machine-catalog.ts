@@ -17,6 +17,18 @@ export interface CatalogEntry {
 }
 
 export const MACHINE_CATALOG: CatalogEntry[] = [
-  { name: 'webhook-delivery', file: 'machines/webhook-delivery.machine.ts', title: 'Webhook delivery', machine: webhookDeliveryMachine as AnyStateMachine, actor: 'webhook' },
-  { name: 'exception-request', file: 'machines/exception-request.machine.ts', title: 'Exception request', machine: exceptionRequestMachine as AnyStateMachine, actor: 'exception-request' },
+  {
+    name: 'webhook-delivery',
+    file: 'machines/webhook-delivery.machine.ts',
+    title: 'Webhook delivery',
+    machine: webhookDeliveryMachine as AnyStateMachine,
+    actor: 'webhook',
+  },
+  {
+    name: 'exception-request',
+    file: 'machines/exception-request.machine.ts',
+    title: 'Exception request',
+    machine: exceptionRequestMachine as AnyStateMachine,
+    actor: 'exception-request',
+  },
 ]

@@ -15,7 +15,12 @@ import { permissionsPage, savePermissionsAction } from './pages/permissions-edit
 import { firewallLogPage } from './pages/firewall-log'
 import { firewallsPage } from './pages/firewalls'
 import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
-import { createLicenseSetAction, deleteLicenseSetAction, licenseSetsPage, updateLicenseSetAction } from './pages/license-sets'
+import {
+  createLicenseSetAction,
+  deleteLicenseSetAction,
+  licenseSetsPage,
+  updateLicenseSetAction,
+} from './pages/license-sets'
 import { exceptionRequestLive, webhookLive } from './pages/live'
 import { machinePage, machinesPage } from './pages/machines'
 import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction, teamsPage } from './pages/teams'
@@ -35,7 +40,11 @@ const NS = '/namespaces/:ns'
 const FW = `${NS}/firewalls/:fw`
 const REQ = `${FW}/exception-requests/:id`
 const WH = `${NS}/webhooks/:id`
-const audit = (name: string, resourceType: string, key: string) => ({ action: name, resourceType, resourceId: (p: Record<string, string>) => p[key] })
+const audit = (name: string, resourceType: string, key: string) => ({
+  action: name,
+  resourceType,
+  resourceId: (p: Record<string, string>) => p[key],
+})
 
 const pages: [string, EventHandler][] = [
   [NS, defineEventHandler((event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302))],
@@ -84,8 +93,14 @@ const actions: [string, EventHandler][] = [
   [`${FW}/upstreams`, action(audit('firewall.put', 'firewall', 'fw'), saveUpstreamAction)],
   [`${FW}/upstreams/:upstreamId/delete`, action(audit('firewall.put', 'firewall', 'fw'), deleteUpstreamAction)],
   [`${FW}/versions/:version/rollback`, action(audit('firewall.rollback', 'firewall', 'fw'), rollbackAction)],
-  [`${FW}/exceptions/:exceptionId/delete`, action(audit('firewall.exception.delete', 'firewall', 'fw'), removeException)],
-  [`${FW}/exception-requests/new`, action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction)],
+  [
+    `${FW}/exceptions/:exceptionId/delete`,
+    action(audit('firewall.exception.delete', 'firewall', 'fw'), removeException),
+  ],
+  [
+    `${FW}/exception-requests/new`,
+    action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction),
+  ],
   [`${REQ}/approve`, action(audit('exception-request.approve', 'exception-request', 'id'), approveAction)],
   [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
   [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],
@@ -128,6 +143,15 @@ export async function handleDashboard(event: H3Event) {
     return await router.handler(event)
   } catch (error) {
     const status = (error as { statusCode?: number }).statusCode === 405 ? 'method' : 'path'
-    return errorPage(event, new DomainError('not_found', 'page_not_found', status === 'method' ? `${event.method} is not allowed here` : `no dashboard page at ${event.path.split('?')[0]}`))
+    return errorPage(
+      event,
+      new DomainError(
+        'not_found',
+        'page_not_found',
+        status === 'method'
+          ? `${event.method} is not allowed here`
+          : `no dashboard page at ${event.path.split('?')[0]}`,
+      ),
+    )
   }
 }

@@ -31,7 +31,16 @@ const FUNCTIONS: Record<FunctionName, { label: string; args: Argument[]; childre
   not: { label: 'Not the condition below', args: [], children: 'one' },
 }
 const NAMES = Object.keys(FUNCTIONS) as FunctionName[]
-const ARGUMENTS: Argument[] = ['patterns', 'package', 'range', 'duration', 'licenseSet', 'mode', 'minSeverity', 'minCvss']
+const ARGUMENTS: Argument[] = [
+  'patterns',
+  'package',
+  'range',
+  'duration',
+  'licenseSet',
+  'mode',
+  'minSeverity',
+  'minCvss',
+]
 
 /** Nesting deeper than this is not offered (the JSON API takes any depth). */
 const MAX_DEPTH = 5
@@ -57,7 +66,8 @@ export function draftOf(selector: Selector): SelectorDraft {
     const value = fn[arg]
     if (value !== undefined) args[arg] = Array.isArray(value) ? value.join('\n') : String(value)
   }
-  const children = fn.name === 'all' || fn.name === 'any' ? fn.selectors.map(draftOf) : fn.name === 'not' ? [draftOf(fn.selector)] : []
+  const children =
+    fn.name === 'all' || fn.name === 'any' ? fn.selectors.map(draftOf) : fn.name === 'not' ? [draftOf(fn.selector)] : []
   return { name: fn.name, args, children }
 }
 
@@ -70,7 +80,8 @@ export function readDraft(form: Form, path = SELECTOR_ROOT, depth = 0): Selector
   }
   const children: SelectorDraft[] = []
   if (depth < MAX_DEPTH) {
-    for (let i = 0; i < MAX_CHILDREN && form.get(`${path}.${i}.name`) !== undefined; i++) children.push(readDraft(form, `${path}.${i}`, depth + 1))
+    for (let i = 0; i < MAX_CHILDREN && form.get(`${path}.${i}.name`) !== undefined; i++)
+      children.push(readDraft(form, `${path}.${i}`, depth + 1))
   }
   return { name: form.get(`${path}.name`) ?? '', args, children }
 }
@@ -84,9 +95,11 @@ export function selectorOf(draft: SelectorDraft): unknown {
   for (const arg of spec?.args ?? []) {
     const value = draft.args[arg]?.trim() ?? ''
     if (arg === 'patterns') fn.patterns = list(value)
-    else if (arg === 'minSeverity') { if (value) fn.minSeverity = value }
-    else if (arg === 'minCvss') { if (value) fn.minCvss = Number(value) }
-    else fn[arg] = value
+    else if (arg === 'minSeverity') {
+      if (value) fn.minSeverity = value
+    } else if (arg === 'minCvss') {
+      if (value) fn.minCvss = Number(value)
+    } else fn[arg] = value
   }
   if (spec?.children === 'many') fn.selectors = draft.children.map(selectorOf)
   if (spec?.children === 'one' && draft.children[0]) fn.selector = selectorOf(draft.children[0])
@@ -130,9 +143,17 @@ export function selectorField(path: string, root = SELECTOR_ROOT): string | unde
   let field = root
   for (;;) {
     const many = /^\.function\.selectors\[(\d+)\](.*)$/.exec(rest)
-    if (many) { field += `.${many[1]}`; rest = many[2]; continue }
+    if (many) {
+      field += `.${many[1]}`
+      rest = many[2]
+      continue
+    }
     const one = /^\.function\.selector(\..*|)$/.exec(rest)
-    if (one && one[1] !== '') { field += '.0'; rest = one[1]; continue }
+    if (one && one[1] !== '') {
+      field += '.0'
+      rest = one[1]
+      continue
+    }
     const arg = /^\.function\.(\w+)/.exec(rest)
     if (arg && (ARGUMENTS as string[]).includes(arg[1])) return `${field}.${arg[1]}`
     return `${field}.name`
@@ -145,55 +166,152 @@ interface BuilderOptions {
   draftAction: string
 }
 
-function argumentField(errors: FormErrors, path: string, arg: Argument, value: string | undefined, options: BuilderOptions): Html {
+function argumentField(
+  errors: FormErrors,
+  path: string,
+  arg: Argument,
+  value: string | undefined,
+  options: BuilderOptions,
+): Html {
   const name = `${path}.${arg}`
   const className = `arg arg-${arg}`
   switch (arg) {
     case 'patterns':
-      return textareaField(errors, { label: 'Package name patterns', name, className, value, rows: 2, hint: html`One per line or comma-separated; <code>*</code> matches any run of characters, <code>@scope/*</code> a scope.`, attrs: html` class="mono" spellcheck="false"` })
+      return textareaField(errors, {
+        label: 'Package name patterns',
+        name,
+        className,
+        value,
+        rows: 2,
+        hint: html`One per line or comma-separated; <code>*</code> matches any run of characters,
+          <code>@scope/*</code> a scope.`,
+        attrs: html` class="mono" spellcheck="false"`,
+      })
     case 'package':
       return inputField(errors, { label: 'Package', name, className, value, placeholder: 'lodash' })
     case 'range':
-      return inputField(errors, { label: 'Version range', name, className, value, placeholder: '<4.17.21', hint: 'The ecosystem’s range syntax (semver for npm, PEP 440 for PyPI, Maven and NuGet ranges).' })
+      return inputField(errors, {
+        label: 'Version range',
+        name,
+        className,
+        value,
+        placeholder: '<4.17.21',
+        hint: 'The ecosystem’s range syntax (semver for npm, PEP 440 for PyPI, Maven and NuGet ranges).',
+      })
     case 'duration':
-      return inputField(errors, { label: 'Minimum age', name, className, value, placeholder: '72h', hint: 'A duration such as 72h or 7d.' })
+      return inputField(errors, {
+        label: 'Minimum age',
+        name,
+        className,
+        value,
+        placeholder: '72h',
+        hint: 'A duration such as 72h or 7d.',
+      })
     case 'licenseSet':
-      return selectField(errors, { label: 'License set', name, className, value, choices: [['', 'Choose a license set…'], ...options.licenseSets.map((set) => [set.id, `${set.name} (${set.id})`] as [string, string]), ...(value && !options.licenseSets.some((s) => s.id === value) ? [[value, value] as [string, string]] : [])] })
+      return selectField(errors, {
+        label: 'License set',
+        name,
+        className,
+        value,
+        choices: [
+          ['', 'Choose a license set…'],
+          ...options.licenseSets.map((set) => [set.id, `${set.name} (${set.id})`] as [string, string]),
+          ...(value && !options.licenseSets.some((s) => s.id === value) ? [[value, value] as [string, string]] : []),
+        ],
+      })
     case 'mode':
-      return selectField(errors, { label: 'Mode', name, className, value: value || 'allow', choices: [['allow', 'allow: block what the set does not allow'], ['deny', 'deny: block what the set contains']] })
+      return selectField(errors, {
+        label: 'Mode',
+        name,
+        className,
+        value: value || 'allow',
+        choices: [
+          ['allow', 'allow: block what the set does not allow'],
+          ['deny', 'deny: block what the set contains'],
+        ],
+      })
     case 'minSeverity':
-      return selectField(errors, { label: 'Minimum severity', name, className, value, choices: [['', 'any'], ...SEVERITIES.map((s) => [s, s] as [string, string])] })
+      return selectField(errors, {
+        label: 'Minimum severity',
+        name,
+        className,
+        value,
+        choices: [['', 'any'], ...SEVERITIES.map((s) => [s, s] as [string, string])],
+      })
     case 'minCvss':
-      return inputField(errors, { label: 'Minimum CVSS score', name, className, value, type: 'number', attrs: html` min="0" max="10" step="0.1"`, hint: 'Optional, 0 to 10.' })
+      return inputField(errors, {
+        label: 'Minimum CVSS score',
+        name,
+        className,
+        value,
+        type: 'number',
+        attrs: html` min="0" max="10" step="0.1"`,
+        hint: 'Optional, 0 to 10.',
+      })
   }
 }
 
-function node(draft: SelectorDraft, path: string, depth: number, errors: FormErrors, options: BuilderOptions, removable: boolean): Html {
+function node(
+  draft: SelectorDraft,
+  path: string,
+  depth: number,
+  errors: FormErrors,
+  options: BuilderOptions,
+  removable: boolean,
+): Html {
   const spec = isFunction(draft.name) ? FUNCTIONS[draft.name] : undefined
-  const choices: [string, string][] = [...(spec ? [] : [['', 'Choose a condition…'] as [string, string]]), ...NAMES.map((name) => [name, `${FUNCTIONS[name].label} (${name})`] as [string, string])]
+  const choices: [string, string][] = [
+    ...(spec ? [] : [['', 'Choose a condition…'] as [string, string]]),
+    ...NAMES.map((name) => [name, `${FUNCTIONS[name].label} (${name})`] as [string, string]),
+  ]
   // A node that is not (yet) a combination gets one empty child, shown by CSS when it becomes one.
-  const children = spec?.children === 'one' ? draft.children.slice(0, 1) : spec?.children === 'many' ? draft.children : []
+  const children =
+    spec?.children === 'one' ? draft.children.slice(0, 1) : spec?.children === 'many' ? draft.children : []
   const shown = children.length || depth + 1 >= MAX_DEPTH ? children : [emptyDraft()]
   const id = `node-${fieldId(path)}`
   const intent = (kind: 'add' | 'remove', label: string, extra = '') =>
-    html`<button type="submit" class="button small ${extra}" formaction="${options.draftAction}#${id}" formnovalidate name="intent" value="${kind}:${path}">${label}</button>`
+    html`<button
+      type="submit"
+      class="button small ${extra}"
+      formaction="${options.draftAction}#${id}"
+      formnovalidate
+      name="intent"
+      value="${kind}:${path}"
+    >
+      ${label}
+    </button>`
   return html`<fieldset class="sel-node depth-${depth}" id="${id}" data-path="${path}">
     <legend>${depth === 0 ? 'Selector' : 'Condition'}</legend>
-    <div class="sel-head">${selectField(errors, { label: 'Matches when', name: `${path}.name`, value: draft.name, choices, attrs: html` data-selector-name` })}</div>
+    <div class="sel-head">
+      ${selectField(errors, { label: 'Matches when', name: `${path}.name`, value: draft.name, choices, attrs: html` data-selector-name` })}
+    </div>
     <div class="sel-args">${ARGUMENTS.map((arg) => argumentField(errors, path, arg, draft.args[arg], options))}</div>
-    <div class="sel-children">${shown.map((child, i) => node(child, `${path}.${i}`, depth + 1, errors, options, children.length > 0))}
-      ${depth + 1 < MAX_DEPTH ? intent('add', 'Add condition', 'sel-add') : ''}</div>
+    <div class="sel-children">
+      ${shown.map((child, i) => node(child, `${path}.${i}`, depth + 1, errors, options, children.length > 0))}
+      ${depth + 1 < MAX_DEPTH ? intent('add', 'Add condition', 'sel-add') : ''}
+    </div>
     ${removable ? html`<div class="actions">${intent('remove', 'Remove this condition', 'subtle')}</div>` : ''}
   </fieldset>`
 }
 
 /** The builder and the JSON it stands for. */
 export function selectorBuilder(draft: SelectorDraft, errors: FormErrors, options: BuilderOptions): Html {
-  const functions = JSON.stringify(Object.fromEntries(NAMES.map((name) => [name, { args: FUNCTIONS[name].args, children: FUNCTIONS[name].children ?? null }])))
-  return html`<div class="selector-builder" data-selector-builder="${SELECTOR_ROOT}" data-selector-functions="${functions}">
+  const functions = JSON.stringify(
+    Object.fromEntries(
+      NAMES.map((name) => [name, { args: FUNCTIONS[name].args, children: FUNCTIONS[name].children ?? null }]),
+    ),
+  )
+  return html`<div
+    class="selector-builder"
+    data-selector-builder="${SELECTOR_ROOT}"
+    data-selector-functions="${functions}"
+  >
     ${node(draft, SELECTOR_ROOT, 0, errors, options, false)}
-    <div class="selector-json"><h3 id="selector-json-h">Selector JSON</h3>
-    <pre class="code" tabindex="0" aria-labelledby="selector-json-h" data-testid="selector-json" data-selector-json>${JSON.stringify(selectorOf(draft), null, 2)}</pre></div>
+    <div class="selector-json">
+      <h3 id="selector-json-h">Selector JSON</h3>
+      <pre class="code" tabindex="0" aria-labelledby="selector-json-h" data-testid="selector-json" data-selector-json>
+${JSON.stringify(selectorOf(draft), null, 2)}</pre>
+    </div>
   </div>`
 }
 
@@ -206,7 +324,9 @@ export const SELECTOR_BUILDER_STYLE = `
 @supports selector(:has(a)) {
   .sel-node > .sel-args > .arg, .sel-node > .sel-children { display: none; }
 ${NAMES.flatMap((name) => FUNCTIONS[name].args.map((arg) => `  .sel-node:has(> .sel-head option[value="${name}"]:checked) > .sel-args > .arg-${arg} { display: grid; }`)).join('\n')}
-${NAMES.filter((name) => FUNCTIONS[name].children).map((name) => `  .sel-node:has(> .sel-head option[value="${name}"]:checked) > .sel-children { display: grid; }`).join('\n')}
+${NAMES.filter((name) => FUNCTIONS[name].children)
+  .map((name) => `  .sel-node:has(> .sel-head option[value="${name}"]:checked) > .sel-children { display: grid; }`)
+  .join('\n')}
   .sel-node:has(> .sel-head option[value="not"]:checked) > .sel-children > .sel-node ~ .sel-add { display: none; }
 }
 `

@@ -91,7 +91,12 @@ export async function dashboardSession(event: H3Event, services: Services): Prom
 }
 
 /** Signs `token` in: a new session id and record (any previous one of this browser ends). */
-export async function startSession(services: Services, session: DashboardSession, token: string, ns: string): Promise<void> {
+export async function startSession(
+  services: Services,
+  session: DashboardSession,
+  token: string,
+  ns: string,
+): Promise<void> {
   const previous = session.data.sid
   const sid = randomBytes(32).toString('base64url')
   const now = services.clock.now()
@@ -102,7 +107,9 @@ export async function startSession(services: Services, session: DashboardSession
   })
   if (previous) await sessionRecords(services).delete(previous)
   // Sessions nobody signed out of would pile up; sign-ins are rare enough to sweep on.
-  void sessionRecords(services).prune(now).catch(() => undefined)
+  void sessionRecords(services)
+    .prune(now)
+    .catch(() => undefined)
   // A fresh CSRF secret on sign-in: a token planted before sign-in is worthless after it.
   await session.update({ token, ns, sid, csrf: randomBytes(32).toString('base64url'), flash: undefined })
 }

@@ -31,7 +31,12 @@ const DATA_DEFS = new Map<z.ZodType, string>([
 ])
 
 function toJson(schema: z.ZodType): JsonSchema {
-  const json = z.toJSONSchema(schema, { target: 'draft-2020-12', io: 'output', unrepresentable: 'any', reused: 'inline' }) as JsonSchema
+  const json = z.toJSONSchema(schema, {
+    target: 'draft-2020-12',
+    io: 'output',
+    unrepresentable: 'any',
+    reused: 'inline',
+  }) as JsonSchema
   delete json.$schema
   return json
 }
@@ -56,8 +61,16 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
   for (const [schema, name] of DATA_DEFS) defs[name] = name === 'AuditData' ? open(toJson(schema)) : toJson(schema)
   const fixedTypes = Object.keys(EVENT_DATA_SCHEMAS)
   // Each entry carries its type's description (an annotation: it changes no validation).
-  const rules: JsonSchema[] = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({ description: EVENT_TYPE_DESCRIPTIONS[type as FixedEventType], if: typeIs(type), then: dataRef(DATA_DEFS.get(schema as z.ZodType)!) }))
-  rules.push({ description: EVENT_TYPE_DESCRIPTIONS['audit.*'], if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] }, then: dataRef('AuditData') })
+  const rules: JsonSchema[] = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({
+    description: EVENT_TYPE_DESCRIPTIONS[type as FixedEventType],
+    if: typeIs(type),
+    then: dataRef(DATA_DEFS.get(schema as z.ZodType)!),
+  }))
+  rules.push({
+    description: EVENT_TYPE_DESCRIPTIONS['audit.*'],
+    if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] },
+    then: dataRef('AuditData'),
+  })
 
   defs.Event = {
     type: 'object',
@@ -82,7 +95,13 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
     additionalProperties: false,
     properties: {
       version: { const: 1 },
-      events: { type: 'array', minItems: 1, maxItems: 100, description: 'Oldest first', items: { $ref: '#/$defs/Event' } },
+      events: {
+        type: 'array',
+        minItems: 1,
+        maxItems: 100,
+        description: 'Oldest first',
+        items: { $ref: '#/$defs/Event' },
+      },
     },
     $defs: defs,
   }

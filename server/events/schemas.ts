@@ -160,4 +160,3 @@ export interface NamespaceEvent<D = Record<string, unknown>> {
   namespace: string
   data: D
 }
-

@@ -9,7 +9,11 @@ import type { Firewall } from '../firewall/schema'
 export const requestsOf = (ctx: CallContext) => ctx.services.exceptionRequests
 
 /** The facts the machine's guards decide on, for this caller on this firewall. */
-export function callerFacts(ctx: CallContext, firewall: Pick<Firewall, 'permissions'>, at: string = nowIso(ctx)): CallerFacts {
+export function callerFacts(
+  ctx: CallContext,
+  firewall: Pick<Firewall, 'permissions'>,
+  at: string = nowIso(ctx),
+): CallerFacts {
   return { actor: ctx.principal.id, permissions: [...firewallPermissions(ctx.principal, firewall)], at }
 }
 
@@ -27,7 +31,11 @@ export function readsAllRequests(ctx: CallContext, firewall: Pick<Firewall, 'per
 }
 
 /** The stored request, or 404 when it is missing or the caller may not read it. */
-export async function visibleRequest(ctx: CallContext, firewall: Firewall, id: string): Promise<StoredExceptionRequest> {
+export async function visibleRequest(
+  ctx: CallContext,
+  firewall: Firewall,
+  id: string,
+): Promise<StoredExceptionRequest> {
   const stored = await requestsOf(ctx).get(ctx.ns, firewall.id, id)
   if (!stored || (!readsAllRequests(ctx, firewall) && stored.record.requestedBy !== ctx.principal.id)) {
     throw notFound('exception request', id)

@@ -25,7 +25,10 @@ export function initialSnapshot(requestedBy: string, requestedAt: string): unkno
 /** An actor restored from the persisted snapshot (the input is typed-required but unused on restore). */
 function actorOf(stored: StoredExceptionRequest) {
   const { requestedBy, requestedAt } = stored.record
-  return createActor(exceptionRequestMachine, { snapshot: stored.snapshot as RequestSnapshot, input: { requestedBy, requestedAt } })
+  return createActor(exceptionRequestMachine, {
+    snapshot: stored.snapshot as RequestSnapshot,
+    input: { requestedBy, requestedAt },
+  })
 }
 
 /** The live snapshot behind a stored request, restored from its persisted form. */
@@ -36,7 +39,10 @@ export function restore(stored: StoredExceptionRequest): RequestSnapshot {
 export const statusOf = (snapshot: RequestSnapshot) => snapshot.value as ExceptionRequestStatus
 
 /** The request as events carry it: the record plus status and decision fields from the snapshot. */
-export function requestData(stored: StoredExceptionRequest, snapshot: RequestSnapshot = restore(stored)): ExceptionRequest {
+export function requestData(
+  stored: StoredExceptionRequest,
+  snapshot: RequestSnapshot = restore(stored),
+): ExceptionRequest {
   const { decidedBy, decidedAt, decisionComment, exceptionId, updatedAt } = snapshot.context
   return {
     ...stored.record,
@@ -74,9 +80,17 @@ const VERBS = { APPROVE: 'approved', DENY: 'denied', WITHDRAW: 'withdrawn' } as 
  * guard (only the state can refuse then), then with the caller's permissions and a free id.
  */
 function refusal(stored: StoredExceptionRequest, snapshot: RequestSnapshot, event: ExceptionRequestEvent) {
-  const permissive = { ...event, actor: snapshot.context.requestedBy, permissions: [DECIDE_PERMISSION], exceptionIdFree: true }
+  const permissive = {
+    ...event,
+    actor: snapshot.context.requestedBy,
+    permissions: [DECIDE_PERMISSION],
+    exceptionIdFree: true,
+  }
   if (!snapshot.can(permissive)) {
-    return conflict('invalid_state', `exception request "${stored.record.id}" is ${statusOf(snapshot)} and cannot be ${VERBS[event.type]}`)
+    return conflict(
+      'invalid_state',
+      `exception request "${stored.record.id}" is ${statusOf(snapshot)} and cannot be ${VERBS[event.type]}`,
+    )
   }
   if (!snapshot.can({ ...event, exceptionIdFree: true } as ExceptionRequestEvent)) return forbidden(DECIDE_PERMISSION)
   const id = event.type === 'APPROVE' ? event.exceptionId : ''
@@ -87,7 +101,10 @@ function refusal(stored: StoredExceptionRequest, snapshot: RequestSnapshot, even
  * Restores the request's actor, sends `event` and returns the request with its next persisted
  * snapshot. Throws the refusal (409 state or id, 403 permission) when the actor does not move.
  */
-export function transition(stored: StoredExceptionRequest, event: ExceptionRequestEvent): { stored: StoredExceptionRequest; status: ExceptionRequestStatus } {
+export function transition(
+  stored: StoredExceptionRequest,
+  event: ExceptionRequestEvent,
+): { stored: StoredExceptionRequest; status: ExceptionRequestStatus } {
   const before = restore(stored)
   if (!before.can(event)) throw refusal(stored, before, event)
   const actor = actorOf(stored)

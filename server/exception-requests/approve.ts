@@ -1,5 +1,9 @@
 import { DECIDE_PERMISSION } from '../../machines/exception-request.machine'
-import { exceptionRequestKeys, type ChangedRequest, type RequestIndex } from '../../storage/repositories/exception-requests'
+import {
+  exceptionRequestKeys,
+  type ChangedRequest,
+  type RequestIndex,
+} from '../../storage/repositories/exception-requests'
 import { requireFirewallPermission } from '../auth/permissions'
 import { DomainError, notFound } from '../common/errors'
 import { nowIso, type CallContext } from '../app/context'
@@ -24,8 +28,14 @@ function identicalPending(index: RequestIndex, id: string): string[] {
   const target = index[id]
   if (!target) return []
   return Object.entries(index)
-    .filter(([other, entry]) => other !== id && entry.status === 'pending' && entry.rule === target.rule &&
-      entry.packageName === target.packageName && entry.version === target.version)
+    .filter(
+      ([other, entry]) =>
+        other !== id &&
+        entry.status === 'pending' &&
+        entry.rule === target.rule &&
+        entry.packageName === target.packageName &&
+        entry.version === target.version,
+    )
     .map(([other]) => other)
     .sort()
 }
@@ -37,7 +47,12 @@ function identicalPending(index: RequestIndex, id: string): string[] {
  * A used exception id or a request no longer pending/denied refuses with 409 and writes nothing;
  * of two concurrent approvals (any processes sharing the storage) exactly one commits.
  */
-export async function approveExceptionRequest(ctx: CallContext, firewallId: string, id: string, body: ApproveBody): Promise<ApproveResult> {
+export async function approveExceptionRequest(
+  ctx: CallContext,
+  firewallId: string,
+  id: string,
+  body: ApproveBody,
+): Promise<ApproveResult> {
   const firewall = await visibleFirewall(ctx, firewallId)
   const stored = await visibleRequest(ctx, firewall, id)
   requireFirewallPermission(ctx.principal, firewall, DECIDE_PERMISSION)
@@ -57,7 +72,14 @@ export async function approveExceptionRequest(ctx: CallContext, firewallId: stri
   throw new DomainError('conflict', 'busy', `exception request "${id}" kept changing; try again`)
 }
 
-async function approveWith(ctx: CallContext, firewallId: string, id: string, exception: Exception, comment: string | undefined, siblings: string[]): Promise<ApproveResult> {
+async function approveWith(
+  ctx: CallContext,
+  firewallId: string,
+  id: string,
+  exception: Exception,
+  comment: string | undefined,
+  siblings: string[],
+): Promise<ApproveResult> {
   const repo = requestsOf(ctx)
   const ids = [id, ...siblings]
   const at = nowIso(ctx)
@@ -65,7 +87,10 @@ async function approveWith(ctx: CallContext, firewallId: string, id: string, exc
   let plan: { index: RequestIndex; changed: ChangedRequest[] } | null = null
   const stored = await editFirewall(ctx, firewallId, {
     permission: DECIDE_PERMISSION,
-    watch: [exceptionRequestKeys.index(ctx.ns, firewallId), ...ids.map((one) => exceptionRequestKeys.request(ctx.ns, firewallId, one))],
+    watch: [
+      exceptionRequestKeys.index(ctx.ns, firewallId),
+      ...ids.map((one) => exceptionRequestKeys.request(ctx.ns, firewallId, one)),
+    ],
     apply: (current, watched) => {
       const { index, requests } = repo.read(watched, ctx.ns, firewallId, ids)
       if (identicalPending(index, id).join() !== siblings.join()) throw new SiblingsChanged()
@@ -86,10 +111,14 @@ async function approveWith(ctx: CallContext, firewallId: string, id: string, exc
       }
       return { ...current, exceptions: [...current.exceptions, exception] }
     },
-    summary: () => `exception "${exception.id}" added: exception request ${id} approved` + (siblings.length ? ` with ${siblings.join(', ')}` : ''),
+    summary: () =>
+      `exception "${exception.id}" added: exception request ${id} approved` +
+      (siblings.length ? ` with ${siblings.join(', ')}` : ''),
     also: (next) => ({
       ...repo.writesFor(ctx.ns, firewallId, plan!.index, plan!.changed),
-      events: plan!.changed.map(({ stored: request }) => requestEvent(ctx, 'exception-request.approved', next, requestData(request))),
+      events: plan!.changed.map(({ stored: request }) =>
+        requestEvent(ctx, 'exception-request.approved', next, requestData(request)),
+      ),
     }),
   })
   const committed: { changed: ChangedRequest[] } = plan!

@@ -11,12 +11,21 @@ import { requestEvent } from './events'
 import type { CreateExceptionRequestBody, ExceptionRequestView } from './model'
 
 /** An exception may only name a rule the firewall has, itself or through its bases (400 at `path`). */
-export async function requireKnownRule(ctx: CallContext, firewall: Firewall, ruleId: string, path: string): Promise<void> {
+export async function requireKnownRule(
+  ctx: CallContext,
+  firewall: Firewall,
+  ruleId: string,
+  path: string,
+): Promise<void> {
   const all = new Map((await ctx.services.firewalls.list(ctx.ns)).map((fw) => [fw.id, fw]))
   all.set(firewall.id, firewall)
-  const known = chainOf(all, firewall.id).some((fw) => fw.ecosystem === firewall.ecosystem && fw.rules.some((rule) => rule.id === ruleId))
+  const known = chainOf(all, firewall.id).some(
+    (fw) => fw.ecosystem === firewall.ecosystem && fw.rules.some((rule) => rule.id === ruleId),
+  )
   if (!known) {
-    throw invalid('invalid_reference', `${path}: unknown rule "${ruleId}"`, [{ path, message: `unknown rule "${ruleId}"` }])
+    throw invalid('invalid_reference', `${path}: unknown rule "${ruleId}"`, [
+      { path, message: `unknown rule "${ruleId}"` },
+    ])
   }
 }
 
@@ -24,7 +33,11 @@ export async function requireKnownRule(ctx: CallContext, firewall: Firewall, rul
  * `POST .../exception-requests` (needs `fw:access`): a new pending request whose requester is
  * the caller, never anything the body says; emits `exception-request.created`.
  */
-export async function createExceptionRequest(ctx: CallContext, firewallId: string, body: CreateExceptionRequestBody): Promise<ExceptionRequestView> {
+export async function createExceptionRequest(
+  ctx: CallContext,
+  firewallId: string,
+  body: CreateExceptionRequestBody,
+): Promise<ExceptionRequestView> {
   const firewall = await visibleFirewall(ctx, firewallId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:access')
   const proposedException = Exception.parse(body.proposedException)
@@ -32,7 +45,14 @@ export async function createExceptionRequest(ctx: CallContext, firewallId: strin
   const now = nowIso(ctx)
   const requestedBy = ctx.principal.id
   const stored: StoredExceptionRequest = {
-    record: { id: newId('exr', ctx.services.clock.now()), firewallId, proposedException, justification: body.justification, requestedBy, requestedAt: now },
+    record: {
+      id: newId('exr', ctx.services.clock.now()),
+      firewallId,
+      proposedException,
+      justification: body.justification,
+      requestedBy,
+      requestedAt: now,
+    },
     snapshot: initialSnapshot(requestedBy, now),
   }
   const { id } = stored.record

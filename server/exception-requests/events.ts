@@ -21,7 +21,12 @@ export function requestLink(config: Parameters<typeof eventLinkOrigin>[0], ns: s
 }
 
 /** One `exception-request.*` event (spec 6.5): the complete request after the change, no caller flags. */
-export function requestEvent(ctx: CallContext, type: ExceptionRequestEventType, firewall: Pick<Firewall, 'id' | 'ecosystem'>, request: ExceptionRequest): NamespaceEvent {
+export function requestEvent(
+  ctx: CallContext,
+  type: ExceptionRequestEventType,
+  firewall: Pick<Firewall, 'id' | 'ecosystem'>,
+  request: ExceptionRequest,
+): NamespaceEvent {
   return makeEvent(ctx.services.clock, ctx.ns, type, {
     firewall: firewall.id,
     ecosystem: firewall.ecosystem,

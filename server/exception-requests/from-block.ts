@@ -26,10 +26,20 @@ export interface BlockedRequest {
  * see (unknown id, not a block, another user's request without `fw:read`).
  * @example const block = await blockedRequest(ctx, 'web', 'req-0mwtu...')
  */
-export async function blockedRequest(ctx: CallContext, firewallId: string, requestId: string): Promise<BlockedRequest | null> {
+export async function blockedRequest(
+  ctx: CallContext,
+  firewallId: string,
+  requestId: string,
+): Promise<BlockedRequest | null> {
   const firewall = await visibleFirewall(ctx, firewallId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:access')
-  const { entries } = await firewallLogPage(ctx.services.firewallLog, ctx.ns, firewall.id, { requestId, blocked: true }, 1)
+  const { entries } = await firewallLogPage(
+    ctx.services.firewallLog,
+    ctx.ns,
+    firewall.id,
+    { requestId, blocked: true },
+    1,
+  )
   const entry: FirewallLogEntry | undefined = entries[0]
   if (!entry || entry.outcome === 'upstream_error' || !entry.rule) return null
   if (!firewallPermissions(ctx.principal, firewall).has('fw:read') && entry.user !== ctx.principal.id) return null
@@ -50,11 +60,21 @@ export async function blockedRequest(ctx: CallContext, firewallId: string, reque
  * @example suggestedExceptionId('@acme/tool', '2.0.0') // 'ex-acme-tool-2.0.0'
  */
 export function suggestedExceptionId(packageName: string, version: string | undefined): string {
-  const slug = [packageName, version].filter(Boolean).join('-').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-._]+|[-._]+$/g, '')
+  const slug = [packageName, version]
+    .filter(Boolean)
+    .join('-')
+    .replace(/[^A-Za-z0-9._-]+/g, '-')
+    .replace(/^[-._]+|[-._]+$/g, '')
   return `ex-${slug || 'package'}`.slice(0, 128)
 }
 
 /** The proposal a block suggests: this package at this version, for the rule that blocked it. */
-export function proposalFor(block: Pick<BlockedRequest, 'packageName' | 'version' | 'rule'>): Pick<Exception, 'id' | 'rule' | 'selector'> {
-  return { id: suggestedExceptionId(block.packageName, block.version), rule: block.rule, selector: { packageName: block.packageName, version: block.version } }
+export function proposalFor(
+  block: Pick<BlockedRequest, 'packageName' | 'version' | 'rule'>,
+): Pick<Exception, 'id' | 'rule' | 'selector'> {
+  return {
+    id: suggestedExceptionId(block.packageName, block.version),
+    rule: block.rule,
+    selector: { packageName: block.packageName, version: block.version },
+  }
 }

@@ -13,14 +13,18 @@ function published<T extends { id: string; status: string }>(ctx: CallContext, f
   return request
 }
 
-export const createExceptionRequest: typeof create = async (ctx, firewallId, body) => published(ctx, firewallId, await create(ctx, firewallId, body))
+export const createExceptionRequest: typeof create = async (ctx, firewallId, body) =>
+  published(ctx, firewallId, await create(ctx, firewallId, body))
 
 export const approveExceptionRequest: typeof approve = async (ctx, firewallId, id, body) => {
   const result = await approve(ctx, firewallId, id, body)
   published(ctx, firewallId, result.request)
-  for (const other of result.alsoApproved) publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, other), { value: 'approved' })
+  for (const other of result.alsoApproved)
+    publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, other), { value: 'approved' })
   return result
 }
 
-export const denyExceptionRequest: typeof deny = async (ctx, firewallId, id, body) => published(ctx, firewallId, await deny(ctx, firewallId, id, body))
-export const withdrawExceptionRequest: typeof withdraw = async (ctx, firewallId, id) => published(ctx, firewallId, await withdraw(ctx, firewallId, id))
+export const denyExceptionRequest: typeof deny = async (ctx, firewallId, id, body) =>
+  published(ctx, firewallId, await deny(ctx, firewallId, id, body))
+export const withdrawExceptionRequest: typeof withdraw = async (ctx, firewallId, id) =>
+  published(ctx, firewallId, await withdraw(ctx, firewallId, id))

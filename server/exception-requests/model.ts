@@ -64,7 +64,12 @@ export type ApproveResult = z.infer<typeof ApproveResult>
 export const ListQuery = z.object({
   status: z
     .string()
-    .transform((value) => value.split(',').map((part) => part.trim()).filter(Boolean))
+    .transform((value) =>
+      value
+        .split(',')
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(ExceptionRequestStatus))
     .optional(),
   limit: z.coerce.number().int().min(1).max(1000).default(100),

@@ -8,7 +8,11 @@ import type { ExceptionRequestView, ListQuery } from './model'
  * `GET .../exception-requests`: all of the firewall's requests for `fw:read` (or a reviewer),
  * the caller's own for `fw:access`; oldest first, one page and the next cursor.
  */
-export async function listExceptionRequests(ctx: CallContext, firewallId: string, query: ListQuery): Promise<{ items: ExceptionRequestView[]; next: string | null }> {
+export async function listExceptionRequests(
+  ctx: CallContext,
+  firewallId: string,
+  query: ListQuery,
+): Promise<{ items: ExceptionRequestView[]; next: string | null }> {
   const firewall = await visibleFirewall(ctx, firewallId)
   const all = readsAllRequests(ctx, firewall)
   if (!all) requireFirewallPermission(ctx.principal, firewall, 'fw:access')
@@ -23,7 +27,11 @@ export async function listExceptionRequests(ctx: CallContext, firewallId: string
 }
 
 /** `GET .../exception-requests/{id}`: 404 for a request the caller may not read. */
-export async function getExceptionRequest(ctx: CallContext, firewallId: string, id: string): Promise<ExceptionRequestView> {
+export async function getExceptionRequest(
+  ctx: CallContext,
+  firewallId: string,
+  id: string,
+): Promise<ExceptionRequestView> {
   const firewall = await visibleFirewall(ctx, firewallId)
   const stored = await visibleRequest(ctx, firewall, id)
   return present(stored, callerFacts(ctx, firewall))

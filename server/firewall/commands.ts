@@ -1,6 +1,11 @@
 import { DomainError, conflict, invalid, notFound } from '../common/errors'
 import { makeEvent } from '../events/factory'
-import { canOnFirewall, canSeeFirewall, requireFirewallPermission, requireNamespacePermission } from '../auth/permissions'
+import {
+  canOnFirewall,
+  canSeeFirewall,
+  requireFirewallPermission,
+  requireNamespacePermission,
+} from '../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
@@ -33,7 +38,11 @@ function eventFor(ctx: CallContext, type: EventType, firewall: Firewall) {
 function checkVersion(current: Firewall | null, ifMatch: number | undefined): void {
   if (ifMatch === undefined) return
   if (!current || current.version !== ifMatch) {
-    throw new DomainError('precondition_failed', 'version_mismatch', `If-Match "${ifMatch}" does not match the current version ${current ? `"${current.version}"` : '(none)'}`)
+    throw new DomainError(
+      'precondition_failed',
+      'version_mismatch',
+      `If-Match "${ifMatch}" does not match the current version ${current ? `"${current.version}"` : '(none)'}`,
+    )
   }
 }
 
@@ -67,39 +76,59 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
   const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
   await validateReferences(ctx.services, ctx.ns, id, previewNext, preview, readableBy(ctx))
-  return ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current, watched) => {
-    if (!current) throw notFound('firewall', id)
-    const next = edit.apply(current, watched)
-    const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
-    for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
-    // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
-    // and permissions are only handed out by someone who holds them (CONTRACT section 8).
-    if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
-    requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
-    edit.validate?.(current, next)
-    refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, next.upstreams, current.upstreams)
-    checkVersion(current, edit.ifMatch)
-    if (isSameConfig(current, next)) {
-      return { next: current, summary: '', result: () => current, unchanged: true }
-    }
-    return {
-      next,
-      summary: edit.summary?.(current, next) ?? summarizeChange(current, next),
-      also: (stored) => {
-        const extra = edit.also?.(stored!, current, watched) ?? {}
-        return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }
-      },
-      result: (stored) => stored!,
-    }
-  }, watch)
+  return ctx.services.firewalls.mutate(
+    ctx.ns,
+    id,
+    actorOfCall(ctx),
+    nowIso(ctx),
+    (current, watched) => {
+      if (!current) throw notFound('firewall', id)
+      const next = edit.apply(current, watched)
+      const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
+      for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
+      // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
+      // and permissions are only handed out by someone who holds them (CONTRACT section 8).
+      if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
+      requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
+      edit.validate?.(current, next)
+      refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, next.upstreams, current.upstreams)
+      checkVersion(current, edit.ifMatch)
+      if (isSameConfig(current, next)) {
+        return { next: current, summary: '', result: () => current, unchanged: true }
+      }
+      return {
+        next,
+        summary: edit.summary?.(current, next) ?? summarizeChange(current, next),
+        also: (stored) => {
+          const extra = edit.also?.(stored!, current, watched) ?? {}
+          return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }
+        },
+        result: (stored) => stored!,
+      }
+    },
+    watch,
+  )
 }
 
 /** `PUT /config/{fw}`: create (201) or replace. */
-export async function putFirewall(ctx: CallContext, id: string, body: FirewallInput, ifMatch?: number): Promise<FirewallWrite> {
-  if (body.id !== undefined && body.id !== id) throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
+export async function putFirewall(
+  ctx: CallContext,
+  id: string,
+  body: FirewallInput,
+  ifMatch?: number,
+): Promise<FirewallWrite> {
+  if (body.id !== undefined && body.id !== id)
+    throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [
+      { path: 'id', message: 'must equal the path id' },
+    ])
   const existing = await ctx.services.firewalls.get(ctx.ns, id)
   if (existing) {
-    if (body.ecosystem !== existing.ecosystem) throw invalid('ecosystem_immutable', `the ecosystem of firewall "${id}" is ${existing.ecosystem} and cannot change`, [{ path: 'ecosystem', message: 'cannot change' }])
+    if (body.ecosystem !== existing.ecosystem)
+      throw invalid(
+        'ecosystem_immutable',
+        `the ecosystem of firewall "${id}" is ${existing.ecosystem} and cannot change`,
+        [{ path: 'ecosystem', message: 'cannot change' }],
+      )
     const firewall = await editFirewall(ctx, id, {
       ifMatch,
       permission: (current, next) => {
@@ -125,7 +154,12 @@ export async function createNewFirewall(ctx: CallContext, id: string, body: Fire
   return createFirewall(ctx, id, input, 'created')
 }
 
-async function createFirewall(ctx: CallContext, id: string, input: FirewallInput, summary: string): Promise<FirewallWrite> {
+async function createFirewall(
+  ctx: CallContext,
+  id: string,
+  input: FirewallInput,
+  summary: string,
+): Promise<FirewallWrite> {
   refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, input.upstreams)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
@@ -183,7 +217,13 @@ export type MemberList = keyof typeof MEMBER_LISTS
 type MemberOf<L extends MemberList> = L extends 'rules' ? Rule : Exception
 
 /** Creates or replaces one rule or exception (201 semantics when it is new). */
-export async function upsertMember<L extends MemberList>(ctx: CallContext, id: string, list: L, item: MemberOf<L>, ifMatch?: number): Promise<FirewallWrite> {
+export async function upsertMember<L extends MemberList>(
+  ctx: CallContext,
+  id: string,
+  list: L,
+  item: MemberOf<L>,
+  ifMatch?: number,
+): Promise<FirewallWrite> {
   const before = await ctx.services.firewalls.get(ctx.ns, id)
   const created = !(before?.[list] as { id: string }[] | undefined)?.some((existing) => existing.id === item.id)
   const firewall = await editFirewall(ctx, id, {
@@ -195,7 +235,13 @@ export async function upsertMember<L extends MemberList>(ctx: CallContext, id: s
 }
 
 /** Deletes one rule or exception; 404 when it is not there. */
-export function deleteMember(ctx: CallContext, id: string, list: MemberList, itemId: string, ifMatch?: number): Promise<Firewall> {
+export function deleteMember(
+  ctx: CallContext,
+  id: string,
+  list: MemberList,
+  itemId: string,
+  ifMatch?: number,
+): Promise<Firewall> {
   return editFirewall(ctx, id, {
     permission: MEMBER_LISTS[list].permission,
     ifMatch,
@@ -227,12 +273,23 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
 }
 
 /** `POST /config/{fw}/clone`: a new firewall (version 1) with the source's configuration. */
-export async function cloneFirewall(ctx: CallContext, sourceId: string, targetId: string, name?: string): Promise<FirewallWrite> {
+export async function cloneFirewall(
+  ctx: CallContext,
+  sourceId: string,
+  targetId: string,
+  name?: string,
+): Promise<FirewallWrite> {
   const source = await ctx.services.firewalls.get(ctx.ns, sourceId)
   if (!source) throw notFound('firewall', sourceId)
   requireFirewallPermission(ctx.principal, source, 'fw:clone')
   // Every grant of the clone is new: the cloner must hold each string on the source.
   requireMayGrant(ctx.principal, source, grantsAdded({}, source.permissions))
-  const input = FirewallInput.parse({ ...source, id: targetId, name: name ?? `${source.name} (copy)`, version: undefined, updatedAt: undefined })
+  const input = FirewallInput.parse({
+    ...source,
+    id: targetId,
+    name: name ?? `${source.name} (copy)`,
+    version: undefined,
+    updatedAt: undefined,
+  })
   return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`)
 }

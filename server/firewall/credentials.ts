@@ -4,7 +4,13 @@ import { editFirewall } from './commands'
 import type { Credentials, Firewall } from './schema'
 
 /** `PUT .../upstreams/{id}/credentials`: replace one upstream's credentials. */
-export function setUpstreamCredentials(ctx: CallContext, firewallId: string, upstreamId: string, credentials: Credentials, ifMatch?: number): Promise<Firewall> {
+export function setUpstreamCredentials(
+  ctx: CallContext,
+  firewallId: string,
+  upstreamId: string,
+  credentials: Credentials,
+  ifMatch?: number,
+): Promise<Firewall> {
   return editFirewall(ctx, firewallId, {
     permission: 'fw:update:credentials',
     ifMatch,
@@ -17,7 +23,14 @@ export function setUpstreamCredentials(ctx: CallContext, firewallId: string, ups
 }
 
 /** `PUT .../upstreams/{id}/artifact-credentials/{host}`: set the token for one artifact host. */
-export function setArtifactCredentials(ctx: CallContext, firewallId: string, upstreamId: string, host: string, token: string, ifMatch?: number): Promise<Firewall> {
+export function setArtifactCredentials(
+  ctx: CallContext,
+  firewallId: string,
+  upstreamId: string,
+  host: string,
+  token: string,
+  ifMatch?: number,
+): Promise<Firewall> {
   return editFirewall(ctx, firewallId, {
     permission: 'fw:update:credentials',
     ifMatch,

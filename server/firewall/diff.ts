@@ -2,11 +2,18 @@ import { isDeepStrictEqual } from 'node:util'
 import type { Firewall, FirewallPermission, Upstream } from './schema'
 import { endpointsMovedWithSecrets, holdsSecrets } from './credential-binding'
 
-type Comparable = Pick<Firewall, 'name' | 'description' | 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'permissions' | 'extends'>
+type Comparable = Pick<
+  Firewall,
+  'name' | 'description' | 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'permissions' | 'extends'
+>
 
 function withoutSecrets(upstream: Upstream) {
   const { credentials, artifactCredentials, ...rest } = upstream
-  return { ...rest, credentialFields: Object.keys(credentials ?? {}).sort(), artifactHosts: (artifactCredentials ?? []).map((a) => a.host) }
+  return {
+    ...rest,
+    credentialFields: Object.keys(credentials ?? {}).sort(),
+    artifactHosts: (artifactCredentials ?? []).map((a) => a.host),
+  }
 }
 
 // Only upstreams that hold a secret: adding or removing one without any is plain configuration.
@@ -49,9 +56,14 @@ export function isSameConfig(before: Comparable, after: Comparable): boolean {
  * Does the change alter a stored secret, or move one to another endpoint (CONTRACT section 8:
  * credentials follow their endpoint)? Either needs `fw:update:credentials`.
  */
-export function touchesCredentials(before: Pick<Comparable, 'upstreams'>, after: Pick<Comparable, 'upstreams'>): boolean {
-  return !isDeepStrictEqual(secretsOf(before.upstreams), secretsOf(after.upstreams))
-    || endpointsMovedWithSecrets(before.upstreams, after.upstreams).length > 0
+export function touchesCredentials(
+  before: Pick<Comparable, 'upstreams'>,
+  after: Pick<Comparable, 'upstreams'>,
+): boolean {
+  return (
+    !isDeepStrictEqual(secretsOf(before.upstreams), secretsOf(after.upstreams)) ||
+    endpointsMovedWithSecrets(before.upstreams, after.upstreams).length > 0
+  )
 }
 
 /** The permissions a replacement needs, from what it changes. */
@@ -60,7 +72,8 @@ export function permissionsForChange(before: Comparable, after: Comparable): Fir
   for (const field of ['name', 'description', 'ecosystem', 'permissions', 'extends'] as const) {
     if (!isDeepStrictEqual(before[field], after[field])) needed.add('fw:update:config')
   }
-  if (!isDeepStrictEqual(before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets))) needed.add('fw:update:config')
+  if (!isDeepStrictEqual(before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets)))
+    needed.add('fw:update:config')
   if (touchesCredentials(before, after)) needed.add('fw:update:credentials')
   if (!isDeepStrictEqual(before.rules, after.rules)) needed.add('fw:update:rule')
   if (!isDeepStrictEqual(before.exceptions, after.exceptions)) needed.add('fw:update:exception')

@@ -1,5 +1,11 @@
 import { ECOSYSTEMS, type Ecosystem } from './schema'
-import { MAVEN_ORDERING, NUGET_ORDERING, PEP440_ORDERING, SEMVER_ORDERING, type VersionOrdering } from './rules/versions/orderings'
+import {
+  MAVEN_ORDERING,
+  NUGET_ORDERING,
+  PEP440_ORDERING,
+  SEMVER_ORDERING,
+  type VersionOrdering,
+} from './rules/versions/orderings'
 import { comparatorRanges, SEMVER_RANGES, type RangeSyntax } from './rules/versions/range-syntax'
 
 /**

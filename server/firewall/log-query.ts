@@ -64,7 +64,11 @@ export function matchesLogFilter(entry: FirewallLogEntry, filter: FirewallLogFil
   const time = Date.parse(entry.time)
   if (filter.since !== undefined && time < Date.parse(filter.since)) return false
   if (filter.until !== undefined && time >= Date.parse(filter.until)) return false
-  if (filter.packageName !== undefined && (entry.outcome === 'upstream_error' || entry.packageName !== filter.packageName)) return false
+  if (
+    filter.packageName !== undefined &&
+    (entry.outcome === 'upstream_error' || entry.packageName !== filter.packageName)
+  )
+    return false
   if (filter.blocked !== undefined && entry.blocked !== filter.blocked) return false
   if (filter.requestId !== undefined && entry.request !== filter.requestId) return false
   return true

@@ -14,7 +14,11 @@ export interface FirewallLogQuery extends FirewallLogFilter {
  * `since`/`until`/`packageName`/`blocked`/`requestId`, paged with an opaque cursor.
  * @example const { entries, nextCursor } = await queryFirewallLog(ctx, 'main', { blocked: true, limit: 50 })
  */
-export async function queryFirewallLog(ctx: CallContext, fwId: string, query: FirewallLogQuery): Promise<FirewallLogPage> {
+export async function queryFirewallLog(
+  ctx: CallContext,
+  fwId: string,
+  query: FirewallLogQuery,
+): Promise<FirewallLogPage> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, fwId)
   if (!firewall) throw notFound('firewall', fwId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')

@@ -45,7 +45,11 @@ export async function listFirewallsBody(ctx: CallContext): Promise<Buffer> {
 }
 
 /** The stored firewall after checking `permission` (404 when the caller cannot see it). */
-export async function loadFirewall(ctx: CallContext, id: string, permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read'): Promise<Firewall> {
+export async function loadFirewall(
+  ctx: CallContext,
+  id: string,
+  permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read',
+): Promise<Firewall> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, id)
   if (!firewall) throw notFound('firewall', id)
   requireFirewallPermission(ctx.principal, firewall, permission)

@@ -11,7 +11,12 @@ function redactUpstream(upstream: Upstream): Upstream {
     ...upstream,
     ...(upstream.credentials ? { credentials: redactCredentials(upstream.credentials) } : {}),
     ...(upstream.artifactCredentials
-      ? { artifactCredentials: upstream.artifactCredentials.map((a) => ({ host: a.host, credentials: { token: REDACTED } })) }
+      ? {
+          artifactCredentials: upstream.artifactCredentials.map((a) => ({
+            host: a.host,
+            credentials: { token: REDACTED },
+          })),
+        }
       : {}),
   }
 }
@@ -56,9 +61,10 @@ export function restoreRedacted(input: FirewallInput, stored: Firewall | null): 
     if (credentials) {
       const restored: Record<string, string> = {}
       for (const [field, value] of Object.entries(credentials)) {
-        const kept = previous?.credentials && Object.hasOwn(previous.credentials, field)
-          ? (previous.credentials as Record<string, string>)[field]
-          : undefined
+        const kept =
+          previous?.credentials && Object.hasOwn(previous.credentials, field)
+            ? (previous.credentials as Record<string, string>)[field]
+            : undefined
         restored[field] = value === REDACTED ? keep(`upstreams[${index}].credentials.${field}`, kept) : value
       }
       credentials = restored as Credentials
@@ -69,7 +75,11 @@ export function restoreRedacted(input: FirewallInput, stored: Firewall | null): 
       const path = `upstreams[${index}].artifactCredentials[${artifactIndex}].credentials.token`
       return { host: artifact.host, credentials: { token: keep(path, kept) } }
     })
-    return { ...upstream, ...(credentials ? { credentials } : {}), ...(artifactCredentials ? { artifactCredentials } : {}) }
+    return {
+      ...upstream,
+      ...(credentials ? { credentials } : {}),
+      ...(artifactCredentials ? { artifactCredentials } : {}),
+    }
   })
   return { input: { ...input, upstreams }, unrestored }
 }
@@ -79,16 +89,17 @@ export function refuseUnrestored(unrestored: readonly Unrestored[]): void {
   if (unrestored.length === 0) return
   const errors = unrestored.map(({ path, reason }) => ({
     path,
-    message: reason === 'endpoint_changed'
-      ? 'the endpoint changed: give the credentials again for the new endpoint'
-      : 'no stored value to keep',
+    message:
+      reason === 'endpoint_changed'
+        ? 'the endpoint changed: give the credentials again for the new endpoint'
+        : 'no stored value to keep',
   }))
   if (unrestored.some((entry) => entry.reason === 'endpoint_changed')) {
     const paths = unrestored.filter((entry) => entry.reason === 'endpoint_changed').map((entry) => entry.path)
     throw invalid(
       'credentials_required_for_new_endpoint',
-      `${paths.join(', ')}: ${REDACTED} keeps a stored secret only at its own endpoint; `
-        + 'give the credentials again for the new endpoint',
+      `${paths.join(', ')}: ${REDACTED} keeps a stored secret only at its own endpoint; ` +
+        'give the credentials again for the new endpoint',
       errors,
     )
   }

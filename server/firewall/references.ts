@@ -39,10 +39,15 @@ export async function validateReferences(
   const licenseSetIds = new Set((await services.licenseSets(ns).all()).map((set) => set.id))
   config.rules.forEach((rule, index) => {
     for (const setId of licenseSetsOf(rule.selector)) {
-      if (!licenseSetIds.has(setId)) errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
+      if (!licenseSetIds.has(setId))
+        errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
     }
     for (const problem of validateRuleForEcosystem(rule, config.ecosystem)) {
-      if (problem.level === 'error') errors.push({ path: `rules[${index}].${problem.path}`, message: `${problem.message} (firewall ecosystem ${config.ecosystem})` })
+      if (problem.level === 'error')
+        errors.push({
+          path: `rules[${index}].${problem.path}`,
+          message: `${problem.message} (firewall ecosystem ${config.ecosystem})`,
+        })
     }
   })
   const all = new Map((await services.firewalls.list(ns)).map((fw) => [fw.id, fw]))
@@ -54,8 +59,13 @@ export async function validateReferences(
     const base = found && (keptBases.has(baseId) || readable(found)) ? found : undefined
     if (baseId === id) errors.push({ path: `extends[${index}]`, message: 'a firewall cannot extend itself' })
     else if (!base) errors.push({ path: `extends[${index}]`, message: `unknown firewall "${baseId}"` })
-    else if (base.ecosystem !== config.ecosystem) errors.push({ path: `extends[${index}]`, message: `firewall "${baseId}" is ${base.ecosystem}, not ${config.ecosystem}` })
-    else if (reaches(all, baseId, id)) errors.push({ path: `extends[${index}]`, message: `extending "${baseId}" would make a cycle` })
+    else if (base.ecosystem !== config.ecosystem)
+      errors.push({
+        path: `extends[${index}]`,
+        message: `firewall "${baseId}" is ${base.ecosystem}, not ${config.ecosystem}`,
+      })
+    else if (reaches(all, baseId, id))
+      errors.push({ path: `extends[${index}]`, message: `extending "${baseId}" would make a cycle` })
     for (const fw of chainOf(all, baseId)) fw.rules.forEach((rule) => inheritedRuleIds.add(rule.id))
   })
   const ownRuleIds = new Set(config.rules.map((rule) => rule.id))

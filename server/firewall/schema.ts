@@ -70,58 +70,57 @@ export const Selector: z.ZodType<Selector> = z
   .lazy(() => z.object({ function: SelectorFunctionSchema }).strict())
   .meta({ id: 'Selector' })
 
-const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z.lazy(() =>
-  z.discriminatedUnion('name', [
-    z
-      .object({
-        name: z.literal('packageName'),
-        patterns: z
-          .array(PackagePattern)
-          .min(1)
-          .max(MAX_PATTERNS_PER_RULE, `a rule holds at most ${MAX_PATTERNS_PER_RULE} package-name patterns`),
-      })
-      .strict(),
-    z
-      .object({
-        name: z.literal('versionRange'),
-        package: z.string().min(1),
-        // Checked against the firewall's ecosystem when the rule is saved (semver for npm,
-        // PEP 440 for PyPI, Maven and NuGet range syntax): see rules/versions/range.ts.
-        range: z.string().min(1).max(500),
-      })
-      .strict(),
-    z.object({ name: z.literal('minimumAge'), duration: Duration }).strict(),
-    z
-      .object({ name: z.literal('license'), licenseSet: z.string().min(1), mode: z.enum(['allow', 'deny']) })
-      .strict(),
-    z.object({ name: z.literal('deprecated') }).strict(),
-    z.object({ name: z.literal('installScripts') }).strict(),
-    z
-      .object({
-        name: z.literal('vulnerability'),
-        minSeverity: Severity.optional(),
-        minCvss: z.number().min(0).max(10).optional(),
-      })
-      .strict(),
-    z.object({ name: z.literal('malware') }).strict(),
-    z.object({ name: z.literal('all'), selectors: z.array(Selector).min(1) }).strict(),
-    z.object({ name: z.literal('any'), selectors: z.array(Selector).min(1) }).strict(),
-    z.object({ name: z.literal('not'), selector: Selector }).strict(),
-  ]),
-).meta({ id: 'SelectorFunction' })
+const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z
+  .lazy(() =>
+    z.discriminatedUnion('name', [
+      z
+        .object({
+          name: z.literal('packageName'),
+          patterns: z
+            .array(PackagePattern)
+            .min(1)
+            .max(MAX_PATTERNS_PER_RULE, `a rule holds at most ${MAX_PATTERNS_PER_RULE} package-name patterns`),
+        })
+        .strict(),
+      z
+        .object({
+          name: z.literal('versionRange'),
+          package: z.string().min(1),
+          // Checked against the firewall's ecosystem when the rule is saved (semver for npm,
+          // PEP 440 for PyPI, Maven and NuGet range syntax): see rules/versions/range.ts.
+          range: z.string().min(1).max(500),
+        })
+        .strict(),
+      z.object({ name: z.literal('minimumAge'), duration: Duration }).strict(),
+      z.object({ name: z.literal('license'), licenseSet: z.string().min(1), mode: z.enum(['allow', 'deny']) }).strict(),
+      z.object({ name: z.literal('deprecated') }).strict(),
+      z.object({ name: z.literal('installScripts') }).strict(),
+      z
+        .object({
+          name: z.literal('vulnerability'),
+          minSeverity: Severity.optional(),
+          minCvss: z.number().min(0).max(10).optional(),
+        })
+        .strict(),
+      z.object({ name: z.literal('malware') }).strict(),
+      z.object({ name: z.literal('all'), selectors: z.array(Selector).min(1) }).strict(),
+      z.object({ name: z.literal('any'), selectors: z.array(Selector).min(1) }).strict(),
+      z.object({ name: z.literal('not'), selector: Selector }).strict(),
+    ]),
+  )
+  .meta({ id: 'SelectorFunction' })
 
 // ---- Rules and exceptions --------------------------------------------------------------
 
-export const RuleEffect = z
-  .object({ block: z.boolean().default(true), log: z.boolean().default(true) })
-  .strict()
+export const RuleEffect = z.object({ block: z.boolean().default(true), log: z.boolean().default(true) }).strict()
 
 // One selector's list is bounded above; this bounds a rule's selectors together. On the field,
 // not on Rule: zod refuses to `.extend()` an object schema that carries refinements.
 const RuleSelector = Selector.superRefine((selector, ctx) => {
   for (const problem of patternLimitProblems({ selector })) {
     // Paths start at the rule (`selector.function...`); the issue's path starts inside the field.
-    if (problem.kind === 'count') ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
+    if (problem.kind === 'count')
+      ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
   }
 })
 
@@ -186,12 +185,20 @@ export type Upstream = z.infer<typeof Upstream>
  * A principal key (user id, service principal id, team id) or `everybody`. `__proto__` is refused:
  * no principal can have that id, and zod would otherwise drop the key without a word.
  */
-export const Permissions = z.preprocess((value, ctx) => {
-  if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
-    ctx.issues.push({ code: 'custom', message: '"__proto__" is not a principal id', input: value, path: ['__proto__'] })
-  }
-  return value
-}, z.record(z.string().min(1).max(128), z.array(FirewallPermission)))
+export const Permissions = z.preprocess(
+  (value, ctx) => {
+    if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
+      ctx.issues.push({
+        code: 'custom',
+        message: '"__proto__" is not a principal id',
+        input: value,
+        path: ['__proto__'],
+      })
+    }
+    return value
+  },
+  z.record(z.string().min(1).max(128), z.array(FirewallPermission)),
+)
 
 function uniqueIds(items: { id: string }[]): boolean {
   return new Set(items.map((item) => item.id)).size === items.length
@@ -217,17 +224,19 @@ export const FirewallInput = z
 export type FirewallInput = z.infer<typeof FirewallInput>
 
 /** A stored firewall configuration (spec 2.1 plus `extends`). */
-export const Firewall = z.object({
-  id: ClientId,
-  version: z.number().int().min(1),
-  ecosystem: Ecosystem,
-  name: z.string(),
-  description: z.string(),
-  upstreams: z.array(Upstream),
-  rules: z.array(Rule),
-  exceptions: z.array(Exception),
-  permissions: Permissions,
-  extends: z.array(ClientId),
-  updatedAt: z.string(),
-}).meta({ id: 'Firewall' })
+export const Firewall = z
+  .object({
+    id: ClientId,
+    version: z.number().int().min(1),
+    ecosystem: Ecosystem,
+    name: z.string(),
+    description: z.string(),
+    upstreams: z.array(Upstream),
+    rules: z.array(Rule),
+    exceptions: z.array(Exception),
+    permissions: Permissions,
+    extends: z.array(ClientId),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'Firewall' })
 export type Firewall = z.infer<typeof Firewall>

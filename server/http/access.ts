@@ -47,5 +47,10 @@ function requireAny(principal: Principal, id: string, found: Firewall | null, an
 export const firewallWrite: Access = async (ctx, params) => {
   const found = await ctx.services.firewalls.get(ctx.ns, params.fw)
   if (!found) return requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
-  requireAny(ctx.principal, params.fw, found, ['fw:update:config', 'fw:update:rule', 'fw:update:exception', 'fw:update:credentials'])
+  requireAny(ctx.principal, params.fw, found, [
+    'fw:update:config',
+    'fw:update:rule',
+    'fw:update:exception',
+    'fw:update:credentials',
+  ])
 }

@@ -33,7 +33,11 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   const contentType = req.headers['content-type'] ?? ''
   if (!isJsonType(contentType)) {
     await drain(req)
-    throw new HttpProblem(415, 'unsupported_media_type', `expected a JSON body (content-type application/json), got "${contentType.slice(0, 100) || 'none'}"`)
+    throw new HttpProblem(
+      415,
+      'unsupported_media_type',
+      `expected a JSON body (content-type application/json), got "${contentType.slice(0, 100) || 'none'}"`,
+    )
   }
   const declared = Number(req.headers['content-length'] ?? 0)
   if (declared > limit) {

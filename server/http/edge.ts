@@ -45,7 +45,8 @@ export function openRequest(event: H3Event, route?: string): EdgeRequest {
 }
 
 /** A refusal past a rate limit: 429 with the RateLimit headers and Retry-After. */
-export const isRateLimited = (error: unknown): error is HttpProblem => error instanceof HttpProblem && error.status === 429
+export const isRateLimited = (error: unknown): error is HttpProblem =>
+  error instanceof HttpProblem && error.status === 429
 
 /**
  * Authenticates `presented` for namespace `ns`. A caller that keeps presenting bad tokens is
@@ -53,14 +54,25 @@ export const isRateLimited = (error: unknown): error is HttpProblem => error ins
  * with a valid token is never counted.
  * @throws DomainError `unauthenticated`, or an HttpProblem 429 (see `isRateLimited`)
  */
-export async function authenticateCaller(services: Services, presented: string | null, ns: string, meta: RequestMeta): Promise<Principal> {
+export async function authenticateCaller(
+  services: Services,
+  presented: string | null,
+  ns: string,
+  meta: RequestMeta,
+): Promise<Principal> {
   try {
     return await authenticate(services, presented, ns)
   } catch (error) {
     if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
     const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
     if (limit && !limit.allowed) {
-      throw new HttpProblem(429, 'rate_limited', `too many calls without a valid token from this address; retry in ${limit.resetSeconds}s`, undefined, limit.headers)
+      throw new HttpProblem(
+        429,
+        'rate_limited',
+        `too many calls without a valid token from this address; retry in ${limit.resetSeconds}s`,
+        undefined,
+        limit.headers,
+      )
     }
     throw error
   }
@@ -73,11 +85,22 @@ const SCOPE_NAMES = { api: 'API', registry: 'registry' } as const
  * calls the same domain with the same token): RateLimit headers on the answer, or an HttpProblem
  * 429 once the limit is exceeded.
  */
-export async function enforceTokenRateLimit(event: H3Event, services: Services, scope: 'api' | 'registry', principal: Principal): Promise<void> {
+export async function enforceTokenRateLimit(
+  event: H3Event,
+  services: Services,
+  scope: 'api' | 'registry',
+  principal: Principal,
+): Promise<void> {
   const result = await checkRateLimit(services, scope, principal)
   if (!result) return
   if (!result.allowed) {
-    throw new HttpProblem(429, 'rate_limited', `${SCOPE_NAMES[scope]} rate limit of ${result.limit} requests exceeded for this token; retry in ${result.resetSeconds}s`, undefined, result.headers)
+    throw new HttpProblem(
+      429,
+      'rate_limited',
+      `${SCOPE_NAMES[scope]} rate limit of ${result.limit} requests exceeded for this token; retry in ${result.resetSeconds}s`,
+      undefined,
+      result.headers,
+    )
   }
   if (event.node.res.headersSent) return
   for (const [name, value] of Object.entries(result.headers)) event.node.res.setHeader(name, value)

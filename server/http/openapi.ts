@@ -8,7 +8,12 @@ type JsonSchema = Record<string, unknown>
  * selectors) are hoisted into `components.schemas` and their refs rewritten, because a
  * `#/$defs/...` ref would resolve against the OpenAPI document root.
  */
-function toSchema(schema: z.ZodType, io: 'input' | 'output', components: Record<string, JsonSchema>, name: string): JsonSchema {
+function toSchema(
+  schema: z.ZodType,
+  io: 'input' | 'output',
+  components: Record<string, JsonSchema>,
+  name: string,
+): JsonSchema {
   const json = z.toJSONSchema(schema, { io, unrepresentable: 'any', cycles: 'ref', reused: 'inline' }) as JsonSchema
   delete json.$schema
   const defs = (json.$defs ?? {}) as Record<string, JsonSchema>
@@ -55,17 +60,26 @@ const PROBLEM: JsonSchema = {
     status: { type: 'integer' },
     detail: { type: 'string' },
     code: { type: 'string', description: 'stable snake_case error code' },
-    errors: { type: 'array', items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } } },
+    errors: {
+      type: 'array',
+      items: { type: 'object', properties: { path: { type: 'string' }, message: { type: 'string' } } },
+    },
     permission: { type: 'string' },
   },
 }
 
 function parametersOf(operation: Operation, components: Record<string, JsonSchema>): JsonSchema[] {
   const params: JsonSchema[] = []
-  const pathSchema = toSchema(operation.params, 'input', components, `${operation.id}Params`) as { properties?: Record<string, JsonSchema> }
-  for (const [name, schema] of Object.entries(pathSchema.properties ?? {})) params.push({ name, in: 'path', required: true, schema })
+  const pathSchema = toSchema(operation.params, 'input', components, `${operation.id}Params`) as {
+    properties?: Record<string, JsonSchema>
+  }
+  for (const [name, schema] of Object.entries(pathSchema.properties ?? {}))
+    params.push({ name, in: 'path', required: true, schema })
   if (operation.query) {
-    const querySchema = toSchema(operation.query, 'input', components, `${operation.id}Query`) as { properties?: Record<string, JsonSchema>; required?: string[] }
+    const querySchema = toSchema(operation.query, 'input', components, `${operation.id}Query`) as {
+      properties?: Record<string, JsonSchema>
+      required?: string[]
+    }
     for (const [name, schema] of Object.entries(querySchema.properties ?? {})) {
       params.push({ name, in: 'query', required: querySchema.required?.includes(name) ?? false, schema })
     }
@@ -80,12 +94,23 @@ export function buildOpenApi(operations: Operation[], info: { title: string; ver
   for (const operation of operations) {
     const status = String(operation.successStatus ?? 200)
     const responses: Record<string, JsonSchema> = {
-      [status]: status === '204' || !operation.response
-        ? { description: 'Success' }
-        : { description: 'Success', content: { 'application/json': { schema: toSchema(operation.response, 'output', components, `${operation.id}Response`) } } },
+      [status]:
+        status === '204' || !operation.response
+          ? { description: 'Success' }
+          : {
+              description: 'Success',
+              content: {
+                'application/json': {
+                  schema: toSchema(operation.response, 'output', components, `${operation.id}Response`),
+                },
+              },
+            },
     }
     for (const code of ['400', '401', '403', '404', '409', '412', '413', '415', '429']) {
-      responses[code] = { description: 'Problem details (RFC 9457)', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }
+      responses[code] = {
+        description: 'Problem details (RFC 9457)',
+        content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+      }
     }
     paths[operation.path] ??= {}
     paths[operation.path][operation.method.toLowerCase()] = {
@@ -94,7 +119,14 @@ export function buildOpenApi(operations: Operation[], info: { title: string; ver
       tags: [operation.tag],
       parameters: parametersOf(operation, components),
       ...(operation.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(operation.body, 'input', components, `${operation.id}Body`) } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: {
+                'application/json': { schema: toSchema(operation.body, 'input', components, `${operation.id}Body`) },
+              },
+            },
+          }
         : {}),
       responses,
     }
@@ -105,6 +137,11 @@ export function buildOpenApi(operations: Operation[], info: { title: string; ver
     servers: [{ url: '/' }],
     security: [{ bearerAuth: [] }],
     paths,
-    components: { schemas: components, securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'fwp_ personal or fws_ service token' } } },
+    components: {
+      schemas: components,
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'fwp_ personal or fws_ service token' },
+      },
+    },
   }
 }

@@ -59,6 +59,8 @@ export interface Operation<P = any, Q = any, B = any> {
  * Declares an operation with types inferred from its schemas.
  * @example defineOperation({ id: 'listTeams', method: 'GET', path: '/v1/{ns}/teams', ... })
  */
-export function defineOperation<P, Q = Record<string, never>, B = undefined>(operation: Operation<P, Q, B>): Operation<P, Q, B> {
+export function defineOperation<P, Q = Record<string, never>, B = undefined>(
+  operation: Operation<P, Q, B>,
+): Operation<P, Q, B> {
   return operation
 }

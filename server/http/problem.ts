@@ -56,30 +56,60 @@ const TITLES: Record<number, string> = {
 /** Zod issue paths as `rules[0].selector` strings. */
 export function fieldErrors(error: ZodError, prefix = ''): FieldError[] {
   return error.issues.map((issue) => {
-    const path = issue.path.reduce<string>((acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)), prefix)
+    const path = issue.path.reduce<string>(
+      (acc, part) => (typeof part === 'number' ? `${acc}[${part}]` : acc ? `${acc}.${String(part)}` : String(part)),
+      prefix,
+    )
     return { path: path || '(root)', message: issue.message }
   })
 }
 
 export function problemOf(status: number, code: string, detail: string, extra: Partial<Problem> = {}): Problem {
-  return { type: `https://docs.package-firewall.dev/problems/${code.replace(/_/g, '-')}`, title: TITLES[status] ?? 'Error', status, detail, code, ...extra }
+  return {
+    type: `https://docs.package-firewall.dev/problems/${code.replace(/_/g, '-')}`,
+    title: TITLES[status] ?? 'Error',
+    status,
+    detail,
+    code,
+    ...extra,
+  }
 }
 
 /** Maps any error to a problem; unknown errors become a 500 that reveals nothing. */
 export function toProblem(error: unknown): { problem: Problem; headers: Record<string, string>; unexpected: boolean } {
   if (error instanceof HttpProblem) {
-    return { problem: problemOf(error.status, error.code, error.message, error.errors ? { errors: error.errors } : {}), headers: error.headers, unexpected: false }
+    return {
+      problem: problemOf(error.status, error.code, error.message, error.errors ? { errors: error.errors } : {}),
+      headers: error.headers,
+      unexpected: false,
+    }
   }
   if (error instanceof DomainError) {
     const extra: Partial<Problem> = {}
     if (error.details.errors) extra.errors = error.details.errors
     if (error.details.permission) extra.permission = error.details.permission
     Object.assign(extra, error.details.extra)
-    return { problem: problemOf(STATUS_BY_KIND[error.kind], error.code, error.message, extra), headers: {}, unexpected: false }
+    return {
+      problem: problemOf(STATUS_BY_KIND[error.kind], error.code, error.message, extra),
+      headers: {},
+      unexpected: false,
+    }
   }
   if (error instanceof ZodError) {
     const errors = fieldErrors(error)
-    return { problem: problemOf(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors }), headers: {}, unexpected: false }
+    return {
+      problem: problemOf(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), { errors }),
+      headers: {},
+      unexpected: false,
+    }
   }
-  return { problem: problemOf(500, 'internal_error', 'an unexpected error occurred; the request id identifies it in the server log'), headers: {}, unexpected: true }
+  return {
+    problem: problemOf(
+      500,
+      'internal_error',
+      'an unexpected error occurred; the request id identifies it in the server log',
+    ),
+    headers: {},
+    unexpected: true,
+  }
 }

@@ -33,7 +33,8 @@ export function parseRateLimit(text: string): RateLimit | null {
   const trimmed = text.trim()
   if (trimmed === 'off' || trimmed === '0') return null
   const match = /^(\d+)\/(\w+)$/.exec(trimmed)
-  if (!match || Number(match[1]) < 1) throw new Error(`invalid rate limit "${text}" (expected e.g. 600/m, 100/10s or off)`)
+  if (!match || Number(match[1]) < 1)
+    throw new Error(`invalid rate limit "${text}" (expected e.g. 600/m, 100/10s or off)`)
   return { limit: Number(match[1]), windowMs: parseDuration(UNITS[match[2]] ?? match[2]) }
 }
 
@@ -58,7 +59,11 @@ let settings: Record<RateLimitScope, RateLimit | null> | null = null
  * the limiter must not turn a Redis hiccup into refusals.
  * @example const limited = await checkRateLimit(services, 'registry', principal)
  */
-export function checkRateLimit(services: Services, scope: 'api' | 'registry', principal: Pick<Principal, 'tokenId'>): Promise<RateLimitResult | null> {
+export function checkRateLimit(
+  services: Services,
+  scope: 'api' | 'registry',
+  principal: Pick<Principal, 'tokenId'>,
+): Promise<RateLimitResult | null> {
   return countHit(services, scope, principal.tokenId)
 }
 
@@ -66,7 +71,10 @@ export function checkRateLimit(services: Services, scope: 'api' | 'registry', pr
  * Counts one call without a valid token from `address` (the subject of the `auth` scope).
  * @example const limited = await checkAuthFailureLimit(services, '203.0.113.7')
  */
-export function checkAuthFailureLimit(services: Services, address: string | undefined): Promise<RateLimitResult | null> {
+export function checkAuthFailureLimit(
+  services: Services,
+  address: string | undefined,
+): Promise<RateLimitResult | null> {
   return countHit(services, 'auth', address ?? 'unknown')
 }
 

@@ -17,7 +17,9 @@ export interface Refusal {
 }
 
 const subjectOf = (refusal: Refusal) =>
-  refusal.principal ? `token:${refusal.principal.tokenIdentifier}` : `address:${refusal.meta.remoteAddress ?? 'unknown'}`
+  refusal.principal
+    ? `token:${refusal.principal.tokenIdentifier}`
+    : `address:${refusal.meta.remoteAddress ?? 'unknown'}`
 
 const pendingFlushes = new Set<string>()
 

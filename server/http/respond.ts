@@ -2,7 +2,12 @@ import type { H3Event } from 'h3'
 import type { Problem } from './problem'
 
 /** Sends JSON (or nothing for 204) with the given status and headers. */
-export function sendJson(event: H3Event, status: number, body: unknown, headers: Record<string, string> = {}): string | null {
+export function sendJson(
+  event: H3Event,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): string | null {
   const res = event.node.res
   res.statusCode = status
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
@@ -12,7 +17,12 @@ export function sendJson(event: H3Event, status: number, body: unknown, headers:
 }
 
 /** Sends a body that is already serialised JSON (cached hot paths). */
-export function sendSerialized(event: H3Event, status: number, body: string | Buffer, headers: Record<string, string> = {}): string | Buffer {
+export function sendSerialized(
+  event: H3Event,
+  status: number,
+  body: string | Buffer,
+  headers: Record<string, string> = {},
+): string | Buffer {
   sendJson(event, status, undefined, headers)
   event.node.res.setHeader('content-type', 'application/json; charset=utf-8')
   return body

@@ -45,7 +45,11 @@ function pathParams(event: H3Event): Record<string, string> {
       throw new HttpProblem(400, 'invalid_path_parameter', `path parameter ${name} is not valid percent-encoding`)
     }
     if (/[/\\]/.test(text) || text === '.' || text === '..') {
-      throw new HttpProblem(400, 'invalid_path_parameter', `path parameter ${name} must not contain a path separator or be a dot segment`)
+      throw new HttpProblem(
+        400,
+        'invalid_path_parameter',
+        `path parameter ${name} must not contain a path separator or be a dot segment`,
+      )
     }
     decoded[name] = text
   }
@@ -70,8 +74,14 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
     try {
       rawParams = pathParams(event)
       ns = rawParams.ns ?? ''
-      if (!CLIENT_ID_PATTERN.test(ns)) throw new HttpProblem(400, 'invalid_path_parameter', 'the namespace in the path is not a valid id')
-      principal = await authenticateCaller(services, credentialFromHeader(event.node.req.headers.authorization), ns, meta)
+      if (!CLIENT_ID_PATTERN.test(ns))
+        throw new HttpProblem(400, 'invalid_path_parameter', 'the namespace in the path is not a valid id')
+      principal = await authenticateCaller(
+        services,
+        credentialFromHeader(event.node.req.headers.authorization),
+        ns,
+        meta,
+      )
       await enforceTokenRateLimit(event, services, 'api', principal)
       const params = parseOr400(operation.params, rawParams, '')
       const ctx = { services, ns, principal, meta }
@@ -93,19 +103,26 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       status = problem.status
       problem.instance = `urn:request:${requestId}`
       failure = { message: problem.detail, permission: problem.permission }
-      if (unexpected) logger.error('request failed', { requestId, operation: operation.id, error: (error as Error)?.stack ?? String(error) })
-      if (error instanceof DomainError && error.kind === 'unauthenticated') event.node.res.setHeader('www-authenticate', 'Bearer')
+      if (unexpected)
+        logger.error('request failed', {
+          requestId,
+          operation: operation.id,
+          error: (error as Error)?.stack ?? String(error),
+        })
+      if (error instanceof DomainError && error.kind === 'unauthenticated')
+        event.node.res.setHeader('www-authenticate', 'Bearer')
       return sendProblem(event, problem, headers)
     } finally {
       const mutating = operation.method !== 'GET'
       // Awaited: when the client has its answer, the audit entry and event exist.
       if (status === 429 && CLIENT_ID_PATTERN.test(ns)) {
         // Refusals past a limit are audited in aggregate, so a flood cannot become audit writes.
-        await auditRefusal(services, { ns, scope: principal ? 'api' : 'auth', principal, meta, statusCode: 429 })
-          .catch((error) => logger.error('audit write failed', { requestId, error: String(error) }))
+        await auditRefusal(services, { ns, scope: principal ? 'api' : 'auth', principal, meta, statusCode: 429 }).catch(
+          (error) => logger.error('audit write failed', { requestId, error: String(error) }),
+        )
       } else if ((mutating || failure || operation.audit.reads) && CLIENT_ID_PATTERN.test(ns)) {
-        await auditCall(services, operation, ns, principal, meta, status, failure, rawParams, createdId).catch((error) =>
-          logger.error('audit write failed', { requestId, error: String(error) }),
+        await auditCall(services, operation, ns, principal, meta, status, failure, rawParams, createdId).catch(
+          (error) => logger.error('audit write failed', { requestId, error: String(error) }),
         )
       }
     }

@@ -16,11 +16,17 @@ export interface AuditQuery {
 const SCAN_BUDGET = 20_000
 
 /** The namespace audit log, newest first, filtered; `action` may be a `prefix.*`. */
-export async function queryAuditLog(ctx: CallContext, query: AuditQuery): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
+export async function queryAuditLog(
+  ctx: CallContext,
+  query: AuditQuery,
+): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   requireNamespacePermission(ctx.principal, 'ns:audit:read')
   const sinceMs = query.since ? Date.parse(query.since) : null
   const matches = (entry: AuditEntry) =>
-    (!query.action || (query.action.endsWith('.*') ? entry.action.startsWith(query.action.slice(0, -1)) : entry.action === query.action)) &&
+    (!query.action ||
+      (query.action.endsWith('.*')
+        ? entry.action.startsWith(query.action.slice(0, -1))
+        : entry.action === query.action)) &&
     (!query.outcome || entry.outcome === query.outcome)
   const entries: AuditEntry[] = []
   let before = query.cursor ?? null

@@ -11,12 +11,28 @@ function checkId(kind: string, id: string): void {
  * Creates a namespace owned by `user` and that user's first personal token. Used by the
  * bootstrap at start-up and by the admin CLI. `material` fixes the token (BOOTSTRAP_TOKEN).
  */
-export async function createNamespaceWithOwner(services: Services, ns: string, user: string, material?: string): Promise<string> {
+export async function createNamespaceWithOwner(
+  services: Services,
+  ns: string,
+  user: string,
+  material?: string,
+): Promise<string> {
   checkId('namespace', ns)
   checkId('user', user)
-  const created = await services.namespaces.create({ id: ns, owner: user, createdAt: new Date(services.clock.now()).toISOString() })
+  const created = await services.namespaces.create({
+    id: ns,
+    owner: user,
+    createdAt: new Date(services.clock.now()).toISOString(),
+  })
   if (!created) throw conflict('namespace_exists', `namespace "${ns}" already exists`)
-  const { material: token } = await issueToken(services, { ns, kind: 'personal', name: 'first token', principalId: user, createdBy: 'admin', material })
+  const { material: token } = await issueToken(services, {
+    ns,
+    kind: 'personal',
+    name: 'first token',
+    principalId: user,
+    createdBy: 'admin',
+    material,
+  })
   return token
 }
 
@@ -29,6 +45,12 @@ export async function createUser(services: Services, ns: string, user: string): 
     if (items.has(user)) throw conflict('user_exists', `user "${user}" already exists in namespace "${ns}"`)
     return { items: items.set(user, { id: user, createdAt }), result: undefined }
   })
-  const { material } = await issueToken(services, { ns, kind: 'personal', name: 'first token', principalId: user, createdBy: 'admin' })
+  const { material } = await issueToken(services, {
+    ns,
+    kind: 'personal',
+    name: 'first token',
+    principalId: user,
+    createdBy: 'admin',
+  })
   return material
 }

@@ -8,10 +8,18 @@ import type { LicenseSet, LicenseSetInput } from './schema'
 
 type LicenseSetBody = z.infer<typeof LicenseSetInput>
 
-const publicSet = ({ id, name, licenses, createdAt, updatedAt }: LicenseSet) => ({ id, name, licenses, createdAt, updatedAt })
+const publicSet = ({ id, name, licenses, createdAt, updatedAt }: LicenseSet) => ({
+  id,
+  name,
+  licenses,
+  createdAt,
+  updatedAt,
+})
 
 export async function listLicenseSets(ctx: CallContext) {
-  return (await ctx.services.licenseSets(ctx.ns).all()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(publicSet)
+  return (await ctx.services.licenseSets(ctx.ns).all())
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
+    .map(publicSet)
 }
 
 export async function getLicenseSet(ctx: CallContext, id: string) {
@@ -26,14 +34,23 @@ export async function createLicenseSet(ctx: CallContext, body: LicenseSetBody) {
   const now = nowIso(ctx)
   return ctx.services.licenseSets(ctx.ns).update((items) => {
     if (items.has(id)) throw conflict('license_set_exists', `license set "${id}" already exists`)
-    const set: LicenseSet = { id, name: body.name, licenses: [...new Set(body.licenses)], createdAt: now, updatedAt: now }
+    const set: LicenseSet = {
+      id,
+      name: body.name,
+      licenses: [...new Set(body.licenses)],
+      createdAt: now,
+      updatedAt: now,
+    }
     return { items: items.set(id, set), result: publicSet(set) }
   })
 }
 
 export async function updateLicenseSet(ctx: CallContext, id: string, body: LicenseSetBody) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
-  if (body.id !== undefined && body.id !== id) throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
+  if (body.id !== undefined && body.id !== id)
+    throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [
+      { path: 'id', message: 'must equal the path id' },
+    ])
   return ctx.services.licenseSets(ctx.ns).update((items) => {
     const set = items.get(id)
     if (!set) throw notFound('license set', id)
@@ -45,8 +62,14 @@ export async function updateLicenseSet(ctx: CallContext, id: string, body: Licen
 /** A license set still named by a rule cannot be deleted (the rule would silently change meaning). */
 export async function deleteLicenseSet(ctx: CallContext, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
-  const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) => fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)))
-  if (users.length) throw conflict('license_set_in_use', `license set "${id}" is used by firewall ${users.map((fw) => `"${fw.id}"`).join(', ')}`)
+  const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) =>
+    fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)),
+  )
+  if (users.length)
+    throw conflict(
+      'license_set_in_use',
+      `license set "${id}" is used by firewall ${users.map((fw) => `"${fw.id}"`).join(', ')}`,
+    )
   await ctx.services.licenseSets(ctx.ns).update((items) => {
     if (!items.delete(id)) throw notFound('license set', id)
     return { items, result: undefined }

@@ -21,7 +21,14 @@ export async function createTeam(ctx: CallContext, body: TeamBody) {
   const now = nowIso(ctx)
   return ctx.services.teams(ctx.ns).update((items) => {
     if (items.has(id)) throw conflict('team_exists', `team "${id}" already exists`)
-    const team: Team = { id, name: body.name, permissions: body.permissions, members: [], createdAt: now, updatedAt: now }
+    const team: Team = {
+      id,
+      name: body.name,
+      permissions: body.permissions,
+      members: [],
+      createdAt: now,
+      updatedAt: now,
+    }
     return { items: items.set(id, team), result: publicTeam(team) }
   })
 }
@@ -51,7 +58,11 @@ export async function listMembers(ctx: CallContext, id: string): Promise<TeamMem
   return team.members
 }
 
-export async function addMember(ctx: CallContext, id: string, userId: string): Promise<{ member: TeamMember; created: boolean }> {
+export async function addMember(
+  ctx: CallContext,
+  id: string,
+  userId: string,
+): Promise<{ member: TeamMember; created: boolean }> {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   return ctx.services.teams(ctx.ns).update<{ member: TeamMember; created: boolean }>((items) => {
     const team = items.get(id)
@@ -71,6 +82,9 @@ export async function removeMember(ctx: CallContext, id: string, userId: string)
     const team = items.get(id)
     if (!team) throw notFound('team', id)
     if (!team.members.some((m) => m.userId === userId)) throw notFound('team member', userId)
-    return { items: items.set(id, { ...team, members: team.members.filter((m) => m.userId !== userId) }), result: undefined }
+    return {
+      items: items.set(id, { ...team, members: team.members.filter((m) => m.userId !== userId) }),
+      result: undefined,
+    }
   })
 }

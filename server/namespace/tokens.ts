@@ -21,7 +21,10 @@ export interface IssueTokenInput {
 }
 
 /** Creates a token; the material is returned here once and stored only as its hash. */
-export async function issueToken(services: Services, input: IssueTokenInput): Promise<{ record: TokenRecord; material: string }> {
+export async function issueToken(
+  services: Services,
+  input: IssueTokenInput,
+): Promise<{ record: TokenRecord; material: string }> {
   const material = input.material ?? generateToken(input.kind)
   const now = new Date(services.clock.now()).toISOString()
   const record: TokenRecord = {
@@ -44,20 +47,44 @@ export async function issueToken(services: Services, input: IssueTokenInput): Pr
 
 /** The token as lists show it: never the material or its hash. */
 export function publicToken(record: TokenRecord) {
-  const base = { id: record.id, name: record.name, prefix: record.prefix, createdAt: record.createdAt, expiresAt: record.expiresAt, lastUsedAt: record.lastUsedAt }
-  return record.kind === 'service' ? { ...base, principalId: record.principalId, permissions: record.permissions ?? [] } : base
+  const base = {
+    id: record.id,
+    name: record.name,
+    prefix: record.prefix,
+    createdAt: record.createdAt,
+    expiresAt: record.expiresAt,
+    lastUsedAt: record.lastUsedAt,
+  }
+  return record.kind === 'service'
+    ? { ...base, principalId: record.principalId, permissions: record.permissions ?? [] }
+    : base
 }
 
 function checkExpiry(ctx: CallContext, expiresAt: string | undefined): void {
   if (expiresAt && Date.parse(expiresAt) <= ctx.services.clock.now()) {
-    throw invalid('expiry_in_past', 'expiresAt must be in the future', [{ path: 'expiresAt', message: 'must be in the future' }])
+    throw invalid('expiry_in_past', 'expiresAt must be in the future', [
+      { path: 'expiresAt', message: 'must be in the future' },
+    ])
   }
 }
 
 export async function createPersonalToken(ctx: CallContext, body: z.infer<typeof PersonalTokenInput>) {
-  if (ctx.principal.type !== 'user') throw new DomainError('forbidden', 'users_only', 'personal tokens belong to users; a service token cannot create one', { permission: 'user' })
+  if (ctx.principal.type !== 'user')
+    throw new DomainError(
+      'forbidden',
+      'users_only',
+      'personal tokens belong to users; a service token cannot create one',
+      { permission: 'user' },
+    )
   checkExpiry(ctx, body.expiresAt)
-  const { record, material } = await issueToken(ctx.services, { ns: ctx.ns, kind: 'personal', name: body.name, principalId: ctx.principal.id, createdBy: ctx.principal.id, expiresAt: body.expiresAt })
+  const { record, material } = await issueToken(ctx.services, {
+    ns: ctx.ns,
+    kind: 'personal',
+    name: body.name,
+    principalId: ctx.principal.id,
+    createdBy: ctx.principal.id,
+    expiresAt: body.expiresAt,
+  })
   return { ...publicToken(record), token: material }
 }
 
@@ -77,17 +104,24 @@ export async function createServiceToken(ctx: CallContext, body: z.infer<typeof 
   return { ...publicToken(record), token: material }
 }
 
-const active = (ctx: CallContext) => (record: TokenRecord) => !record.expiresAt || Date.parse(record.expiresAt) > ctx.services.clock.now()
+const active = (ctx: CallContext) => (record: TokenRecord) =>
+  !record.expiresAt || Date.parse(record.expiresAt) > ctx.services.clock.now()
 
 export async function listPersonalTokens(ctx: CallContext) {
   const all = await ctx.services.tokens.list(ctx.ns)
-  return all.filter((r) => r.kind === 'personal' && r.principalId === ctx.principal.id).filter(active(ctx)).map(publicToken)
+  return all
+    .filter((r) => r.kind === 'personal' && r.principalId === ctx.principal.id)
+    .filter(active(ctx))
+    .map(publicToken)
 }
 
 export async function listServiceTokens(ctx: CallContext) {
   requireNamespacePermission(ctx.principal, 'ns:tokens:manage')
   const all = await ctx.services.tokens.list(ctx.ns)
-  return all.filter((r) => r.kind === 'service').filter(active(ctx)).map(publicToken)
+  return all
+    .filter((r) => r.kind === 'service')
+    .filter(active(ctx))
+    .map(publicToken)
 }
 
 /** Revokes the caller's own personal token, or any token with `ns:tokens:manage`. */
@@ -97,7 +131,8 @@ export async function revokeToken(ctx: CallContext, tokenId: string) {
   if (!record || record.revokedAt) throw notFound('token', tokenId)
   if (!own) {
     // Someone else's personal token is not even visible without the manage permission.
-    if (!hasNamespacePermission(ctx.principal, 'ns:tokens:manage') && record.kind === 'personal') throw notFound('token', tokenId)
+    if (!hasNamespacePermission(ctx.principal, 'ns:tokens:manage') && record.kind === 'personal')
+      throw notFound('token', tokenId)
     requireNamespacePermission(ctx.principal, 'ns:tokens:manage')
   }
   await ctx.services.tokens.revoke(record, nowIso(ctx))

@@ -70,7 +70,8 @@ export function judgeAddress(address: string, policy: AddressPolicy): AddressVer
   const embedded = parsed.kind() === 'ipv6' ? embeddedIPv4(parsed as ipaddr.IPv6) : null
   const candidates: Address[] = embedded ? [parsed, embedded] : [parsed]
   const denied = matchingNetwork(candidates, policy.deniedNetworks)
-  if (denied) return { allowed: false, reason: `${text} is in ${policy.settings.denied ?? 'a denied network'} (${denied})` }
+  if (denied)
+    return { allowed: false, reason: `${text} is in ${policy.settings.denied ?? 'a denied network'} (${denied})` }
   if (matchingNetwork(candidates, policy.allowedNetworks)) return { allowed: true }
   const category = categoryOf(embedded ?? parsed)
   if (category === 'public' || (category === 'private' && policy.allowPrivate)) return { allowed: true }

@@ -6,7 +6,9 @@ export type LookupAll = (hostname: string) => Promise<LookupAddress[]>
 
 export const systemLookupAll: LookupAll = (hostname) =>
   new Promise((resolve, reject) =>
-    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) => (error ? reject(error) : resolve(addresses))),
+    dnsLookup(hostname, { all: true, verbatim: true }, (error, addresses) =>
+      error ? reject(error) : resolve(addresses),
+    ),
   )
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
@@ -27,11 +29,17 @@ export interface GuardOptions {
 export function guardedLookup(policy: AddressPolicy, options: GuardOptions) {
   const lookupAll = options.lookupAll ?? systemLookupAll
   const message = options.message ?? ((hostname: string, reason: string) => `${hostname} resolves to ${reason}`)
-  return (hostname: string, lookupOptions: LookupOptions | LookupAllOptions | number, callback: LookupCallback): void => {
+  return (
+    hostname: string,
+    lookupOptions: LookupOptions | LookupAllOptions | number,
+    callback: LookupCallback,
+  ): void => {
     const wantsAll = typeof lookupOptions === 'object' && lookupOptions !== null && lookupOptions.all === true
     lookupAll(hostname).then(
       (addresses) => {
-        const refusal = addresses.map((entry) => judgeAddress(entry.address, policy)).find((verdict) => !verdict.allowed)
+        const refusal = addresses
+          .map((entry) => judgeAddress(entry.address, policy))
+          .find((verdict) => !verdict.allowed)
         if (refusal || addresses.length === 0) {
           const reason = refusal && !refusal.allowed ? refusal.reason : 'no address'
           const error: NodeJS.ErrnoException = new Error(message(hostname, reason))

@@ -32,7 +32,8 @@ function networks(variable: string, text: string | undefined): string[] {
     .filter(Boolean)
     .map((part) => {
       const cidr = normalizeCidr(part)
-      if (!cidr) throw new NetworkSettingError(variable, `invalid CIDR "${part}" (expected e.g. 10.0.0.0/8 or fd00::/8)`)
+      if (!cidr)
+        throw new NetworkSettingError(variable, `invalid CIDR "${part}" (expected e.g. 10.0.0.0/8 or fd00::/8)`)
       return cidr
     })
 }

@@ -4,7 +4,13 @@ import type { RequestContext } from '../app/request-context'
 import { observeHttpRequest } from './metrics'
 
 /** Paths that are their own template (no ids in them). */
-const STATIC_ROUTES = new Set(['/healthz', '/readyz', '/metrics', '/v1/openapi.json', '/schemas/webhook-events-v1.json'])
+const STATIC_ROUTES = new Set([
+  '/healthz',
+  '/readyz',
+  '/metrics',
+  '/v1/openapi.json',
+  '/schemas/webhook-events-v1.json',
+])
 
 /**
  * The metrics label of a request: the template a handler set, else a coarse template from the

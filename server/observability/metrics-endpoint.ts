@@ -19,9 +19,16 @@ export function bearerMatches(header: string | undefined, expected: string): boo
  * `GET /metrics`: Prometheus text; when `METRICS_TOKEN` is set the scraper must send it as a
  * bearer token (401 problem otherwise).
  */
-export async function handleMetrics(event: H3Event, token: string | undefined = process.env.METRICS_TOKEN || undefined): Promise<string> {
+export async function handleMetrics(
+  event: H3Event,
+  token: string | undefined = process.env.METRICS_TOKEN || undefined,
+): Promise<string> {
   if (token && !bearerMatches(event.node.req.headers.authorization, token)) {
-    return sendProblem(event, problemOf(401, 'unauthenticated', 'the metrics endpoint needs Authorization: Bearer <METRICS_TOKEN>'), { 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' })
+    return sendProblem(
+      event,
+      problemOf(401, 'unauthenticated', 'the metrics endpoint needs Authorization: Bearer <METRICS_TOKEN>'),
+      { 'www-authenticate': 'Bearer realm="metrics"', 'cache-control': 'no-store' },
+    )
   }
   const { contentType, body } = await renderMetrics()
   event.node.res.statusCode = 200

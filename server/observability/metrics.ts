@@ -13,26 +13,122 @@ const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10
 // Label values are cut short so a caller's slip cannot explode series or leak long text.
 const label = (value: string) => String(value).slice(0, 80)
 
-const httpRequests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['route', 'method', 'status'], registers })
-const httpDuration = new Histogram({ name: 'http_request_duration_seconds', help: 'HTTP request duration by route template, method and status', labelNames: ['route', 'method', 'status'], buckets: LATENCY_BUCKETS, registers })
-const deliveryAttempts = new Counter({ name: 'webhook_delivery_attempts_total', help: 'Webhook delivery attempts by outcome', labelNames: ['outcome'], registers })
-const deliveryDuration = new Histogram({ name: 'webhook_delivery_attempt_duration_seconds', help: 'Webhook delivery attempt duration by outcome', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers })
-const bufferedEvents = new Gauge({ name: 'webhook_buffered_events', help: 'Events buffered for webhooks whose actors this process hosts', registers })
-const actorStates = new Gauge({ name: 'actors', help: 'Actors hosted by this process per machine and state', labelNames: ['machine', 'state'], registers })
-const proxyDecisions = new Counter({ name: 'registry_proxy_decisions_total', help: 'Registry proxy firewall decisions by phase and outcome', labelNames: ['phase', 'outcome'], registers })
-const upstreamDuration = new Histogram({ name: 'registry_upstream_request_duration_seconds', help: 'Upstream registry request duration by upstream host and result', labelNames: ['upstream', 'result'], buckets: LATENCY_BUCKETS, registers })
-const upstreamErrors = new Counter({ name: 'registry_upstream_errors_total', help: 'Upstream registry errors by upstream host and kind', labelNames: ['upstream', 'kind'], registers })
-const leases = new Gauge({ name: 'leases_owned', help: 'Leases this process holds, by kind', labelNames: ['kind'], registers })
-const rateLimited = new Counter({ name: 'rate_limited_requests_total', help: 'Requests answered 429 by the rate limiter, by scope', labelNames: ['scope'], registers })
-const retentionTrimmed = new Counter({ name: 'log_retention_trimmed_entries_total', help: 'Log entries removed by retention, by log kind', labelNames: ['log'], registers })
-const retentionRuns = new Counter({ name: 'log_retention_runs_total', help: 'Retention passes this process ran (it held the lease)', registers })
+const httpRequests = new Counter({
+  name: 'http_requests_total',
+  help: 'HTTP requests by route template, method and status',
+  labelNames: ['route', 'method', 'status'],
+  registers,
+})
+const httpDuration = new Histogram({
+  name: 'http_request_duration_seconds',
+  help: 'HTTP request duration by route template, method and status',
+  labelNames: ['route', 'method', 'status'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+})
+const deliveryAttempts = new Counter({
+  name: 'webhook_delivery_attempts_total',
+  help: 'Webhook delivery attempts by outcome',
+  labelNames: ['outcome'],
+  registers,
+})
+const deliveryDuration = new Histogram({
+  name: 'webhook_delivery_attempt_duration_seconds',
+  help: 'Webhook delivery attempt duration by outcome',
+  labelNames: ['outcome'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+})
+const bufferedEvents = new Gauge({
+  name: 'webhook_buffered_events',
+  help: 'Events buffered for webhooks whose actors this process hosts',
+  registers,
+})
+const actorStates = new Gauge({
+  name: 'actors',
+  help: 'Actors hosted by this process per machine and state',
+  labelNames: ['machine', 'state'],
+  registers,
+})
+const proxyDecisions = new Counter({
+  name: 'registry_proxy_decisions_total',
+  help: 'Registry proxy firewall decisions by phase and outcome',
+  labelNames: ['phase', 'outcome'],
+  registers,
+})
+const upstreamDuration = new Histogram({
+  name: 'registry_upstream_request_duration_seconds',
+  help: 'Upstream registry request duration by upstream host and result',
+  labelNames: ['upstream', 'result'],
+  buckets: LATENCY_BUCKETS,
+  registers,
+})
+const upstreamErrors = new Counter({
+  name: 'registry_upstream_errors_total',
+  help: 'Upstream registry errors by upstream host and kind',
+  labelNames: ['upstream', 'kind'],
+  registers,
+})
+const leases = new Gauge({
+  name: 'leases_owned',
+  help: 'Leases this process holds, by kind',
+  labelNames: ['kind'],
+  registers,
+})
+const rateLimited = new Counter({
+  name: 'rate_limited_requests_total',
+  help: 'Requests answered 429 by the rate limiter, by scope',
+  labelNames: ['scope'],
+  registers,
+})
+const retentionTrimmed = new Counter({
+  name: 'log_retention_trimmed_entries_total',
+  help: 'Log entries removed by retention, by log kind',
+  labelNames: ['log'],
+  registers,
+})
+const retentionRuns = new Counter({
+  name: 'log_retention_runs_total',
+  help: 'Retention passes this process ran (it held the lease)',
+  registers,
+})
 const advisoryLabels = ['ecosystem']
-const advisoryRecords = new Gauge({ name: 'advisory_records', help: 'Advisories loaded per ecosystem (feed and ADVISORY_DIR)', labelNames: advisoryLabels, registers })
-const advisoryRefresh = new Gauge({ name: 'advisory_last_refresh_timestamp_seconds', help: 'When the feed data was last confirmed current (0: never)', labelNames: advisoryLabels, registers })
-const advisoryLoaded = new Gauge({ name: 'advisory_data_loaded', help: '1 when rules of the ecosystem can decide, 0 while they fail closed', labelNames: advisoryLabels, registers })
-const advisoryStale = new Gauge({ name: 'advisory_data_stale', help: '1 when the data is missing or older than 3 x ADVISORY_REFRESH', labelNames: advisoryLabels, registers })
-const advisoryError = new Gauge({ name: 'advisory_refresh_error', help: '1 while the last feed refresh of the ecosystem failed', labelNames: advisoryLabels, registers })
-const advisorySource = new Gauge({ name: 'advisory_source_info', help: 'Where the data of an ecosystem comes from (value 1)', labelNames: ['ecosystem', 'source'], registers })
+const advisoryRecords = new Gauge({
+  name: 'advisory_records',
+  help: 'Advisories loaded per ecosystem (feed and ADVISORY_DIR)',
+  labelNames: advisoryLabels,
+  registers,
+})
+const advisoryRefresh = new Gauge({
+  name: 'advisory_last_refresh_timestamp_seconds',
+  help: 'When the feed data was last confirmed current (0: never)',
+  labelNames: advisoryLabels,
+  registers,
+})
+const advisoryLoaded = new Gauge({
+  name: 'advisory_data_loaded',
+  help: '1 when rules of the ecosystem can decide, 0 while they fail closed',
+  labelNames: advisoryLabels,
+  registers,
+})
+const advisoryStale = new Gauge({
+  name: 'advisory_data_stale',
+  help: '1 when the data is missing or older than 3 x ADVISORY_REFRESH',
+  labelNames: advisoryLabels,
+  registers,
+})
+const advisoryError = new Gauge({
+  name: 'advisory_refresh_error',
+  help: '1 while the last feed refresh of the ecosystem failed',
+  labelNames: advisoryLabels,
+  registers,
+})
+const advisorySource = new Gauge({
+  name: 'advisory_source_info',
+  help: 'Where the data of an ecosystem comes from (value 1)',
+  labelNames: ['ecosystem', 'source'],
+  registers,
+})
 
 /** Collectors run before every scrape, e.g. to refresh gauges from an actor host. */
 const collectors = new Set<() => void | Promise<void>>()
@@ -140,6 +236,14 @@ export function onMetricsCollect(callback: () => void | Promise<void>): () => vo
 /** The Prometheus text exposition, after refreshing the callback-fed gauges. */
 export async function renderMetrics(): Promise<{ contentType: string; body: string }> {
   // A failing collector must not break the scrape; its gauges just keep their last value.
-  await Promise.all([...collectors].map(async (collect) => { try { await collect() } catch { /* stale gauge */ } }))
+  await Promise.all(
+    [...collectors].map(async (collect) => {
+      try {
+        await collect()
+      } catch {
+        /* stale gauge */
+      }
+    }),
+  )
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() }
 }

@@ -36,7 +36,10 @@ export interface RetentionReport {
 
 /** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL`; throws on an invalid duration. */
 export function retentionSettings(env: NodeJS.ProcessEnv = process.env): { retentionMs: number; intervalMs: number } {
-  return { retentionMs: parseDuration(env.LOG_RETENTION || '30d'), intervalMs: parseDuration(env.LOG_RETENTION_INTERVAL || '1m') }
+  return {
+    retentionMs: parseDuration(env.LOG_RETENTION || '30d'),
+    intervalMs: parseDuration(env.LOG_RETENTION_INTERVAL || '1m'),
+  }
 }
 
 /** Every log retention applies to (see RetainedLogRepository.list). */
@@ -75,8 +78,15 @@ export class RetentionWorker {
     observeRetentionRun(removed)
     const pruned: Record<string, number> = {}
     for (const [name, prune] of Object.entries(this.options.prune ?? {})) pruned[name] = await prune(now)
-    const total = removed.event + removed.audit + removed.firewall + Object.values(pruned).reduce((sum, n) => sum + n, 0)
-    if (total > 0) logger.info('log retention pass', { cutoff: new Date(cutoff).toISOString(), logs: logs.length, ...removed, ...pruned })
+    const total =
+      removed.event + removed.audit + removed.firewall + Object.values(pruned).reduce((sum, n) => sum + n, 0)
+    if (total > 0)
+      logger.info('log retention pass', {
+        cutoff: new Date(cutoff).toISOString(),
+        logs: logs.length,
+        ...removed,
+        ...pruned,
+      })
     return { cutoff, logs: logs.length, removed, pruned }
   }
 
@@ -86,7 +96,11 @@ export class RetentionWorker {
    */
   start(): Promise<void> {
     if (this.cancel) return Promise.resolve()
-    const tick = () => this.runOnce().then(() => undefined, (error) => logger.error('log retention failed', { error: String(error) }))
+    const tick = () =>
+      this.runOnce().then(
+        () => undefined,
+        (error) => logger.error('log retention failed', { error: String(error) }),
+      )
     const every = this.options.every ?? defaultEvery
     this.cancel = every(() => void tick(), this.options.intervalMs)
     return tick()

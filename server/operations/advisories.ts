@@ -9,7 +9,9 @@ const EcosystemStatus = z
   .object({
     ecosystem: z.enum(ECOSYSTEMS),
     source: z.enum(['feed', 'file', 'directory', 'feed+directory', 'file+directory', 'none']),
-    loaded: z.boolean().describe('false: vulnerability and malware rules of this ecosystem answer 503 until data loads'),
+    loaded: z
+      .boolean()
+      .describe('false: vulnerability and malware rules of this ecosystem answer 503 until data loads'),
     records: z.number().int(),
     invalid: z.number().int(),
     withdrawn: z.number().int(),

@@ -8,9 +8,18 @@ import { NsParams, PageQuery, nextLink } from './common'
 
 export const namespaceOperations = [
   defineOperation({
-    id: 'me', method: 'GET', path: '/v1/{ns}/me', summary: 'Who am I: principal, teams, effective permissions', tag: 'Namespace',
-    params: NsParams, access: member,
-    response: z.object({ principal: z.object({ type: z.enum(['user', 'service']), id: z.string() }), teams: z.array(z.string()), permissions: z.array(z.string()) }),
+    id: 'me',
+    method: 'GET',
+    path: '/v1/{ns}/me',
+    summary: 'Who am I: principal, teams, effective permissions',
+    tag: 'Namespace',
+    params: NsParams,
+    access: member,
+    response: z.object({
+      principal: z.object({ type: z.enum(['user', 'service']), id: z.string() }),
+      teams: z.array(z.string()),
+      permissions: z.array(z.string()),
+    }),
     audit: { action: 'me.read', resourceType: 'principal' },
     handler: async ({ ctx }) => ({
       body: {
@@ -21,8 +30,13 @@ export const namespaceOperations = [
     }),
   }),
   defineOperation({
-    id: 'listAuditLog', method: 'GET', path: '/v1/{ns}/audit', summary: 'The namespace audit log, newest first', tag: 'Namespace',
-    params: NsParams, access: namespace('ns:audit:read'),
+    id: 'listAuditLog',
+    method: 'GET',
+    path: '/v1/{ns}/audit',
+    summary: 'The namespace audit log, newest first',
+    tag: 'Namespace',
+    params: NsParams,
+    access: namespace('ns:audit:read'),
     query: PageQuery.extend({
       action: z.string().max(200).optional(),
       outcome: z.enum(['success', 'failure']).optional(),

@@ -18,13 +18,16 @@ export default defineNitroPlugin((nitroApp) => {
   const ready = (async () => {
     // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
     const backend = await openBackend(undefined, {
-      onStep: (step, changed) => logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
+      onStep: (step, changed) =>
+        logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
     })
     const services = createServices(backend)
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
-      if (dir.error) logger.warn('data directory could not be made private (0700)', { path: dir.path, error: dir.error })
-      else if (dir.tightenedFrom !== null) logger.info('data directory tightened to 0700', { path: dir.path, was: dir.tightenedFrom.toString(8) })
+      if (dir.error)
+        logger.warn('data directory could not be made private (0700)', { path: dir.path, error: dir.error })
+      else if (dir.tightenedFrom !== null)
+        logger.info('data directory tightened to 0700', { path: dir.path, was: dir.tightenedFrom.toString(8) })
     }
     // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
     await verifySecretsKey(backend, services.secrets)

@@ -44,7 +44,10 @@ export default defineNitroPlugin((nitroApp) => {
       clock: services.clock,
       owner,
       ...settings,
-      prune: { webhookMetricBuckets: (now) => pruneMetricBuckets(services.webhooks, services.webhookRecords, now, settings.retentionMs) },
+      prune: {
+        webhookMetricBuckets: (now) =>
+          pruneMetricBuckets(services.webhooks, services.webhookRecords, now, settings.retentionMs),
+      },
     })
     void retention.start()
     return retention

@@ -172,7 +172,10 @@ let shared: AdvisoryCatalog | null = null
 /** The process-wide catalog for `ADVISORY_DIR` and `ADVISORY_FEED_URL`, created on first use. */
 export function sharedAdvisoryCatalog(): AdvisoryCatalog {
   if (shared) return shared
-  const catalog = createAdvisoryCatalog({ dir: process.env.ADVISORY_DIR || undefined, settings: advisoryFeedSettings() })
+  const catalog = createAdvisoryCatalog({
+    dir: process.env.ADVISORY_DIR || undefined,
+    settings: advisoryFeedSettings(),
+  })
   onMetricsCollect(() => setAdvisoryGauges(catalog.status().ecosystems))
   shared = catalog
   return shared

@@ -27,7 +27,11 @@ function unavailableIndex(): AdvisoryIndex {
     size: 0,
     all: () => [],
     lookup: () => {
-      throw factUnavailable('advisory data (a vulnerability or malware rule needs it)', 'the advisory directory', 'not readable')
+      throw factUnavailable(
+        'advisory data (a vulnerability or malware rule needs it)',
+        'the advisory directory',
+        'not readable',
+      )
     },
   }
 }
@@ -40,7 +44,8 @@ function unavailableIndex(): AdvisoryIndex {
  * @example const source = createAdvisorySource(process.env.ADVISORY_DIR); await source.ready
  */
 export function createAdvisorySource(dir: string | undefined, options: { retryMs?: number } = {}): AdvisorySource {
-  if (!dir) return { current: () => EMPTY_ADVISORY_INDEX, loaded: () => true, ready: Promise.resolve(), close: () => undefined }
+  if (!dir)
+    return { current: () => EMPTY_ADVISORY_INDEX, loaded: () => true, ready: Promise.resolve(), close: () => undefined }
   let index: AdvisoryIndex = unavailableIndex()
   let loaded = false
   let stopWatching: (() => void) | null = null
@@ -63,7 +68,12 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
     warned = false
     index = result.index
     loaded = true
-    logger.info('advisories loaded', { dir, files: result.files, records: result.records, warnings: result.warnings.length })
+    logger.info('advisories loaded', {
+      dir,
+      files: result.files,
+      records: result.records,
+      warnings: result.warnings.length,
+    })
     for (const warning of result.warnings.slice(0, 20)) logger.warn('advisory file problem', { dir, warning })
   }
 

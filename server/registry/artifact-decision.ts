@@ -32,7 +32,13 @@ export async function loadPolicy(request: ProxyRequest): Promise<Policy> {
   ])
   const filtersVersions = chain.some((layer) => layer.firewall.rules.some((rule) => rule.executionPhase === 'versions'))
   const decide = (phases: readonly ExecutionPhase[], facts: PackageVersionFacts) => evaluate(chain, phases, facts, ctx)
-  return { chain, ctx, filtersVersions, decide, visible: (facts) => !filtersVersions || decide(['versions'], facts).outcome !== 'blocked' }
+  return {
+    chain,
+    ctx,
+    filtersVersions,
+    decide,
+    visible: (facts) => !filtersVersions || decide(['versions'], facts).outcome !== 'blocked',
+  }
 }
 
 /** Phases a decision evaluates: a version hidden from an index is also refused as a file. */
@@ -52,7 +58,16 @@ export async function decideArtifact(
   upstream: string,
 ): Promise<DecisionRecord> {
   const decision = policy.decide(PHASES[phase], facts)
-  const record: DecisionRecord = { ns: request.ns, firewall: request.firewall, phase, decision, facts, upstream, principal: request.principal, meta: request.meta }
+  const record: DecisionRecord = {
+    ns: request.ns,
+    firewall: request.firewall,
+    phase,
+    decision,
+    facts,
+    upstream,
+    principal: request.principal,
+    meta: request.meta,
+  }
   if (decision.outcome === 'blocked') {
     await recordDecision(request.services, record)
     throw new RegistryError(403, blockedMessage(decision, facts.packageName, facts.version, request))

@@ -81,7 +81,8 @@ export class RegistryCache {
   /** A fresh cached answer of upstream `scope` (e.g. `ns/fw/upstreamId`) for `name`, or null. */
   async getPackument<P>(scope: string, name: string): Promise<CachedPackument<P> | null> {
     const key = this.packumentKey(scope, name)
-    const fresh = (entry: CachedPackument | null | undefined) => entry && this.clock.now() - entry.fetchedAt < this.packumentTtlMs
+    const fresh = (entry: CachedPackument | null | undefined) =>
+      entry && this.clock.now() - entry.fetchedAt < this.packumentTtlMs
     const memory = this.packuments.get(key)
     if (fresh(memory)) return memory as CachedPackument<P>
     const stored = await this.store.getPackument<CachedPackument>(sha(scope), sha(name))

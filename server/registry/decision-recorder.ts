@@ -56,11 +56,19 @@ export function decisionData(record: DecisionRecord): FirewallDecisionData {
 }
 
 /** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
-export function decisionWrites(services: Services, record: DecisionRecord): { entry: DecisionLogEntry; events: NamespaceEvent[] } {
+export function decisionWrites(
+  services: Services,
+  record: DecisionRecord,
+): { entry: DecisionLogEntry; events: NamespaceEvent[] } {
   const data = decisionData(record)
   observeProxyDecision(data.executionPhase, record.decision.outcome)
   const now = services.clock.now()
-  const entry: DecisionLogEntry = { id: newId('log', now), time: new Date(now).toISOString(), outcome: record.decision.outcome, ...data }
+  const entry: DecisionLogEntry = {
+    id: newId('log', now),
+    time: new Date(now).toISOString(),
+    outcome: record.decision.outcome,
+    ...data,
+  }
   const type = decisionEventType(record.decision)
   return { entry, events: type ? [makeEvent(services.clock, record.ns, type, data)] : [] }
 }
@@ -70,14 +78,22 @@ export function decisionWrites(services: Services, record: DecisionRecord): { en
  * webhook outbox never disagree. Also takes extra events of the same request (a publish's
  * `package.published`).
  */
-export async function recordDecision(services: Services, record: DecisionRecord, extraEvents: NamespaceEvent[] = []): Promise<DecisionLogEntry> {
+export async function recordDecision(
+  services: Services,
+  record: DecisionRecord,
+  extraEvents: NamespaceEvent[] = [],
+): Promise<DecisionLogEntry> {
   const { entry, events } = decisionWrites(services, record)
   await services.events.appendDecision(record.ns, record.firewall.id, entry, [...events, ...extraEvents])
   return entry
 }
 
 /** The `package.published` event (spec 6.5) for a version forwarded to the publish target. */
-export function publishedEvent(services: Services, record: Pick<DecisionRecord, 'ns' | 'firewall' | 'facts' | 'principal' | 'meta'>, upstream: string): NamespaceEvent {
+export function publishedEvent(
+  services: Services,
+  record: Pick<DecisionRecord, 'ns' | 'firewall' | 'facts' | 'principal' | 'meta'>,
+  upstream: string,
+): NamespaceEvent {
   return makeEvent(services.clock, record.ns, 'package.published', {
     firewall: record.firewall.id,
     ecosystem: record.facts.ecosystem,

@@ -33,7 +33,11 @@ const RETRY_STATUSES = new Set([408, 429])
  * `factUnavailable`; a body that is not JSON throws `factUnreadable`.
  * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(upstream, url))
  */
-export async function fetchFactDocument(what: string, upstream: Upstream, call: () => Promise<Response>): Promise<unknown> {
+export async function fetchFactDocument(
+  what: string,
+  upstream: Upstream,
+  call: () => Promise<Response>,
+): Promise<unknown> {
   let response: Response
   try {
     response = await call()
@@ -43,7 +47,8 @@ export async function fetchFactDocument(what: string, upstream: Upstream, call: 
   }
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
-    if (RETRY_STATUSES.has(response.status)) throw factUnavailable(what, `upstream ${upstream.id}`, `status ${response.status}`)
+    if (RETRY_STATUSES.has(response.status))
+      throw factUnavailable(what, `upstream ${upstream.id}`, `status ${response.status}`)
     return undefined
   }
   let text: string

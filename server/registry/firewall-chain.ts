@@ -29,7 +29,11 @@ export async function firewallChain(services: Services, ns: string, firewall: Fi
 }
 
 /** The pure engine's inputs besides rules: time, the namespace's license sets, advisories. */
-export async function evaluationContext(services: Services, ns: string, advisories: AdvisoryIndex): Promise<EvaluationContext> {
+export async function evaluationContext(
+  services: Services,
+  ns: string,
+  advisories: AdvisoryIndex,
+): Promise<EvaluationContext> {
   const sets = await services.licenseSets(ns).all()
   return {
     now: services.clock.now(),

@@ -30,7 +30,6 @@ export interface RegistryHandlerOptions extends RegistryCacheOptions {
   maxBodyBytes?: number
 }
 
-
 const PREFIX = /^\/registry\/([^/?#]+)\/([^/?#]+)(\/[^?#]*)?(?:\?(.*))?$/
 
 /** A percent-decoded path segment; undecodable input becomes a string no id pattern accepts. */
@@ -46,13 +45,20 @@ function decodeSegment(raw: string): string {
  * The caller of a registry request (NuGet push and unlist carry the token as X-NuGet-ApiKey, CONTRACT 5).
  * Past `AUTH_FAILURE_RATE_LIMIT` failures from one address the answer is 429, audited in aggregate.
  */
-async function authenticateOrRefuse(event: H3Event, services: Services, ns: string, meta: RequestMeta): Promise<Principal> {
+async function authenticateOrRefuse(
+  event: H3Event,
+  services: Services,
+  ns: string,
+  meta: RequestMeta,
+): Promise<Principal> {
   const apiKey = event.node.req.headers['x-nuget-apikey']
-  const presented = credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
+  const presented =
+    credentialFromHeader(event.node.req.headers.authorization) ?? (typeof apiKey === 'string' && apiKey ? apiKey : null)
   try {
     return await authenticateCaller(services, presented, ns, meta)
   } catch (error) {
-    if (isRateLimited(error)) await auditRefusal(services, { ns, scope: 'auth', principal: null, meta, statusCode: 429 }).catch(() => undefined)
+    if (isRateLimited(error))
+      await auditRefusal(services, { ns, scope: 'auth', principal: null, meta, statusCode: 429 }).catch(() => undefined)
     throw error
   }
 }
@@ -68,13 +74,21 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
   if (error instanceof HttpProblem) return sendJson(exchange, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
     // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.
-    const headers: Record<string, string> = error.kind === 'unauthenticated' ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' } : {}
+    const headers: Record<string, string> =
+      error.kind === 'unauthenticated'
+        ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' }
+        : {}
     return sendJson(exchange, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
   }
   if (error instanceof UpstreamUnavailable) {
     // Logged, never an event (spec 6.1 rule 6); 503 + Retry-After so clients retry.
     logger.warn('upstream unavailable', { requestId, firewall, upstream: error.upstream, reason: error.reason })
-    return sendJson(exchange, 503, { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` }, { 'retry-after': String(RETRY_AFTER_SECONDS) })
+    return sendJson(
+      exchange,
+      503,
+      { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` },
+      { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    )
   }
   if (error instanceof IntegrityMismatch) {
     logger.error('tarball integrity mismatch', { requestId, firewall, reason: error.message })
@@ -111,7 +125,10 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
     let site: (FailureSite & { services: Services }) | undefined
     const failures: UpstreamUnavailable[] = []
     const logFailures = async () => {
-      if (site && failures.length) await recordUpstreamFailures(site.services, site, failures).catch((error) => logger.error('upstream failure log write failed', { requestId, error: String(error) }))
+      if (site && failures.length)
+        await recordUpstreamFailures(site.services, site, failures).catch((error) =>
+          logger.error('upstream failure log write failed', { requestId, error: String(error) }),
+        )
     }
     try {
       if (!match) throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/')
@@ -125,7 +142,10 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       await advisoriesReady
       const principal = await authenticateOrRefuse(event, services, ns, meta)
       await enforceTokenRateLimit(event, services, 'registry', principal).catch(async (error: unknown) => {
-        if (isRateLimited(error)) await auditRefusal(services, { ns, scope: 'registry', principal, meta, statusCode: 429 }).catch(() => undefined)
+        if (isRateLimited(error))
+          await auditRefusal(services, { ns, scope: 'registry', principal, meta, statusCode: 429 }).catch(
+            () => undefined,
+          )
         throw error
       })
       const firewall = await services.firewalls.get(ns, firewallId)

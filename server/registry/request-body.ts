@@ -6,7 +6,10 @@ import { RegistryError } from './responses'
  * The raw request body, refused with 413 beyond `limit` bytes; a gzip `content-encoding`
  * (npm sends audit bodies that way) is undone.
  */
-export async function readBodyBytes(request: Pick<RegistryExchange, 'headers' | 'body'>, limit: number): Promise<Buffer> {
+export async function readBodyBytes(
+  request: Pick<RegistryExchange, 'headers' | 'body'>,
+  limit: number,
+): Promise<Buffer> {
   const declared = Number(request.headers['content-length'] ?? 0)
   if (declared > limit) throw new RegistryError(413, `request body exceeds ${limit} bytes`)
   const chunks: Buffer[] = []
@@ -28,7 +31,10 @@ export async function readBodyBytes(request: Pick<RegistryExchange, 'headers' | 
 }
 
 /** The body parsed as JSON; 400 when it is not. */
-export async function readJson(request: Pick<RegistryExchange, 'headers' | 'body'>, limit: number): Promise<{ raw: Buffer; json: unknown }> {
+export async function readJson(
+  request: Pick<RegistryExchange, 'headers' | 'body'>,
+  limit: number,
+): Promise<{ raw: Buffer; json: unknown }> {
   const raw = await readBodyBytes(request, limit)
   try {
     return { raw, json: JSON.parse(raw.toString('utf8')) }

@@ -92,7 +92,9 @@ export interface BlockSite {
  * @example exceptionFormLink(site) // 'http://localhost:3000/namespaces/default/firewalls/web/exception-requests/new?request=req-...'
  */
 export function exceptionFormLink(site: BlockSite): string {
-  const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new'].map(encodeURIComponent).join('/')
+  const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new']
+    .map(encodeURIComponent)
+    .join('/')
   return `${site.dashboardUrl}/${path}?request=${encodeURIComponent(site.meta.requestId)}`
 }
 

@@ -18,7 +18,11 @@ export interface FailureSite {
  * The firewall log entry of one failed upstream call. Pure but for the id and the clock.
  * @example upstreamErrorEntry(services.clock.now(), site, new UpstreamUnavailable('npmjs', 'status 500'))
  */
-export function upstreamErrorEntry(now: number, site: FailureSite, failure: UpstreamUnavailable): UpstreamErrorLogEntry {
+export function upstreamErrorEntry(
+  now: number,
+  site: FailureSite,
+  failure: UpstreamUnavailable,
+): UpstreamErrorLogEntry {
   return compact({
     id: newId('log', now),
     time: new Date(now).toISOString(),
@@ -45,9 +49,17 @@ export function upstreamErrorEntry(now: number, site: FailureSite, failure: Upst
  * the one that failed the request and those skipped on the way to another upstream. Never
  * an event (spec 6.1 rule 6).
  */
-export async function recordUpstreamFailures(services: Services, site: FailureSite, failures: readonly UpstreamUnavailable[]): Promise<void> {
+export async function recordUpstreamFailures(
+  services: Services,
+  site: FailureSite,
+  failures: readonly UpstreamUnavailable[],
+): Promise<void> {
   const seen = new Set<UpstreamUnavailable>()
   const unique = failures.filter((failure) => !seen.has(failure) && seen.add(failure))
   const now = services.clock.now()
-  await services.firewallLog.appendWithoutEvents(site.ns, site.firewall.id, unique.map((failure) => upstreamErrorEntry(now, site, failure)))
+  await services.firewallLog.appendWithoutEvents(
+    site.ns,
+    site.firewall.id,
+    unique.map((failure) => upstreamErrorEntry(now, site, failure)),
+  )
 }

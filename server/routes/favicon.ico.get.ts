@@ -5,6 +5,10 @@ const ICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path 
 
 /** The site icon (SVG), so no browser logs a 404 for it. */
 export default defineEventHandler((event) => {
-  setResponseHeaders(event, { 'content-type': 'image/svg+xml', 'cache-control': 'public, max-age=86400', 'x-content-type-options': 'nosniff' })
+  setResponseHeaders(event, {
+    'content-type': 'image/svg+xml',
+    'cache-control': 'public, max-age=86400',
+    'x-content-type-options': 'nosniff',
+  })
   return ICON
 })

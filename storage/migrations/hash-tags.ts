@@ -27,9 +27,11 @@ export function hashTaggedName(key: string): string | null {
     if (parts[2] === 'wh-batch') return null
     return ['ns', `{${kind}}`, ...parts.slice(2)].join(':')
   }
-  if (head === 'queue' && kind === 'ns' && parts.length >= 4 && !ns.startsWith('{')) return ['queue', 'ns', `{${ns}}`, ...parts.slice(3)].join(':')
+  if (head === 'queue' && kind === 'ns' && parts.length >= 4 && !ns.startsWith('{'))
+    return ['queue', 'ns', `{${ns}}`, ...parts.slice(3)].join(':')
   if (head !== 'log' || parts.length < 3) return null
-  if (kind === 'ns' && parts.length >= 4 && !ns.startsWith('{')) return ['log', 'ns', `{${ns}}`, ...parts.slice(3)].join(':')
+  if (kind === 'ns' && parts.length >= 4 && !ns.startsWith('{'))
+    return ['log', 'ns', `{${ns}}`, ...parts.slice(3)].join(':')
   if (kind === 'audit') return ['log', 'ns', `{${ns}}`, 'audit', ...parts.slice(3)].join(':')
   if (kind === 'fwlog' && parts.length >= 4) return ['log', 'ns', `{${ns}}`, 'fwlog', ...parts.slice(3)].join(':')
   return null

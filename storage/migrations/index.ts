@@ -65,7 +65,10 @@ export async function migrateStorage(backend: Backend, options: MigrationOptions
   if (first === STORAGE_LAYOUT) return { from: first, to: first, ran: [] }
   for (;;) {
     if (await backend.leaseAcquire(keys.migrationLease, owner, leaseMs)) {
-      const renewal = setInterval(() => void backend.leaseAcquire(keys.migrationLease, owner, leaseMs).catch(() => undefined), leaseMs / 3)
+      const renewal = setInterval(
+        () => void backend.leaseAcquire(keys.migrationLease, owner, leaseMs).catch(() => undefined),
+        leaseMs / 3,
+      )
       renewal.unref()
       try {
         const from = await storedLayout(backend)

@@ -41,9 +41,7 @@ export class CollectionDocument<T extends { id: string }> {
    * Runs `change` on a copy of the current items; it returns the new items (or throws to abort)
    * plus anything else to write atomically (events, logs).
    */
-  update<R>(
-    change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites },
-  ): Promise<R> {
+  update<R>(change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites }): Promise<R> {
     return this.backend.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
       const stored: StoredCollection<T> = { items: recordOf(items) }

@@ -71,17 +71,25 @@ export class ExceptionRequestRepository {
   }
 
   /** One page, oldest first, and the cursor of the next page (null at the end). */
-  async list(ns: string, fw: string, filter: ListFilter): Promise<{ items: StoredExceptionRequest[]; next: string | null }> {
+  async list(
+    ns: string,
+    fw: string,
+    filter: ListFilter,
+  ): Promise<{ items: StoredExceptionRequest[]; next: string | null }> {
     const index = await this.index(ns, fw)
     const ids = Object.entries(index)
-      .filter(([id, entry]) =>
-        (filter.after === undefined || id > filter.after) &&
-        (!filter.statuses?.length || filter.statuses.includes(entry.status)) &&
-        (filter.requestedBy === undefined || entry.requestedBy === filter.requestedBy))
+      .filter(
+        ([id, entry]) =>
+          (filter.after === undefined || id > filter.after) &&
+          (!filter.statuses?.length || filter.statuses.includes(entry.status)) &&
+          (filter.requestedBy === undefined || entry.requestedBy === filter.requestedBy),
+      )
       .map(([id]) => id)
       .sort()
     const page = ids.slice(0, filter.limit)
-    const docs = await this.backend.getMany<StoredExceptionRequest>(page.map((id) => exceptionRequestKeys.request(ns, fw, id)))
+    const docs = await this.backend.getMany<StoredExceptionRequest>(
+      page.map((id) => exceptionRequestKeys.request(ns, fw, id)),
+    )
     const items = docs.filter((doc): doc is StoredExceptionRequest => doc !== null)
     return { items, next: ids.length > page.length ? page.at(-1)! : null }
   }
@@ -89,7 +97,12 @@ export class ExceptionRequestRepository {
   /** Index and request values out of a transaction's value map. */
   read(values: Map<string, unknown>, ns: string, fw: string, ids: string[]) {
     const index = indexOf(values.get(exceptionRequestKeys.index(ns, fw)))
-    const requests = new Map(ids.map((id) => [id, (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest | null]))
+    const requests = new Map(
+      ids.map((id) => [
+        id,
+        (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest | null,
+      ]),
+    )
     return { index, requests }
   }
 
@@ -121,14 +134,22 @@ export class ExceptionRequestRepository {
     ns: string,
     fw: string,
     ids: string[],
-    body: (state: { index: RequestIndex; requests: Map<string, StoredExceptionRequest | null>; values: Map<string, unknown> }) => {
+    body: (state: {
+      index: RequestIndex
+      requests: Map<string, StoredExceptionRequest | null>
+      values: Map<string, unknown>
+    }) => {
       changed: ChangedRequest[]
       events: NamespaceEvent[]
       result: R
     },
     extraKeys: string[] = [],
   ): Promise<R> {
-    const keys = [exceptionRequestKeys.index(ns, fw), ...ids.map((id) => exceptionRequestKeys.request(ns, fw, id)), ...extraKeys]
+    const keys = [
+      exceptionRequestKeys.index(ns, fw),
+      ...ids.map((id) => exceptionRequestKeys.request(ns, fw, id)),
+      ...extraKeys,
+    ]
     return this.backend.transact(keys, (values) => {
       const { index, requests } = this.read(values, ns, fw, ids)
       const { changed, events, result } = body({ index, requests, values })

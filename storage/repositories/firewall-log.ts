@@ -18,6 +18,10 @@ export class FirewallLogRepository {
 
   /** Up to `limit` entries strictly older than `before` (from the newest when null), newest first. */
   range(ns: string, firewallId: string, before: string | null, limit: number): Promise<LogEntry<FirewallLogEntry>[]> {
-    return this.backend.logRange<FirewallLogEntry>(keys.firewallLog(ns, firewallId), { before, limit, newestFirst: true })
+    return this.backend.logRange<FirewallLogEntry>(keys.firewallLog(ns, firewallId), {
+      before,
+      limit,
+      newestFirst: true,
+    })
   }
 }

@@ -107,12 +107,20 @@ export class FirewallRepository {
   }
 
   /** History newest first, starting below `beforeVersion` when given. */
-  async history(ns: string, id: string, latest: number, limit: number, beforeVersion?: number): Promise<FirewallVersion[]> {
+  async history(
+    ns: string,
+    id: string,
+    latest: number,
+    limit: number,
+    beforeVersion?: number,
+  ): Promise<FirewallVersion[]> {
     const top = Math.min(latest, (beforeVersion ?? latest + 1) - 1)
     const versions: number[] = []
     for (let v = top; v >= 1 && versions.length < limit; v--) versions.push(v)
     const entries = await this.backend.getMany<FirewallVersion>(versions.map((v) => keys.firewallVersion(ns, id, v)))
-    return entries.filter((entry): entry is FirewallVersion => entry !== null).map((entry) => this.openVersion(ns, id, entry))
+    return entries
+      .filter((entry): entry is FirewallVersion => entry !== null)
+      .map((entry) => this.openVersion(ns, id, entry))
   }
 
   /** The current values of keys a `mutate` will watch, read outside it (for a preview). */
@@ -164,7 +172,8 @@ export class FirewallRepository {
         writes.delete!.push(docKey)
         writes.set![indexKey] = { items: { ...index.items, [id]: { deletedAtVersion: current.version } } }
       }
-      writes.set![keys.firewallStamp(ns)] = `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
+      writes.set![keys.firewallStamp(ns)] =
+        `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
       const extra = also?.(stored, current) ?? {}
       return {
         writes: {

@@ -36,8 +36,15 @@ export class TokenRepository {
    * What authenticating a call in `ns` needs, in one round trip: the token under `hash`, the
    * namespace record and its teams document (raw: the caller reads it defensively).
    */
-  async findForNamespace(hash: string, ns: string): Promise<{ token: TokenRecord | null; namespace: unknown; teams: unknown }> {
-    const [token, namespace, teams] = await this.backend.getMany<unknown>([keys.token(hash), keys.namespace(ns), keys.teams(ns)])
+  async findForNamespace(
+    hash: string,
+    ns: string,
+  ): Promise<{ token: TokenRecord | null; namespace: unknown; teams: unknown }> {
+    const [token, namespace, teams] = await this.backend.getMany<unknown>([
+      keys.token(hash),
+      keys.namespace(ns),
+      keys.teams(ns),
+    ])
     return { token: token as TokenRecord | null, namespace, teams }
   }
 

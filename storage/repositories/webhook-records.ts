@@ -37,7 +37,12 @@ export class WebhookRecordRepository {
   }
 
   /** Newest first, starting after `cursor` (a delivery id); `next` is the cursor of the following page. */
-  async listDeliveries(ns: string, webhook: string, limit: number, cursor?: string): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
+  async listDeliveries(
+    ns: string,
+    webhook: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const start = cursor ? ids.indexOf(cursor) + 1 : 0
     if (cursor && start === 0) return { items: [], next: null }
@@ -57,7 +62,11 @@ export class WebhookRecordRepository {
     const key = keys.redeliveries(ns, webhook)
     return this.backend.transact([key], (values) => {
       const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
-      if (queued.length + items.length > REDELIVERIES_KEPT) throw conflict('redelivery_queue_full', `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${queued.length} do`)
+      if (queued.length + items.length > REDELIVERIES_KEPT)
+        throw conflict(
+          'redelivery_queue_full',
+          `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${queued.length} do`,
+        )
       return { writes: { set: { [key]: { items: [...queued, ...items] } } }, result: undefined }
     })
   }
@@ -95,12 +104,15 @@ export class WebhookRecordRepository {
     return this.backend.transact([indexKey, recordKey, attemptsKey], (values) => {
       const record = build(values.get(recordKey) as AnyStoredRecord | null)
       const set: Record<string, unknown> = { [recordKey]: record }
-      if (attempt) set[attemptsKey] = { items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt) }
+      if (attempt)
+        set[attemptsKey] = { items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt) }
       const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
       if (ids.includes(deliveryId)) return { writes: { set }, result: record }
       const next = [deliveryId, ...ids].sort().reverse()
       const kept = next.slice(0, RECORDS_KEPT)
-      const removed = next.slice(RECORDS_KEPT).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+      const removed = next
+        .slice(RECORDS_KEPT)
+        .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
       return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
     })
   }
@@ -111,14 +123,21 @@ export class WebhookRecordRepository {
    */
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
     const sizes = Object.keys(BUCKETS) as BucketSize[]
-    const buckets = sizes.map((size) => ({ key: keys.metrics(ns, webhook, size, bucketStart(at, size)), index: keys.metricsIndex(ns, webhook, size), start: bucketStart(at, size) }))
+    const buckets = sizes.map((size) => ({
+      key: keys.metrics(ns, webhook, size, bucketStart(at, size)),
+      index: keys.metricsIndex(ns, webhook, size),
+      start: bucketStart(at, size),
+    }))
     return this.backend.transact([...buckets.map((b) => b.key), ...buckets.map((b) => b.index)], (values) => {
       const set: Record<string, unknown> = {}
       for (const { key, index, start } of buckets) {
         const stored = values.get(key) as MetricCounters | null
         const current = stored ?? ZERO_COUNTERS
         set[key] = Object.fromEntries(
-          Object.entries(ZERO_COUNTERS).map(([name]) => [name, current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0)]),
+          Object.entries(ZERO_COUNTERS).map(([name]) => [
+            name,
+            current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0),
+          ]),
         ) as unknown as MetricCounters
         const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
         if (!stored && !starts.includes(start)) set[index] = { starts: [...starts, start].sort((a, b) => a - b) }
@@ -138,7 +157,10 @@ export class WebhookRecordRepository {
         if (old.length === 0) return { writes: {}, result: 0 }
         const kept = starts.filter((start) => start >= cutoffs[size])
         return {
-          writes: { set: kept.length ? { [index]: { starts: kept } } : {}, delete: [...old.map((start) => keys.metrics(ns, webhook, size, start)), ...(kept.length ? [] : [index])] },
+          writes: {
+            set: kept.length ? { [index]: { starts: kept } } : {},
+            delete: [...old.map((start) => keys.metrics(ns, webhook, size, start)), ...(kept.length ? [] : [index])],
+          },
           result: old.length,
         }
       })
@@ -148,15 +170,25 @@ export class WebhookRecordRepository {
 
   /** Removes every metric bucket of a deleted webhook. */
   async deleteMetrics(ns: string, webhook: string): Promise<void> {
-    const everything = Object.fromEntries((Object.keys(BUCKETS) as BucketSize[]).map((size) => [size, Number.POSITIVE_INFINITY])) as Record<BucketSize, number>
+    const everything = Object.fromEntries(
+      (Object.keys(BUCKETS) as BucketSize[]).map((size) => [size, Number.POSITIVE_INFINITY]),
+    ) as Record<BucketSize, number>
     await this.pruneMetrics(ns, webhook, everything)
   }
 
   /** Counters of every bucket of `size` from `since` to `until` (inclusive starts), oldest first. */
-  async metrics(ns: string, webhook: string, size: BucketSize, since: number, until: number): Promise<{ start: number; counters: MetricCounters }[]> {
+  async metrics(
+    ns: string,
+    webhook: string,
+    size: BucketSize,
+    since: number,
+    until: number,
+  ): Promise<{ start: number; counters: MetricCounters }[]> {
     const starts: number[] = []
     for (let start = bucketStart(since, size); start <= until; start += BUCKETS[size]) starts.push(start)
-    const stored = await this.backend.getMany<MetricCounters>(starts.map((start) => keys.metrics(ns, webhook, size, start)))
+    const stored = await this.backend.getMany<MetricCounters>(
+      starts.map((start) => keys.metrics(ns, webhook, size, start)),
+    )
     return starts.map((start, index) => ({ start, counters: stored[index] ?? ZERO_COUNTERS }))
   }
 
@@ -164,7 +196,11 @@ export class WebhookRecordRepository {
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
     const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const recordKeys = ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
-    await Promise.all([...recordKeys.map((key) => this.backend.delete(key)), this.backend.delete(keys.deliveryIndex(ns, webhook)), this.backend.delete(keys.redeliveries(ns, webhook))])
+    await Promise.all([
+      ...recordKeys.map((key) => this.backend.delete(key)),
+      this.backend.delete(keys.deliveryIndex(ns, webhook)),
+      this.backend.delete(keys.redeliveries(ns, webhook)),
+    ])
   }
 }
 

@@ -107,7 +107,12 @@ export class WebhookRepository {
       }
       const extra = also?.(next) ?? {}
       return {
-        writes: { set: { ...writes.set, ...extra.set }, delete: [...writes.delete!, ...(extra.delete ?? [])], logs: extra.logs, events: extra.events },
+        writes: {
+          set: { ...writes.set, ...extra.set },
+          delete: [...writes.delete!, ...(extra.delete ?? [])],
+          logs: extra.logs,
+          events: extra.events,
+        },
         result,
       }
     })
@@ -143,7 +148,9 @@ export class WebhookRepository {
   }
 
   loadSnapshots(refs: string[]): Promise<(unknown | null)[]> {
-    return this.backend.getMany<unknown>(refs.map((ref) => keys.snapshot(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)))
+    return this.backend.getMany<unknown>(
+      refs.map((ref) => keys.snapshot(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)),
+    )
   }
 
   saveSnapshot(ns: string, id: string, snapshot: unknown): Promise<void> {

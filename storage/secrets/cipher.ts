@@ -42,7 +42,9 @@ export function parseSecretKey(text: string, name: string): SecretKey {
   const valid = /^[A-Za-z0-9+/_-]+={0,2}$/.test(trimmed)
   const key = valid ? Buffer.from(trimmed.replace(/-/g, '+').replace(/_/g, '/'), 'base64') : Buffer.alloc(0)
   if (key.length !== 32) {
-    throw new Error(`${name} must be 32 bytes in base64 (e.g. the output of \`openssl rand -base64 32\`); got ${valid ? `${key.length} bytes` : 'text that is not base64'}`)
+    throw new Error(
+      `${name} must be 32 bytes in base64 (e.g. the output of \`openssl rand -base64 32\`); got ${valid ? `${key.length} bytes` : 'text that is not base64'}`,
+    )
   }
   return { id: keyIdOf(key), key }
 }
@@ -94,6 +96,9 @@ export function open(keys: readonly SecretKey[], envelope: string, context: stri
     decipher.setAuthTag(Buffer.from(tag, 'base64url'))
     return Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8')
   } catch {
-    throw new SecretDecryptError(`value encrypted with key id ${keyId} failed authentication (altered, or moved from another record)`, keyId)
+    throw new SecretDecryptError(
+      `value encrypted with key id ${keyId} failed authentication (altered, or moved from another record)`,
+      keyId,
+    )
   }
 }

@@ -27,7 +27,8 @@ export class SecretsKeyError extends Error {
   }
 }
 
-const ROTATION_HINT = 'during a rotation set the old key as SECRETS_KEY_PREVIOUS and run `npm run admin -- rotate-secrets-key`'
+const ROTATION_HINT =
+  'during a rotation set the old key as SECRETS_KEY_PREVIOUS and run `npm run admin -- rotate-secrets-key`'
 
 /** The record sealed with the current key alone (after a rotation, or on first use). */
 export function freshKeyCheck(box: SecretBox): KeyCheckRecord {
@@ -43,7 +44,9 @@ export async function verifySecretsKey(backend: Backend, box: SecretBox): Promis
   if (!box.enabled) {
     const existing = await backend.get<KeyCheckRecord>(KEY_CHECK_KEY)
     if (existing) {
-      throw new SecretsKeyError(`SECRETS_KEY is not set, but the stored secrets are encrypted (key id ${existing.keyIds.join(', ')}): start with that SECRETS_KEY`)
+      throw new SecretsKeyError(
+        `SECRETS_KEY is not set, but the stored secrets are encrypted (key id ${existing.keyIds.join(', ')}): start with that SECRETS_KEY`,
+      )
     }
     return
   }
@@ -68,6 +71,9 @@ export async function verifySecretsKey(backend: Backend, box: SecretBox): Promis
     }
     if (existing.keyIds.includes(box.current!.id)) return { writes: {}, result: undefined }
     // This process seals with its key from now on: later starts must know that key too.
-    return { writes: { set: { [KEY_CHECK_KEY]: { ...existing, keyIds: [...existing.keyIds, box.current!.id] } } }, result: undefined }
+    return {
+      writes: { set: { [KEY_CHECK_KEY]: { ...existing, keyIds: [...existing.keyIds, box.current!.id] } } },
+      result: undefined,
+    }
   })
 }

@@ -6,7 +6,13 @@ import type { FirewallVersion } from '../repositories/firewalls'
 import { keys as storageKeys } from '../repositories/keys'
 import { freshKeyCheck, KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from './key-check'
 import type { SecretBox } from './secret-box'
-import { mapFirewallSecrets, mapWebhookSecrets, SESSION_SECRET_CONTEXT, SESSION_SECRET_KEY, type SecretTransform } from './secret-fields'
+import {
+  mapFirewallSecrets,
+  mapWebhookSecrets,
+  SESSION_SECRET_CONTEXT,
+  SESSION_SECRET_KEY,
+  type SecretTransform,
+} from './secret-fields'
 
 export interface RotationResult {
   /** Secret values sealed anew with the current key (plaintext ones included). */
@@ -20,16 +26,22 @@ type Reseal = (stored: unknown, transform: SecretTransform) => unknown
 
 /** Which stored keys hold secrets, and how to re-seal each (namespace keys: keys.ts; ids never contain ':'). */
 function resealerFor(key: string): Reseal | null {
-  if (key === SESSION_SECRET_KEY) return (stored, transform) => (typeof stored === 'string' ? transform(stored, SESSION_SECRET_CONTEXT) : stored)
+  if (key === SESSION_SECRET_KEY)
+    return (stored, transform) => (typeof stored === 'string' ? transform(stored, SESSION_SECRET_CONTEXT) : stored)
   const parsed = storageKeys.parseNamespaceKey(key)
   if (!parsed) return null
   const { ns, parts } = parsed
   const [kind, id] = parts
-  if (kind === 'fw' && parts.length === 2) return (stored, transform) => mapFirewallSecrets(stored as Firewall, ns, id, transform)
+  if (kind === 'fw' && parts.length === 2)
+    return (stored, transform) => mapFirewallSecrets(stored as Firewall, ns, id, transform)
   if (kind === 'fw-history' && parts.length === 3) {
-    return (stored, transform) => ({ ...(stored as FirewallVersion), config: mapFirewallSecrets((stored as FirewallVersion).config, ns, id, transform) })
+    return (stored, transform) => ({
+      ...(stored as FirewallVersion),
+      config: mapFirewallSecrets((stored as FirewallVersion).config, ns, id, transform),
+    })
   }
-  if (kind === 'wh' && parts.length === 2) return (stored, transform) => mapWebhookSecrets(stored as WebhookRecord, ns, id, transform)
+  if (kind === 'wh' && parts.length === 2)
+    return (stored, transform) => mapWebhookSecrets(stored as WebhookRecord, ns, id, transform)
   return null
 }
 
@@ -69,7 +81,10 @@ async function resealKey(backend: Backend, box: SecretBox, key: string, reseal: 
  * then records that only SECRETS_KEY is in use. Safe to run again; plaintext values are sealed too.
  */
 export async function rotateSecretsKey(backend: Backend, box: SecretBox): Promise<RotationResult> {
-  if (!box.enabled) throw new SecretsKeyError('rotate-secrets-key needs SECRETS_KEY (the new key) and, while values of the old one remain, SECRETS_KEY_PREVIOUS')
+  if (!box.enabled)
+    throw new SecretsKeyError(
+      'rotate-secrets-key needs SECRETS_KEY (the new key) and, while values of the old one remain, SECRETS_KEY_PREVIOUS',
+    )
   await verifySecretsKey(backend, box)
   const keys = [...(await backend.keys(storageKeys.namespacePrefix)), SESSION_SECRET_KEY]
   let secrets = 0

@@ -1,4 +1,13 @@
-import { ENVELOPE_PREFIX, ESCAPE_PREFIX, envelopeKeyId, isEnvelope, open, parseSecretKey, seal, type SecretKey } from './cipher'
+import {
+  ENVELOPE_PREFIX,
+  ESCAPE_PREFIX,
+  envelopeKeyId,
+  isEnvelope,
+  open,
+  parseSecretKey,
+  seal,
+  type SecretKey,
+} from './cipher'
 
 /**
  * The keys of this process (`SECRETS_KEY`, and `SECRETS_KEY_PREVIOUS` during a rotation) and
@@ -14,7 +23,8 @@ export class SecretBox {
     readonly current: SecretKey | null = null,
     readonly previous: SecretKey | null = null,
   ) {
-    if (previous && !current) throw new Error('SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not: set both during a rotation')
+    if (previous && !current)
+      throw new Error('SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not: set both during a rotation')
     this.keys = [current, previous].filter((key): key is SecretKey => key !== null && key !== undefined)
   }
 

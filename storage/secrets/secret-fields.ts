@@ -18,7 +18,9 @@ function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transfo
     ? (Object.fromEntries(
         Object.entries(upstream.credentials).map(([field, value]) => [
           field,
-          typeof value === 'string' ? transform(value, context('firewall', ns, firewallId, upstream.id, 'credentials', field)) : value,
+          typeof value === 'string'
+            ? transform(value, context('firewall', ns, firewallId, upstream.id, 'credentials', field))
+            : value,
         ]),
       ) as Upstream['credentials'])
     : undefined
@@ -26,29 +28,56 @@ function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transfo
     ...artifact,
     credentials: {
       ...artifact.credentials,
-      token: transform(artifact.credentials.token, context('firewall', ns, firewallId, upstream.id, 'artifactCredentials', artifact.host)),
+      token: transform(
+        artifact.credentials.token,
+        context('firewall', ns, firewallId, upstream.id, 'artifactCredentials', artifact.host),
+      ),
     },
   }))
-  return { ...upstream, ...(credentials ? { credentials } : {}), ...(artifactCredentials ? { artifactCredentials } : {}) }
+  return {
+    ...upstream,
+    ...(credentials ? { credentials } : {}),
+    ...(artifactCredentials ? { artifactCredentials } : {}),
+  }
 }
 
 /** The firewall `ns/firewallId` (a document or a history version's config) with every credential transformed. */
-export function mapFirewallSecrets(firewall: Firewall, ns: string, firewallId: string, transform: SecretTransform): Firewall {
+export function mapFirewallSecrets(
+  firewall: Firewall,
+  ns: string,
+  firewallId: string,
+  transform: SecretTransform,
+): Firewall {
   if (!firewall.upstreams?.some((u) => u.credentials || u.artifactCredentials?.length)) return firewall
-  return { ...firewall, upstreams: firewall.upstreams.map((upstream) => mapUpstream(upstream, ns, firewallId, transform)) }
+  return {
+    ...firewall,
+    upstreams: firewall.upstreams.map((upstream) => mapUpstream(upstream, ns, firewallId, transform)),
+  }
 }
 
 /** The webhook `ns/id` with its current and previous signing secrets and its custom header values transformed. */
-export function mapWebhookSecrets(record: WebhookRecord, ns: string, id: string, transform: SecretTransform): WebhookRecord {
+export function mapWebhookSecrets(
+  record: WebhookRecord,
+  ns: string,
+  id: string,
+  transform: SecretTransform,
+): WebhookRecord {
   // Custom header values are often the receiver's credentials: sealed like the signing secret.
   const headers = record.headers
-    ? Object.fromEntries(Object.entries(record.headers).map(([name, value]) => [name, transform(value, context('webhook', ns, id, 'headers', name.toLowerCase()))]))
+    ? Object.fromEntries(
+        Object.entries(record.headers).map(([name, value]) => [
+          name,
+          transform(value, context('webhook', ns, id, 'headers', name.toLowerCase())),
+        ]),
+      )
     : undefined
   return {
     ...record,
     ...(headers ? { headers } : {}),
     secret: transform(record.secret, context('webhook', ns, id, 'secret')),
-    ...(record.previousSecret !== undefined ? { previousSecret: transform(record.previousSecret, context('webhook', ns, id, 'previousSecret')) } : {}),
+    ...(record.previousSecret !== undefined
+      ? { previousSecret: transform(record.previousSecret, context('webhook', ns, id, 'previousSecret')) }
+      : {}),
   }
 }
 

@@ -64,7 +64,7 @@ const lookupError = (catalog: AdvisoryCatalog, ecosystem: 'npm' | 'pypi') => {
 }
 
 describe('advisory catalog', () => {
-  it('keeps today\'s behaviour with the feed off and no directory: no data, nothing blocked, a warning', async () => {
+  it("keeps today's behaviour with the feed off and no directory: no data, nothing blocked, a warning", async () => {
     const { catalog: c } = await catalog({ feedUrl: null })
     expect(c.current().lookup('npm', 'lodash', '4.17.11')).toEqual({ vulnerabilities: [], malware: [] })
     expect(c.status().ecosystems[0]).toMatchObject({ ecosystem: 'npm', source: 'none', loaded: true, stale: true })
@@ -91,7 +91,12 @@ describe('advisory catalog', () => {
     feed.publish('npm', osvZip([...fixtureRecords('npm'), malRecord('MAL-2025-1', 'npm', 'lodash', ['4.17.11'])]))
     await worker.sync(['npm'])
     expect(c.current()).not.toBe(first)
-    expect(c.current().lookup('npm', 'lodash', '4.17.11').malware.map((a) => a.id)).toEqual(['MAL-2025-1'])
+    expect(
+      c
+        .current()
+        .lookup('npm', 'lodash', '4.17.11')
+        .malware.map((a) => a.id),
+    ).toEqual(['MAL-2025-1'])
     feed.publish('npm', osvZip(fixtureRecords('npm')))
   })
 
@@ -100,7 +105,12 @@ describe('advisory catalog', () => {
     const { catalog: c, worker } = await catalog({ feedUrl: `${feed.url}/missing`, dir })
     await worker.runPass()
     expect(lookupError(c, 'npm')).toBeNull()
-    expect(c.current().lookup('pypi', 'evil', '1.0').malware.map((a) => a.id)).toEqual(['MAL-2099-1'])
+    expect(
+      c
+        .current()
+        .lookup('pypi', 'evil', '1.0')
+        .malware.map((a) => a.id),
+    ).toEqual(['MAL-2099-1'])
     const pypi = c.status().ecosystems.find((e) => e.ecosystem === 'pypi')
     expect(pypi).toMatchObject({ source: 'directory', loaded: true, records: 1, stale: true })
   })
@@ -157,6 +167,8 @@ describe('dashboard warning', () => {
     const status = c.status()
     const lastRefresh = '2020-01-01T00:00:00.000Z'
     const old = { ...status, ecosystems: status.ecosystems.map((e) => ({ ...e, stale: true, lastRefresh })) }
-    expect(String(advisoryWarning([fw([malware])], old))).toContain(`was last refreshed <time datetime="${lastRefresh}">`)
+    expect(String(advisoryWarning([fw([malware])], old))).toContain(
+      `was last refreshed <time datetime="${lastRefresh}">`,
+    )
   })
 })

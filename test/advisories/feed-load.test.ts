@@ -25,13 +25,18 @@ describe('loadOsvZip', () => {
       'broken.json': '{"id": "GHSA-trunc',
       'GHSA-noin-tro0-duce.json': JSON.stringify({
         id: 'GHSA-noin-tro0-duce',
-        affected: [{ package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ fixed: '1' }] }] }],
+        affected: [
+          { package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ fixed: '1' }] }] },
+        ],
       }),
       'nameless.json': JSON.stringify({ id: 'GHSA-name-less-pkg0', affected: [{ package: { ecosystem: 'npm' } }] }),
       'twokinds.json': JSON.stringify({
         id: 'GHSA-two0-kind-s000',
         affected: [
-          { package: { ecosystem: 'npm', name: 'x' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0', fixed: '1' }] }] },
+          {
+            package: { ecosystem: 'npm', name: 'x' },
+            ranges: [{ type: 'SEMVER', events: [{ introduced: '0', fixed: '1' }] }],
+          },
         ],
       }),
       'README.txt': 'not a record',
@@ -93,35 +98,38 @@ describe('loading on a worker thread', () => {
     await expect(loader!.snapshot(new Uint8Array([1, 2, 3]))).rejects.toThrow(/snapshot/)
   })
 
-  it.runIf(process.platform === 'linux')('reads at a lower CPU priority (nice 10), the request thread keeps its own', async () => {
-    /** Threads of this process at nice 10 (field 19 of /proc/self/task/{tid}/stat). */
-    const lowest = () =>
-      readdirSync('/proc/self/task').filter((tid) => {
-        try {
-          return readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16] === '10'
-        } catch {
-          return false // the thread ended meanwhile
-        }
-      })
-    // Threads of the test before may still be ending: only a new one counts.
-    const before = new Set(lowest())
-    const started = () => lowest().some((tid) => !before.has(tid))
-    let release!: () => void
-    const held = new Promise<void>((resolve) => (release = resolve))
-    const zip = osvZip(npm)
-    // The archive's first half, then a wait until the loader thread was seen, then the rest.
-    async function* source() {
-      yield zip.subarray(0, zip.length >> 1)
-      await held
-      yield zip.subarray(zip.length >> 1)
-    }
-    const loading = threadLoader()!.archive(source())
-    const deadline = Date.now() + 30_000
-    while (!started() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
-    const seen = started()
-    release()
-    expect(seen).toBe(true)
-    expect((await loading).records).toBe(29)
-    expect(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16]).toBe('0')
-  })
+  it.runIf(process.platform === 'linux')(
+    'reads at a lower CPU priority (nice 10), the request thread keeps its own',
+    async () => {
+      /** Threads of this process at nice 10 (field 19 of /proc/self/task/{tid}/stat). */
+      const lowest = () =>
+        readdirSync('/proc/self/task').filter((tid) => {
+          try {
+            return readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ')[16] === '10'
+          } catch {
+            return false // the thread ended meanwhile
+          }
+        })
+      // Threads of the test before may still be ending: only a new one counts.
+      const before = new Set(lowest())
+      const started = () => lowest().some((tid) => !before.has(tid))
+      let release!: () => void
+      const held = new Promise<void>((resolve) => (release = resolve))
+      const zip = osvZip(npm)
+      // The archive's first half, then a wait until the loader thread was seen, then the rest.
+      async function* source() {
+        yield zip.subarray(0, zip.length >> 1)
+        await held
+        yield zip.subarray(zip.length >> 1)
+      }
+      const loading = threadLoader()!.archive(source())
+      const deadline = Date.now() + 30_000
+      while (!started() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
+      const seen = started()
+      release()
+      expect(seen).toBe(true)
+      expect((await loading).records).toBe(29)
+      expect(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[16]).toBe('0')
+    },
+  )
 })

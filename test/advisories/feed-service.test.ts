@@ -38,7 +38,10 @@ function npmUpstream(packages: Record<string, string[]>): Promise<Loopback> {
       time: Object.fromEntries(versions.map((v) => [v, '2020-01-01T00:00:00.000Z'])),
       versions: Object.fromEntries(
         versions.map((v) => {
-          const dist = { tarball: `${origin}/${path}/-/${path.split('/').pop()}-${v}.tgz`, integrity: integrity(tarball(path, v)) }
+          const dist = {
+            tarball: `${origin}/${path}/-/${path.split('/').pop()}-${v}.tgz`,
+            integrity: integrity(tarball(path, v)),
+          }
           return [v, { name: path, version: v, dist }]
         }),
       ),
@@ -66,7 +69,10 @@ async function guardedFirewall(api: Api, upstream: string, id = 'guard') {
   ]
   const put = await api('PUT', `/v1/${NS}/config/${id}`, { upstreams: [{ id: 'npm', endpoint: upstream }], rules })
   expect(put.status).toBeLessThan(300)
-  const plain = await api('PUT', `/v1/${NS}/config/plain`, { upstreams: [{ id: 'npm', endpoint: upstream }], rules: [] })
+  const plain = await api('PUT', `/v1/${NS}/config/plain`, {
+    upstreams: [{ id: 'npm', endpoint: upstream }],
+    rules: [],
+  })
   expect(plain.status).toBeLessThan(300)
 }
 
@@ -156,10 +162,14 @@ describe('the OSV feed, kept fresh', () => {
         'https://osv.dev/vulnerability/GHSA-35jh-r3h4-6jhm',
     )
     const log = await api('GET', `/v1/${NS}/config/guard/log?packageName=lodash`)
-    const output = log.body[0].output as { advisories: { id: string; severity: string; summary: string; url: string }[] }
+    const output = log.body[0].output as {
+      advisories: { id: string; severity: string; summary: string; url: string }[]
+    }
     const ids = output.advisories.map((a) => a.id).sort()
     expect(ids).toEqual(['GHSA-35jh-r3h4-6jhm', 'GHSA-jf85-cpcp-j695', 'GHSA-p6mc-m468-83gw'])
-    const linked = output.advisories.every((a) => a.url === `https://osv.dev/vulnerability/${a.id}` && a.summary && a.severity)
+    const linked = output.advisories.every(
+      (a) => a.url === `https://osv.dev/vulnerability/${a.id}` && a.summary && a.severity,
+    )
     expect(linked).toBe(true)
     expect((await tarball(server, 'guard', 'lodash', '4.17.21')).status).toBe(200)
   })
@@ -256,7 +266,9 @@ describe('several processes on one Redis', () => {
     const env = { BOOTSTRAP_TOKEN: TOKEN, ...storage, ADVISORY_FEED_URL: feed.url, ADVISORY_REFRESH: '2s', ...LOOPBACK }
     const first = await startServer(env)
     const api = apiClient(first.url, TOKEN)
-    const created = await api('PUT', `/v1/${NS}/config/guard`, { upstreams: [{ id: 'npm', endpoint: 'https://registry.npmjs.org' }] })
+    const created = await api('PUT', `/v1/${NS}/config/guard`, {
+      upstreams: [{ id: 'npm', endpoint: 'https://registry.npmjs.org' }],
+    })
     expect(created.status).toBe(201)
     servers = [first, await startServer(env), await startServer(env)]
   }, 120_000)

@@ -44,7 +44,10 @@ async function process_(name: string, options: { inUse?: Ecosystem[]; fetcher?: 
 }
 
 const malwareOf = (worker: AdvisoryFeed, name: string, version: string) =>
-  worker.index('npm')?.lookup('npm', name, version).malware.map((a) => a.id)
+  worker
+    .index('npm')
+    ?.lookup('npm', name, version)
+    .malware.map((a) => a.id)
 
 describe('advisory feed on shared storage', () => {
   it('downloads once: the other process loads the stored snapshot instead', async () => {
@@ -124,6 +127,11 @@ describe('advisory feed on shared storage', () => {
     expect(worker.view().find((v) => v.ecosystem === 'pypi')?.state?.lastError?.message).toBe('feed answered 503')
     feed.heal('PyPI')
     expect((await worker.sync(['pypi']))[0].outcome).toBe('loaded')
-    expect(worker.index('pypi')?.lookup('pypi', 'ctx', '0.2.6').malware.map((a) => a.id)).toEqual(['MAL-2022-1'])
+    expect(
+      worker
+        .index('pypi')
+        ?.lookup('pypi', 'ctx', '0.2.6')
+        .malware.map((a) => a.id),
+    ).toEqual(['MAL-2022-1'])
   })
 })

@@ -8,7 +8,10 @@ async function* chunks(bytes: Uint8Array, size = 1000): AsyncIterable<Uint8Array
 }
 
 const files = Object.fromEntries(
-  Array.from({ length: 40 }, (_, i) => [`rec-${i}.json`, JSON.stringify({ id: `GHSA-${i}`, text: 'x'.repeat(i * 37) })]),
+  Array.from({ length: 40 }, (_, i) => [
+    `rec-${i}.json`,
+    JSON.stringify({ id: `GHSA-${i}`, text: 'x'.repeat(i * 37) }),
+  ]),
 )
 
 /** A zip as streaming writers make it: every entry with a data descriptor after its bytes. */
@@ -54,7 +57,10 @@ describe('reading a zip as a stream', () => {
   })
 
   it('reads stored entries', async () => {
-    const bytes = zipSync({ 'a.json': strToU8('{"a":1}'), 'dir/': new Uint8Array(0), 'b.json': strToU8('{"b":2}') }, { level: 0 })
+    const bytes = zipSync(
+      { 'a.json': strToU8('{"a":1}'), 'dir/': new Uint8Array(0), 'b.json': strToU8('{"b":2}') },
+      { level: 0 },
+    )
     const { result, texts } = await read(bytes, 2)
     // The directory counts as read but is not handed out.
     expect(result.entries).toBe(3)
@@ -63,7 +69,10 @@ describe('reading a zip as a stream', () => {
 
   it('skips and counts an entry over the size limit, and reads the rest', async () => {
     const big = 'y'.repeat(5000)
-    const bytes = zipSync({ 'small.json': strToU8('{}'), 'big.json': strToU8(big), 'last.json': strToU8('[]') }, { level: 0 })
+    const bytes = zipSync(
+      { 'small.json': strToU8('{}'), 'big.json': strToU8(big), 'last.json': strToU8('[]') },
+      { level: 0 },
+    )
     const { result, texts } = await read(bytes, 100, 1000)
     expect(result.unreadable).toBe(1)
     expect(result.problems[0]).toContain('big.json: larger than 1000 bytes')

@@ -10,11 +10,22 @@ const dataDir = mkdtempSync(join(tmpdir(), 'pf-admin-cli-'))
 const SECRETS_KEY = Buffer.alloc(32, 7).toString('base64')
 
 function admin(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', DATA_DIR: dataDir, SECRETS_KEY, ADVISORY_FEED_URL: 'off' }
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '/tmp',
+    DATA_DIR: dataDir,
+    SECRETS_KEY,
+    ADVISORY_FEED_URL: 'off',
+  }
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'scripts/admin.ts', ...args], { env, timeout: 60_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/admin.ts', ...args],
+      { env, timeout: 60_000 },
+      (error, stdout, stderr) => {
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -26,7 +37,8 @@ describe('npm run admin', () => {
     expect(code).toBe(0)
     expect(stderr).toBe('')
     expect(stdout).toMatch(/^usage: npm run admin -- <command>/)
-    for (const command of ['create-namespace', 'create-user', 'rotate-secrets-key', 'advisories']) expect(stdout).toContain(command)
+    for (const command of ['create-namespace', 'create-user', 'rotate-secrets-key', 'advisories'])
+      expect(stdout).toContain(command)
     expect((await admin('help')).stdout).toBe(stdout)
     expect((await admin('-h')).stdout).toBe(stdout)
   })
@@ -56,7 +68,11 @@ describe('npm run admin', () => {
   it('--json prints one JSON document; without it the token is alone on the last line', async () => {
     const created = await admin('create-namespace', '--namespace', 'cli', '--user', 'olga', '--json')
     expect(created.code, created.stderr).toBe(0)
-    expect(JSON.parse(created.stdout)).toEqual({ namespace: 'cli', user: 'olga', token: expect.stringMatching(/^fwp_/) })
+    expect(JSON.parse(created.stdout)).toEqual({
+      namespace: 'cli',
+      user: 'olga',
+      token: expect.stringMatching(/^fwp_/),
+    })
     const member = await admin('create-user', '--namespace', 'cli', '--user', 'max')
     expect(member.stdout.trim().split('\n').at(-1)).toMatch(/^fwp_\S+$/)
     const duplicate = await admin('create-user', '--namespace', 'cli', '--user', 'max', '--json')
@@ -68,7 +84,11 @@ describe('npm run admin', () => {
   it('--json for rotate-secrets-key and advisories status', async () => {
     const rotated = await admin('rotate-secrets-key', '--json')
     expect(rotated.code, rotated.stderr).toBe(0)
-    expect(JSON.parse(rotated.stdout)).toMatchObject({ secrets: expect.any(Number), records: expect.any(Number), keyId: expect.any(String) })
+    expect(JSON.parse(rotated.stdout)).toMatchObject({
+      secrets: expect.any(Number),
+      records: expect.any(Number),
+      keyId: expect.any(String),
+    })
     const status = await admin('advisories', 'status', '--json')
     expect(status.code, status.stderr).toBe(0)
     const doc = JSON.parse(status.stdout)

@@ -30,16 +30,29 @@ describe('bootstrap and the admin CLI', () => {
     expect((await bea('GET', '/v1/default/config')).status).toBe(401)
     const memberToken = await adminCli(server, 'create-user', '--namespace', 'team-b', '--user', 'ben')
     const ben = apiClient(server.url, memberToken)
-    expect((await ben('GET', '/v1/team-b/me')).body).toEqual({ principal: { type: 'user', id: 'ben' }, teams: [], permissions: [] })
+    expect((await ben('GET', '/v1/team-b/me')).body).toEqual({
+      principal: { type: 'user', id: 'ben' },
+      teams: [],
+      permissions: [],
+    })
     expect((await ben('PUT', '/v1/team-b/config/x', {})).status).toBe(403)
   })
 
   it('uses BOOTSTRAP_TOKEN, BOOTSTRAP_NAMESPACE and BOOTSTRAP_USER exactly, in Redis', async () => {
     const prefix = uniquePrefix('boot')
-    const other = await startServer({ REDIS_URL: await redisUrl(), REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: 'my-operator-token-123', BOOTSTRAP_NAMESPACE: 'acme', BOOTSTRAP_USER: 'root' })
+    const other = await startServer({
+      REDIS_URL: await redisUrl(),
+      REDIS_PREFIX: prefix,
+      BOOTSTRAP_TOKEN: 'my-operator-token-123',
+      BOOTSTRAP_NAMESPACE: 'acme',
+      BOOTSTRAP_USER: 'root',
+    })
     try {
       const api = apiClient(other.url, 'my-operator-token-123')
-      expect((await api('GET', '/v1/acme/me')).body).toMatchObject({ principal: { type: 'user', id: 'root' }, permissions: ['ns:admin'] })
+      expect((await api('GET', '/v1/acme/me')).body).toMatchObject({
+        principal: { type: 'user', id: 'root' },
+        permissions: ['ns:admin'],
+      })
       expect((await api('PUT', '/v1/acme/config/in-redis', {})).status).toBe(201)
       const token = await adminCli(other, 'create-user', '--namespace', 'acme', '--user', 'cli-user')
       expect((await apiClient(other.url, token)('GET', '/v1/acme/me')).status).toBe(200)

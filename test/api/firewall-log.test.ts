@@ -6,9 +6,21 @@ import { keys } from '../../storage/repositories/keys'
 
 /** Entries as the proxy writes them (the proxy's own tests cover how they are made). */
 const entry = (i: number, blocked: boolean) => ({
-  id: `evt-${String(i).padStart(4, '0')}`, time: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(), firewall: 'fw', firewallVersion: 1,
-  executionPhase: 'download', blocked, outcome: blocked ? 'blocked' : 'allowed', ecosystem: 'npm', packageName: i % 2 ? 'left-pad' : 'lodash',
-  version: '1.0.0', upstream: 'npmjs', user: 'owner', request: `req-${i}`, message: blocked ? 'blocked' : 'no rule matched', ...(blocked ? { rule: 'r1' } : {}),
+  id: `evt-${String(i).padStart(4, '0')}`,
+  time: new Date(Date.UTC(2026, 0, 1, 0, i)).toISOString(),
+  firewall: 'fw',
+  firewallVersion: 1,
+  executionPhase: 'download',
+  blocked,
+  outcome: blocked ? 'blocked' : 'allowed',
+  ecosystem: 'npm',
+  packageName: i % 2 ? 'left-pad' : 'lodash',
+  version: '1.0.0',
+  upstream: 'npmjs',
+  user: 'owner',
+  request: `req-${i}`,
+  message: blocked ? 'blocked' : 'no rule matched',
+  ...(blocked ? { rule: 'r1' } : {}),
 })
 
 describe('GET /v1/{ns}/config/{fw}/log', () => {
@@ -19,7 +31,10 @@ describe('GET /v1/{ns}/config/{fw}/log', () => {
     api = apiClient(server.url, bootstrapToken(server))
     expect((await api('PUT', '/v1/default/config/fw', { permissions: { reader: ['fw:access'] } })).status).toBe(201)
     const backend = backendOf(server)
-    await backend.logAppend(keys.firewallLog('default', 'fw'), Array.from({ length: 30 }, (_, i) => entry(i, i % 3 === 0)))
+    await backend.logAppend(
+      keys.firewallLog('default', 'fw'),
+      Array.from({ length: 30 }, (_, i) => entry(i, i % 3 === 0)),
+    )
     await backend.close()
   })
   afterAll(async () => {
@@ -42,7 +57,10 @@ describe('GET /v1/{ns}/config/{fw}/log', () => {
     expect(blocked.body.every((e: any) => e.blocked && e.rule === 'r1')).toBe(true)
     const named = await api('GET', '/v1/default/config/fw/log?packageName=left-pad&blocked=false&limit=100')
     expect(named.body.every((e: any) => e.packageName === 'left-pad' && !e.blocked)).toBe(true)
-    const window = await api('GET', `/v1/default/config/fw/log?since=${encodeURIComponent('2026-01-01T00:10:00Z')}&until=${encodeURIComponent('2026-01-01T00:15:00Z')}`)
+    const window = await api(
+      'GET',
+      `/v1/default/config/fw/log?since=${encodeURIComponent('2026-01-01T00:10:00Z')}&until=${encodeURIComponent('2026-01-01T00:15:00Z')}`,
+    )
     expect(window.body.map((e: any) => e.request)).toEqual(['req-14', 'req-13', 'req-12', 'req-11', 'req-10'])
   })
 

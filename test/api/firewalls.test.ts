@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
 import { readEvents } from '../support/events'
 
-const upstream = { id: 'npmjs', endpoint: 'https://registry.npmjs.org', credentials: { username: 'ci', password: 'pw-secret-1' } }
+const upstream = {
+  id: 'npmjs',
+  endpoint: 'https://registry.npmjs.org',
+  credentials: { username: 'ci', password: 'pw-secret-1' },
+}
 const rule = (id: string, patterns = ['evil-*']) => ({
   id,
   executionPhase: 'download',
@@ -84,7 +88,12 @@ describe('firewall configuration API', () => {
   })
 
   it('upserts and deletes exceptions, refusing ones for unknown rules', async () => {
-    const exception = { rule: 'r1', selector: { packageName: 'evil-pkg', version: '1.0.0' }, reason: 'false_positive', expires: '2030-01-01T00:00:00Z' }
+    const exception = {
+      rule: 'r1',
+      selector: { packageName: 'evil-pkg', version: '1.0.0' },
+      reason: 'false_positive',
+      expires: '2030-01-01T00:00:00Z',
+    }
     const bad = await api('PUT', '/v1/default/config/web/exceptions/e0', { ...exception, rule: 'nope' })
     expect(bad.status).toBe(400)
     const created = await api('PUT', '/v1/default/config/web/exceptions/e1', exception)
@@ -99,9 +108,13 @@ describe('firewall configuration API', () => {
     const res = await api('PUT', '/v1/default/config/web/upstreams/npmjs/credentials', { token: 'tok-secret-2' })
     expect(res.status).toBe(200)
     expect(res.body.upstreams[0].credentials).toEqual({ token: '[REDACTED]' })
-    const art = await api('PUT', '/v1/default/config/web/upstreams/npmjs/artifact-credentials/cdn.example.com', { token: 'art-secret-3' })
+    const art = await api('PUT', '/v1/default/config/web/upstreams/npmjs/artifact-credentials/cdn.example.com', {
+      token: 'art-secret-3',
+    })
     expect(art.status).toBe(200)
-    expect(art.body.upstreams[0].artifactCredentials).toEqual([{ host: 'cdn.example.com', credentials: { token: '[REDACTED]' } }])
+    expect(art.body.upstreams[0].artifactCredentials).toEqual([
+      { host: 'cdn.example.com', credentials: { token: '[REDACTED]' } },
+    ])
     const history = await api('GET', '/v1/default/config/web/history')
     expect(history.body[0].summary).toContain('artifact credentials')
   })
@@ -119,7 +132,10 @@ describe('firewall configuration API', () => {
     expect(unknown.status).toBe(400)
     expect(unknown.body.errors[0].path).toBe('extends[0]')
     expect((await api('PUT', '/v1/default/config/child', { extends: ['web'] })).status).toBe(201)
-    const cycle = await api('PUT', '/v1/default/config/web', { ...(await api('GET', '/v1/default/config/web')).body, extends: ['child'] })
+    const cycle = await api('PUT', '/v1/default/config/web', {
+      ...(await api('GET', '/v1/default/config/web')).body,
+      extends: ['child'],
+    })
     expect(cycle.status).toBe(400)
   })
 

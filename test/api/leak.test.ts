@@ -2,7 +2,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
 import { backendOf, readEvents } from '../support/events'
 
-const SECRETS = { password: 'planted-password-7f3a', token: 'planted-upstream-token-9c1d', artifact: 'planted-artifact-token-2b8e' }
+const SECRETS = {
+  password: 'planted-password-7f3a',
+  token: 'planted-upstream-token-9c1d',
+  artifact: 'planted-artifact-token-2b8e',
+}
 
 describe('no secret leaks', () => {
   let server: RunningServer
@@ -26,10 +30,18 @@ describe('no secret leaks', () => {
     await api('PUT', '/v1/default/config/fw', {
       upstreams: [
         { id: 'a', endpoint: 'https://a.example', credentials: { username: 'u', password: SECRETS.password } },
-        { id: 'b', endpoint: 'https://b.example', credentials: { token: SECRETS.token }, artifactCredentials: [{ host: 'cdn.example', credentials: { token: SECRETS.artifact } }] },
+        {
+          id: 'b',
+          endpoint: 'https://b.example',
+          credentials: { token: SECRETS.token },
+          artifactCredentials: [{ host: 'cdn.example', credentials: { token: SECRETS.artifact } }],
+        },
       ],
     })
-    await api('PUT', '/v1/default/config/fw/upstreams/a/credentials', { username: 'u', password: SECRETS.password + '-2' })
+    await api('PUT', '/v1/default/config/fw/upstreams/a/credentials', {
+      username: 'u',
+      password: SECRETS.password + '-2',
+    })
     await api('GET', '/v1/default/config/fw')
     await api('GET', '/v1/default/config')
     await api('GET', '/v1/default/config/fw/history')

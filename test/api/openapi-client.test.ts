@@ -16,7 +16,9 @@ describe('OpenAPI document as a client generator sees it', () => {
     const document = buildOpenApi(operations, { title: 'test', version: '1' })
     const names = Object.keys((document.components as { schemas: object }).schemas)
     expect(names.filter((name) => /schema\d|__/.test(name))).toEqual([])
-    expect(names).toEqual(expect.arrayContaining(['Firewall', 'FirewallInput', 'Rule', 'Selector', 'Exception', 'Upstream', 'Problem']))
+    expect(names).toEqual(
+      expect.arrayContaining(['Firewall', 'FirewallInput', 'Rule', 'Selector', 'Exception', 'Upstream', 'Problem']),
+    )
 
     // Fields with a default are optional in a request; openapi-typescript makes them required unless told.
     const source = astToString(await openapiTS(document as never, { defaultNonNullable: false }))
@@ -35,7 +37,17 @@ export const selector: components['schemas']['Selector'] = { function: { name: '
 `,
     )
     const tsc = resolve('node_modules/typescript/bin/tsc')
-    const result = await run(process.execPath, [tsc, '--noEmit', '--strict', '--skipLibCheck', '--target', 'es2022', '--module', 'nodenext', join(dir, 'client.ts')]).then(
+    const result = await run(process.execPath, [
+      tsc,
+      '--noEmit',
+      '--strict',
+      '--skipLibCheck',
+      '--target',
+      'es2022',
+      '--module',
+      'nodenext',
+      join(dir, 'client.ts'),
+    ]).then(
       () => '',
       (error: { stdout?: string }) => error.stdout ?? String(error),
     )

@@ -13,7 +13,7 @@ describe('operator start output', () => {
 
   it('prints the dashboard URL, where the token is, and the two next commands, never the token itself twice', async () => {
     // The banner follows readiness by a moment: wait for its last line.
-    for (const deadline = Date.now() + 10_000; !server.output().includes('npm run admin -- create-user'); ) {
+    for (const deadline = Date.now() + 10_000; !server.output().includes('npm run admin -- create-user');) {
       if (Date.now() > deadline) throw new Error(`no start banner in:\n${server.output()}`)
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -30,7 +30,7 @@ describe('operator start output', () => {
     expect(res.status).toBe(303)
     await res.arrayBuffer()
     let access: { route?: string } | undefined
-    for (const deadline = Date.now() + 10_000; !access; ) {
+    for (const deadline = Date.now() + 10_000; !access;) {
       access = server
         .output()
         .split('\n')
@@ -50,7 +50,9 @@ describe('operator start output', () => {
     expect(created.body.lastUsedAt).toBeNull()
     const fresh = apiClient(server.url, created.body.token)
     expect((await fresh('GET', '/v1/default/me')).status).toBe(200)
-    const listed = (await owner('GET', '/v1/default/tokens/personal')).body.find((t: { id: string }) => t.id === created.body.id)
+    const listed = (await owner('GET', '/v1/default/tokens/personal')).body.find(
+      (t: { id: string }) => t.id === created.body.id,
+    )
     expect(Date.parse(listed.lastUsedAt)).toBeGreaterThanOrEqual(Date.parse(created.body.createdAt))
   })
 

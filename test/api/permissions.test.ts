@@ -2,10 +2,23 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
 import { createUser } from '../support/admin'
 
-const FW_PERMISSIONS = ['fw:access', 'fw:clone', 'fw:read', 'fw:update:config', 'fw:update:credentials', 'fw:update:rule', 'fw:update:exception', 'fw:delete'] as const
+const FW_PERMISSIONS = [
+  'fw:access',
+  'fw:clone',
+  'fw:read',
+  'fw:update:config',
+  'fw:update:credentials',
+  'fw:update:rule',
+  'fw:update:exception',
+  'fw:delete',
+] as const
 type FwPermission = (typeof FW_PERMISSIONS)[number]
 
-const rule = { executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['x-*'] } }, description: 'x' }
+const rule = {
+  executionPhase: 'download',
+  selector: { function: { name: 'packageName', patterns: ['x-*'] } },
+  description: 'x',
+}
 const upstream = { id: 'up', endpoint: 'https://registry.example.com', credentials: { token: 'up-secret' } }
 
 /**
@@ -13,13 +26,31 @@ const upstream = { id: 'up', endpoint: 'https://registry.example.com', credentia
  * `grantsMore`: even its holder is refused here, because the operation would grant strings of the
  * matrix's permissions map that the holder lacks (CONTRACT section 8, granting).
  */
-const FIREWALL_OPERATIONS: { permission: FwPermission; grantsMore?: boolean; call: (api: Api, fw: string, user: string) => ReturnType<Api> }[] = [
+const FIREWALL_OPERATIONS: {
+  permission: FwPermission
+  grantsMore?: boolean
+  call: (api: Api, fw: string, user: string) => ReturnType<Api>
+}[] = [
   { permission: 'fw:read', call: (api, fw) => api('GET', `/v1/default/config/${fw}`) },
   { permission: 'fw:read', call: (api, fw) => api('GET', `/v1/default/config/${fw}/history`) },
-  { permission: 'fw:update:rule', call: (api, fw, user) => api('PUT', `/v1/default/config/${fw}/rules/r-${user}`, rule) },
-  { permission: 'fw:update:exception', call: (api, fw, user) => api('PUT', `/v1/default/config/${fw}/exceptions/e-${user}`, { rule: 'base', selector: { packageName: 'x-a' } }) },
-  { permission: 'fw:update:credentials', call: (api, fw) => api('PUT', `/v1/default/config/${fw}/upstreams/up/credentials`, { token: 'new-secret' }) },
-  { permission: 'fw:clone', grantsMore: true, call: (api, fw, user) => api('POST', `/v1/default/config/${fw}/clone`, { id: `clone-${user}` }) },
+  {
+    permission: 'fw:update:rule',
+    call: (api, fw, user) => api('PUT', `/v1/default/config/${fw}/rules/r-${user}`, rule),
+  },
+  {
+    permission: 'fw:update:exception',
+    call: (api, fw, user) =>
+      api('PUT', `/v1/default/config/${fw}/exceptions/e-${user}`, { rule: 'base', selector: { packageName: 'x-a' } }),
+  },
+  {
+    permission: 'fw:update:credentials',
+    call: (api, fw) => api('PUT', `/v1/default/config/${fw}/upstreams/up/credentials`, { token: 'new-secret' }),
+  },
+  {
+    permission: 'fw:clone',
+    grantsMore: true,
+    call: (api, fw, user) => api('POST', `/v1/default/config/${fw}/clone`, { id: `clone-${user}` }),
+  },
 ]
 
 describe('permission matrix', () => {
@@ -43,7 +74,15 @@ describe('permission matrix', () => {
     }
     expect((await owner('POST', '/v1/default/teams', { id: 'team-readers', name: 'Readers' })).status).toBe(201)
     expect((await owner('POST', '/v1/default/teams/team-readers/members', { userId: 'teamed' })).status).toBe(201)
-    expect((await owner('POST', '/v1/default/teams', { id: 'team-ns', name: 'NS', permissions: ['fw:read', 'ns:teams:manage'] })).status).toBe(201)
+    expect(
+      (
+        await owner('POST', '/v1/default/teams', {
+          id: 'team-ns',
+          name: 'NS',
+          permissions: ['fw:read', 'ns:teams:manage'],
+        })
+      ).status,
+    ).toBe(201)
     expect((await owner('POST', '/v1/default/teams/team-ns/members', { userId: 'nsteam' })).status).toBe(201)
   }, 120_000)
   afterAll(async () => {
@@ -58,13 +97,17 @@ describe('permission matrix', () => {
         if (operation.permission === held && operation.grantsMore) {
           expect(res.status, `${held} on ${operation.permission}`).toBe(403)
           expect(res.body.permission).not.toBe(held)
-        } else if (operation.permission === held) expect(res.status, `${held} on ${operation.permission}`).toBeLessThan(300)
+        } else if (operation.permission === held)
+          expect(res.status, `${held} on ${operation.permission}`).toBeLessThan(300)
         else {
           expect(res.status, `${held} on ${operation.permission}`).toBe(403)
           expect(res.body.permission).toBe(operation.permission)
         }
       }
-      const put = await users[user]('PUT', '/v1/default/config/matrix', { ...(await owner('GET', '/v1/default/config/matrix')).body, description: user })
+      const put = await users[user]('PUT', '/v1/default/config/matrix', {
+        ...(await owner('GET', '/v1/default/config/matrix')).body,
+        description: user,
+      })
       expect(put.status).toBe(held === 'fw:update:config' ? 200 : 403)
     })
   }
@@ -103,7 +146,11 @@ describe('permission matrix', () => {
 
   it('namespace permissions of a team apply: fw:* on every firewall, ns:* to the namespace', async () => {
     const me = await users.nsteam('GET', '/v1/default/me')
-    expect(me.body).toEqual({ principal: { type: 'user', id: 'nsteam' }, teams: ['team-ns'], permissions: ['fw:read', 'ns:teams:manage'] })
+    expect(me.body).toEqual({
+      principal: { type: 'user', id: 'nsteam' },
+      teams: ['team-ns'],
+      permissions: ['fw:read', 'ns:teams:manage'],
+    })
     expect((await users.nsteam('GET', '/v1/default/config/matrix')).status).toBe(200)
     expect((await users.nsteam('POST', '/v1/default/teams', { name: 'made' })).status).toBe(201)
     // No escalation: a team manager cannot hand out what it does not hold.
@@ -113,7 +160,10 @@ describe('permission matrix', () => {
   })
 
   it('service tokens act as their own principal with their own permissions', async () => {
-    const created = await owner('POST', '/v1/default/tokens/service', { name: 'ci', permissions: ['fw:read', 'ns:firewalls:create'] })
+    const created = await owner('POST', '/v1/default/tokens/service', {
+      name: 'ci',
+      permissions: ['fw:read', 'ns:firewalls:create'],
+    })
     expect(created.status).toBe(201)
     expect(created.body.token).toMatch(/^fws_/)
     const service = apiClient(server.url, created.body.token)
@@ -126,7 +176,7 @@ describe('permission matrix', () => {
     expect((await service('POST', '/v1/default/tokens/personal', { name: 'p' })).status).toBe(403)
   })
 
-  it('ns:tokens:manage governs service tokens; personal tokens are the caller\'s own', async () => {
+  it("ns:tokens:manage governs service tokens; personal tokens are the caller's own", async () => {
     expect((await users.nobody('POST', '/v1/default/tokens/service', { name: 's', permissions: [] })).status).toBe(403)
     const mine = await users.nobody('POST', '/v1/default/tokens/personal', { name: 'laptop' })
     expect(mine.status).toBe(201)

@@ -5,8 +5,14 @@ import type { Principal } from '../../server/auth/principal'
 import type { Firewall } from '../../server/firewall/schema'
 
 const principal = (patch: Partial<Principal> = {}): Principal => ({
-  type: 'user', id: 'mallory', namespace: 'default', tokenId: 'tok-1', tokenIdentifier: 'tid',
-  teams: [], grants: [], owner: false,
+  type: 'user',
+  id: 'mallory',
+  namespace: 'default',
+  tokenId: 'tok-1',
+  tokenIdentifier: 'tid',
+  teams: [],
+  grants: [],
+  owner: false,
   ...patch,
 })
 const firewall: Pick<Firewall, 'id' | 'permissions'> = {
@@ -19,7 +25,7 @@ describe('firstUngrantable', () => {
     expect(firstUngrantable(principal(), firewall, ['fw:read', 'fw:delete', 'fw:clone'])).toBe('fw:delete')
   })
 
-  it('counts the caller\'s own entry, its teams, everybody and namespace-level fw:* grants', () => {
+  it("counts the caller's own entry, its teams, everybody and namespace-level fw:* grants", () => {
     const caller = principal({ teams: ['team-ops'], grants: ['fw:clone', 'ns:webhooks:read'] })
     expect(firstUngrantable(caller, firewall, ['fw:read', 'fw:update:rule', 'fw:access', 'fw:clone'])).toBeUndefined()
     expect(firstUngrantable(principal(), firewall, ['fw:update:rule'])).toBe('fw:update:rule')
@@ -48,7 +54,9 @@ describe('requireMayGrant', () => {
     }
     expect(error).toBeInstanceOf(DomainError)
     expect(error).toMatchObject({
-      kind: 'forbidden', code: 'permission_denied', details: { permission: 'fw:update:credentials' },
+      kind: 'forbidden',
+      code: 'permission_denied',
+      details: { permission: 'fw:update:credentials' },
     })
     expect((error as Error).message).toContain('cannot grant fw:update:credentials')
   })

@@ -15,13 +15,22 @@ describe('own-property reads of id-keyed JSON objects', () => {
   })
 
   it('mapOf() keeps every own key, `__proto__` included, and nothing inherited', () => {
-    expect([...mapOf<number>(parsed)]).toEqual([['alice', 1], ['__proto__', 2], ['constructor', 3]])
+    expect([...mapOf<number>(parsed)]).toEqual([
+      ['alice', 1],
+      ['__proto__', 2],
+      ['constructor', 3],
+    ])
     expect(mapOf({}).get('toString')).toBeUndefined()
     for (const junk of [null, undefined, 'text', 7, [1, 2]]) expect(mapOf(junk).size).toBe(0)
   })
 
   it('recordOf() writes every key as an own property, so JSON keeps it', () => {
-    const record = recordOf(new Map([['__proto__', 1], ['valueOf', 2]]))
+    const record = recordOf(
+      new Map([
+        ['__proto__', 1],
+        ['valueOf', 2],
+      ]),
+    )
     expect(Object.getPrototypeOf(record)).toBe(Object.prototype)
     expect(JSON.stringify(record)).toBe('{"__proto__":1,"valueOf":2}')
   })

@@ -16,8 +16,18 @@ const firewall = (id: string, rules: unknown[], extendsIds: string[] = []) => ({
   rules,
   extends: extendsIds,
 })
-const malwareRule = { id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } }, description: 'No malware' }
-const ageRule = { id: 'min-age', executionPhase: 'download', selector: { function: { name: 'minimumAge', duration: '72h' } }, description: 'Wait' }
+const malwareRule = {
+  id: 'no-malware',
+  executionPhase: 'download',
+  selector: { function: { name: 'malware' } },
+  description: 'No malware',
+}
+const ageRule = {
+  id: 'min-age',
+  executionPhase: 'download',
+  selector: { function: { name: 'minimumAge', duration: '72h' } },
+  description: 'Wait',
+}
 
 beforeAll(async () => {
   world = await startWorld()

@@ -15,7 +15,7 @@ afterAll(async () => {
 })
 
 describe('dashboard edge', () => {
-  it('answers every page with its own request id and refuses past the token\'s API rate limit, 429 with Retry-After', async () => {
+  it("answers every page with its own request id and refuses past the token's API rate limit, 429 with Retry-After", async () => {
     const { context, page } = await signIn(world)
     const ids: string[] = []
     let refused: Awaited<ReturnType<typeof page.goto>> = null

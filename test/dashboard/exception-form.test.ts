@@ -18,7 +18,9 @@ let devToken: string
 let otherToken: string
 let blockOutput: string
 
-const LINK = new RegExp(`http://127\\.0\\.0\\.1:\\d+/namespaces/${NS}/firewalls/py/exception-requests/new\\?request=(req-[A-Za-z0-9_-]+)`)
+const LINK = new RegExp(
+  `http://127\\.0\\.0\\.1:\\d+/namespaces/${NS}/firewalls/py/exception-requests/new\\?request=(req-[A-Za-z0-9_-]+)`,
+)
 
 beforeAll(async () => {
   world = await startWorld({ UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })
@@ -30,7 +32,14 @@ beforeAll(async () => {
   const put = await world.api('PUT', `/v1/${NS}/config/py`, {
     ecosystem: 'pypi',
     upstreams: [{ id: 'pypi-local', endpoint: upstream.url }],
-    rules: [{ id: 'dl-block', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } }, description: 'fw-evil* packages are banned' }],
+    rules: [
+      {
+        id: 'dl-block',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } },
+        description: 'fw-evil* packages are banned',
+      },
+    ],
     permissions: { dev: ['fw:access'], other: ['fw:access'] },
   })
   expect(put.status).toBe(201)
@@ -63,7 +72,10 @@ describe('requesting an exception from a block', () => {
     expect(await page.getByLabel('Exception id').inputValue()).toBe('ex-fw-evil-1.0')
 
     // No justification: the form comes back (400) with the message under that field, values kept.
-    const [refused] = await Promise.all([page.waitForResponse((r) => r.request().method() === 'POST'), page.getByRole('button', { name: 'Request exception' }).click()])
+    const [refused] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      page.getByRole('button', { name: 'Request exception' }).click(),
+    ])
     expect(refused.status()).toBe(400)
     expect(await page.locator('#justification-error').textContent()).toMatch(/\S/)
     expect(await page.getByLabel('Justification').getAttribute('aria-describedby')).toContain('justification-error')
@@ -84,7 +96,12 @@ describe('requesting an exception from a block', () => {
     expect(list.body[0]).toMatchObject({
       requestedBy: 'dev',
       justification: 'The scanner flags our own fork; see ticket SEC-12',
-      proposedException: { id: 'ex-fw-evil-1.0', rule: 'dl-block', selector: { packageName: 'fw-evil', version: '1.0' }, reason: 'false_positive' },
+      proposedException: {
+        id: 'ex-fw-evil-1.0',
+        rule: 'dl-block',
+        selector: { packageName: 'fw-evil', version: '1.0' },
+        reason: 'false_positive',
+      },
     })
     expect(list.body[0].proposedException.notes).toContain(requestId)
   })
@@ -103,11 +120,20 @@ describe('requesting an exception from a block', () => {
     const { context, page } = await signIn(world, devToken)
     await page.goto(`/namespaces/${NS}/firewalls/py/exception-requests/new`)
     const status = await page.evaluate(async (action) => {
-      const body = new URLSearchParams({ packageName: 'fw-evil', rule: 'dl-block', exceptionId: 'ex-forged', justification: 'forged' })
-      return (await fetch(action, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })).status
+      const body = new URLSearchParams({
+        packageName: 'fw-evil',
+        rule: 'dl-block',
+        exceptionId: 'ex-forged',
+        justification: 'forged',
+      })
+      return (
+        await fetch(action, { method: 'POST', body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })
+      ).status
     }, `/namespaces/${NS}/firewalls/py/exception-requests/new`)
     expect(status).toBe(403)
-    expect((await world.api('GET', `/v1/${NS}/config/py/exception-requests`)).body.map((r: any) => r.proposedException.id)).not.toContain('ex-forged')
+    expect(
+      (await world.api('GET', `/v1/${NS}/config/py/exception-requests`)).body.map((r: any) => r.proposedException.id),
+    ).not.toContain('ex-forged')
     await context.close()
   })
 

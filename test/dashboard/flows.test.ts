@@ -59,7 +59,10 @@ describe('dashboard flows', () => {
   })
 
   it('rolls a firewall back after confirmation and shows the new version', async () => {
-    await world.api('PUT', `/v1/${NS}/config/main/rules/no-scripts`, { executionPhase: 'download', selector: { function: { name: 'installScripts' } } })
+    await world.api('PUT', `/v1/${NS}/config/main/rules/no-scripts`, {
+      executionPhase: 'download',
+      selector: { function: { name: 'installScripts' } },
+    })
     const before = (await world.api('GET', `/v1/${NS}/config/main`)).body
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/history`)
@@ -94,7 +97,10 @@ describe('dashboard flows', () => {
       'license-sets': `/namespaces/${NS}/license-sets`,
       machines: `/namespaces/${NS}/machines`,
     }
-    for (const [device, viewport] of Object.entries({ laptop: { width: 1280, height: 800 }, phone: { width: 390, height: 844 } })) {
+    for (const [device, viewport] of Object.entries({
+      laptop: { width: 1280, height: 800 },
+      phone: { width: 390, height: 844 },
+    })) {
       const { context, page } = await signIn(world, undefined, viewport)
       for (const [name, path] of Object.entries(pages)) {
         const response = await page.goto(path)
@@ -124,13 +130,18 @@ describe('dashboard flows', () => {
     const response = await page.goto(`/namespaces/${NS}/machines/webhook-delivery`)
     expect(response?.headers()['content-security-policy']).toContain("frame-ancestors 'none'")
     // Unstyled SVG boxes would be black: the diagram's rules now come from /assets/dashboard.css.
-    const fill = await page.locator('svg.machine-svg g.state:not(.compound):not(.transient) > rect.box').first().evaluate((el) => getComputedStyle(el).fill)
+    const fill = await page
+      .locator('svg.machine-svg g.state:not(.compound):not(.transient) > rect.box')
+      .first()
+      .evaluate((el) => getComputedStyle(el).fill)
     expect(fill).toBe('rgb(255, 255, 255)')
     // A deliberate inline style: refused by the browser and seen by the watcher (then forgotten).
     const before = world.cspViolations.length
     await page.evaluate(() => document.body.insertAdjacentHTML('beforeend', '<p style="color: red">probe</p>'))
     await eventually(async () => world.cspViolations.length > before, 5_000, 'the probe to be reported')
-    expect(await page.locator('p', { hasText: 'probe' }).evaluate((el) => getComputedStyle(el).color)).not.toBe('rgb(255, 0, 0)')
+    expect(await page.locator('p', { hasText: 'probe' }).evaluate((el) => getComputedStyle(el).color)).not.toBe(
+      'rgb(255, 0, 0)',
+    )
     world.cspViolations.splice(before)
     await context.close()
   })
@@ -138,18 +149,24 @@ describe('dashboard flows', () => {
   it('draws the webhook-delivery machine with a label for every route, loops included, no two labels overlapping', async () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/machines/webhook-delivery`)
-    const drawn = await page.locator('svg.machine-svg').first().evaluate((svg) => ({
-      edges: [...svg.querySelectorAll('path.edge[data-edge]')].map((el) => el.getAttribute('data-edge')),
-      labels: [...svg.querySelectorAll('g.label')].map((el) => {
-        const box = el.getBoundingClientRect()
-        return { text: el.textContent, x: box.x, y: box.y, w: box.width, h: box.height }
-      }),
-    }))
+    const drawn = await page
+      .locator('svg.machine-svg')
+      .first()
+      .evaluate((svg) => ({
+        edges: [...svg.querySelectorAll('path.edge[data-edge]')].map((el) => el.getAttribute('data-edge')),
+        labels: [...svg.querySelectorAll('g.label')].map((el) => {
+          const box = el.getBoundingClientRect()
+          return { text: el.textContent, x: box.x, y: box.y, w: box.width, h: box.height }
+        }),
+      }))
     expect(drawn.edges).toContain('active->active')
     expect(drawn.edges).toContain('delivering.sending->delivering.sending')
     expect(drawn.labels).toHaveLength(drawn.edges.length)
     const overlapping = drawn.labels.flatMap((a, i) =>
-      drawn.labels.slice(i + 1).filter((b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h).map((b) => `${a.text} / ${b.text}`),
+      drawn.labels
+        .slice(i + 1)
+        .filter((b) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h)
+        .map((b) => `${a.text} / ${b.text}`),
     )
     expect(overlapping).toEqual([])
     await context.close()

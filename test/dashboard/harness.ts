@@ -12,7 +12,15 @@ import { apiClient, startServer, type Api, type RunningServer } from '../support
 export const NS = 'default'
 export const OWNER_TOKEN = 'fwp_dashboardOwnerToken0123456789abcdefghij'
 
-export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync']
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+]
 
 export interface World {
   server: RunningServer
@@ -30,7 +38,9 @@ export interface World {
  */
 export async function watchCsp(context: BrowserContext, sink: string[]): Promise<void> {
   await context.addInitScript(() => {
-    document.addEventListener('securitypolicyviolation', (e) => console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`))
+    document.addEventListener('securitypolicyviolation', (e) =>
+      console.error(`CSP violation: ${e.violatedDirective} ${e.blockedURI}`),
+    )
   })
   context.on('console', (message) => {
     const text = message.text()
@@ -40,7 +50,11 @@ export async function watchCsp(context: BrowserContext, sink: string[]): Promise
 
 export async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
-  const browser = await chromium.launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    headless: true,
+    args: CHROMIUM_ARGS,
+  })
   const cspViolations: string[] = []
   // Every context any suite opens is watched, however it was created.
   const newContext = browser.newContext.bind(browser)
@@ -62,7 +76,11 @@ export async function startWorld(env: Record<string, string> = {}): Promise<Worl
 }
 
 /** A new browser context (own cookies) signed in with `token`; confirm dialogs are accepted. */
-export async function signIn(world: World, token = OWNER_TOKEN, viewport = { width: 1280, height: 900 }): Promise<{ context: BrowserContext; page: Page }> {
+export async function signIn(
+  world: World,
+  token = OWNER_TOKEN,
+  viewport = { width: 1280, height: 900 },
+): Promise<{ context: BrowserContext; page: Page }> {
   const context = await world.browser.newContext({ viewport, baseURL: world.server.url })
   const page = await context.newPage()
   page.on('dialog', (dialog) => void dialog.accept())
@@ -75,18 +93,30 @@ export async function signIn(world: World, token = OWNER_TOKEN, viewport = { wid
 }
 
 /** A firewall with one blocking rule, so exceptions and requests have something to name. */
-export async function seedFirewall(api: Api, id = 'main', permissions: Record<string, string[]> = { everybody: ['fw:access'] }) {
+export async function seedFirewall(
+  api: Api,
+  id = 'main',
+  permissions: Record<string, string[]> = { everybody: ['fw:access'] },
+) {
   const body = {
     ecosystem: 'npm',
     name: `Firewall ${id}`,
     description: 'Seeded by the dashboard tests',
     upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }],
-    rules: [{ id: 'min-age', executionPhase: 'download', selector: { function: { name: 'minimumAge', duration: '72h' } }, description: 'Wait three days' }],
+    rules: [
+      {
+        id: 'min-age',
+        executionPhase: 'download',
+        selector: { function: { name: 'minimumAge', duration: '72h' } },
+        description: 'Wait three days',
+      },
+    ],
     exceptions: [],
     permissions,
   }
   const response = await api('PUT', `/v1/${NS}/config/${id}`, body)
-  if (response.status >= 300) throw new Error(`seeding firewall failed: ${response.status} ${JSON.stringify(response.body)}`)
+  if (response.status >= 300)
+    throw new Error(`seeding firewall failed: ${response.status} ${JSON.stringify(response.body)}`)
   return response.body
 }
 
@@ -112,7 +142,13 @@ export class TestReceiver {
       req.resume()
       req.on('end', () => {
         this.hits++
-        setTimeout(() => res.writeHead(this.status, { 'content-type': 'application/json' }).end(JSON.stringify({ receivedBy: 'dashboard-test' })), this.delayMs)
+        setTimeout(
+          () =>
+            res
+              .writeHead(this.status, { 'content-type': 'application/json' })
+              .end(JSON.stringify({ receivedBy: 'dashboard-test' })),
+          this.delayMs,
+        )
       })
     })
     await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve))
@@ -127,7 +163,11 @@ export class TestReceiver {
 }
 
 /** Polls `check` until it returns a truthy value or the time runs out. */
-export async function eventually<T>(check: () => Promise<T>, timeoutMs = 15_000, what = 'condition'): Promise<NonNullable<T>> {
+export async function eventually<T>(
+  check: () => Promise<T>,
+  timeoutMs = 15_000,
+  what = 'condition',
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await check()

@@ -35,7 +35,13 @@ describe('dashboard: creating firewalls', () => {
     await page.waitForURL(`**/namespaces/${NS}/firewalls/py`)
     expect(await page.getByRole('status').first().textContent()).toContain('Firewall py created')
     const created = (await firewall('py')).body
-    expect(created).toMatchObject({ id: 'py', name: 'Python packages', ecosystem: 'pypi', version: 1, upstreams: [{ id: 'pypi-org', endpoint: 'https://pypi.org/simple/' }] })
+    expect(created).toMatchObject({
+      id: 'py',
+      name: 'Python packages',
+      ecosystem: 'pypi',
+      version: 1,
+      upstreams: [{ id: 'pypi-org', endpoint: 'https://pypi.org/simple/' }],
+    })
 
     await page.goto(`/namespaces/${NS}/firewalls/new`)
     await page.getByLabel('Firewall id').fill('main')
@@ -72,38 +78,76 @@ describe('dashboard: rules and the selector builder', () => {
     await page.locator('[name="s.1.name"]').selectOption('not')
     await page.locator('[name="s.1.0.name"]').selectOption('minimumAge')
     await page.locator('[name="s.1.0.duration"]').fill('30d')
-    const expected = { function: { name: 'all', selectors: [
-      { function: { name: 'packageName', patterns: ['evil-*', '@shady/*'] } },
-      { function: { name: 'not', selector: { function: { name: 'minimumAge', duration: '30d' } } } },
-    ] } }
+    const expected = {
+      function: {
+        name: 'all',
+        selectors: [
+          { function: { name: 'packageName', patterns: ['evil-*', '@shady/*'] } },
+          { function: { name: 'not', selector: { function: { name: 'minimumAge', duration: '30d' } } } },
+        ],
+      },
+    }
     expect(JSON.parse((await page.getByTestId('selector-json').textContent())!)).toEqual(expected)
     // The draft round trip kept what was typed before it.
     expect(await page.getByLabel('Rule id').inputValue()).toBe('risky-new')
     await page.getByRole('button', { name: 'Save rule' }).click()
     await page.waitForURL(`**/namespaces/${NS}/firewalls/main#rules`)
     const rule = (await firewall('main')).body.rules.find((r: { id: string }) => r.id === 'risky-new')
-    expect(rule).toEqual({ id: 'risky-new', executionPhase: 'download', description: 'New evil-ish packages wait', ruleEffect: { block: true, log: true }, selector: expected })
+    expect(rule).toEqual({
+      id: 'risky-new',
+      executionPhase: 'download',
+      description: 'New evil-ish packages wait',
+      ruleEffect: { block: true, log: true },
+      selector: expected,
+    })
     await context.close()
   })
 
   it('offers every selector of the contract, shows each one’s fields, and saves a vulnerability rule', async () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/rules/new`)
-    const names = await page.locator('[name="s.name"] option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))
-    expect(names).toEqual(['packageName', 'versionRange', 'minimumAge', 'license', 'deprecated', 'installScripts', 'vulnerability', 'malware', 'all', 'any', 'not'])
-    const fieldsOf: Record<string, string[]> = { versionRange: ['package', 'range'], license: ['licenseSet', 'mode'], vulnerability: ['minSeverity', 'minCvss'], deprecated: [] }
+    const names = await page
+      .locator('[name="s.name"] option')
+      .evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))
+    expect(names).toEqual([
+      'packageName',
+      'versionRange',
+      'minimumAge',
+      'license',
+      'deprecated',
+      'installScripts',
+      'vulnerability',
+      'malware',
+      'all',
+      'any',
+      'not',
+    ])
+    const fieldsOf: Record<string, string[]> = {
+      versionRange: ['package', 'range'],
+      license: ['licenseSet', 'mode'],
+      vulnerability: ['minSeverity', 'minCvss'],
+      deprecated: [],
+    }
     for (const [name, args] of Object.entries(fieldsOf)) {
       await page.locator('[name="s.name"]').selectOption(name)
-      const visible = await page.locator('#node-f-s > .sel-args > .arg').evaluateAll((els) => els.filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => el.className.replace(/.*arg-/, '')))
+      const visible = await page
+        .locator('#node-f-s > .sel-args > .arg')
+        .evaluateAll((els) =>
+          els.filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => el.className.replace(/.*arg-/, '')),
+        )
       expect(visible, name).toEqual(args)
     }
     await page.locator('[name="s.name"]').selectOption('vulnerability')
     await page.locator('[name="s.minSeverity"]').selectOption('high')
     await page.getByLabel('Rule id').fill('vulns')
-    expect(JSON.parse((await page.getByTestId('selector-json').textContent())!)).toEqual({ function: { name: 'vulnerability', minSeverity: 'high' } })
+    expect(JSON.parse((await page.getByTestId('selector-json').textContent())!)).toEqual({
+      function: { name: 'vulnerability', minSeverity: 'high' },
+    })
     await page.getByRole('button', { name: 'Save rule' }).click()
     await page.waitForURL(`**/firewalls/main#rules`)
-    expect((await firewall('main')).body.rules.find((r: { id: string }) => r.id === 'vulns').selector).toEqual({ function: { name: 'vulnerability', minSeverity: 'high' } })
+    expect((await firewall('main')).body.rules.find((r: { id: string }) => r.id === 'vulns').selector).toEqual({
+      function: { name: 'vulnerability', minSeverity: 'high' },
+    })
     await context.close()
   })
 
@@ -134,7 +178,10 @@ describe('dashboard: rules and the selector builder', () => {
     await page.goto(`/namespaces/${NS}/firewalls/main/rules/new`)
     await page.getByLabel('Rule id').fill('late')
     await page.locator('[name="s.patterns"]').fill('late-*')
-    await world.api('PUT', `/v1/${NS}/config/main/rules/meanwhile`, { executionPhase: 'download', selector: { function: { name: 'deprecated' } } })
+    await world.api('PUT', `/v1/${NS}/config/main/rules/meanwhile`, {
+      executionPhase: 'download',
+      selector: { function: { name: 'deprecated' } },
+    })
     const response = page.waitForResponse((r) => r.request().method() === 'POST')
     await page.getByRole('button', { name: 'Save rule' }).click()
     expect((await response).status()).toBe(412)
@@ -190,7 +237,10 @@ describe('dashboard: upstreams keep their credentials unless replaced', () => {
     await page.getByRole('button', { name: 'Save upstream' }).click()
     await page.waitForURL(`**/firewalls/main#upstreams`)
     stored = (await firewall('main')).body.upstreams[0]
-    expect(stored).toMatchObject({ endpoint: 'https://npm.internal.example.com/', credentials: { username: '[REDACTED]', password: '[REDACTED]' } })
+    expect(stored).toMatchObject({
+      endpoint: 'https://npm.internal.example.com/',
+      credentials: { username: '[REDACTED]', password: '[REDACTED]' },
+    })
     await context.close()
   })
 
@@ -228,7 +278,14 @@ describe('dashboard: exceptions and permissions', () => {
     await page.getByRole('button', { name: 'Save exception' }).click()
     await page.waitForURL(`**/firewalls/main#exceptions`)
     const ex = (await firewall('main')).body.exceptions.find((e: { id: string }) => e.id === 'ex-moment')
-    expect(ex).toEqual({ id: 'ex-moment', rule: 'min-age', selector: { packageName: 'moment', version: '2.30.1' }, log: true, expires: '2031-01-15T12:00:00Z', reason: 'accepted_risk' })
+    expect(ex).toEqual({
+      id: 'ex-moment',
+      rule: 'min-age',
+      selector: { packageName: 'moment', version: '2.30.1' },
+      log: true,
+      expires: '2031-01-15T12:00:00Z',
+      reason: 'accepted_risk',
+    })
 
     await page.getByRole('link', { name: 'ex-moment' }).click()
     expect(await page.getByLabel('Expires (UTC)').inputValue()).toBe('2031-01-15T12:00')
@@ -250,7 +307,10 @@ describe('dashboard: exceptions and permissions', () => {
     await page.getByLabel('everybody: fw:read').check()
     await page.getByRole('button', { name: 'Save permissions' }).click()
     await page.waitForURL(`**/firewalls/main#permissions`)
-    expect((await firewall('main')).body.permissions).toMatchObject({ alice: ['fw:read'], everybody: ['fw:access', 'fw:read'] })
+    expect((await firewall('main')).body.permissions).toMatchObject({
+      alice: ['fw:read'],
+      everybody: ['fw:access', 'fw:read'],
+    })
     await context.close()
 
     // carol holds fw:update:config but not fw:delete: the same refusal as the API's, on the form.
@@ -271,7 +331,10 @@ describe('dashboard: exceptions and permissions', () => {
   it('refuses a management form post without the CSRF token', async () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/permissions`)
-    const response = await page.request.post(`/namespaces/${NS}/firewalls/main/permissions`, { form: { 'new.principal': 'mallory', 'new.perm': 'fw:read' }, maxRedirects: 0 })
+    const response = await page.request.post(`/namespaces/${NS}/firewalls/main/permissions`, {
+      form: { 'new.principal': 'mallory', 'new.perm': 'fw:read' },
+      maxRedirects: 0,
+    })
     expect(response.status()).toBe(403)
     expect((await firewall('main')).body.permissions.mallory).toBeUndefined()
     await context.close()

@@ -14,8 +14,18 @@ const exceptionsOf = async () => (await world.api('GET', `/v1/${NS}/config/main`
 
 describe('dashboard: approving from fields', () => {
   it('shows the proposal as fields and, unchanged, approves it exactly as proposed', async () => {
-    const proposal = { id: 'ex-chalk', rule: 'min-age', selector: { packageName: 'chalk', version: '5.3.0' }, expires: '2030-12-31T23:30:00Z', reason: 'no_alternative', notes: 'needed by the CLI' }
-    const created = await world.api('POST', `/v1/${NS}/config/main/exception-requests`, { proposedException: proposal, justification: 'CLI colours' })
+    const proposal = {
+      id: 'ex-chalk',
+      rule: 'min-age',
+      selector: { packageName: 'chalk', version: '5.3.0' },
+      expires: '2030-12-31T23:30:00Z',
+      reason: 'no_alternative',
+      notes: 'needed by the CLI',
+    }
+    const created = await world.api('POST', `/v1/${NS}/config/main/exception-requests`, {
+      proposedException: proposal,
+      justification: 'CLI colours',
+    })
     expect(created.status).toBe(201)
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/exception-requests/${created.body.id}`)
@@ -57,7 +67,10 @@ describe('dashboard: approving from fields', () => {
     expect(await page.getByRole('status').first().textContent()).toContain('Approved with your changes')
     const added = (await exceptionsOf()).find((ex) => ex.id === 'ex-debug-4')
     expect(added).toMatchObject({ rule: 'min-age', selector: { packageName: 'debug', version: '4.3.4' } })
-    expect((await world.api('GET', `/v1/${NS}/config/main/exception-requests/${request.id}`)).body).toMatchObject({ status: 'approved', exceptionId: 'ex-debug-4' })
+    expect((await world.api('GET', `/v1/${NS}/config/main/exception-requests/${request.id}`)).body).toMatchObject({
+      status: 'approved',
+      exceptionId: 'ex-debug-4',
+    })
     await context.close()
   })
 })
@@ -65,7 +78,10 @@ describe('dashboard: approving from fields', () => {
 describe('dashboard: history', () => {
   it('pages the version list and shows the chosen diff at the top of the page', async () => {
     for (let i = 0; i < 24; i++) {
-      const put = await world.api('PUT', `/v1/${NS}/config/main/rules/r${i}`, { executionPhase: 'download', selector: { function: { name: 'packageName', patterns: [`p${i}-*`] } } })
+      const put = await world.api('PUT', `/v1/${NS}/config/main/rules/r${i}`, {
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: [`p${i}-*`] } },
+      })
       expect(put.status).toBe(201)
     }
     const current = (await world.api('GET', `/v1/${NS}/config/main`)).body.version as number

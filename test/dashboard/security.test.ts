@@ -15,7 +15,8 @@ beforeAll(async () => {
 })
 afterAll(async () => world?.close())
 
-const csrfOf = (page: import('playwright-core').Page) => page.locator('input[name="_csrf"]').first().getAttribute('value')
+const csrfOf = (page: import('playwright-core').Page) =>
+  page.locator('input[name="_csrf"]').first().getAttribute('value')
 
 describe('dashboard security', () => {
   it('signs a token into its own namespace, whatever the namespace field says', async () => {
@@ -41,7 +42,10 @@ describe('dashboard security', () => {
     // A forged form post with the viewer's own valid CSRF token: refused by the permission module.
     const csrf = await csrfOf(page)
     const forged = await page.request.post(`${path}/approve`, {
-      form: { _csrf: csrf!, exception: JSON.stringify({ id: 'ex-forged', rule: 'min-age', selector: { packageName: 'lodash' } }) },
+      form: {
+        _csrf: csrf!,
+        exception: JSON.stringify({ id: 'ex-forged', rule: 'min-age', selector: { packageName: 'lodash' } }),
+      },
       maxRedirects: 0,
     })
     expect(forged.status()).toBe(403)
@@ -64,9 +68,14 @@ describe('dashboard security', () => {
     expect(await missing.text()).toContain('CSRF')
     const wrong = await page.request.post(path, { form: { exception, _csrf: 'not-the-token' }, maxRedirects: 0 })
     expect(wrong.status()).toBe(403)
-    const rollback = await page.request.post(`/namespaces/${NS}/firewalls/main/versions/1/rollback`, { form: {}, maxRedirects: 0 })
+    const rollback = await page.request.post(`/namespaces/${NS}/firewalls/main/versions/1/rollback`, {
+      form: {},
+      maxRedirects: 0,
+    })
     expect(rollback.status()).toBe(403)
-    expect((await world.api('GET', `/v1/${NS}/config/main/exception-requests/${request.id}`)).body.status).toBe('pending')
+    expect((await world.api('GET', `/v1/${NS}/config/main/exception-requests/${request.id}`)).body.status).toBe(
+      'pending',
+    )
     // The same post with the session's token goes through.
     await page.goto(`/namespaces/${NS}/firewalls/main`)
     const ok = await page.request.post(path, { form: { exception, _csrf: (await csrfOf(page))! }, maxRedirects: 0 })
@@ -78,7 +87,10 @@ describe('dashboard security', () => {
     const { context, page } = await signIn(world, viewerToken)
     await page.goto(`/namespaces/${NS}/teams`)
     expect(await page.getByRole('button', { name: 'Create team' }).count()).toBe(0)
-    const forged = await page.request.post(`/namespaces/${NS}/teams`, { form: { _csrf: (await csrfOf(page))!, name: 'Admins', permissions: 'ns:admin' }, maxRedirects: 0 })
+    const forged = await page.request.post(`/namespaces/${NS}/teams`, {
+      form: { _csrf: (await csrfOf(page))!, name: 'Admins', permissions: 'ns:admin' },
+      maxRedirects: 0,
+    })
     expect(forged.status()).toBe(403)
     expect((await page.goto(`/namespaces/${NS}/webhooks`))?.status()).toBe(403)
     await context.close()
@@ -91,7 +103,9 @@ describe('dashboard security', () => {
     await page.getByRole('button', { name: 'Create personal token' }).click()
     const token = (await page.getByTestId('new-token').textContent())!.trim()
     expect(token).toMatch(/^fwp_/)
-    expect((await fetch(`${world.server.url}/v1/${NS}/me`, { headers: { authorization: `Bearer ${token}` } })).status).toBe(200)
+    expect(
+      (await fetch(`${world.server.url}/v1/${NS}/me`, { headers: { authorization: `Bearer ${token}` } })).status,
+    ).toBe(200)
     await page.goto(`/namespaces/${NS}/tokens`)
     expect(await page.content()).not.toContain(token)
     expect(await page.locator('#personal').textContent()).toContain('ci laptop')

@@ -15,7 +15,9 @@ import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../.
 describe('html tag', () => {
   it('escapes interpolated text and attributes but not nested templates', () => {
     const name = '<script>alert("x")</script>'
-    expect(html`<p title="${name}">${name}${html`<b>ok</b>`}</p>`.value).toBe('<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<b>ok</b></p>')
+    expect(html`<p title="${name}">${name}${html`<b>ok</b>`}</p>`.value).toBe(
+      '<p title="&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;">&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;<b>ok</b></p>',
+    )
   })
 })
 
@@ -40,23 +42,31 @@ describe('line diff', () => {
     const b = [...a]
     b[5] = 'changed'
     b.splice(15, 1)
-    expect(hunks(diffLines(a, b)).map((h) => [h.oldStart, h.newStart, h.lines.length])).toEqual([[3, 3, 8], [13, 13, 7]])
+    expect(hunks(diffLines(a, b)).map((h) => [h.oldStart, h.newStart, h.lines.length])).toEqual([
+      [3, 3, 8],
+      [13, 13, 7],
+    ])
     expect(hunks(diffLines(a, a))).toEqual([])
   })
 })
 
 describe('machine diagrams', () => {
   it('cover every machine in machines/', () => {
-    const files = readdirSync('machines').filter((f) => f.endsWith('.machine.ts')).map((f) => `machines/${f}`)
+    const files = readdirSync('machines')
+      .filter((f) => f.endsWith('.machine.ts'))
+      .map((f) => `machines/${f}`)
     expect(MACHINE_CATALOG.map((entry) => entry.file).sort()).toEqual(files.sort())
   })
   it('include eventless and invoke transitions with their guards', () => {
     const graph = machineGraph(webhookDeliveryMachine)
-    const labels = (source: string, target: string) => graph.edges.find((e) => e.source === source && e.target === target)?.labels
+    const labels = (source: string, target: string) =>
+      graph.edges.find((e) => e.source === source && e.target === target)?.labels
     expect(labels('active', 'dispatching')).toEqual(['always [hasBacklog]'])
     expect(labels('quarantined', 'dispatching')).toEqual(['DEADLINE_REACHED', 'RELEASE'])
     expect(labels('delivering.preparing', 'delivering.sending')).toEqual(['done: takeBatch [batchTaken]'])
-    expect(machineGraph(exceptionRequestMachine).edges.find((e) => e.target === 'withdrawn')?.labels).toEqual(['WITHDRAW [isRequester || mayDecide]'])
+    expect(machineGraph(exceptionRequestMachine).edges.find((e) => e.target === 'withdrawn')?.labels).toEqual([
+      'WITHDRAW [isRequester || mayDecide]',
+    ])
   })
   it('highlight the active states of a snapshot value', async () => {
     expect(activePaths({ delivering: 'sending' })).toEqual(['delivering', 'delivering.sending'])
@@ -67,54 +77,110 @@ describe('machine diagrams', () => {
   })
   it('draw transitions that stay in their state as loops, as the Mermaid export does', async () => {
     const graph = machineGraph(webhookDeliveryMachine)
-    expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual(['EVENTS_BUFFERED', 'ENABLED'])
-    expect(graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels).toEqual(['done: deliverBatch', 'error: deliverBatch'])
+    expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual([
+      'EVENTS_BUFFERED',
+      'ENABLED',
+    ])
+    expect(
+      graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels,
+    ).toEqual(['done: deliverBatch', 'error: deliverBatch'])
     const svg = await drawMachine(webhookDeliveryMachine)
-    for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering.sending']) expect(svg).toContain(`data-edge="${state}->${state}"`)
+    for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering.sending'])
+      expect(svg).toContain(`data-edge="${state}->${state}"`)
   })
   it.each([
     ['webhook delivery', webhookDeliveryMachine],
     ['exception request', exceptionRequestMachine],
-  ])('lay out the %s machine with orthogonal routes from border to border and every label placed apart', async (_, machine) => {
-    const graph = machineGraph(machine)
-    const layout = await layoutMachine(graph)
-    expect(layout.edges).toHaveLength(graph.edges.length)
-    const onBorder = (p: { x: number; y: number }, b: Box) =>
-      p.x >= b.x - 1 && p.x <= b.x + b.w + 1 && p.y >= b.y - 1 && p.y <= b.y + b.h + 1 &&
-      (Math.abs(p.x - b.x) < 1 || Math.abs(p.x - b.x - b.w) < 1 || Math.abs(p.y - b.y) < 1 || Math.abs(p.y - b.y - b.h) < 1)
-    const overlap = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
-    const labels: Box[] = []
-    for (const edge of layout.edges) {
-      expect(edge.points.length).toBeGreaterThanOrEqual(2)
-      for (let i = 1; i < edge.points.length; i++) {
-        const [a, b] = [edge.points[i - 1], edge.points[i]]
-        expect(Math.abs(a.x - b.x) < 0.01 || Math.abs(a.y - b.y) < 0.01, `${edge.source}->${edge.target} segment ${i}`).toBe(true)
+  ])(
+    'lay out the %s machine with orthogonal routes from border to border and every label placed apart',
+    async (_, machine) => {
+      const graph = machineGraph(machine)
+      const layout = await layoutMachine(graph)
+      expect(layout.edges).toHaveLength(graph.edges.length)
+      const onBorder = (p: { x: number; y: number }, b: Box) =>
+        p.x >= b.x - 1 &&
+        p.x <= b.x + b.w + 1 &&
+        p.y >= b.y - 1 &&
+        p.y <= b.y + b.h + 1 &&
+        (Math.abs(p.x - b.x) < 1 ||
+          Math.abs(p.x - b.x - b.w) < 1 ||
+          Math.abs(p.y - b.y) < 1 ||
+          Math.abs(p.y - b.y - b.h) < 1)
+      const overlap = (a: Box, b: Box) => a.x < b.x + b.w && b.x < a.x + a.w && a.y < b.y + b.h && b.y < a.y + a.h
+      const labels: Box[] = []
+      for (const edge of layout.edges) {
+        expect(edge.points.length).toBeGreaterThanOrEqual(2)
+        for (let i = 1; i < edge.points.length; i++) {
+          const [a, b] = [edge.points[i - 1], edge.points[i]]
+          expect(
+            Math.abs(a.x - b.x) < 0.01 || Math.abs(a.y - b.y) < 0.01,
+            `${edge.source}->${edge.target} segment ${i}`,
+          ).toBe(true)
+        }
+        expect(
+          onBorder(edge.points[0], layout.boxes.get(edge.source)!),
+          `${edge.source}->${edge.target} starts on its source`,
+        ).toBe(true)
+        expect(
+          onBorder(edge.points.at(-1)!, layout.boxes.get(edge.target)!),
+          `${edge.source}->${edge.target} ends on its target`,
+        ).toBe(true)
+        expect(edge.label?.lines).toEqual(
+          graph.edges.find((e) => e.source === edge.source && e.target === edge.target)!.labels,
+        )
+        labels.push(edge.label!)
       }
-      expect(onBorder(edge.points[0], layout.boxes.get(edge.source)!), `${edge.source}->${edge.target} starts on its source`).toBe(true)
-      expect(onBorder(edge.points.at(-1)!, layout.boxes.get(edge.target)!), `${edge.source}->${edge.target} ends on its target`).toBe(true)
-      expect(edge.label?.lines).toEqual(graph.edges.find((e) => e.source === edge.source && e.target === edge.target)!.labels)
-      labels.push(edge.label!)
-    }
-    const leaves = [...layout.boxes.entries()].filter(([id]) => !graph.nodes.get(id)!.children.length).map(([, box]) => box)
-    for (const [i, label] of labels.entries()) {
-      for (const other of labels.slice(i + 1)) expect(overlap(label, other)).toBe(false)
-      for (const box of leaves) expect(overlap(label, box)).toBe(false)
-    }
-  })
+      const leaves = [...layout.boxes.entries()]
+        .filter(([id]) => !graph.nodes.get(id)!.children.length)
+        .map(([, box]) => box)
+      for (const [i, label] of labels.entries()) {
+        for (const other of labels.slice(i + 1)) expect(overlap(label, other)).toBe(false)
+        for (const box of leaves) expect(overlap(label, box)).toBe(false)
+      }
+    },
+  )
 })
 
 describe('selector builder', () => {
-  const nested = { function: { name: 'any' as const, selectors: [
-    { function: { name: 'packageName' as const, patterns: ['a-*', 'b'] } },
-    { function: { name: 'not' as const, selector: { function: { name: 'vulnerability' as const, minSeverity: 'high' as const, minCvss: 7.5 } } } },
-  ] } }
+  const nested = {
+    function: {
+      name: 'any' as const,
+      selectors: [
+        { function: { name: 'packageName' as const, patterns: ['a-*', 'b'] } },
+        {
+          function: {
+            name: 'not' as const,
+            selector: { function: { name: 'vulnerability' as const, minSeverity: 'high' as const, minCvss: 7.5 } },
+          },
+        },
+      ],
+    },
+  }
 
   it('turns a selector into fields and back without loss', () => {
     const form = new Form(new URLSearchParams())
     expect(selectorOf(draftOf(nested))).toEqual(nested)
     expect(selectorOf(readDraft(form))).toEqual({ function: { name: '' } })
-    const posted = new Form(new URLSearchParams([['s.name', 'all'], ['s.0.name', 'minimumAge'], ['s.0.duration', ' 7d '], ['s.0.patterns', 'ignored'], ['s.1.name', 'license'], ['s.1.licenseSet', 'ls-oss'], ['s.1.mode', 'deny']]))
-    expect(selectorOf(readDraft(posted))).toEqual({ function: { name: 'all', selectors: [{ function: { name: 'minimumAge', duration: '7d' } }, { function: { name: 'license', licenseSet: 'ls-oss', mode: 'deny' } }] } })
+    const posted = new Form(
+      new URLSearchParams([
+        ['s.name', 'all'],
+        ['s.0.name', 'minimumAge'],
+        ['s.0.duration', ' 7d '],
+        ['s.0.patterns', 'ignored'],
+        ['s.1.name', 'license'],
+        ['s.1.licenseSet', 'ls-oss'],
+        ['s.1.mode', 'deny'],
+      ]),
+    )
+    expect(selectorOf(readDraft(posted))).toEqual({
+      function: {
+        name: 'all',
+        selectors: [
+          { function: { name: 'minimumAge', duration: '7d' } },
+          { function: { name: 'license', licenseSet: 'ls-oss', mode: 'deny' } },
+        ],
+      },
+    })
   })
 
   it('adds and removes conditions by path, ignoring malformed intents', () => {

@@ -23,7 +23,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`
   world = await startWorld({ WEBHOOK_RETRY_SCHEDULE: '100ms', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
-  const created = await world.api('POST', `/v1/${NS}/webhooks`, { name: 'Sink', url: receiverUrl, eventTypes: ['config.*'] })
+  const created = await world.api('POST', `/v1/${NS}/webhooks`, {
+    name: 'Sink',
+    url: receiverUrl,
+    eventTypes: ['config.*'],
+  })
   expect(created.status).toBe(201)
   webhookId = created.body.id
 })
@@ -32,12 +36,17 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve))
 })
 
-const deliveries = async () => (await world.api('GET', `/v1/${NS}/webhooks/${webhookId}/deliveries`)).body as { id: string; status: string }[]
+const deliveries = async () =>
+  (await world.api('GET', `/v1/${NS}/webhooks/${webhookId}/deliveries`)).body as { id: string; status: string }[]
 
 describe('dashboard: a delivery and its attempts', () => {
   it('links a delivery from the webhook page to its attempts', async () => {
     // The webhook's own config.webhook.created event is its first delivery: 500, then 200.
-    await eventually(async () => (await deliveries()).some((d) => d.status === 'success'), 20_000, 'delivered on the second attempt')
+    await eventually(
+      async () => (await deliveries()).some((d) => d.status === 'success'),
+      20_000,
+      'delivered on the second attempt',
+    )
     const [record] = await deliveries()
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/webhooks/${webhookId}`)

@@ -13,7 +13,12 @@ beforeAll(async () => {
   world = await startWorld({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
   await seedFirewall(world.api, 'main')
   await seedFirewall(world.api, 'other')
-  const created = await world.api('POST', `/v1/${NS}/webhooks`, { name: 'Ops sink', url: receiver.url, eventTypes: ['config.*'], headers: { 'X-Env': 'prod' } })
+  const created = await world.api('POST', `/v1/${NS}/webhooks`, {
+    name: 'Ops sink',
+    url: receiver.url,
+    eventTypes: ['config.*'],
+    headers: { 'X-Env': 'prod' },
+  })
   expect(created.status).toBe(201)
   webhookId = created.body.id
 })
@@ -41,8 +46,12 @@ describe('dashboard: managing webhooks', () => {
     await page.waitForURL(`**/webhooks/${webhookId}`)
     expect(await page.getByRole('status').first().textContent()).toContain('Security sink saved')
     expect(await stored()).toMatchObject({
-      name: 'Security sink', url: receiver.url, enabled: true,
-      eventTypes: ['firewall.*', 'exception-request.approved', 'audit.team.*'], firewalls: ['main'], rateLimit: 2,
+      name: 'Security sink',
+      url: receiver.url,
+      enabled: true,
+      eventTypes: ['firewall.*', 'exception-request.approved', 'audit.team.*'],
+      firewalls: ['main'],
+      rateLimit: 2,
       headers: { 'X-Env': '[REDACTED]' },
     })
     // The edit form shows what is stored, the unlisted prefix in the free field.
@@ -98,7 +107,11 @@ describe('dashboard: managing webhooks', () => {
 describe('dashboard: event catalog', () => {
   it('lists every event type of the published schema with its description and data schema', async () => {
     const document = await (await fetch(`${world.server.url}/schemas/webhook-events-v1.json`)).json()
-    const rules = document.$defs.Event.allOf as { description: string; if: { properties: { type: { const?: string } } }; then: { properties: { data: { $ref: string } } } }[]
+    const rules = document.$defs.Event.allOf as {
+      description: string
+      if: { properties: { type: { const?: string } } }
+      then: { properties: { data: { $ref: string } } }
+    }[]
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/webhooks`)
     await page.getByRole('link', { name: 'Event types' }).click()

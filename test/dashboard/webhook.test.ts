@@ -14,7 +14,11 @@ beforeAll(async () => {
   receiver = await new TestReceiver().start()
   world = await startWorld({ WEBHOOK_RETRY_SCHEDULE: '100ms,100ms', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
   await seedFirewall(world.api, 'main')
-  const created = await world.api('POST', `/v1/${NS}/webhooks`, { name: 'Audit sink', url: receiver.url, eventTypes: ['config.*'] })
+  const created = await world.api('POST', `/v1/${NS}/webhooks`, {
+    name: 'Audit sink',
+    url: receiver.url,
+    eventTypes: ['config.*'],
+  })
   expect(created.status).toBe(201)
   webhookId = created.body.id
 })
@@ -28,7 +32,10 @@ const state = async () => (await world.api('GET', `/v1/${NS}/webhooks/${webhookI
 describe('dashboard: webhooks', () => {
   it('shows a quarantined webhook, then releases it and watches the diagram move to delivering', async () => {
     // A configuration change produces an event; three failed attempts quarantine the webhook.
-    await world.api('PUT', `/v1/${NS}/config/main/rules/no-scripts`, { executionPhase: 'download', selector: { function: { name: 'installScripts' } } })
+    await world.api('PUT', `/v1/${NS}/config/main/rules/no-scripts`, {
+      executionPhase: 'download',
+      selector: { function: { name: 'installScripts' } },
+    })
     await eventually(async () => (await state()).state === 'quarantined', 20_000, 'quarantine')
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/webhooks/${webhookId}`)
@@ -47,10 +54,18 @@ describe('dashboard: webhooks', () => {
     receiver.status = 200
     receiver.delayMs = 2500
     await page.reload()
-    await eventually(async () => (await page.locator('figure.diagram').getAttribute('class'))?.includes('is-live'), 10_000, 'live stream')
+    await eventually(
+      async () => (await page.locator('figure.diagram').getAttribute('class'))?.includes('is-live'),
+      10_000,
+      'live stream',
+    )
     await page.getByRole('button', { name: 'Release quarantine' }).click()
     await page.waitForURL(`**/webhooks/${webhookId}`)
-    await eventually(async () => /delivering/.test((await figure.getAttribute('data-seen')) ?? ''), 15_000, 'diagram showing delivering')
+    await eventually(
+      async () => /delivering/.test((await figure.getAttribute('data-seen')) ?? ''),
+      15_000,
+      'diagram showing delivering',
+    )
     const seen = (await figure.getAttribute('data-seen')) ?? ''
     expect(seen).toMatch(/delivering\.(preparing|sending)/)
     await eventually(async () => (await figure.getAttribute('data-live-state')) === 'active', 15_000, 'back to active')

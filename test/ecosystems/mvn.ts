@@ -7,18 +7,34 @@ import { join } from 'node:path'
  * `mvn deploy:deploy-file` to a firewall (server id `fw`, the token as password). Runs online
  * but needs nothing from the network: the deploy plugin comes from the local repository.
  */
-export function mvnDeploy(url: string, token: string, coordinates: { groupId: string; artifactId: string; version: string }): Promise<{ code: number; output: string }> {
+export function mvnDeploy(
+  url: string,
+  token: string,
+  coordinates: { groupId: string; artifactId: string; version: string },
+): Promise<{ code: number; output: string }> {
   const dir = mkdtempSync(join(tmpdir(), 'pf-mvn-'))
-  writeFileSync(join(dir, 'settings.xml'), `<settings><servers><server><id>fw</id><username>ci</username><password>${token}</password></server></servers></settings>`)
+  writeFileSync(
+    join(dir, 'settings.xml'),
+    `<settings><servers><server><id>fw</id><username>ci</username><password>${token}</password></server></servers></settings>`,
+  )
   writeFileSync(join(dir, 'lib.jar'), 'not really a jar')
   const args = [
-    '-B', '-s', join(dir, 'settings.xml'),
+    '-B',
+    '-s',
+    join(dir, 'settings.xml'),
     'org.apache.maven.plugins:maven-deploy-plugin:3.1.1:deploy-file',
-    '-Dfile=lib.jar', `-DgroupId=${coordinates.groupId}`, `-DartifactId=${coordinates.artifactId}`, `-Dversion=${coordinates.version}`,
-    '-Dpackaging=jar', `-Durl=${url}`, '-DrepositoryId=fw',
+    '-Dfile=lib.jar',
+    `-DgroupId=${coordinates.groupId}`,
+    `-DartifactId=${coordinates.artifactId}`,
+    `-Dversion=${coordinates.version}`,
+    '-Dpackaging=jar',
+    `-Durl=${url}`,
+    '-DrepositoryId=fw',
   ]
   return new Promise((resolve) => {
-    execFile('mvn', args, { cwd: dir, timeout: 120_000 }, (error, stdout, stderr) => resolve({ code: error ? 1 : 0, output: `${stdout}\n${stderr}` }))
+    execFile('mvn', args, { cwd: dir, timeout: 120_000 }, (error, stdout, stderr) =>
+      resolve({ code: error ? 1 : 0, output: `${stdout}\n${stderr}` }),
+    )
   })
 }
 

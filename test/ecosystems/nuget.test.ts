@@ -18,13 +18,33 @@ beforeAll(async () => {
     ecosystem: 'nuget',
     upstreams: [{ id: 'internal-feed', endpoint: upstream.index, credentials: { token: 'feed-key' }, internal: true }],
     rules: [
-      { id: 'dl-block', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['evil.*'] } }, description: 'Evil.* is banned' },
-      { id: 'hide-pre', executionPhase: 'versions', selector: { function: { name: 'versionRange', package: 'acme.core', range: '>=2.0.0-0' } }, description: 'Acme.Core 2 is not approved' },
-      { id: 'up-block', executionPhase: 'upload', selector: { function: { name: 'packageName', patterns: ['Reserved.*'] } }, description: 'Reserved.* ids are reserved' },
+      {
+        id: 'dl-block',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['evil.*'] } },
+        description: 'Evil.* is banned',
+      },
+      {
+        id: 'hide-pre',
+        executionPhase: 'versions',
+        selector: { function: { name: 'versionRange', package: 'acme.core', range: '>=2.0.0-0' } },
+        description: 'Acme.Core 2 is not approved',
+      },
+      {
+        id: 'up-block',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['Reserved.*'] } },
+        description: 'Reserved.* ids are reserved',
+      },
     ],
     exceptions: [
       { id: 'ex-dl', rule: 'dl-block', selector: { packageName: 'Evil.Approved' }, reason: 'false_positive' },
-      { id: 'ex-up', rule: 'up-block', selector: { packageName: 'Reserved.Ok', version: '1.0.0' }, reason: 'internal_package' },
+      {
+        id: 'ex-up',
+        rule: 'up-block',
+        selector: { packageName: 'Reserved.Ok', version: '1.0.0' },
+        reason: 'internal_package',
+      },
     ],
   })
   token = await proxy.token('owner')
@@ -47,7 +67,11 @@ function read(path: string): Promise<Response> {
 function push(bytes: Buffer): Promise<Response> {
   const form = new FormData()
   form.append('package', new Blob([new Uint8Array(bytes)]), 'package.nupkg')
-  return fetch(index['PackagePublish/2.0.0'], { method: 'PUT', headers: { 'x-nuget-apikey': token, 'x-nuget-protocol-version': '4.1.0' }, body: form })
+  return fetch(index['PackagePublish/2.0.0'], {
+    method: 'PUT',
+    headers: { 'x-nuget-apikey': token, 'x-nuget-protocol-version': '4.1.0' },
+    body: form,
+  })
 }
 
 describe('NuGet v3 reads through the firewall', () => {
@@ -59,7 +83,9 @@ describe('NuGet v3 reads through the firewall', () => {
   })
 
   it('filters the flat-container version list and registrations by versions rules, without events', async () => {
-    expect(await (await read(`${index['PackageBaseAddress/3.0.0']}acme.core/index.json`)).json()).toEqual({ versions: ['1.0.0', '1.1.0'] })
+    expect(await (await read(`${index['PackageBaseAddress/3.0.0']}acme.core/index.json`)).json()).toEqual({
+      versions: ['1.0.0', '1.1.0'],
+    })
     const reg = (await (await read(`${index['RegistrationsBaseUrl/3.6.0']}acme.core/index.json`)).json()) as any
     const leaves = reg.items.flatMap((page: any) => page.items)
     expect(leaves.map((l: any) => l.catalogEntry.version)).toEqual(['1.0.0', '1.1.0'])
@@ -71,7 +97,9 @@ describe('NuGet v3 reads through the firewall', () => {
     const response = await read(`${index['PackageBaseAddress/3.0.0']}acme.core/1.1.0/acme.core.1.1.0.nupkg`)
     expect(response.status).toBe(200)
     expect(Buffer.from(await response.arrayBuffer()).equals(upstream.versions.get('acme.core')![1].nupkg)).toBe(true)
-    expect(await proxy.log('nu', { packageName: 'Acme.Core' })).toMatchObject([{ outcome: 'allowed', version: '1.1.0', published: '2020-01-01T00:00:00Z', upstream: 'internal-feed' }])
+    expect(await proxy.log('nu', { packageName: 'Acme.Core' })).toMatchObject([
+      { outcome: 'allowed', version: '1.1.0', published: '2020-01-01T00:00:00Z', upstream: 'internal-feed' },
+    ])
   })
 
   it('blocks a download with the rule in the reason phrase NuGet prints, event and log entry', async () => {
@@ -80,19 +108,30 @@ describe('NuGet v3 reads through the firewall', () => {
     expect(response.statusText).toContain('dl-block')
     expect(response.statusText).toContain('Evil.* is banned')
     const [event] = (await proxy.events('firewall.blocked')).filter((e) => e.data.packageName === 'Evil.Payload')
-    expect(event.data).toMatchObject({ ecosystem: 'nuget', version: '1.0.0', executionPhase: 'download', rule: 'dl-block' })
+    expect(event.data).toMatchObject({
+      ecosystem: 'nuget',
+      version: '1.0.0',
+      executionPhase: 'download',
+      rule: 'dl-block',
+    })
     expect(response.statusText).toContain(event.data.request)
     expect(await proxy.log('nu', { packageName: 'Evil.Payload' })).toHaveLength(1)
   })
 
   it('lets an excepted package through with firewall.exception-allowed', async () => {
-    expect((await read(`${index['PackageBaseAddress/3.0.0']}evil.approved/1.0.0/evil.approved.1.0.0.nupkg`)).status).toBe(200)
-    const [event] = (await proxy.events('firewall.exception-allowed')).filter((e) => e.data.packageName === 'Evil.Approved')
+    expect(
+      (await read(`${index['PackageBaseAddress/3.0.0']}evil.approved/1.0.0/evil.approved.1.0.0.nupkg`)).status,
+    ).toBe(200)
+    const [event] = (await proxy.events('firewall.exception-allowed')).filter(
+      (e) => e.data.packageName === 'Evil.Approved',
+    )
     expect(event.data).toMatchObject({ rule: 'dl-block', exception: 'ex-dl' })
   })
 
   it('refuses a hidden version as a download decision', async () => {
-    expect((await read(`${index['PackageBaseAddress/3.0.0']}acme.core/2.0.0-rc.1/acme.core.2.0.0-rc.1.nupkg`)).status).toBe(403)
+    expect(
+      (await read(`${index['PackageBaseAddress/3.0.0']}acme.core/2.0.0-rc.1/acme.core.2.0.0-rc.1.nupkg`)).status,
+    ).toBe(403)
   })
 })
 
@@ -102,10 +141,20 @@ describe('NuGet push and unlist through the firewall', () => {
     expect(response.status).toBe(201)
     expect(upstream.versions.get('acme.tool')?.map((v) => v.version)).toEqual(['1.0.0'])
     const [event] = (await proxy.events('package.published')).filter((e) => e.data.packageName === 'Acme.Tool')
-    expect(event.data).toMatchObject({ firewall: 'nu', ecosystem: 'nuget', version: '1.0.0', upstream: 'internal-feed', actor: { userId: 'owner' } })
+    expect(event.data).toMatchObject({
+      firewall: 'nu',
+      ecosystem: 'nuget',
+      version: '1.0.0',
+      upstream: 'internal-feed',
+      actor: { userId: 'owner' },
+    })
     expect(event.data.file).toBeUndefined()
-    expect(await proxy.log('nu', { packageName: 'Acme.Tool' })).toMatchObject([{ executionPhase: 'upload', outcome: 'allowed' }])
-    expect(await (await read(`${index['PackageBaseAddress/3.0.0']}acme.tool/index.json`)).json()).toEqual({ versions: ['1.0.0'] })
+    expect(await proxy.log('nu', { packageName: 'Acme.Tool' })).toMatchObject([
+      { executionPhase: 'upload', outcome: 'allowed' },
+    ])
+    expect(await (await read(`${index['PackageBaseAddress/3.0.0']}acme.tool/index.json`)).json()).toEqual({
+      versions: ['1.0.0'],
+    })
   })
 
   it('blocks a push with the rule in the reason phrase; nothing reaches the feed', async () => {
@@ -124,10 +173,20 @@ describe('NuGet push and unlist through the firewall', () => {
   })
 
   it('forwards an unlist (DELETE) and emits package.unlisted', async () => {
-    const response = await fetch(`${index['PackagePublish/2.0.0']}/Acme.Tool/1.0.0`, { method: 'DELETE', headers: { 'x-nuget-apikey': token } })
+    const response = await fetch(`${index['PackagePublish/2.0.0']}/Acme.Tool/1.0.0`, {
+      method: 'DELETE',
+      headers: { 'x-nuget-apikey': token },
+    })
     expect(response.status).toBe(204)
     expect(upstream.versions.get('acme.tool')![0].listed).toBe(false)
     const [event] = await proxy.events('package.unlisted')
-    expect(event.data).toMatchObject({ firewall: 'nu', ecosystem: 'nuget', packageName: 'Acme.Tool', version: '1.0.0', upstream: 'internal-feed', actor: { userId: 'owner' } })
+    expect(event.data).toMatchObject({
+      firewall: 'nu',
+      ecosystem: 'nuget',
+      packageName: 'Acme.Tool',
+      version: '1.0.0',
+      upstream: 'internal-feed',
+      actor: { userId: 'owner' },
+    })
   })
 })

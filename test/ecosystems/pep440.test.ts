@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import * as reference from '@renovatebot/pep440'
-import { comparePep440, inVersionRange, parsePep440, rangeProblem, sameVersion, versionOrdering } from '../../server/firewall/rules/versions'
+import {
+  comparePep440,
+  inVersionRange,
+  parsePep440,
+  rangeProblem,
+  sameVersion,
+  versionOrdering,
+} from '../../server/firewall/rules/versions'
 
 /**
  * Our PEP 440 module against PyPI's own tricky cases (the ordering table of pypa/packaging's
@@ -11,10 +18,33 @@ import { comparePep440, inVersionRange, parsePep440, rangeProblem, sameVersion, 
  */
 
 const BASE = [
-  '1.0.dev456', '1.0a1', '1.0a2.dev456', '1.0a12.dev456', '1.0a12', '1.0b1.dev456', '1.0b2', '1.0b2.post345.dev456',
-  '1.0b2.post345', '1.0b2-346', '1.0c1.dev456', '1.0c1', '1.0rc2', '1.0c3', '1.0', '1.0.post456.dev34', '1.0.post456',
-  '1.1.dev1', '1.2+123abc', '1.2+123abc456', '1.2+abc', '1.2+abc123', '1.2+abc123def', '1.2+1234.abc', '1.2+123456',
-  '1.2.r32+123456', '1.2.rev33+123456',
+  '1.0.dev456',
+  '1.0a1',
+  '1.0a2.dev456',
+  '1.0a12.dev456',
+  '1.0a12',
+  '1.0b1.dev456',
+  '1.0b2',
+  '1.0b2.post345.dev456',
+  '1.0b2.post345',
+  '1.0b2-346',
+  '1.0c1.dev456',
+  '1.0c1',
+  '1.0rc2',
+  '1.0c3',
+  '1.0',
+  '1.0.post456.dev34',
+  '1.0.post456',
+  '1.1.dev1',
+  '1.2+123abc',
+  '1.2+123abc456',
+  '1.2+abc',
+  '1.2+abc123',
+  '1.2+abc123def',
+  '1.2+1234.abc',
+  '1.2+123456',
+  '1.2.r32+123456',
+  '1.2.rev33+123456',
 ]
 /** Strictly ascending: implicit epoch 0, then the same with epoch 1. */
 const ASCENDING = [...BASE, ...BASE.map((v) => `1!${v}`)]
@@ -22,18 +52,52 @@ const ASCENDING = [...BASE, ...BASE.map((v) => `1!${v}`)]
 const ours = (a: string, b: string) => Math.sign(comparePep440(parsePep440(a)!, parsePep440(b)!))
 
 const SAME: [string, string][] = [
-  ['1.0a1', '1.0.0a1'], ['1.0alpha1', '1.0a1'], ['1.0.b2', '1.0b2'], ['1.0a.1', '1.0a1'], ['1.0_a_1', '1.0a1'],
-  ['1.0c1', '1.0rc1'], ['1.0pre1', '1.0rc1'], ['1.0preview1', '1.0rc1'], ['1.0RC1', '1.0rc1'],
-  ['1.0-1', '1.0.post1'], ['1.0-rev4', '1.0.post4'], ['1.0.r', '1.0.post0'], ['1.0.post', '1.0.post0'], ['1.0-post-1', '1.0.post1'],
-  ['1.0.dev', '1.0.dev0'], ['1.0-dev1', '1.0.dev1'],
-  ['1.0+ubuntu-1', '1.0+ubuntu.1'], ['1.0+UbuNtu', '1.0+ubuntu'], ['1.0+01', '1.0+1'],
-  ['v1.0', '1.0'], ['01.0', '1.0'], ['1.0', '1.0.0.0'], ['0!1.0', '1.0'], ['1!1.0', '1!1.0.0'],
+  ['1.0a1', '1.0.0a1'],
+  ['1.0alpha1', '1.0a1'],
+  ['1.0.b2', '1.0b2'],
+  ['1.0a.1', '1.0a1'],
+  ['1.0_a_1', '1.0a1'],
+  ['1.0c1', '1.0rc1'],
+  ['1.0pre1', '1.0rc1'],
+  ['1.0preview1', '1.0rc1'],
+  ['1.0RC1', '1.0rc1'],
+  ['1.0-1', '1.0.post1'],
+  ['1.0-rev4', '1.0.post4'],
+  ['1.0.r', '1.0.post0'],
+  ['1.0.post', '1.0.post0'],
+  ['1.0-post-1', '1.0.post1'],
+  ['1.0.dev', '1.0.dev0'],
+  ['1.0-dev1', '1.0.dev1'],
+  ['1.0+ubuntu-1', '1.0+ubuntu.1'],
+  ['1.0+UbuNtu', '1.0+ubuntu'],
+  ['1.0+01', '1.0+1'],
+  ['v1.0', '1.0'],
+  ['01.0', '1.0'],
+  ['1.0', '1.0.0.0'],
+  ['0!1.0', '1.0'],
+  ['1!1.0', '1!1.0.0'],
 ]
 
-const INVALID = ['1.0+', '1.0.', 'french toast', '1.0+a_b_', '1!', '1.0-', '1.0 dev', '1.0+_foo', '1.0++', '1.0a1a2', '1.0.post1.post2', '1.0.dev1.dev2', '', 'a1.0', '1.0.devx']
+const INVALID = [
+  '1.0+',
+  '1.0.',
+  'french toast',
+  '1.0+a_b_',
+  '1!',
+  '1.0-',
+  '1.0 dev',
+  '1.0+_foo',
+  '1.0++',
+  '1.0a1a2',
+  '1.0.post1.post2',
+  '1.0.dev1.dev2',
+  '',
+  'a1.0',
+  '1.0.devx',
+]
 
-describe('PEP 440 on PyPI\'s own cases', () => {
-  it('orders packaging\'s table: epochs, dev < pre < release < post, dev of a post, local labels', () => {
+describe("PEP 440 on PyPI's own cases", () => {
+  it("orders packaging's table: epochs, dev < pre < release < post, dev of a post, local labels", () => {
     for (const [i, a] of ASCENDING.entries()) {
       for (const [j, b] of ASCENDING.entries()) {
         expect(ours(a, b), `${a} vs ${b}`).toBe(Math.sign(i - j))
@@ -67,6 +131,7 @@ describe('PEP 440 on PyPI\'s own cases', () => {
     expect(inVersionRange('pypi', '1.0.0a1', '>=1.0a1 <1.0', true)).toBe(true)
     expect(inVersionRange('pypi', '1.0a1', '>=1.0a1 <1.0', false)).toBe(false)
     expect(inVersionRange('pypi', '1!0.1', '>=2.0', false)).toBe(true)
-    for (const specifier of ['~=2.2', '===1.0', '==1.*', '!=1.0', '>=1.0,<2.0']) expect(rangeProblem('pypi', specifier)).not.toBeNull()
+    for (const specifier of ['~=2.2', '===1.0', '==1.*', '!=1.0', '>=1.0,<2.0'])
+      expect(rangeProblem('pypi', specifier)).not.toBeNull()
   })
 })

@@ -10,25 +10,57 @@ let proxy: ProxyHarness
 let token: string
 
 const RULES = [
-  { id: 'dl-block', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } }, description: 'fw-evil* packages are banned' },
-  { id: 'hide-2', executionPhase: 'versions', selector: { function: { name: 'versionRange', package: 'fw-demo', range: '>=2.0' } }, description: 'fw-demo 2 is not approved yet' },
-  { id: 'up-block', executionPhase: 'upload', selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } }, description: 'fw-reserved-* names are reserved' },
+  {
+    id: 'dl-block',
+    executionPhase: 'download',
+    selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } },
+    description: 'fw-evil* packages are banned',
+  },
+  {
+    id: 'hide-2',
+    executionPhase: 'versions',
+    selector: { function: { name: 'versionRange', package: 'fw-demo', range: '>=2.0' } },
+    description: 'fw-demo 2 is not approved yet',
+  },
+  {
+    id: 'up-block',
+    executionPhase: 'upload',
+    selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
+    description: 'fw-reserved-* names are reserved',
+  },
 ]
 const EXCEPTIONS = [
   { id: 'ex-dl', rule: 'dl-block', selector: { packageName: 'fw-evil-ok' }, reason: 'false_positive' },
-  { id: 'ex-up', rule: 'up-block', selector: { packageName: 'fw-reserved-ok', version: '1.0' }, reason: 'internal_package' },
+  {
+    id: 'ex-up',
+    rule: 'up-block',
+    selector: { packageName: 'fw-reserved-ok', version: '1.0' },
+    reason: 'internal_package',
+  },
 ]
 
 beforeAll(async () => {
   upstream = await startPypiUpstream({ password: 'upstream-secret' })
-  for (const [name, version] of [['fw-demo', '1.0'], ['fw-demo', '2.0'], ['fw-evil', '1.0'], ['fw-evil-ok', '1.0']]) {
+  for (const [name, version] of [
+    ['fw-demo', '1.0'],
+    ['fw-demo', '2.0'],
+    ['fw-evil', '1.0'],
+    ['fw-evil-ok', '1.0'],
+  ]) {
     const { filename, bytes } = wheel(name, version)
     upstream.add(name, filename, bytes)
   }
   proxy = await startProxy({ backend: 'redis' })
   await proxy.putFirewall('py', {
     ecosystem: 'pypi',
-    upstreams: [{ id: 'internal-py', endpoint: upstream.url, credentials: { username: 'ci', password: 'upstream-secret' }, internal: true }],
+    upstreams: [
+      {
+        id: 'internal-py',
+        endpoint: upstream.url,
+        credentials: { username: 'ci', password: 'upstream-secret' },
+        internal: true,
+      },
+    ],
     rules: RULES,
     exceptions: EXCEPTIONS,
   })
@@ -46,14 +78,26 @@ const auth = () => ({ authorization: `Basic ${Buffer.from(`__token__:${token}`).
 function twineForm(name: string, version: string): FormData {
   const { filename, bytes } = wheel(name, version)
   const form = new FormData()
-  for (const [key, value] of Object.entries({ ':action': 'file_upload', protocol_version: '1', metadata_version: '2.1', name, version, filetype: 'bdist_wheel', pyversion: 'py3', license_expression: 'MIT' })) form.append(key, value)
+  for (const [key, value] of Object.entries({
+    ':action': 'file_upload',
+    protocol_version: '1',
+    metadata_version: '2.1',
+    name,
+    version,
+    filetype: 'bdist_wheel',
+    pyversion: 'py3',
+    license_expression: 'MIT',
+  }))
+    form.append(key, value)
   form.append('content', new Blob([new Uint8Array(bytes)]), filename)
   return form
 }
 
 describe('PyPI simple index through the firewall', () => {
   it('serves PEP 691 JSON by Accept with file URLs on the proxy and hidden versions removed', async () => {
-    const response = await fetch(`${proxy.registryUrl('py')}simple/FW_Demo/`, { headers: { ...auth(), accept: 'application/vnd.pypi.simple.v1+json' } })
+    const response = await fetch(`${proxy.registryUrl('py')}simple/FW_Demo/`, {
+      headers: { ...auth(), accept: 'application/vnd.pypi.simple.v1+json' },
+    })
     expect(response.status).toBe(200)
     expect(response.headers.get('content-type')).toBe('application/vnd.pypi.simple.v1+json')
     expect(response.headers.get('vary')).toBe('Accept')
@@ -85,7 +129,9 @@ describe('pip through the firewall', () => {
     const result = await pip(proxy.registryUrl('py'), token, ['download', 'fw-demo'])
     expect(result.code, result.output).toBe(0)
     expect(readdirSync(result.dir)).toEqual(['fw_demo-1.0-py3-none-any.whl'])
-    expect(await proxy.log('py', { packageName: 'fw-demo' })).toMatchObject([{ executionPhase: 'download', outcome: 'allowed', version: '1.0', upstream: 'internal-py' }])
+    expect(await proxy.log('py', { packageName: 'fw-demo' })).toMatchObject([
+      { executionPhase: 'download', outcome: 'allowed', version: '1.0', upstream: 'internal-py' },
+    ])
   })
 
   it('cannot get a version hidden by a versions rule', async () => {
@@ -101,28 +147,63 @@ describe('pip through the firewall', () => {
     expect(result.output).toContain('dl-block')
     expect(result.output).toContain('fw-evil* packages are banned')
     const [event] = (await proxy.events('firewall.blocked')).filter((e) => e.data.packageName === 'fw-evil')
-    expect(event.data).toMatchObject({ ecosystem: 'pypi', executionPhase: 'download', blocked: true, rule: 'dl-block', version: '1.0', upstream: 'internal-py', user: 'owner' })
+    expect(event.data).toMatchObject({
+      ecosystem: 'pypi',
+      executionPhase: 'download',
+      blocked: true,
+      rule: 'dl-block',
+      version: '1.0',
+      upstream: 'internal-py',
+      user: 'owner',
+    })
     expect(result.output).toContain(event.data.request)
-    expect(await proxy.log('py', { packageName: 'fw-evil' })).toMatchObject([{ outcome: 'blocked', rule: 'dl-block', request: event.data.request }])
+    expect(await proxy.log('py', { packageName: 'fw-evil' })).toMatchObject([
+      { outcome: 'blocked', rule: 'dl-block', request: event.data.request },
+    ])
   })
 
   it('gets a package an exception lets through, with a firewall.exception-allowed event', async () => {
     const result = await pip(proxy.registryUrl('py'), token, ['download', 'fw-evil-ok'])
     expect(result.code, result.output).toBe(0)
-    const [event] = (await proxy.events('firewall.exception-allowed')).filter((e) => e.data.packageName === 'fw-evil-ok')
-    expect(event.data).toMatchObject({ rule: 'dl-block', exception: 'ex-dl', executionPhase: 'download', blocked: false })
-    expect(await proxy.log('py', { packageName: 'fw-evil-ok' })).toMatchObject([{ outcome: 'exception-allowed', exception: 'ex-dl' }])
+    const [event] = (await proxy.events('firewall.exception-allowed')).filter(
+      (e) => e.data.packageName === 'fw-evil-ok',
+    )
+    expect(event.data).toMatchObject({
+      rule: 'dl-block',
+      exception: 'ex-dl',
+      executionPhase: 'download',
+      blocked: false,
+    })
+    expect(await proxy.log('py', { packageName: 'fw-evil-ok' })).toMatchObject([
+      { outcome: 'exception-allowed', exception: 'ex-dl' },
+    ])
   })
 })
 
 describe('PyPI legacy upload through the firewall', () => {
   it('forwards an upload to the publish target and emits package.published with the file', async () => {
-    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, { method: 'POST', headers: auth(), body: twineForm('fw-new', '0.1') })
+    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, {
+      method: 'POST',
+      headers: auth(),
+      body: twineForm('fw-new', '0.1'),
+    })
     expect(response.status).toBe(200)
-    expect(upstream.uploads.at(-1)).toMatchObject({ filename: 'fw_new-0.1-py3-none-any.whl', fields: { name: 'fw-new', version: '0.1' } })
+    expect(upstream.uploads.at(-1)).toMatchObject({
+      filename: 'fw_new-0.1-py3-none-any.whl',
+      fields: { name: 'fw-new', version: '0.1' },
+    })
     const [event] = (await proxy.events('package.published')).filter((e) => e.data.packageName === 'fw-new')
-    expect(event.data).toMatchObject({ firewall: 'py', ecosystem: 'pypi', version: '0.1', upstream: 'internal-py', file: 'files/fw-new/fw_new-0.1-py3-none-any.whl', actor: { userId: 'owner' } })
-    expect(await proxy.log('py', { packageName: 'fw-new' })).toMatchObject([{ executionPhase: 'upload', outcome: 'allowed' }])
+    expect(event.data).toMatchObject({
+      firewall: 'py',
+      ecosystem: 'pypi',
+      version: '0.1',
+      upstream: 'internal-py',
+      file: 'files/fw-new/fw_new-0.1-py3-none-any.whl',
+      actor: { userId: 'owner' },
+    })
+    expect(await proxy.log('py', { packageName: 'fw-new' })).toMatchObject([
+      { executionPhase: 'upload', outcome: 'allowed' },
+    ])
     // The uploaded file is installable through the firewall at once (no stale index).
     const result = await pip(proxy.registryUrl('py'), token, ['download', 'fw-new'])
     expect(result.code, result.output).toBe(0)
@@ -130,7 +211,11 @@ describe('PyPI legacy upload through the firewall', () => {
 
   it('refuses a blocked upload with the rule in the status line; nothing reaches the upstream', async () => {
     const before = upstream.uploads.length
-    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, { method: 'POST', headers: auth(), body: twineForm('fw-reserved-x', '1.0') })
+    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, {
+      method: 'POST',
+      headers: auth(),
+      body: twineForm('fw-reserved-x', '1.0'),
+    })
     expect(response.status).toBe(403)
     // twine prints the reason phrase.
     expect(response.statusText).toContain('up-block')
@@ -142,7 +227,11 @@ describe('PyPI legacy upload through the firewall', () => {
   })
 
   it('lets an upload through by exception, with both events', async () => {
-    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, { method: 'POST', headers: auth(), body: twineForm('fw-reserved-ok', '1.0.0') })
+    const response = await fetch(`${proxy.registryUrl('py')}legacy/`, {
+      method: 'POST',
+      headers: auth(),
+      body: twineForm('fw-reserved-ok', '1.0.0'),
+    })
     expect(response.status).toBe(200)
     const types = (await proxy.events()).filter((e) => e.data.packageName === 'fw-reserved-ok').map((e) => e.type)
     expect(types).toEqual(['firewall.exception-allowed', 'package.published'])

@@ -1,13 +1,30 @@
 import { describe, expect, it } from 'vitest'
-import { compareMaven, inVersionRange, normalizeNuGet, rangeProblem, sameVersion, versionOrdering } from '../../server/firewall/rules/versions'
+import {
+  compareMaven,
+  inVersionRange,
+  normalizeNuGet,
+  rangeProblem,
+  sameVersion,
+  versionOrdering,
+} from '../../server/firewall/rules/versions'
 import { validateReferences } from '../../server/firewall/references'
 import { startProxy } from '../registry/harness'
 
-const sorted = (ecosystem: 'pypi' | 'maven' | 'nuget', versions: string[]) => [...versions].sort(versionOrdering(ecosystem).compare)
+const sorted = (ecosystem: 'pypi' | 'maven' | 'nuget', versions: string[]) =>
+  [...versions].sort(versionOrdering(ecosystem).compare)
 
 describe('PEP 440 ordering', () => {
   it('orders dev < pre < release < post, epochs first', () => {
-    expect(sorted('pypi', ['1.0.post1', '1.0', '1.0rc1', '1.0.dev1', '1.0a1', '1!0.1', '1.0b2', '1.0+local'])).toEqual(['1.0.dev1', '1.0a1', '1.0b2', '1.0rc1', '1.0', '1.0+local', '1.0.post1', '1!0.1'])
+    expect(sorted('pypi', ['1.0.post1', '1.0', '1.0rc1', '1.0.dev1', '1.0a1', '1!0.1', '1.0b2', '1.0+local'])).toEqual([
+      '1.0.dev1',
+      '1.0a1',
+      '1.0b2',
+      '1.0rc1',
+      '1.0',
+      '1.0+local',
+      '1.0.post1',
+      '1!0.1',
+    ])
   })
 
   it('treats normalised spellings as the same version', () => {
@@ -19,7 +36,9 @@ describe('PEP 440 ordering', () => {
 
 describe('Maven ComparableVersion ordering', () => {
   it('orders qualifiers alpha < beta < milestone < rc < snapshot < release < sp', () => {
-    expect(sorted('maven', ['1.0-sp1', '1.0', '1.0-SNAPSHOT', '1.0-rc1', '1.0-m1', '1.0-beta-2', '1.0-alpha-1'])).toEqual(['1.0-alpha-1', '1.0-beta-2', '1.0-m1', '1.0-rc1', '1.0-SNAPSHOT', '1.0', '1.0-sp1'])
+    expect(
+      sorted('maven', ['1.0-sp1', '1.0', '1.0-SNAPSHOT', '1.0-rc1', '1.0-m1', '1.0-beta-2', '1.0-alpha-1']),
+    ).toEqual(['1.0-alpha-1', '1.0-beta-2', '1.0-m1', '1.0-rc1', '1.0-SNAPSHOT', '1.0', '1.0-sp1'])
   })
 
   it('ignores trailing zeros and aliases ga/final', () => {
@@ -31,7 +50,13 @@ describe('Maven ComparableVersion ordering', () => {
 
 describe('NuGet ordering', () => {
   it('orders pre-releases before releases, labels numerically and case-insensitively', () => {
-    expect(sorted('nuget', ['1.0.0', '1.0.0-beta.10', '1.0.0-beta.2', '1.0.0-Alpha', '1.0.0.1'])).toEqual(['1.0.0-Alpha', '1.0.0-beta.2', '1.0.0-beta.10', '1.0.0', '1.0.0.1'])
+    expect(sorted('nuget', ['1.0.0', '1.0.0-beta.10', '1.0.0-beta.2', '1.0.0-Alpha', '1.0.0.1'])).toEqual([
+      '1.0.0-Alpha',
+      '1.0.0-beta.2',
+      '1.0.0-beta.10',
+      '1.0.0',
+      '1.0.0.1',
+    ])
   })
 
   it('normalises as flat-container paths need', () => {
@@ -61,13 +86,39 @@ describe('saving a rule that cannot apply to the firewall ecosystem', () => {
     const proxy = await startProxy()
     try {
       const rules = [
-        { id: 'scripts', executionPhase: 'download', selector: { function: { name: 'installScripts' } }, ruleEffect: { block: true, log: true }, description: '' },
-        { id: 'caret', executionPhase: 'download', selector: { function: { name: 'versionRange', package: 'x', range: '^1.0.0' } }, ruleEffect: { block: true, log: true }, description: '' },
+        {
+          id: 'scripts',
+          executionPhase: 'download',
+          selector: { function: { name: 'installScripts' } },
+          ruleEffect: { block: true, log: true },
+          description: '',
+        },
+        {
+          id: 'caret',
+          executionPhase: 'download',
+          selector: { function: { name: 'versionRange', package: 'x', range: '^1.0.0' } },
+          ruleEffect: { block: true, log: true },
+          description: '',
+        },
       ] as const
-      const error = await validateReferences(proxy.services, proxy.ns, 'py', { ecosystem: 'pypi', rules: [...rules], exceptions: [], extends: [] }).catch((e) => e)
-      expect(error.message).toContain('rules[0].selector: installScripts applies to npm packages only (firewall ecosystem pypi)')
+      const error = await validateReferences(proxy.services, proxy.ns, 'py', {
+        ecosystem: 'pypi',
+        rules: [...rules],
+        exceptions: [],
+        extends: [],
+      }).catch((e) => e)
+      expect(error.message).toContain(
+        'rules[0].selector: installScripts applies to npm packages only (firewall ecosystem pypi)',
+      )
       expect(error.message).toContain('rules[1].selector: versionRange ^1.0.0: "^1.0.0" is not supported for pypi')
-      await expect(validateReferences(proxy.services, proxy.ns, 'np', { ecosystem: 'npm', rules: [...rules], exceptions: [], extends: [] })).resolves.toBeUndefined()
+      await expect(
+        validateReferences(proxy.services, proxy.ns, 'np', {
+          ecosystem: 'npm',
+          rules: [...rules],
+          exceptions: [],
+          extends: [],
+        }),
+      ).resolves.toBeUndefined()
     } finally {
       await proxy.close()
     }

@@ -5,7 +5,11 @@ import { readEvents } from '../support/events'
 
 const TOKEN = 'fwp_exceptionRequestApiTest0000000000000001'
 const BASE = '/v1/default/config/fw/exception-requests'
-const proposal = (id: string, packageName = 'left-pad') => ({ id, rule: 'no-malware', selector: { packageName, version: '1.3.0' } })
+const proposal = (id: string, packageName = 'left-pad') => ({
+  id,
+  rule: 'no-malware',
+  selector: { packageName, version: '1.3.0' },
+})
 
 /** Polls `read` until `done` holds: the audit entry is written after the response is sent. */
 async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
@@ -39,21 +43,43 @@ describe('exception requests over HTTP', () => {
   })
 
   it('creates with 201 and a Location that reads the request back; requestedBy is the token', async () => {
-    const res = await alice('POST', BASE, { proposedException: proposal('ex-1'), justification: 'false positive', requestedBy: 'carl' })
+    const res = await alice('POST', BASE, {
+      proposedException: proposal('ex-1'),
+      justification: 'false positive',
+      requestedBy: 'carl',
+    })
     expect(res.status).toBe(201)
     expect(res.headers.get('location')).toBe(`${BASE}/${res.body.id}`)
-    expect(res.body).toMatchObject({ status: 'pending', requestedBy: 'alice', canApprove: false, canDeny: false, canWithdraw: true })
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      requestedBy: 'alice',
+      canApprove: false,
+      canDeny: false,
+      canWithdraw: true,
+    })
     const read = await alice('GET', res.headers.get('location')!)
     expect(read).toMatchObject({ status: 200, body: res.body })
-    const event = (await readEvents(server)).find((e) => e.type === 'exception-request.created' && (e.data.request as { id: string }).id === res.body.id)
-    expect(event?.data.dashboardUrl).toBe(`https://dash.example/namespaces/default/firewalls/fw/exception-requests/${res.body.id}`)
+    const event = (await readEvents(server)).find(
+      (e) => e.type === 'exception-request.created' && (e.data.request as { id: string }).id === res.body.id,
+    )
+    expect(event?.data.dashboardUrl).toBe(
+      `https://dash.example/namespaces/default/firewalls/fw/exception-requests/${res.body.id}`,
+    )
   })
 
   it('answers 400 with errors for an invalid proposal or an unknown rule', async () => {
-    const bad = await alice('POST', BASE, { proposedException: { rule: 'no-malware', selector: {} }, justification: 'x' })
+    const bad = await alice('POST', BASE, {
+      proposedException: { rule: 'no-malware', selector: {} },
+      justification: 'x',
+    })
     expect(bad.status).toBe(400)
-    expect(bad.body.errors.map((e: { path: string }) => e.path)).toEqual(expect.arrayContaining(['proposedException.id']))
-    const unknown = await alice('POST', BASE, { proposedException: { ...proposal('ex-1'), rule: 'nope' }, justification: 'x' })
+    expect(bad.body.errors.map((e: { path: string }) => e.path)).toEqual(
+      expect.arrayContaining(['proposedException.id']),
+    )
+    const unknown = await alice('POST', BASE, {
+      proposedException: { ...proposal('ex-1'), rule: 'nope' },
+      justification: 'x',
+    })
     expect(unknown).toMatchObject({ status: 400, body: { code: 'invalid_reference' } })
   })
 
@@ -68,19 +94,33 @@ describe('exception requests over HTTP', () => {
       (r) => r.body.some((entry: { resourceId?: string }) => entry.resourceId === created.body.id),
     )
     expect(audit.body.find((entry: { resourceId?: string }) => entry.resourceId === created.body.id)).toMatchObject({
-      action: 'exception-request.approve', outcome: 'failure', statusCode: 403, actorUserId: 'alice', resourceType: 'exception-request', eventData: { permission: 'fw:update:exception' },
+      action: 'exception-request.approve',
+      outcome: 'failure',
+      statusCode: 403,
+      actorUserId: 'alice',
+      resourceType: 'exception-request',
+      eventData: { permission: 'fw:update:exception' },
     })
     const events = await readEvents(server)
-    expect(events.find((e) => e.type === 'audit.exception-request.approve' && e.data.resourceId === created.body.id)?.data).toMatchObject({ eventData: { permission: 'fw:update:exception' } })
+    expect(
+      events.find((e) => e.type === 'audit.exception-request.approve' && e.data.resourceId === created.body.id)?.data,
+    ).toMatchObject({ eventData: { permission: 'fw:update:exception' } })
   })
 
   it('approves with the spec 4.1 answer, then refuses a second approval with 409 invalid_state', async () => {
     const created = await alice('POST', BASE, { proposedException: proposal('ex-3', 'pkg-ok'), justification: 'x' })
     const twin = await carl('POST', BASE, { proposedException: proposal('ex-twin', 'pkg-ok'), justification: 'me too' })
-    const res = await rita('POST', `${BASE}/${created.body.id}/approve`, { exception: proposal('ex-3', 'pkg-ok'), comment: 'ok' })
+    const res = await rita('POST', `${BASE}/${created.body.id}/approve`, {
+      exception: proposal('ex-3', 'pkg-ok'),
+      comment: 'ok',
+    })
     expect(res.status).toBe(200)
     expect(Object.keys(res.body).sort()).toEqual(['alsoApproved', 'exception', 'request'])
-    expect(res.body).toMatchObject({ request: { id: created.body.id, status: 'approved', decisionComment: 'ok', exceptionId: 'ex-3' }, exception: { id: 'ex-3' }, alsoApproved: [twin.body.id] })
+    expect(res.body).toMatchObject({
+      request: { id: created.body.id, status: 'approved', decisionComment: 'ok', exceptionId: 'ex-3' },
+      exception: { id: 'ex-3' },
+      alsoApproved: [twin.body.id],
+    })
     const again = await rita('POST', `${BASE}/${created.body.id}/approve`, { exception: proposal('ex-4', 'pkg-ok') })
     expect(again).toMatchObject({ status: 409, body: { code: 'invalid_state' } })
     const firewall = await owner('GET', '/v1/default/config/fw')
@@ -93,7 +133,10 @@ describe('exception requests over HTTP', () => {
     const denied = await rita('POST', `${BASE}/${one.body.id}/deny`, { comment: 'no' })
     expect(denied).toMatchObject({ status: 200, body: { status: 'denied', decisionComment: 'no', canApprove: true } })
     const two = await alice('POST', BASE, { proposedException: proposal('ex-6', 'pkg-wd'), justification: 'x' })
-    expect((await carl('POST', `${BASE}/${two.body.id}/withdraw`)).body).toMatchObject({ code: 'permission_denied', permission: 'fw:update:exception' })
+    expect((await carl('POST', `${BASE}/${two.body.id}/withdraw`)).body).toMatchObject({
+      code: 'permission_denied',
+      permission: 'fw:update:exception',
+    })
     const withdrawn = await alice('POST', `${BASE}/${two.body.id}/withdraw`, {})
     expect(withdrawn).toMatchObject({ status: 200, body: { status: 'withdrawn', canWithdraw: false } })
     expect((await alice('POST', `${BASE}/${two.body.id}/withdraw`)).status).toBe(409)
@@ -117,10 +160,14 @@ describe('exception requests over HTTP', () => {
 
   it('describes every operation in the OpenAPI document', async () => {
     const doc = await (await fetch(`${server.url}/v1/openapi.json`)).json()
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
-      '/v1/{ns}/config/{fw}/exception-requests', '/v1/{ns}/config/{fw}/exception-requests/{id}',
-      '/v1/{ns}/config/{fw}/exception-requests/{id}/approve', '/v1/{ns}/config/{fw}/exception-requests/{id}/deny',
-      '/v1/{ns}/config/{fw}/exception-requests/{id}/withdraw',
-    ]))
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/v1/{ns}/config/{fw}/exception-requests',
+        '/v1/{ns}/config/{fw}/exception-requests/{id}',
+        '/v1/{ns}/config/{fw}/exception-requests/{id}/approve',
+        '/v1/{ns}/config/{fw}/exception-requests/{id}/deny',
+        '/v1/{ns}/config/{fw}/exception-requests/{id}/withdraw',
+      ]),
+    )
   })
 })

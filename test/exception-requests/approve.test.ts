@@ -23,24 +23,47 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
       const before = (await h.services.firewalls.get(NS, FW))!
       const eventsBefore = (await h.events()).length
       h.clock.advance(60_000)
-      const result = await approveExceptionRequest(h.as('rita'), FW, created.id, { exception: proposal('ex-left-pad'), comment: 'fine' })
+      const result = await approveExceptionRequest(h.as('rita'), FW, created.id, {
+        exception: proposal('ex-left-pad'),
+        comment: 'fine',
+      })
       expect(result.alsoApproved).toEqual([])
       expect(result.exception).toEqual(proposal('ex-left-pad'))
-      expect(result.request).toMatchObject({ id: created.id, status: 'approved', decidedBy: 'rita', decidedAt: '2030-01-01T00:01:00.000Z', decisionComment: 'fine', exceptionId: 'ex-left-pad', updatedAt: '2030-01-01T00:01:00.000Z', canApprove: false, canDeny: false, canWithdraw: false })
+      expect(result.request).toMatchObject({
+        id: created.id,
+        status: 'approved',
+        decidedBy: 'rita',
+        decidedAt: '2030-01-01T00:01:00.000Z',
+        decisionComment: 'fine',
+        exceptionId: 'ex-left-pad',
+        updatedAt: '2030-01-01T00:01:00.000Z',
+        canApprove: false,
+        canDeny: false,
+        canWithdraw: false,
+      })
       const after = (await h.services.firewalls.get(NS, FW))!
       expect(after.version).toBe(before.version + 1)
       expect(after.exceptions).toEqual([proposal('ex-left-pad')])
       const events = (await h.events()).slice(eventsBefore)
       expect(events.map((e) => e.type)).toEqual(['config.firewall.updated', 'exception-request.approved'])
       expect(events[0].data).toMatchObject({ firewall: FW, version: after.version, actor: { userId: 'rita' } })
-      expect(events[1].data).toMatchObject({ firewall: FW, ecosystem: 'npm', actor: { userId: 'rita' }, request: { id: created.id, status: 'approved', exceptionId: 'ex-left-pad', decisionComment: 'fine' } })
+      expect(events[1].data).toMatchObject({
+        firewall: FW,
+        ecosystem: 'npm',
+        actor: { userId: 'rita' },
+        request: { id: created.id, status: 'approved', exceptionId: 'ex-left-pad', decisionComment: 'fine' },
+      })
       expect(events[1].data.request).not.toHaveProperty('canApprove')
       expect((await h.services.firewalls.getVersion(NS, FW, after.version))!.summary).toContain(created.id)
     })
 
     it('adds a modified exception, not the proposal', async () => {
       const created = await request(h)
-      const modified = { ...proposal('ex-reviewed', 'left-pad', undefined), expires: '2030-06-01T00:00:00.000Z', notes: 'all versions, until June' }
+      const modified = {
+        ...proposal('ex-reviewed', 'left-pad', undefined),
+        expires: '2030-06-01T00:00:00.000Z',
+        notes: 'all versions, until June',
+      }
       const result = await approveExceptionRequest(h.as('rita'), FW, created.id, { exception: modified })
       expect(result.exception).toEqual(modified)
       expect(result.request.exceptionId).toBe('ex-reviewed')
@@ -50,8 +73,13 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
 
     it('refuses a modified exception naming a rule the firewall lacks (400) and changes nothing', async () => {
       const created = await request(h)
-      await expect(approveExceptionRequest(h.as('rita'), FW, created.id, { exception: { ...proposal('ex-1'), rule: 'nope' } }))
-        .rejects.toMatchObject({ kind: 'invalid', code: 'invalid_reference', details: { errors: [{ path: 'exception.rule' }] } })
+      await expect(
+        approveExceptionRequest(h.as('rita'), FW, created.id, { exception: { ...proposal('ex-1'), rule: 'nope' } }),
+      ).rejects.toMatchObject({
+        kind: 'invalid',
+        code: 'invalid_reference',
+        details: { errors: [{ path: 'exception.rule' }] },
+      })
       expect((await getExceptionRequest(h.as('rita'), FW, created.id)).status).toBe('pending')
     })
 
@@ -66,13 +94,19 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
       const result = await approveExceptionRequest(h.as('rita'), FW, first.id, { exception: proposal('ex-left-pad') })
       expect(result.alsoApproved.sort()).toEqual([second.id, third.id].sort())
       for (const id of [second.id, third.id]) {
-        expect(await getExceptionRequest(h.as('rita'), FW, id)).toMatchObject({ status: 'approved', exceptionId: 'ex-left-pad', decidedBy: 'rita' })
+        expect(await getExceptionRequest(h.as('rita'), FW, id)).toMatchObject({
+          status: 'approved',
+          exceptionId: 'ex-left-pad',
+          decidedBy: 'rita',
+        })
       }
       expect((await getExceptionRequest(h.as('rita'), FW, otherVersion.id)).status).toBe('pending')
       expect((await getExceptionRequest(h.as('rita'), FW, deniedTwin.id)).status).toBe('denied')
       const events = (await h.events()).slice(eventsBefore)
       expect(events.filter((e) => e.type === 'config.firewall.updated')).toHaveLength(1)
-      const approved = events.filter((e) => e.type === 'exception-request.approved').map((e) => (e.data.request as { id: string }).id)
+      const approved = events
+        .filter((e) => e.type === 'exception-request.approved')
+        .map((e) => (e.data.request as { id: string }).id)
       expect(approved.sort()).toEqual([first.id, second.id, third.id].sort())
       expect((await h.services.firewalls.get(NS, FW))!.exceptions).toHaveLength(1)
     })
@@ -90,15 +124,24 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
         if (now.status === 'approved') approved.push(twin.id)
       }
       expect([...result.alsoApproved].sort()).toEqual(approved.sort())
-      expect((await h.events()).filter((e) => e.type === 'exception-request.approved')).toHaveLength(1 + approved.length)
+      expect((await h.events()).filter((e) => e.type === 'exception-request.approved')).toHaveLength(
+        1 + approved.length,
+      )
     })
 
     it('approves a denied request', async () => {
       const created = await request(h)
       const denied = await denyExceptionRequest(h.as('rita'), FW, created.id, 'not yet')
       expect(denied).toMatchObject({ status: 'denied', decisionComment: 'not yet', canApprove: true, canDeny: false })
-      const result = await approveExceptionRequest(h.as('rita'), FW, created.id, { exception: proposal('ex-left-pad'), comment: 'ok now' })
-      expect(result.request).toMatchObject({ status: 'approved', decisionComment: 'ok now', exceptionId: 'ex-left-pad' })
+      const result = await approveExceptionRequest(h.as('rita'), FW, created.id, {
+        exception: proposal('ex-left-pad'),
+        comment: 'ok now',
+      })
+      expect(result.request).toMatchObject({
+        status: 'approved',
+        decisionComment: 'ok now',
+        exceptionId: 'ex-left-pad',
+      })
     })
 
     it('refuses an exception id the firewall already has (409) and changes nothing', async () => {
@@ -107,7 +150,9 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
       await approveExceptionRequest(h.as('rita'), FW, first.id, { exception: proposal('ex-taken', 'other') })
       const before = (await h.services.firewalls.get(NS, FW))!
       const eventsBefore = (await h.events()).length
-      await expect(approveExceptionRequest(h.as('rita'), FW, created.id, { exception: proposal('ex-taken') })).rejects.toMatchObject({ kind: 'conflict', code: 'exception_exists' })
+      await expect(
+        approveExceptionRequest(h.as('rita'), FW, created.id, { exception: proposal('ex-taken') }),
+      ).rejects.toMatchObject({ kind: 'conflict', code: 'exception_exists' })
       expect(await h.services.firewalls.get(NS, FW)).toEqual(before)
       expect((await getExceptionRequest(h.as('rita'), FW, created.id)).status).toBe('pending')
       expect(await h.events()).toHaveLength(eventsBefore)
@@ -116,7 +161,9 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
     it('refuses a caller without fw:update:exception (403 naming it), the requester included', async () => {
       const created = await request(h)
       for (const user of ['alice', 'carl']) {
-        await expect(approveExceptionRequest(h.as(user), FW, created.id, { exception: proposal('ex-left-pad') })).rejects.toMatchObject({ kind: 'forbidden', details: { permission: 'fw:update:exception' } })
+        await expect(
+          approveExceptionRequest(h.as(user), FW, created.id, { exception: proposal('ex-left-pad') }),
+        ).rejects.toMatchObject({ kind: 'forbidden', details: { permission: 'fw:update:exception' } })
       }
     })
 
@@ -126,7 +173,9 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
       const withdrawn = await request(h, 'alice', 'ex-2', 'other')
       await withdrawExceptionRequest(h.as('alice'), FW, withdrawn.id)
       for (const id of [approved.id, withdrawn.id]) {
-        await expect(approveExceptionRequest(h.as('rita'), FW, id, { exception: proposal('ex-3') })).rejects.toMatchObject({ kind: 'conflict', code: 'invalid_state' })
+        await expect(
+          approveExceptionRequest(h.as('rita'), FW, id, { exception: proposal('ex-3') }),
+        ).rejects.toMatchObject({ kind: 'conflict', code: 'invalid_state' })
       }
     })
 
@@ -137,7 +186,9 @@ describe.each(BACKEND_KINDS)('exception requests: approve on %s storage', (kind)
         approveExceptionRequest(h.as('rita'), FW, created.id, { exception: proposal('ex-b') }),
       ])
       expect(outcomes.filter((o) => o.status === 'fulfilled')).toHaveLength(1)
-      expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({ reason: { kind: 'conflict', code: 'invalid_state' } })
+      expect(outcomes.find((o) => o.status === 'rejected')).toMatchObject({
+        reason: { kind: 'conflict', code: 'invalid_state' },
+      })
       expect((await h.services.firewalls.get(NS, FW))!.exceptions).toHaveLength(1)
       expect((await h.events()).filter((e) => e.type === 'exception-request.approved')).toHaveLength(1)
     })

@@ -23,7 +23,16 @@ export const PERMISSIONS: Record<string, FirewallPermission[]> = {
 }
 
 export function principal(id: string, owner = false): Principal {
-  return { type: 'user', id, namespace: NS, tokenId: `tok-${id}`, tokenIdentifier: `tid-${id}`, teams: [], grants: [], owner }
+  return {
+    type: 'user',
+    id,
+    namespace: NS,
+    tokenId: `tok-${id}`,
+    tokenIdentifier: `tid-${id}`,
+    teams: [],
+    grants: [],
+    owner,
+  }
 }
 
 /** A clock the test moves by hand, so times in requests and events are exact. */
@@ -50,12 +59,25 @@ export async function harness(kind: BackendKind, firewall: Partial<FirewallInput
   const clock = new ManualClock()
   const services = createServices(backend, { clock, config: configFromEnv({ DASHBOARD_URL: DASHBOARD + '/' }) })
   let request = 0
-  const as = (user: string): CallContext => ({ services, ns: NS, principal: principal(user, user === 'owner'), meta: { requestId: `req-${++request}` } })
+  const as = (user: string): CallContext => ({
+    services,
+    ns: NS,
+    principal: principal(user, user === 'owner'),
+    meta: { requestId: `req-${++request}` },
+  })
   await putFirewall(as('owner'), FW, {
     ecosystem: 'npm',
     description: '',
     upstreams: [],
-    rules: [{ id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } }, ruleEffect: { block: true, log: true }, description: 'malware' }],
+    rules: [
+      {
+        id: 'no-malware',
+        executionPhase: 'download',
+        selector: { function: { name: 'malware' } },
+        ruleEffect: { block: true, log: true },
+        description: 'malware',
+      },
+    ],
     exceptions: [],
     permissions: { ...PERMISSIONS },
     extends: [],
@@ -84,9 +106,15 @@ export const proposal = (id: string, packageName = 'left-pad', version: string |
 })
 
 /** The firewall's requests as `user` lists them. */
-export const list = (h: Harness, user: string, query: { status?: ('pending' | 'approved' | 'denied' | 'withdrawn')[]; limit?: number; cursor?: string } = {}) =>
-  listExceptionRequests(h.as(user), FW, { limit: 100, ...query })
+export const list = (
+  h: Harness,
+  user: string,
+  query: { status?: ('pending' | 'approved' | 'denied' | 'withdrawn')[]; limit?: number; cursor?: string } = {},
+) => listExceptionRequests(h.as(user), FW, { limit: 100, ...query })
 
 /** `user` asks for an exception for `pkg@version`. */
 export const request = (h: Harness, user = 'alice', id = 'ex-left-pad', pkg?: string, version?: string) =>
-  createExceptionRequest(h.as(user), FW, { proposedException: proposal(id, pkg, version), justification: 'needed for the build' })
+  createExceptionRequest(h.as(user), FW, {
+    proposedException: proposal(id, pkg, version),
+    justification: 'needed for the build',
+  })

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { createActor, type SnapshotFrom } from 'xstate'
-import { exceptionRequestMachine, type CallerFacts, type ExceptionRequestEvent } from '../../machines/exception-request.machine'
+import {
+  exceptionRequestMachine,
+  type CallerFacts,
+  type ExceptionRequestEvent,
+} from '../../machines/exception-request.machine'
 
 type Snapshot = SnapshotFrom<typeof exceptionRequestMachine>
 
@@ -9,19 +13,33 @@ const requester: CallerFacts = { actor: 'alice', permissions: ['fw:access'], at:
 const reviewer: CallerFacts = { actor: 'rita', permissions: ['fw:read', 'fw:update:exception'], at: AT }
 const reader: CallerFacts = { actor: 'carl', permissions: ['fw:read', 'fw:access'], at: AT }
 
-const approve = (facts: CallerFacts, exceptionIdFree = true, comment?: string): ExceptionRequestEvent =>
-  ({ type: 'APPROVE', ...facts, exceptionId: 'ex-1', exceptionIdFree, ...(comment ? { comment } : {}) })
-const deny = (facts: CallerFacts, comment?: string): ExceptionRequestEvent => ({ type: 'DENY', ...facts, ...(comment ? { comment } : {}) })
+const approve = (facts: CallerFacts, exceptionIdFree = true, comment?: string): ExceptionRequestEvent => ({
+  type: 'APPROVE',
+  ...facts,
+  exceptionId: 'ex-1',
+  exceptionIdFree,
+  ...(comment ? { comment } : {}),
+})
+const deny = (facts: CallerFacts, comment?: string): ExceptionRequestEvent => ({
+  type: 'DENY',
+  ...facts,
+  ...(comment ? { comment } : {}),
+})
 const withdraw = (facts: CallerFacts): ExceptionRequestEvent => ({ type: 'WITHDRAW', ...facts })
 
 /** Runs events through a fresh actor and returns the snapshot, persisted and restored like storage does. */
 function after(...events: ExceptionRequestEvent[]): Snapshot {
-  const actor = createActor(exceptionRequestMachine, { input: { requestedBy: 'alice', requestedAt: '2029-12-31T00:00:00.000Z' } })
+  const actor = createActor(exceptionRequestMachine, {
+    input: { requestedBy: 'alice', requestedAt: '2029-12-31T00:00:00.000Z' },
+  })
   actor.start()
   for (const event of events) actor.send(event)
   const persisted = JSON.parse(JSON.stringify(actor.getPersistedSnapshot()))
   actor.stop()
-  return createActor(exceptionRequestMachine, { snapshot: persisted, input: { requestedBy: 'x', requestedAt: 'x' } }).getSnapshot()
+  return createActor(exceptionRequestMachine, {
+    snapshot: persisted,
+    input: { requestedBy: 'x', requestedAt: 'x' },
+  }).getSnapshot()
 }
 
 describe('exception request machine: transitions', () => {
@@ -35,7 +53,13 @@ describe('exception request machine: transitions', () => {
     const snapshot = after(approve(reviewer, true, 'ok'))
     expect(snapshot.value).toBe('approved')
     expect(snapshot.status).toBe('done')
-    expect(snapshot.context).toMatchObject({ decidedBy: 'rita', decidedAt: AT, decisionComment: 'ok', exceptionId: 'ex-1', updatedAt: AT })
+    expect(snapshot.context).toMatchObject({
+      decidedBy: 'rita',
+      decidedAt: AT,
+      decisionComment: 'ok',
+      exceptionId: 'ex-1',
+      updatedAt: AT,
+    })
   })
 
   it('pending -> denied records the decision without an exception id', () => {
@@ -103,7 +127,11 @@ describe('exception request machine: refusals', () => {
 describe('exception request machine: per-caller answers from can()', () => {
   it('gives the requester only withdraw, the reviewer everything, a reader nothing', () => {
     const pending = after()
-    const flags = (facts: CallerFacts) => [pending.can(approve(facts)), pending.can(deny(facts)), pending.can(withdraw(facts))]
+    const flags = (facts: CallerFacts) => [
+      pending.can(approve(facts)),
+      pending.can(deny(facts)),
+      pending.can(withdraw(facts)),
+    ]
     expect(flags(requester)).toEqual([false, false, true])
     expect(flags(reviewer)).toEqual([true, true, true])
     expect(flags(reader)).toEqual([false, false, false])

@@ -20,10 +20,15 @@ describe.each(SHARED_STORAGES)('two approvals of one request at once, on two pro
 
   it('lets exactly one win per request: one 200, one 409, one exception, one set of events', async () => {
     const [a, b] = servers.map((s) => apiClient(s.url, TOKEN))
-    await a('PUT', '/v1/default/config/fw', { rules: [{ id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } } }] })
+    await a('PUT', '/v1/default/config/fw', {
+      rules: [{ id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } } }],
+    })
     const ids: string[] = []
     for (let i = 0; i < ROUNDS; i++) {
-      const res = await (i % 2 ? b : a)('POST', BASE, { proposedException: proposal(`ex-${i}`, `pkg-${i}`), justification: 'x' })
+      const res = await (i % 2 ? b : a)('POST', BASE, {
+        proposedException: proposal(`ex-${i}`, `pkg-${i}`),
+        justification: 'x',
+      })
       expect(res.status).toBe(201)
       ids.push(res.body.id)
     }
@@ -32,10 +37,12 @@ describe.each(SHARED_STORAGES)('two approvals of one request at once, on two pro
 
     // Every pair fires together, and all pairs at once: the two exception ids differ, so only the
     // request's state (not a duplicate id) can stop the second approval.
-    const results = await Promise.all(ids.flatMap((id, i) => [
-      a('POST', `${BASE}/${id}/approve`, { exception: proposal(`ex-a-${i}`, `pkg-${i}`) }),
-      b('POST', `${BASE}/${id}/approve`, { exception: proposal(`ex-b-${i}`, `pkg-${i}`) }),
-    ]))
+    const results = await Promise.all(
+      ids.flatMap((id, i) => [
+        a('POST', `${BASE}/${id}/approve`, { exception: proposal(`ex-a-${i}`, `pkg-${i}`) }),
+        b('POST', `${BASE}/${id}/approve`, { exception: proposal(`ex-b-${i}`, `pkg-${i}`) }),
+      ]),
+    )
     for (let i = 0; i < ROUNDS; i++) {
       const pair = [results[2 * i], results[2 * i + 1]]
       expect(pair.map((r) => r.status).sort()).toEqual([200, 409])
@@ -44,16 +51,24 @@ describe.each(SHARED_STORAGES)('two approvals of one request at once, on two pro
 
     const firewall = (await a('GET', '/v1/default/config/fw')).body
     expect(firewall.version).toBe(versionBefore + ROUNDS)
-    const winners = results.filter((r) => r.status === 200).map((r) => r.body.exception.id).sort()
+    const winners = results
+      .filter((r) => r.status === 200)
+      .map((r) => r.body.exception.id)
+      .sort()
     expect(firewall.exceptions.map((e: { id: string }) => e.id).sort()).toEqual(winners)
     for (const [i, id] of ids.entries()) {
       const read = await b('GET', `${BASE}/${id}`)
-      expect(read.body).toMatchObject({ status: 'approved', exceptionId: expect.stringMatching(new RegExp(`^ex-[ab]-${i}$`)) })
+      expect(read.body).toMatchObject({
+        status: 'approved',
+        exceptionId: expect.stringMatching(new RegExp(`^ex-[ab]-${i}$`)),
+      })
     }
 
     const events = (await readEvents(servers[0])).slice(eventsBefore)
     expect(events.filter((e) => e.type === 'config.firewall.updated')).toHaveLength(ROUNDS)
-    const approved = events.filter((e) => e.type === 'exception-request.approved').map((e) => (e.data.request as { id: string }).id)
+    const approved = events
+      .filter((e) => e.type === 'exception-request.approved')
+      .map((e) => (e.data.request as { id: string }).id)
     expect(approved.sort()).toEqual([...ids].sort())
   })
 })

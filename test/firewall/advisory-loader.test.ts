@@ -47,7 +47,10 @@ describe('loadAdvisoryDir', () => {
   })
 
   it('counts withdrawn records without indexing them', async () => {
-    await writeFile(join(dir, 'w.json'), JSON.stringify(osvRecord('GHSA-1', 'a', { withdrawn: '2024-01-01T00:00:00Z' })))
+    await writeFile(
+      join(dir, 'w.json'),
+      JSON.stringify(osvRecord('GHSA-1', 'a', { withdrawn: '2024-01-01T00:00:00Z' })),
+    )
     const result = await loadAdvisoryDir(dir)
     expect([result.withdrawn, result.index.size]).toEqual([1, 0])
   })
@@ -82,7 +85,9 @@ describe('watchAdvisoryDir', () => {
         ),
       )
     })
-    await Promise.all(['a', 'b', 'c'].map((n) => writeFile(join(dir, `${n}.json`), JSON.stringify(osvRecord(`GHSA-${n}`, n)))))
+    await Promise.all(
+      ['a', 'b', 'c'].map((n) => writeFile(join(dir, `${n}.json`), JSON.stringify(osvRecord(`GHSA-${n}`, n)))),
+    )
     await settled
     expect(results.length).toBe(1)
   })

@@ -4,13 +4,25 @@ import { endpointsMovedWithSecrets, sameEndpoint } from '../../server/firewall/c
 import { grantsAdded } from '../../server/auth/granting'
 import type { Firewall, FirewallPermission, Upstream } from '../../server/firewall/schema'
 
-const up = (id: string, endpoint: string, extra: Partial<Upstream> = {}): Upstream =>
-  ({ id, endpoint, internal: false, cached: false, ...extra })
+const up = (id: string, endpoint: string, extra: Partial<Upstream> = {}): Upstream => ({
+  id,
+  endpoint,
+  internal: false,
+  cached: false,
+  ...extra,
+})
 const token = (value: string) => ({ credentials: { token: value } })
 const artifact = (host: string, value: string) => ({ artifactCredentials: [{ host, credentials: { token: value } }] })
 
 const base: Firewall = {
-  id: 'fw', version: 3, ecosystem: 'npm', name: 'fw', description: '', rules: [], exceptions: [], extends: [],
+  id: 'fw',
+  version: 3,
+  ecosystem: 'npm',
+  name: 'fw',
+  description: '',
+  rules: [],
+  exceptions: [],
+  extends: [],
   updatedAt: '2024-01-01T00:00:00Z',
   upstreams: [up('legit', 'https://registry.example/npm/', token('s3cret')), up('plain', 'https://public.example/')],
   permissions: { mallory: ['fw:read', 'fw:update:config'], 'team-ops': ['fw:read'] },
@@ -25,27 +37,32 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
   {
     name: 'self-grant of fw:delete',
     after: change({ permissions: { ...base.permissions, mallory: ['fw:read', 'fw:update:config', 'fw:delete'] } }),
-    needs: ['fw:update:config'], grants: ['fw:delete'],
+    needs: ['fw:update:config'],
+    grants: ['fw:delete'],
   },
   {
     name: 'grant to everybody',
     after: change({ permissions: { ...base.permissions, everybody: ['fw:access', 'fw:read'] } }),
-    needs: ['fw:update:config'], grants: ['fw:access', 'fw:read'],
+    needs: ['fw:update:config'],
+    grants: ['fw:access', 'fw:read'],
   },
   {
     name: 'moving a string from a team to a user adds it for the user',
     after: change({ permissions: { mallory: ['fw:read', 'fw:update:config'], alice: ['fw:read'] } }),
-    needs: ['fw:update:config'], grants: ['fw:read'],
+    needs: ['fw:update:config'],
+    grants: ['fw:read'],
   },
   {
     name: 'removing a grant',
     after: change({ permissions: { mallory: ['fw:read'] } }),
-    needs: ['fw:update:config'], grants: [],
+    needs: ['fw:update:config'],
+    grants: [],
   },
   {
     name: 'reordering a grant list adds nothing',
     after: change({ permissions: { ...base.permissions, mallory: ['fw:update:config', 'fw:read'] } }),
-    needs: ['fw:update:config'], grants: [],
+    needs: ['fw:update:config'],
+    grants: [],
   },
   {
     name: 'endpoint of an upstream with credentials',
@@ -69,12 +86,18 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
   },
   {
     name: 'swapping the endpoints of two upstream ids',
-    after: upstreams(up('legit', 'https://public.example/', token('s3cret')), up('plain', 'https://registry.example/npm/')),
+    after: upstreams(
+      up('legit', 'https://public.example/', token('s3cret')),
+      up('plain', 'https://registry.example/npm/'),
+    ),
     needs: ['fw:update:config', 'fw:update:credentials'],
   },
   {
     name: 'moving the secret to another upstream id',
-    after: upstreams(up('legit', 'https://registry.example/npm/'), up('plain', 'https://public.example/', token('s3cret'))),
+    after: upstreams(
+      up('legit', 'https://registry.example/npm/'),
+      up('plain', 'https://public.example/', token('s3cret')),
+    ),
     needs: ['fw:update:config', 'fw:update:credentials'],
   },
   {
@@ -100,10 +123,15 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
   {
     name: 'a rule',
     after: change({
-      rules: [{
-        id: 'r', executionPhase: 'download', selector: { function: { name: 'malware' } },
-        ruleEffect: { block: true, log: true }, description: '',
-      }],
+      rules: [
+        {
+          id: 'r',
+          executionPhase: 'download',
+          selector: { function: { name: 'malware' } },
+          ruleEffect: { block: true, log: true },
+          description: '',
+        },
+      ],
     }),
     needs: ['fw:update:rule'],
   },

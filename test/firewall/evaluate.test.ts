@@ -20,7 +20,11 @@ describe('evaluate outcomes', () => {
 
   it('blocks on a matching blocking rule', () => {
     const decision = evaluate(own(), ['download'], facts(), ctx)
-    expect([decision.outcome, decision.rule?.id, decision.message]).toEqual(['blocked', 'no-left-pad', 'rule no-left-pad'])
+    expect([decision.outcome, decision.rule?.id, decision.message]).toEqual([
+      'blocked',
+      'no-left-pad',
+      'rule no-left-pad',
+    ])
   })
 
   it('names the deciding firewall and version', () => {
@@ -39,7 +43,10 @@ describe('evaluate outcomes', () => {
 
   it('logs a non-blocking logging rule', () => {
     const logOnly = rule('watch', sel.name('left-pad'), { ruleEffect: { block: false, log: true } })
-    expect(evaluate(own([logOnly]), ['download'], facts(), ctx)).toMatchObject({ outcome: 'logged', rule: { id: 'watch' } })
+    expect(evaluate(own([logOnly]), ['download'], facts(), ctx)).toMatchObject({
+      outcome: 'logged',
+      rule: { id: 'watch' },
+    })
   })
 
   it('allows silently on a rule that neither blocks nor logs', () => {
@@ -72,8 +79,17 @@ describe('evaluate outcomes', () => {
 
 describe('evaluate exceptions', () => {
   it('allows an excepted block as exception-allowed', () => {
-    const decision = evaluate(own([blockLeftPad], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
-    expect([decision.outcome, decision.rule?.id, decision.exception?.id]).toEqual(['exception-allowed', 'no-left-pad', 'ok'])
+    const decision = evaluate(
+      own([blockLeftPad], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]),
+      ['download'],
+      facts(),
+      ctx,
+    )
+    expect([decision.outcome, decision.rule?.id, decision.exception?.id]).toEqual([
+      'exception-allowed',
+      'no-left-pad',
+      'ok',
+    ])
   })
 
   it('blocks again once the exception has expired', () => {
@@ -89,7 +105,12 @@ describe('evaluate exceptions', () => {
 
   it('blocks when another blocking rule is not excepted', () => {
     const second = rule('young', sel.age('72h'))
-    const decision = evaluate(own([blockLeftPad, second], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
+    const decision = evaluate(
+      own([blockLeftPad, second], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]),
+      ['download'],
+      facts(),
+      ctx,
+    )
     expect([decision.outcome, decision.rule?.id]).toEqual(['blocked', 'young'])
   })
 
@@ -100,15 +121,19 @@ describe('evaluate exceptions', () => {
 
   it('silences an excepted logging rule', () => {
     const logOnly = rule('watch', sel.name('left-pad'), { ruleEffect: { block: false, log: true } })
-    expect(evaluate(own([logOnly], [exception('ok', 'watch', { packageName: 'left-pad' })]), ['download'], facts(), ctx).outcome).toBe(
-      'allowed',
-    )
+    expect(
+      evaluate(own([logOnly], [exception('ok', 'watch', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
+        .outcome,
+    ).toBe('allowed')
   })
 })
 
 describe('evaluate inheritance', () => {
   const base = firewall('org-base', 7, [rule('no-malware', sel.name('left-pad'))])
-  const chain = (exceptions: ReturnType<typeof exception>[] = [], baseExceptions: ReturnType<typeof exception>[] = []): FirewallLayer[] => [
+  const chain = (
+    exceptions: ReturnType<typeof exception>[] = [],
+    baseExceptions: ReturnType<typeof exception>[] = [],
+  ): FirewallLayer[] => [
     { firewall: firewall('team', 3, [], exceptions) },
     { firewall: { ...base, exceptions: baseExceptions }, inheritedFrom: { id: 'org-base', version: 7 } },
   ]
@@ -127,13 +152,27 @@ describe('evaluate inheritance', () => {
   })
 
   it('lets an own exception except an inherited rule without exception source fields', () => {
-    const decision = evaluate(chain([exception('mine', 'no-malware', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
+    const decision = evaluate(
+      chain([exception('mine', 'no-malware', { packageName: 'left-pad' })]),
+      ['download'],
+      facts(),
+      ctx,
+    )
     expect([decision.outcome, decision.exception?.exceptionSourceFirewall]).toEqual(['exception-allowed', undefined])
   })
 
   it('reports the source of an inherited exception', () => {
-    const decision = evaluate(chain([], [exception('base-ok', 'no-malware', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
-    expect(decision.exception).toMatchObject({ id: 'base-ok', exceptionSourceFirewall: 'org-base', exceptionSourceFirewallVersion: 7 })
+    const decision = evaluate(
+      chain([], [exception('base-ok', 'no-malware', { packageName: 'left-pad' })]),
+      ['download'],
+      facts(),
+      ctx,
+    )
+    expect(decision.exception).toMatchObject({
+      id: 'base-ok',
+      exceptionSourceFirewall: 'org-base',
+      exceptionSourceFirewallVersion: 7,
+    })
   })
 
   it('produces fields that fit the firewall event schema', () => {
@@ -166,7 +205,12 @@ describe('decisionEventType', () => {
   })
 
   it('emits firewall.exception-allowed for an excepted block', () => {
-    const decision = evaluate(own([blockLeftPad], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]), ['download'], facts(), ctx)
+    const decision = evaluate(
+      own([blockLeftPad], [exception('ok', 'no-left-pad', { packageName: 'left-pad' })]),
+      ['download'],
+      facts(),
+      ctx,
+    )
     expect(decisionEventType(decision)).toBe('firewall.exception-allowed')
   })
 

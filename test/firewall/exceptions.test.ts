@@ -8,7 +8,9 @@ describe('isExceptionActive', () => {
   })
 
   it('is active before its expiry', () => {
-    expect(isExceptionActive(exception('e', 'r', { packageName: 'left-pad' }, { expires: '2025-06-02T00:00:00Z' }), NOW)).toBe(true)
+    expect(
+      isExceptionActive(exception('e', 'r', { packageName: 'left-pad' }, { expires: '2025-06-02T00:00:00Z' }), NOW),
+    ).toBe(true)
   })
 
   it('is inactive at its expiry', () => {
@@ -24,19 +26,27 @@ describe('isExceptionActive', () => {
 
 describe('exceptionSelectorMatches', () => {
   it('covers every version when version is omitted', () => {
-    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad' }), facts({ version: '9.9.9' }))).toBe(true)
+    expect(
+      exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad' }), facts({ version: '9.9.9' })),
+    ).toBe(true)
   })
 
   it('covers the exact version', () => {
-    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '1.3.0' }), facts())).toBe(true)
+    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '1.3.0' }), facts())).toBe(
+      true,
+    )
   })
 
   it('does not cover another exact version', () => {
-    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '1.3.1' }), facts())).toBe(false)
+    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '1.3.1' }), facts())).toBe(
+      false,
+    )
   })
 
   it('covers versions in a semver range', () => {
-    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '^1.2.0' }), facts())).toBe(true)
+    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: 'left-pad', version: '^1.2.0' }), facts())).toBe(
+      true,
+    )
   })
 
   it('leaves prereleases outside a semver range', () => {
@@ -49,7 +59,9 @@ describe('exceptionSelectorMatches', () => {
   })
 
   it('accepts a name glob', () => {
-    expect(exceptionSelectorMatches(exception('e', 'r', { packageName: '@acme/*' }), facts({ packageName: '@acme/ui' }))).toBe(true)
+    expect(
+      exceptionSelectorMatches(exception('e', 'r', { packageName: '@acme/*' }), facts({ packageName: '@acme/ui' })),
+    ).toBe(true)
   })
 })
 

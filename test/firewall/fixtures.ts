@@ -33,7 +33,9 @@ export function osvRecord(
   }
 }
 
-export function context(overrides: Partial<EvaluationContext> & { records?: Record<string, unknown>[] } = {}): EvaluationContext {
+export function context(
+  overrides: Partial<EvaluationContext> & { records?: Record<string, unknown>[] } = {},
+): EvaluationContext {
   const { records = [], ...rest } = overrides
   return {
     now: NOW,
@@ -47,7 +49,12 @@ export function rule(id: string, selector: Selector, extra: Record<string, unkno
   return Rule.parse({ id, executionPhase: 'download', selector, description: `rule ${id}`, ...extra })
 }
 
-export function exception(id: string, ruleId: string, selector: Record<string, unknown>, extra: Record<string, unknown> = {}): Exception {
+export function exception(
+  id: string,
+  ruleId: string,
+  selector: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Exception {
   return Exception.parse({ id, rule: ruleId, selector, ...extra })
 }
 
@@ -71,10 +78,14 @@ export const sel = {
   name: (...patterns: string[]): Selector => ({ function: { name: 'packageName', patterns } }),
   range: (pkg: string, range: string): Selector => ({ function: { name: 'versionRange', package: pkg, range } }),
   age: (duration: string): Selector => ({ function: { name: 'minimumAge', duration } }),
-  license: (licenseSet: string, mode: 'allow' | 'deny'): Selector => ({ function: { name: 'license', licenseSet, mode } }),
+  license: (licenseSet: string, mode: 'allow' | 'deny'): Selector => ({
+    function: { name: 'license', licenseSet, mode },
+  }),
   deprecated: (): Selector => ({ function: { name: 'deprecated' } }),
   installScripts: (): Selector => ({ function: { name: 'installScripts' } }),
-  vulnerability: (args: { minSeverity?: 'low' | 'moderate' | 'high' | 'critical'; minCvss?: number } = {}): Selector => ({
+  vulnerability: (
+    args: { minSeverity?: 'low' | 'moderate' | 'high' | 'critical'; minCvss?: number } = {},
+  ): Selector => ({
     function: { name: 'vulnerability', ...args },
   }),
   malware: (): Selector => ({ function: { name: 'malware' } }),

@@ -12,11 +12,15 @@ function npmRange(events: Record<string, string>[], versions: string[] = []): Af
 
 describe('parseOsvRecord', () => {
   it('takes severity from database_specific.severity', () => {
-    expect(advisory(osvRecord('GHSA-1', 'pkg', { database_specific: { severity: 'MODERATE' } })).severity).toBe('moderate')
+    expect(advisory(osvRecord('GHSA-1', 'pkg', { database_specific: { severity: 'MODERATE' } })).severity).toBe(
+      'moderate',
+    )
   })
 
   it('reads MEDIUM as moderate', () => {
-    expect(advisory(osvRecord('GHSA-1', 'pkg', { database_specific: { severity: 'MEDIUM' } })).severity).toBe('moderate')
+    expect(advisory(osvRecord('GHSA-1', 'pkg', { database_specific: { severity: 'MEDIUM' } })).severity).toBe(
+      'moderate',
+    )
   })
 
   it('derives severity from the CVSS v3 vector when the database gives none', () => {
@@ -60,7 +64,12 @@ describe('parseOsvRecord', () => {
   it('drops GIT ranges', () => {
     const parsed = advisory({
       id: 'OSV-1',
-      affected: [{ package: { ecosystem: 'npm', name: 'pkg' }, ranges: [{ type: 'GIT', repo: 'x', events: [{ introduced: 'abc' }] }] }],
+      affected: [
+        {
+          package: { ecosystem: 'npm', name: 'pkg' },
+          ranges: [{ type: 'GIT', repo: 'x', events: [{ introduced: 'abc' }] }],
+        },
+      ],
     })
     expect(parsed.affected[0].ranges).toEqual([])
   })
@@ -97,11 +106,11 @@ describe('isVersionAffected', () => {
 
   it('evaluates several intervals in one range regardless of event order', () => {
     const range = npmRange([{ fixed: '3.1.0' }, { introduced: '1.0.0' }, { introduced: '3.0.0' }, { fixed: '1.5.0' }])
-    expect([isVersionAffected(range, '1.4.0'), isVersionAffected(range, '2.0.0'), isVersionAffected(range, '3.0.5')]).toEqual([
-      true,
-      false,
-      true,
-    ])
+    expect([
+      isVersionAffected(range, '1.4.0'),
+      isVersionAffected(range, '2.0.0'),
+      isVersionAffected(range, '3.0.5'),
+    ]).toEqual([true, false, true])
   })
 
   it('matches an explicitly listed version', () => {
@@ -120,10 +129,10 @@ describe('isVersionAffected', () => {
       versions: [],
       ranges: [{ type: 'ECOSYSTEM', events: [{ introduced: '4.0' }, { fixed: '4.2.1' }] }],
     }
-    expect([isVersionAffected(range, '4.2.1rc1'), isVersionAffected(range, '4.2.1'), isVersionAffected(range, '4.1.10')]).toEqual([
-      true,
-      false,
-      true,
-    ])
+    expect([
+      isVersionAffected(range, '4.2.1rc1'),
+      isVersionAffected(range, '4.2.1'),
+      isVersionAffected(range, '4.1.10'),
+    ]).toEqual([true, false, true])
   })
 })

@@ -53,7 +53,12 @@ describe('package-name pattern limits in the schema', () => {
   })
 
   it('counts per rule, not per firewall', () => {
-    const input = { rules: [{ ...rule(byName(names(1000))), id: 'a' }, { ...rule(byName(names(1000))), id: 'b' }] }
+    const input = {
+      rules: [
+        { ...rule(byName(names(1000))), id: 'a' },
+        { ...rule(byName(names(1000))), id: 'b' },
+      ],
+    }
     expect(FirewallInput.safeParse(input).success).toBe(true)
   })
 
@@ -82,7 +87,10 @@ describe('refuseOversizedPatterns (stored rules, e.g. a rollback)', () => {
     expect(error.code).toBe('validation_failed')
     expect(error.details.errors).toEqual([
       { path: 'rules[1].selector.function.patterns[1000]', message: 'a rule holds at most 1000 package-name patterns' },
-      { path: 'rules[1].selector.function.patterns[1000]', message: 'a package-name pattern is at most 214 characters' },
+      {
+        path: 'rules[1].selector.function.patterns[1000]',
+        message: 'a package-name pattern is at most 214 characters',
+      },
     ])
   })
 

@@ -4,16 +4,30 @@ import { DomainError } from '../../server/common/errors'
 import { FirewallInput, REDACTED, type Firewall } from '../../server/firewall/schema'
 
 const stored: Firewall = {
-  id: 'fw', version: 2, ecosystem: 'npm', name: 'fw', description: '', rules: [], exceptions: [], extends: [],
-  permissions: {}, updatedAt: '2024-01-01T00:00:00Z',
+  id: 'fw',
+  version: 2,
+  ecosystem: 'npm',
+  name: 'fw',
+  description: '',
+  rules: [],
+  exceptions: [],
+  extends: [],
+  permissions: {},
+  updatedAt: '2024-01-01T00:00:00Z',
   upstreams: [
     {
-      id: 'legit', endpoint: 'https://registry.example/npm/', internal: false, cached: false,
+      id: 'legit',
+      endpoint: 'https://registry.example/npm/',
+      internal: false,
+      cached: false,
       credentials: { username: 'ci', password: 'pa55' },
       artifactCredentials: [{ host: 'cdn.example', credentials: { token: 'cdn-secret' } }],
     },
     {
-      id: 'other', endpoint: 'https://other.example/', internal: false, cached: false,
+      id: 'other',
+      endpoint: 'https://other.example/',
+      internal: false,
+      cached: false,
       credentials: { token: 'other-secret' },
     },
   ],
@@ -56,7 +70,9 @@ describe('restoreRedacted', () => {
   })
 
   it('does not carry an artifact token to another host', () => {
-    const body = withUpstream(0, { artifactCredentials: [{ host: 'attacker.example', credentials: { token: REDACTED } }] })
+    const body = withUpstream(0, {
+      artifactCredentials: [{ host: 'attacker.example', credentials: { token: REDACTED } }],
+    })
     const { input, unrestored } = restoreRedacted(body, stored)
     expect(JSON.stringify(input)).not.toContain('cdn-secret')
     expect(unrestored).toEqual([{ path: 'upstreams[0].artifactCredentials[0].credentials.token', reason: 'no_value' }])

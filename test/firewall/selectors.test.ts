@@ -20,7 +20,10 @@ describe('packageName', () => {
   })
 
   it('compares PyPI names after normalization', () => {
-    expect(matchSelector(sel.name('Requests_OAuth'), facts({ ecosystem: 'pypi', packageName: 'requests-oauth' }), ctx).matched).toBe(true)
+    expect(
+      matchSelector(sel.name('Requests_OAuth'), facts({ ecosystem: 'pypi', packageName: 'requests-oauth' }), ctx)
+        .matched,
+    ).toBe(true)
   })
 })
 
@@ -79,15 +82,21 @@ describe('license', () => {
   })
 
   it('allow mode matches a license outside the set', () => {
-    expect(matchSelector(sel.license('permissive', 'allow'), facts({ license: 'GPL-3.0-only' }), ctx).matched).toBe(true)
+    expect(matchSelector(sel.license('permissive', 'allow'), facts({ license: 'GPL-3.0-only' }), ctx).matched).toBe(
+      true,
+    )
   })
 
   it('allow mode accepts an OR expression with one allowed choice', () => {
-    expect(matchSelector(sel.license('permissive', 'allow'), facts({ license: '(GPL-3.0-only OR MIT)' }), ctx).matched).toBe(false)
+    expect(
+      matchSelector(sel.license('permissive', 'allow'), facts({ license: '(GPL-3.0-only OR MIT)' }), ctx).matched,
+    ).toBe(false)
   })
 
   it('allow mode rejects an AND expression with one disallowed part', () => {
-    expect(matchSelector(sel.license('permissive', 'allow'), facts({ license: 'MIT AND GPL-3.0-only' }), ctx).matched).toBe(true)
+    expect(
+      matchSelector(sel.license('permissive', 'allow'), facts({ license: 'MIT AND GPL-3.0-only' }), ctx).matched,
+    ).toBe(true)
   })
 
   it('allow mode matches a missing license', () => {
@@ -95,7 +104,9 @@ describe('license', () => {
   })
 
   it('allow mode matches a license that is not SPDX', () => {
-    expect(matchSelector(sel.license('permissive', 'allow'), facts({ license: 'SEE LICENSE IN LICENSE.md' }), ctx).matched).toBe(true)
+    expect(
+      matchSelector(sel.license('permissive', 'allow'), facts({ license: 'SEE LICENSE IN LICENSE.md' }), ctx).matched,
+    ).toBe(true)
   })
 
   it('allow mode matches everything when the license set is unknown', () => {
@@ -153,7 +164,9 @@ describe('installScripts', () => {
   })
 
   it('ignores scripts that do not run on install', () => {
-    expect(matchSelector(sel.installScripts(), facts({ scripts: { test: 'vitest', prepare: 'tsc' } }), ctx).matched).toBe(false)
+    expect(
+      matchSelector(sel.installScripts(), facts({ scripts: { test: 'vitest', prepare: 'tsc' } }), ctx).matched,
+    ).toBe(false)
   })
 })
 
@@ -161,7 +174,9 @@ describe('vulnerability', () => {
   const vulnerable = context({
     records: [
       osvRecord('GHSA-low', 'left-pad', { database_specific: { severity: 'LOW' } }),
-      osvRecord('GHSA-crit', 'left-pad', { severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }] }),
+      osvRecord('GHSA-crit', 'left-pad', {
+        severity: [{ type: 'CVSS_V3', score: 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H' }],
+      }),
     ],
   })
 
@@ -173,7 +188,13 @@ describe('vulnerability', () => {
   it('filters by minimum severity and reports ids and scores', () => {
     expect(matchSelector(sel.vulnerability({ minSeverity: 'high' }), facts(), vulnerable).output).toEqual({
       advisories: [
-        { id: 'GHSA-crit', severity: 'critical', cvss: 9.8, summary: 'GHSA-crit summary', url: 'https://osv.dev/vulnerability/GHSA-crit' },
+        {
+          id: 'GHSA-crit',
+          severity: 'critical',
+          cvss: 9.8,
+          summary: 'GHSA-crit summary',
+          url: 'https://osv.dev/vulnerability/GHSA-crit',
+        },
       ],
     })
   })
@@ -218,7 +239,9 @@ describe('vulnerability', () => {
 
 describe('malware', () => {
   it('reports the OSV finding', () => {
-    const malware = context({ records: [osvRecord('MAL-2024-1', 'left-pad', { summary: 'Malicious code in left-pad (npm)' })] })
+    const malware = context({
+      records: [osvRecord('MAL-2024-1', 'left-pad', { summary: 'Malicious code in left-pad (npm)' })],
+    })
     expect(matchSelector(sel.malware(), facts(), malware).output).toEqual({
       finding: 'Malicious code in left-pad (npm)',
       scanner: 'osv',
@@ -236,9 +259,13 @@ describe('malware', () => {
   })
 
   it('names the first report and how many more there are', () => {
-    const two = context({ records: [osvRecord('MAL-2024-1', 'left-pad', { summary: 'first' }), osvRecord('MAL-2024-2', 'left-pad')] })
+    const two = context({
+      records: [osvRecord('MAL-2024-1', 'left-pad', { summary: 'first' }), osvRecord('MAL-2024-2', 'left-pad')],
+    })
     const result = matchSelector(sel.malware(), facts(), two)
-    expect(result.message).toBe('malicious package: first (MAL-2024-1 and 1 more report, https://osv.dev/vulnerability/MAL-2024-1)')
+    expect(result.message).toBe(
+      'malicious package: first (MAL-2024-1 and 1 more report, https://osv.dev/vulnerability/MAL-2024-1)',
+    )
     expect((result.output?.advisories as { id: string }[]).map((a) => a.id)).toEqual(['MAL-2024-1', 'MAL-2024-2'])
   })
 

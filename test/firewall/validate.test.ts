@@ -4,13 +4,20 @@ import { rule, sel } from './fixtures'
 
 describe('validateRuleForEcosystem', () => {
   it('accepts every selector for npm', () => {
-    const everything = rule('r', sel.all(sel.installScripts(), sel.deprecated(), sel.license('oss', 'allow'), sel.range('a', '1.x')))
+    const everything = rule(
+      'r',
+      sel.all(sel.installScripts(), sel.deprecated(), sel.license('oss', 'allow'), sel.range('a', '1.x')),
+    )
     expect(validateRuleForEcosystem(everything, 'npm')).toEqual([])
   })
 
   it('rejects installScripts outside npm, naming where', () => {
     expect(validateRuleForEcosystem(rule('r', sel.any(sel.malware(), sel.installScripts())), 'pypi')).toEqual([
-      { level: 'error', path: 'selector.function.selectors[1]', message: 'installScripts applies to npm packages only' },
+      {
+        level: 'error',
+        path: 'selector.function.selectors[1]',
+        message: 'installScripts applies to npm packages only',
+      },
     ])
   })
 
@@ -43,7 +50,11 @@ describe('validateRuleForEcosystem', () => {
 
 describe('collectLicenseSetIds', () => {
   it('collects nested license sets once each', () => {
-    const selector = sel.any(sel.license('oss', 'allow'), sel.not(sel.license('copyleft', 'deny')), sel.license('oss', 'allow'))
+    const selector = sel.any(
+      sel.license('oss', 'allow'),
+      sel.not(sel.license('copyleft', 'deny')),
+      sel.license('oss', 'allow'),
+    )
     expect(collectLicenseSetIds(selector)).toEqual(['oss', 'copyleft'])
   })
 

@@ -75,7 +75,8 @@ export class DeliveryHarness {
       actors: {
         deadlineTimer: createDeadlineTimer(this.clock),
         takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(async () => {
-          if (this.disabled) return { batch: null, disabled: true, bufferedEvents: this.buffer.length, now: this.clock.now() }
+          if (this.disabled)
+            return { batch: null, disabled: true, bufferedEvents: this.buffer.length, now: this.clock.now() }
           const eventIds = this.buffer.slice(0, this.batchSize)
           const batch = eventIds.length ? { deliveryId: `whdel-${++this.deliverySeq}`, eventIds } : null
           return { batch, bufferedEvents: this.buffer.length, now: this.clock.now() }
@@ -124,6 +125,12 @@ export class DeliveryHarness {
     }
     // Storage drops the batch from the buffer once it is final: delivered, or out of attempts.
     if (ok || input.lastAttempt) this.buffer = this.buffer.filter((id) => !input.eventIds.includes(id))
-    return { outcome, startedAt: at, finishedAt: this.clock.now(), bufferedEvents: this.buffer.length, ...(this.rateLimit === undefined ? {} : { rateLimit: this.rateLimit }) }
+    return {
+      outcome,
+      startedAt: at,
+      finishedAt: this.clock.now(),
+      bufferedEvents: this.buffer.length,
+      ...(this.rateLimit === undefined ? {} : { rateLimit: this.rateLimit }),
+    }
   }
 }

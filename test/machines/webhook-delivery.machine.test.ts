@@ -35,7 +35,12 @@ describe('webhook delivery machine: retries', () => {
     expect(harness.calls.every((call) => call.eventIds.join() === 'evt-1,evt-2,evt-3')).toBe(true)
     expect(harness.state()).toBe('active')
     const attempted = harness.emitted.filter((e) => e.type === 'delivery.attempted')
-    expect(attempted.map((e) => e.type === 'delivery.attempted' && e.status)).toEqual(['retrying', 'retrying', 'retrying', 'success'])
+    expect(attempted.map((e) => e.type === 'delivery.attempted' && e.status)).toEqual([
+      'retrying',
+      'retrying',
+      'retrying',
+      'success',
+    ])
     expect(harness.emitted).toContainEqual(
       expect.objectContaining({ type: 'delivery.succeeded', deliveryId: 'whdel-1', attempts: 4 }),
     )
@@ -239,7 +244,10 @@ describe('webhook delivery machine: a disabled webhook', () => {
     expect(harness.calls).toHaveLength(1)
     harness.actor.send({ type: 'ENABLED', now: clock.now() })
     await clock.advanceBy(0)
-    expect(harness.calls.map((call) => [call.deliveryId, call.attempt])).toEqual([['whdel-1', 1], ['whdel-1', 2]])
+    expect(harness.calls.map((call) => [call.deliveryId, call.attempt])).toEqual([
+      ['whdel-1', 1],
+      ['whdel-1', 2],
+    ])
     expect(harness.state()).toBe('active')
   })
 })
@@ -276,7 +284,11 @@ describe('webhook delivery machine: storage edges', () => {
       const machine = base()
       const take = fromPromise<TakeBatchOutput, { webhookId: string }>(async () => {
         if (failures-- > 0) throw new Error('storage down')
-        return { batch: { deliveryId: 'whdel-x', eventIds: harness.buffer.slice() }, bufferedEvents: harness.buffer.length, now: clock.now() }
+        return {
+          batch: { deliveryId: 'whdel-x', eventIds: harness.buffer.slice() },
+          bufferedEvents: harness.buffer.length,
+          now: clock.now(),
+        }
       })
       return machine.provide({ actors: { takeBatch: take } })
     }

@@ -39,12 +39,9 @@ describe('upstream address policy (defaults)', () => {
   })
 
   const allowed = ['8.8.8.8', '93.184.216.34', '10.1.2.3', '172.20.0.1', '192.168.1.1', '100.64.0.1', 'fd00::1']
-  it.each([...allowed, '2606:4700:4700::1111', '::ffff:10.0.0.1'])(
-    'allows public and private %s',
-    (address) => {
-      expect(judgeAddress(address, upstreams())).toEqual({ allowed: true })
-    },
-  )
+  it.each([...allowed, '2606:4700:4700::1111', '::ffff:10.0.0.1'])('allows public and private %s', (address) => {
+    expect(judgeAddress(address, upstreams())).toEqual({ allowed: true })
+  })
 
   it('refuses what is not an address at all', () => {
     expect(judgeAddress('localhost', upstreams()).allowed).toBe(false)
@@ -77,7 +74,10 @@ describe('upstream address policy (settings)', () => {
       allowedNetworks: ['127.0.0.0/8', '::1/128'],
       deniedNetworks: ['10.0.0.1/32'],
     })
-    expect(parseUpstreamAddressSettings({ UPSTREAM_ALLOWED_NETWORKS: '' })).toEqual({ allowedNetworks: [], deniedNetworks: [] })
+    expect(parseUpstreamAddressSettings({ UPSTREAM_ALLOWED_NETWORKS: '' })).toEqual({
+      allowedNetworks: [],
+      deniedNetworks: [],
+    })
   })
 
   it.each([

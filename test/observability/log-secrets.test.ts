@@ -35,7 +35,12 @@ async function listen(reply: (url: string, headers: IncomingHttpHeaders) => { st
   const until = async (test: () => boolean) => {
     while (!test()) await new Promise<void>((wake) => waiters.push(wake))
   }
-  return { url, seen, until, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) }
+  return {
+    url,
+    seen,
+    until,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  }
 }
 
 describe('logs of a realistic session', () => {
@@ -49,8 +54,18 @@ describe('logs of a realistic session', () => {
   beforeAll(async () => {
     receiver = await listen(() => ({ status: 200 }))
     // The upstream registry: refuses one package with a 500 (the proxy logs a warning inside the request).
-    upstream = await listen((url) => ({ status: url.includes('broken-pkg') ? 500 : 404, body: '{"error":"not found"}' }))
-    server = await startServer({ BOOTSTRAP_TOKEN: PLANTED.bootstrap, METRICS_TOKEN: PLANTED.metrics, LOG_LEVEL: 'debug', LOG_FORMAT: 'json', WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32', UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })
+    upstream = await listen((url) => ({
+      status: url.includes('broken-pkg') ? 500 : 404,
+      body: '{"error":"not found"}',
+    }))
+    server = await startServer({
+      BOOTSTRAP_TOKEN: PLANTED.bootstrap,
+      METRICS_TOKEN: PLANTED.metrics,
+      LOG_LEVEL: 'debug',
+      LOG_FORMAT: 'json',
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1/32',
+      UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+    })
     const base = apiClient(server.url, PLANTED.bootstrap)
     api = async (...args) => {
       const answer = await base(...args)
@@ -58,9 +73,16 @@ describe('logs of a realistic session', () => {
       return answer
     }
     const personal = await api('POST', '/v1/default/tokens/personal', { name: 'ci' })
-    const service = await api('POST', '/v1/default/tokens/service', { name: 'svc', permissions: ['fw:read', 'fw:access'] })
+    const service = await api('POST', '/v1/default/tokens/service', {
+      name: 'svc',
+      permissions: ['fw:read', 'fw:access'],
+    })
     materials.push(personal.body.token, service.body.token)
-    const hook = await api('POST', '/v1/default/webhooks', { name: 'ops', url: `${receiver.url}/hook`, eventTypes: ['config.*'] })
+    const hook = await api('POST', '/v1/default/webhooks', {
+      name: 'ops',
+      url: `${receiver.url}/hook`,
+      eventTypes: ['config.*'],
+    })
     expect(hook.status).toBe(201)
     materials.push(hook.body.secret)
     materials.push((await api('POST', `/v1/default/webhooks/${hook.body.id}/secret/rotate`)).body.secret)
@@ -68,26 +90,45 @@ describe('logs of a realistic session', () => {
     const firewall = await api('PUT', '/v1/default/config/web', {
       name: PLANTED.payloadMarker,
       upstreams: [
-        { id: 'npmjs', endpoint: upstream.url, credentials: { username: PLANTED.upstreamUser, password: PLANTED.upstreamPassword } },
-        { id: 'mirror', endpoint: `${upstream.url}/mirror`, credentials: { token: PLANTED.upstreamToken }, artifactCredentials: [{ host: 'cdn.example', credentials: { token: PLANTED.artifactToken } }] },
+        {
+          id: 'npmjs',
+          endpoint: upstream.url,
+          credentials: { username: PLANTED.upstreamUser, password: PLANTED.upstreamPassword },
+        },
+        {
+          id: 'mirror',
+          endpoint: `${upstream.url}/mirror`,
+          credentials: { token: PLANTED.upstreamToken },
+          artifactCredentials: [{ host: 'cdn.example', credentials: { token: PLANTED.artifactToken } }],
+        },
       ],
     })
     expect(firewall.status).toBe(201)
-    await api('PUT', '/v1/default/config/web/upstreams/npmjs/credentials', { username: PLANTED.upstreamUser, password: PLANTED.upstreamPassword })
+    await api('PUT', '/v1/default/config/web/upstreams/npmjs/credentials', {
+      username: PLANTED.upstreamUser,
+      password: PLANTED.upstreamPassword,
+    })
     await api('GET', `/v1/default/config/web?access_token=${PLANTED.querySecret}`)
     await api('GET', '/v1/default/config/web/history')
     await api('GET', '/v1/default/audit')
     await api('POST', `/v1/default/webhooks/${hook.body.id}/test`)
     // Through the proxy: packuments with the personal token (one upstream failure), then refusals.
     const registry = `${server.url}/registry/default/web`
-    for (const pkg of ['left-pad', 'broken-pkg']) await fetch(`${registry}/${pkg}`, { headers: { authorization: `Bearer ${personal.body.token}~interaction-7` } })
+    for (const pkg of ['left-pad', 'broken-pkg'])
+      await fetch(`${registry}/${pkg}`, { headers: { authorization: `Bearer ${personal.body.token}~interaction-7` } })
     await fetch(`${registry}/left-pad`, { headers: { authorization: `Bearer ${PLANTED.unknownToken}` } })
     await apiClient(server.url, PLANTED.unknownToken)('GET', '/v1/default/config')
     await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${PLANTED.metrics}` } })
     await fetch(`${server.url}/metrics?token=${PLANTED.metrics}`)
     // Deliveries carry signatures: those must not be logged either.
     await receiver.until(() => receiver.seen.some((r) => JSON.stringify(r.headers).includes('webhook-signature')))
-    for (const r of receiver.seen) materials.push(String(r.headers['webhook-signature']).split(' ').map((s) => s.split(',')[1]).join(' '))
+    for (const r of receiver.seen)
+      materials.push(
+        String(r.headers['webhook-signature'])
+          .split(' ')
+          .map((s) => s.split(',')[1])
+          .join(' '),
+      )
     // The session really exercised the secrets: credentials went upstream, signed deliveries arrived.
     expect(upstream.seen.some((r) => r.headers.authorization?.startsWith('Basic '))).toBe(true)
     expect(receiver.seen.length).toBeGreaterThanOrEqual(2)
@@ -100,12 +141,18 @@ describe('logs of a realistic session', () => {
     await upstream?.close()
   })
 
-  const lines = () => server.output().split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, any>)
+  const lines = () =>
+    server
+      .output()
+      .split('\n')
+      .filter((line) => line.startsWith('{'))
+      .map((line) => JSON.parse(line) as Record<string, any>)
 
   it('never carries a planted token, credential, secret, signature or payload', () => {
     const log = server.output()
     expect(lines().length).toBeGreaterThan(20)
-    for (const secret of [...Object.values(PLANTED), ...materials.flatMap((m) => m.split(' '))]) expect(log).not.toContain(secret)
+    for (const secret of [...Object.values(PLANTED), ...materials.flatMap((m) => m.split(' '))])
+      expect(log).not.toContain(secret)
     expect(log).not.toMatch(/fw[ps]_[A-Za-z0-9]{20,}/)
     expect(log).not.toMatch(/whsec_[A-Za-z0-9+/]{20,}/)
   })
@@ -113,7 +160,16 @@ describe('logs of a realistic session', () => {
   it('writes one access line per request with method, route template, status and duration only', () => {
     const access = lines().filter((line) => line.msg === 'request')
     for (const line of access) {
-      expect(Object.keys(line).sort()).toEqual(['durationMs', 'level', 'method', 'msg', 'requestId', 'route', 'status', 'time'])
+      expect(Object.keys(line).sort()).toEqual([
+        'durationMs',
+        'level',
+        'method',
+        'msg',
+        'requestId',
+        'route',
+        'status',
+        'time',
+      ])
       expect(line.route).not.toMatch(/\/default\b|\/web\b|left-pad|\?/)
     }
     const ids = access.map((line) => line.requestId)

@@ -8,7 +8,8 @@ const METRICS_TOKEN = 'metrics-scrape-token-5d2c'
 describe('/metrics', () => {
   let server: RunningServer
   let api: Api
-  const scrape = async (token = METRICS_TOKEN) => fetch(`${server.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
+  const scrape = async (token = METRICS_TOKEN) =>
+    fetch(`${server.url}/metrics`, { headers: token ? { authorization: `Bearer ${token}` } : {} })
   const exposition = async (): Promise<Exposition> => parseExposition(await (await scrape()).text())
 
   beforeAll(async () => {
@@ -60,12 +61,28 @@ describe('/metrics', () => {
 
   it('never puts raw ids or paths into labels', async () => {
     const labels = JSON.stringify((await exposition()).samples.map((s) => s.labels))
-    for (const raw of ['fw-metrics-7', 'no-such-fw-42', 'left-pad', 'not/an/operation', '/default/']) expect(labels).not.toContain(raw)
+    for (const raw of ['fw-metrics-7', 'no-such-fw-42', 'left-pad', 'not/an/operation', '/default/'])
+      expect(labels).not.toContain(raw)
   })
 
   it('declares the delivery, actor, proxy, upstream and lease families', async () => {
     const { types } = await exposition()
-    expect(Object.fromEntries(['webhook_delivery_attempts_total', 'webhook_delivery_attempt_duration_seconds', 'webhook_buffered_events', 'actors', 'registry_proxy_decisions_total', 'registry_upstream_request_duration_seconds', 'registry_upstream_errors_total', 'leases_owned', 'rate_limited_requests_total', 'log_retention_runs_total'].map((name) => [name, types.get(name)]))).toEqual({
+    expect(
+      Object.fromEntries(
+        [
+          'webhook_delivery_attempts_total',
+          'webhook_delivery_attempt_duration_seconds',
+          'webhook_buffered_events',
+          'actors',
+          'registry_proxy_decisions_total',
+          'registry_upstream_request_duration_seconds',
+          'registry_upstream_errors_total',
+          'leases_owned',
+          'rate_limited_requests_total',
+          'log_retention_runs_total',
+        ].map((name) => [name, types.get(name)]),
+      ),
+    ).toEqual({
       webhook_delivery_attempts_total: 'counter',
       webhook_delivery_attempt_duration_seconds: 'histogram',
       webhook_buffered_events: 'gauge',

@@ -12,7 +12,12 @@ describe('API rate limit shared across processes on one Redis', () => {
   const servers: RunningServer[] = []
 
   beforeAll(async () => {
-    const env = { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('rate'), BOOTSTRAP_TOKEN: TOKEN, API_RATE_LIMIT: `${LIMIT}/1d` }
+    const env = {
+      REDIS_URL: await redisUrl(),
+      REDIS_PREFIX: uniquePrefix('rate'),
+      BOOTSTRAP_TOKEN: TOKEN,
+      API_RATE_LIMIT: `${LIMIT}/1d`,
+    }
     // One after the other: the first bootstraps the namespace, the second finds it.
     servers.push(await startServer(env))
     servers.push(await startServer(env))
@@ -26,7 +31,9 @@ describe('API rate limit shared across processes on one Redis', () => {
     const answers = []
     for (let i = 0; i < LIMIT + 2; i++) answers.push(await (i % 2 === 0 ? a : b)('GET', '/v1/default/config'))
     expect(answers.map((r) => r.status)).toEqual([...Array(LIMIT).fill(200), 429, 429])
-    expect(answers.slice(0, LIMIT).map((r) => Number(r.headers.get('ratelimit-remaining')))).toEqual(Array.from({ length: LIMIT }, (_, i) => LIMIT - 1 - i))
+    expect(answers.slice(0, LIMIT).map((r) => Number(r.headers.get('ratelimit-remaining')))).toEqual(
+      Array.from({ length: LIMIT }, (_, i) => LIMIT - 1 - i),
+    )
     const refused = answers[LIMIT]
     expect(refused.headers.get('content-type')).toBe('application/problem+json')
     expect(refused.body).toMatchObject({ status: 429, code: 'rate_limited' })

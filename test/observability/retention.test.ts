@@ -13,18 +13,28 @@ const DAY = 86_400_000
 const RETENTION = 30 * DAY
 
 /** A clock the test sets; the worker reads nothing else for its cutoff. */
-const settable = (at: number) => ({ at, now() { return this.at } })
+const settable = (at: number) => ({
+  at,
+  now() {
+    return this.at
+  },
+})
 
 async function putFirewall(services: Services, ns: string, id: string, remove = false): Promise<void> {
   const input = FirewallInput.parse({ id })
   const next: Firewall | null = remove ? null : { ...input, id, name: id, version: 0, updatedAt: '' }
-  await services.firewalls.mutate(ns, id, { userId: 'owner' }, new Date().toISOString(), () => ({ next, summary: 'test', result: () => undefined }))
+  await services.firewalls.mutate(ns, id, { userId: 'owner' }, new Date().toISOString(), () => ({
+    next,
+    summary: 'test',
+    result: () => undefined,
+  }))
 }
 
 /** Two namespaces, three firewalls (one deleted): the retained logs of a small installation. */
 async function seed(backend: Backend): Promise<Services> {
   const services = createServices(backend, { config: configFromEnv({}) })
-  for (const ns of ['acme', 'beta']) await services.namespaces.create({ id: ns, owner: 'owner', createdAt: new Date().toISOString() })
+  for (const ns of ['acme', 'beta'])
+    await services.namespaces.create({ id: ns, owner: 'owner', createdAt: new Date().toISOString() })
   await putFirewall(services, 'acme', 'web')
   await putFirewall(services, 'acme', 'old')
   await putFirewall(services, 'acme', 'old', true)
@@ -32,8 +42,24 @@ async function seed(backend: Backend): Promise<Services> {
   return services
 }
 
-const LOGS = [keys.eventLog('acme'), keys.eventLog('beta'), keys.auditLog('acme'), keys.auditLog('beta'), keys.firewallLog('acme', 'web'), keys.firewallLog('acme', 'old'), keys.firewallLog('beta', 'ci')]
-const append = (backend: Backend, n: number) => Promise.all(LOGS.map((log) => backend.logAppend(log, Array.from({ length: n }, (_, i) => ({ i })))))
+const LOGS = [
+  keys.eventLog('acme'),
+  keys.eventLog('beta'),
+  keys.auditLog('acme'),
+  keys.auditLog('beta'),
+  keys.firewallLog('acme', 'web'),
+  keys.firewallLog('acme', 'old'),
+  keys.firewallLog('beta', 'ci'),
+]
+const append = (backend: Backend, n: number) =>
+  Promise.all(
+    LOGS.map((log) =>
+      backend.logAppend(
+        log,
+        Array.from({ length: n }, (_, i) => ({ i })),
+      ),
+    ),
+  )
 const lengths = async (backend: Backend) => Promise.all(LOGS.map((log) => backend.logLength(log)))
 
 /** Returns once the wall clock has moved past `ms`, so entries appended next carry a later time. */
@@ -52,7 +78,10 @@ afterEach(async () => {
 describe('retention settings', () => {
   it('defaults to 30d every minute and reads LOG_RETENTION / LOG_RETENTION_INTERVAL', () => {
     expect(retentionSettings({})).toEqual({ retentionMs: RETENTION, intervalMs: 60_000 })
-    expect(retentionSettings({ LOG_RETENTION: '1h', LOG_RETENTION_INTERVAL: '10s' })).toEqual({ retentionMs: 3_600_000, intervalMs: 10_000 })
+    expect(retentionSettings({ LOG_RETENTION: '1h', LOG_RETENTION_INTERVAL: '10s' })).toEqual({
+      retentionMs: 3_600_000,
+      intervalMs: 10_000,
+    })
     expect(() => retentionSettings({ LOG_RETENTION: 'forever' })).toThrow(/invalid duration/)
   })
 })
@@ -73,7 +102,13 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     const boundary = clockPast(Date.now())
     await append(backend, 3)
     const clock = settable(boundary - 1)
-    const worker = new RetentionWorker({ logs: new RetainedLogRepository(backend), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1' })
+    const worker = new RetentionWorker({
+      logs: new RetainedLogRepository(backend),
+      clock,
+      retentionMs: RETENTION,
+      intervalMs: 60_000,
+      owner: 'w1',
+    })
 
     // Fresh entries survive a pass at the present.
     expect((await worker.runOnce())!.removed).toEqual({ event: 0, audit: 0, firewall: 0 })
@@ -96,7 +131,14 @@ describe.each(BACKEND_KINDS)('retention worker on %s', (kind) => {
     let tick: (() => void) | null = null
     let cancelled = false
     const clock = settable(Date.now() + 2 * RETENTION)
-    const worker = new RetentionWorker({ logs: new RetainedLogRepository(backend), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'w1', every: (run) => ((tick = run), () => (cancelled = true)) })
+    const worker = new RetentionWorker({
+      logs: new RetainedLogRepository(backend),
+      clock,
+      retentionMs: RETENTION,
+      intervalMs: 60_000,
+      owner: 'w1',
+      every: (run) => ((tick = run), () => (cancelled = true)),
+    })
     await worker.start()
     expect(await lengths(backend)).toEqual(LOGS.map(() => 0))
     await append(backend, 2)
@@ -112,12 +154,27 @@ describe('retention with several processes on one Redis', () => {
     const url = await redisUrl()
     const prefix = uniquePrefix('retention')
     // Two backends on one prefix: what two server processes see.
-    const [one, two] = [createBackend({ redisUrl: url, redisPrefix: prefix }), createBackend({ redisUrl: url, redisPrefix: prefix })]
+    const [one, two] = [
+      createBackend({ redisUrl: url, redisPrefix: prefix }),
+      createBackend({ redisUrl: url, redisPrefix: prefix }),
+    ]
     open.push(one, two)
     await seed(one)
     const clock = settable(Date.now() + 2 * RETENTION)
-    const first = new RetentionWorker({ logs: new RetainedLogRepository(one), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-1' })
-    const second = new RetentionWorker({ logs: new RetainedLogRepository(two), clock, retentionMs: RETENTION, intervalMs: 60_000, owner: 'process-2' })
+    const first = new RetentionWorker({
+      logs: new RetainedLogRepository(one),
+      clock,
+      retentionMs: RETENTION,
+      intervalMs: 60_000,
+      owner: 'process-1',
+    })
+    const second = new RetentionWorker({
+      logs: new RetainedLogRepository(two),
+      clock,
+      retentionMs: RETENTION,
+      intervalMs: 60_000,
+      owner: 'process-2',
+    })
     const reports = await Promise.all([first.runOnce(), second.runOnce()])
     expect(reports.filter((r) => r !== null)).toHaveLength(1)
     const holder = reports[0] ? first : second

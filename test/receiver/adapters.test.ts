@@ -22,19 +22,28 @@ afterAll(async () => {
 
 // Each adapter as a caller reaches it: node and h3 over real HTTP, the fetch handler with a Request.
 const adapters: [string, () => Promise<(init: RequestInit) => Promise<Response>>][] = [
-  ['node:http', async () => {
-    const url = await listen(toNodeListener(receiver, { maxBodyBytes: 4096 }))
-    return (init) => fetch(url, init)
-  }],
-  ['h3', async () => {
-    const app = createApp().use('/hook', toH3Handler(receiver, { maxBodyBytes: 4096 }))
-    const url = await listen(h3Listener(app))
-    return (init) => fetch(url, init)
-  }],
-  ['Request -> Response', async () => {
-    const handler = toFetchHandler(receiver, { maxBodyBytes: 4096 })
-    return (init) => handler(new Request('http://receiver.test/hook', init))
-  }],
+  [
+    'node:http',
+    async () => {
+      const url = await listen(toNodeListener(receiver, { maxBodyBytes: 4096 }))
+      return (init) => fetch(url, init)
+    },
+  ],
+  [
+    'h3',
+    async () => {
+      const app = createApp().use('/hook', toH3Handler(receiver, { maxBodyBytes: 4096 }))
+      const url = await listen(h3Listener(app))
+      return (init) => fetch(url, init)
+    },
+  ],
+  [
+    'Request -> Response',
+    async () => {
+      const handler = toFetchHandler(receiver, { maxBodyBytes: 4096 })
+      return (init) => handler(new Request('http://receiver.test/hook', init))
+    },
+  ],
 ]
 
 describe.each(adapters)('%s adapter', (_name, make) => {
@@ -54,7 +63,11 @@ describe.each(adapters)('%s adapter', (_name, make) => {
     const call = await make()
     const event = firewallEvent()
     const body = envelope([event])
-    const answer = await call({ method: 'POST', headers: signedHeaders(body, [secret]), body: body.replace('"npm"', '"pypi"') })
+    const answer = await call({
+      method: 'POST',
+      headers: signedHeaders(body, [secret]),
+      body: body.replace('"npm"', '"pypi"'),
+    })
     const seen = [answer.status, answer.headers.get('content-type'), (await answer.json()).code]
     expect(seen).toEqual([401, 'application/problem+json', 'no_matching_signature'])
     expect(handled).not.toContain(event.id)
@@ -66,7 +79,11 @@ describe.each(adapters)('%s adapter', (_name, make) => {
     expect([get.status, get.headers.get('allow')]).toEqual([405, 'POST'])
     const big = envelope([{ ...firewallEvent(), data: { ...firewallEvent().data, config: { pad: 'x'.repeat(5000) } } }])
     expect((await call({ method: 'POST', headers: signedHeaders(big, [secret]), body: big })).status).toBe(413)
-    const unsigned = await call({ method: 'POST', headers: { 'content-type': 'application/json' }, body: envelope([firewallEvent()]) })
+    const unsigned = await call({
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: envelope([firewallEvent()]),
+    })
     expect([unsigned.status, (await unsigned.json()).code]).toEqual([400, 'missing_headers'])
   })
 })

@@ -12,7 +12,10 @@ const token = `fwp_${randomBytes(30).toString('hex').slice(0, 43)}`
 
 /** The application process: resolves once it listens. */
 async function startApp(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', APP], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(process.execPath, ['--import', 'tsx', APP], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let output = ''
   await new Promise<void>((resolve, reject) => {
     child.stdout!.on('data', (chunk) => ((output += chunk), output.includes('listening') && resolve()))
@@ -64,7 +67,12 @@ describe('a receiver killed mid-batch and restarted (built service, kit with the
     const url = `http://127.0.0.1:${port}/hook`
     const created = await api('POST', '/v1/default/webhooks', { name: 'app', url, eventTypes: ['config.firewall.*'] })
     expect(created.status).toBe(201)
-    const appEnv = { PORT: String(port), WEBHOOK_SECRET: created.body.secret, REDIS_URL: await redisUrl(), PREFIX: prefix }
+    const appEnv = {
+      PORT: String(port),
+      WEBHOOK_SECRET: created.body.secret,
+      REDIS_URL: await redisUrl(),
+      PREFIX: prefix,
+    }
     const first = await startApp({ ...appEnv, GATE: 'fw-gate', HANG: 'fw-5' })
     children.push(first)
 
@@ -92,10 +100,12 @@ describe('a receiver killed mid-batch and restarted (built service, kit with the
     // Each event's side effect happened once, in the process and delivery expected.
     const handled = await redis.hgetall(`${prefix}handled`)
     expect(Object.values(handled)).toEqual(Array(9).fill('1'))
-    const who = new Map(Object.values(await redis.hgetall(`${prefix}who`)).map((line) => {
-      const [pid, delivery, name] = line.split(' ')
-      return [name, { pid: Number(pid), delivery }]
-    }))
+    const who = new Map(
+      Object.values(await redis.hgetall(`${prefix}who`)).map((line) => {
+        const [pid, delivery, name] = line.split(' ')
+        return [name, { pid: Number(pid), delivery }]
+      }),
+    )
     expect(who.get('fw-gate')!.pid).toBe(first.pid)
     for (const name of names) expect(who.get(name)!.pid, name).toBe(names.indexOf(name) < 4 ? first.pid : second.pid)
     const batch = new Set(names.map((name) => who.get(name)!.delivery))

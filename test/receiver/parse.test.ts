@@ -54,6 +54,8 @@ describe('parse', () => {
     expect(unknown.message).not.toContain('<script>')
     const { firewall: _gone, ...data } = firewallEvent().data
     expect(parseError(envelope([{ ...firewallEvent(), data }])).message).toBe('events[0].data lacks firewall')
-    expect(parseError(envelope([{ ...audit, data: { action: 'x' } }])).message).toBe('events[0].data lacks outcome, statusCode')
+    expect(parseError(envelope([{ ...audit, data: { action: 'x' } }])).message).toBe(
+      'events[0].data lacks outcome, statusCode',
+    )
   })
 })

@@ -43,7 +43,9 @@ describe('createReceiver', () => {
   it('answers 500 when a handler throws, and the retry handles only the rest of the batch', async () => {
     let broken = true
     const events = [firewallEvent(), firewallEvent(), firewallEvent(), firewallEvent()]
-    const { receiver, handled, errors } = app({ failOn: (e) => broken && e.id === events[2].id && new Error('db down') })
+    const { receiver, handled, errors } = app({
+      failOn: (e) => broken && e.id === events[2].id && new Error('db down'),
+    })
     const request = delivery(events, 'whdel-retry')
     const failed = await receiver.receive(request)
     expect([failed.status, JSON.parse(failed.body).code]).toEqual([500, 'handler_failed'])
@@ -71,7 +73,11 @@ describe('createReceiver', () => {
     let status: 429 | 503 = 429
     const { receiver, handled, errors } = app({ failOn: (e) => e.id === events[1].id && retryLater(30, status) })
     const answer = await receiver.receive(delivery(events))
-    expect([answer.status, answer.headers['retry-after'], JSON.parse(answer.body).code]).toEqual([429, '30', 'receiver_busy'])
+    expect([answer.status, answer.headers['retry-after'], JSON.parse(answer.body).code]).toEqual([
+      429,
+      '30',
+      'receiver_busy',
+    ])
     status = 503
     expect((await receiver.receive(delivery(events))).status).toBe(503)
     expect(handled).toEqual([events[0].id])
@@ -137,7 +143,12 @@ describe('MemoryStore', () => {
     await store.mark('b', 10)
     await store.mark('c', 10)
     await store.mark('d', 10)
-    expect([await store.has('b'), await store.has('c'), await store.has('d'), store.size]).toEqual([false, true, true, 2])
+    expect([await store.has('b'), await store.has('c'), await store.has('d'), store.size]).toEqual([
+      false,
+      true,
+      true,
+      2,
+    ])
   })
 })
 
@@ -152,7 +163,10 @@ describe('RedisStore', () => {
     clients.push(client)
     const prefix = `${uniquePrefix('recv')}:`
     const events = [firewallEvent(), firewallEvent()]
-    const first = app({ store: new RedisStore({ redis: client, prefix }), failOn: (e) => e.id === events[1].id && new Error('killed') })
+    const first = app({
+      store: new RedisStore({ redis: client, prefix }),
+      failOn: (e) => e.id === events[1].id && new Error('killed'),
+    })
     await first.receiver.receive(delivery(events, 'whdel-shared'))
     const owned = new RedisStore({ redis: await redisUrl(), prefix })
     const second = app({ store: owned })
@@ -180,7 +194,11 @@ describe('RedisStore', () => {
     clients.push(down)
     const { receiver, handled } = app({ store: new RedisStore({ redis: down }) })
     const answer = await receiver.receive(delivery([firewallEvent()]))
-    expect([answer.status, answer.headers['retry-after'], JSON.parse(answer.body).code]).toEqual([503, '10', 'store_unavailable'])
+    expect([answer.status, answer.headers['retry-after'], JSON.parse(answer.body).code]).toEqual([
+      503,
+      '10',
+      'store_unavailable',
+    ])
     expect(handled).toEqual([])
   })
 })

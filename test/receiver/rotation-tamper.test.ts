@@ -1,4 +1,10 @@
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -28,7 +34,9 @@ async function startCapture(): Promise<void> {
     const chunks: Buffer[] = []
     for await (const chunk of req) chunks.push(chunk as Buffer)
     // What a replay needs: the Standard Webhooks headers and the content type (not length, host...).
-    const kept = Object.entries(req.headers as IncomingHttpHeaders).filter(([k]) => k.startsWith('webhook-') || k === 'content-type')
+    const kept = Object.entries(req.headers as IncomingHttpHeaders).filter(
+      ([k]) => k.startsWith('webhook-') || k === 'content-type',
+    )
     const headers = Object.fromEntries(kept.map(([k, v]) => [k, String(v)]))
     captured.push({ headers, body: new Uint8Array(Buffer.concat(chunks)) })
     const answer = await live.receive({ body: Buffer.concat(chunks), headers })
@@ -44,7 +52,9 @@ async function startCapture(): Promise<void> {
 async function replay(delivery: Captured, secrets: string[], body: Uint8Array<ArrayBuffer> | string = delivery.body) {
   const handled: Event[] = []
   const handler = toFetchHandler(createReceiver({ secrets, onEvent: (event) => void handled.push(event) }))
-  const response = await handler(new Request('http://receiver.test/hook', { method: 'POST', headers: delivery.headers, body }))
+  const response = await handler(
+    new Request('http://receiver.test/hook', { method: 'POST', headers: delivery.headers, body }),
+  )
   return { status: response.status, code: response.status >= 400 ? (await response.json()).code : undefined, handled }
 }
 
@@ -57,7 +67,11 @@ async function testSend(hookId: string): Promise<Captured> {
 
 beforeAll(async () => {
   await startCapture()
-  server = await startServer({ BOOTSTRAP_TOKEN: token, WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', WEBHOOK_SECRET_OVERLAP: '3s' })
+  server = await startServer({
+    BOOTSTRAP_TOKEN: token,
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    WEBHOOK_SECRET_OVERLAP: '3s',
+  })
   api = apiClient(server.url, token)
 })
 afterAll(async () => {
@@ -68,7 +82,11 @@ afterAll(async () => {
 
 describe('the kit against deliveries of the built service', () => {
   it('verifies with the old secret, the new one or both while a rotation overlaps, and only the new after', async () => {
-    const created = await api('POST', '/v1/default/webhooks', { name: 'rotating', url: captureUrl, eventTypes: ['config.firewall.*'] })
+    const created = await api('POST', '/v1/default/webhooks', {
+      name: 'rotating',
+      url: captureUrl,
+      eventTypes: ['config.firewall.*'],
+    })
     expect(created.status).toBe(201)
     const oldSecret: string = created.body.secret
     const rotated = await api('POST', `/v1/default/webhooks/${created.body.id}/secret/rotate`)
@@ -99,7 +117,11 @@ describe('the kit against deliveries of the built service', () => {
   })
 
   it('refuses a tampered body or a re-labelled delivery with 401 and never calls the handler', async () => {
-    const created = await api('POST', '/v1/default/webhooks', { name: 'tampered', url: captureUrl, eventTypes: ['config.firewall.*'] })
+    const created = await api('POST', '/v1/default/webhooks', {
+      name: 'tampered',
+      url: captureUrl,
+      eventTypes: ['config.firewall.*'],
+    })
     const secret: string = created.body.secret
     liveSecrets = [secret]
     const delivery = await testSend(created.body.id)
@@ -110,12 +132,16 @@ describe('the kit against deliveries of the built service', () => {
     expect(tampered).not.toBe(text)
     const refused = await replay(delivery, [secret], tampered)
     expect(refused).toEqual({ status: 401, code: 'no_matching_signature', handled: [] })
-    const relabelled = await replay({ ...delivery, headers: { ...delivery.headers, 'webhook-id': 'whdel-replayed' } }, [secret])
+    const relabelled = await replay({ ...delivery, headers: { ...delivery.headers, 'webhook-id': 'whdel-replayed' } }, [
+      secret,
+    ])
     expect(relabelled).toEqual({ status: 401, code: 'no_matching_signature', handled: [] })
 
     // Over real HTTP through the node:http adapter, as an attacker in the path would send it.
     const handled: Event[] = []
-    const kit = createServer(toNodeListener(createReceiver({ secrets: secret, onEvent: (event) => void handled.push(event) })))
+    const kit = createServer(
+      toNodeListener(createReceiver({ secrets: secret, onEvent: (event) => void handled.push(event) })),
+    )
     await new Promise<void>((resolve) => kit.listen(0, '127.0.0.1', resolve))
     try {
       const url = `http://127.0.0.1:${(kit.address() as AddressInfo).port}/`

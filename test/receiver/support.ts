@@ -12,7 +12,12 @@ export function signedHeaders(
   at = Date.now(),
 ): Record<string, string> {
   const signature = secrets.map((secret) => new Webhook(secret).sign(id, new Date(at), body)).join(' ')
-  return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': signature, 'content-type': 'application/json' }
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at / 1000)),
+    'webhook-signature': signature,
+    'content-type': 'application/json',
+  }
 }
 
 let counter = 0

@@ -45,7 +45,9 @@ describe('verify', () => {
     expect(() => verify(body, at(290), [secret], { now: () => now })).not.toThrow()
     expect(refusal(() => verify(body, at(310), [secret], { now: () => now })).code).toBe('timestamp_too_old')
     expect(refusal(() => verify(body, at(-310), [secret], { now: () => now })).code).toBe('timestamp_too_new')
-    expect(refusal(() => verify(body, at(61), [secret], { now: () => now, toleranceSeconds: 60 })).code).toBe('timestamp_too_old')
+    expect(refusal(() => verify(body, at(61), [secret], { now: () => now, toleranceSeconds: 60 })).code).toBe(
+      'timestamp_too_old',
+    )
     expect(() => verify(body, at(3_000), [secret], { now: () => now, toleranceSeconds: 3_600 })).not.toThrow()
   })
 

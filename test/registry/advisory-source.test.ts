@@ -48,7 +48,12 @@ describe('advisory source', () => {
     await mkdir(dir)
     await writeFile(join(dir, 'one.json'), JSON.stringify(osvRecord('GHSA-1', 'a')))
     await until(() => lookupError(source!) === null, 'the retry to load the directory')
-    expect(source.current().lookup('npm', 'a', '1.0.0').vulnerabilities.map((a) => a.id)).toEqual(['GHSA-1'])
+    expect(
+      source
+        .current()
+        .lookup('npm', 'a', '1.0.0')
+        .vulnerabilities.map((a) => a.id),
+    ).toEqual(['GHSA-1'])
   })
 
   it('treats an empty but readable directory as data: no advisories, no refusal', async () => {

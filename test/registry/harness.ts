@@ -43,7 +43,9 @@ export interface ProxyHarness {
   close(): Promise<void>
 }
 
-export async function startProxy(options: { backend?: BackendKind; advisoryDir?: string; handler?: RegistryHandlerOptions } = {}): Promise<ProxyHarness> {
+export async function startProxy(
+  options: { backend?: BackendKind; advisoryDir?: string; handler?: RegistryHandlerOptions } = {},
+): Promise<ProxyHarness> {
   const backend = await makeBackend(options.backend ?? 'fs')
   const clock = testClock()
   // The test upstreams (Verdaccio, PyPI, Maven, NuGet stand-ins) listen on loopback, which the
@@ -67,11 +69,17 @@ export async function startProxy(options: { backend?: BackendKind; advisoryDir?:
     origin,
     ns,
     registryUrl: (fw) => `${origin}/registry/${ns}/${fw}/`,
-    token: async (user) => (await issueToken(services, { ns, kind: 'personal', name: 'npm', principalId: user, createdBy: 'owner' })).material,
+    token: async (user) =>
+      (await issueToken(services, { ns, kind: 'personal', name: 'npm', principalId: user, createdBy: 'owner' }))
+        .material,
     putFirewall: (id, config) => {
       const input = FirewallInput.parse({ ...config, id })
       const next: Firewall = { ...input, id, name: input.name ?? id, version: 0, updatedAt: '' }
-      return services.firewalls.mutate(ns, id, { userId: 'owner' }, new Date(clock.now()).toISOString(), () => ({ next, summary: 'test setup', result: (stored) => stored! }))
+      return services.firewalls.mutate(ns, id, { userId: 'owner' }, new Date(clock.now()).toISOString(), () => ({
+        next,
+        summary: 'test setup',
+        result: (stored) => stored!,
+      }))
     },
     events: async (type) => {
       const all = await backend.logRange<NamespaceEvent<Record<string, any>>>(keys.eventLog(ns), { limit: 100_000 })

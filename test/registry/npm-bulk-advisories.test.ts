@@ -37,7 +37,10 @@ const bulk = () =>
 
 describe('npm bulk advisories and the public upstream', () => {
   it('merges a readable upstream answer with the firewall advisory data', async () => {
-    answer = { status: 200, body: JSON.stringify({ 'up-only': [{ id: 1001, title: 'upstream finding', severity: 'low' }] }) }
+    answer = {
+      status: 200,
+      body: JSON.stringify({ 'up-only': [{ id: 1001, title: 'upstream finding', severity: 'low' }] }),
+    }
     const response = await bulk()
     expect(response.status).toBe(200)
     const body = (await response.json()) as Record<string, { id: string | number }[]>

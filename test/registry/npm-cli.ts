@@ -70,7 +70,15 @@ export function npmClient(registry: string, token: string): NpmClient {
 export function writePackage(root: string, pkg: FixturePackage): string {
   const dir = join(root, `${pkg.name.replace('/', '__')}-${pkg.version}`)
   mkdirSync(dir, { recursive: true })
-  const manifest = { name: pkg.name, version: pkg.version, description: `fixture ${pkg.name}`, main: 'index.js', license: pkg.license, scripts: pkg.scripts, dependencies: pkg.dependencies }
+  const manifest = {
+    name: pkg.name,
+    version: pkg.version,
+    description: `fixture ${pkg.name}`,
+    main: 'index.js',
+    license: pkg.license,
+    scripts: pkg.scripts,
+    dependencies: pkg.dependencies,
+  }
   writeFileSync(join(dir, 'package.json'), JSON.stringify(manifest, null, 2))
   writeFileSync(join(dir, 'index.js'), `module.exports = ${JSON.stringify(`${pkg.name}@${pkg.version}`)}\n`)
   return dir
@@ -80,7 +88,12 @@ export function writePackage(root: string, pkg: FixturePackage): string {
  * Publishes fixtures with `npm publish` to `registry`: versions of one name in order, names
  * in parallel (a few at a time).
  */
-export async function publishFixtures(registry: string, token: string, packages: FixturePackage[], concurrency = 6): Promise<void> {
+export async function publishFixtures(
+  registry: string,
+  token: string,
+  packages: FixturePackage[],
+  concurrency = 6,
+): Promise<void> {
   const client = npmClient(registry, token)
   const byName = new Map<string, FixturePackage[]>()
   for (const pkg of packages) byName.set(pkg.name, [...(byName.get(pkg.name) ?? []), pkg])
@@ -88,7 +101,10 @@ export async function publishFixtures(registry: string, token: string, packages:
   const worker = async () => {
     for (let group = queue.shift(); group; group = queue.shift()) {
       for (const pkg of group) {
-        const result = await client.npm(['publish', '--access=public', '--ignore-scripts'], writePackage(client.dir, pkg))
+        const result = await client.npm(
+          ['publish', '--access=public', '--ignore-scripts'],
+          writePackage(client.dir, pkg),
+        )
         if (result.code !== 0) throw new Error(`publishing ${pkg.name}@${pkg.version} failed:\n${result.output}`)
       }
     }

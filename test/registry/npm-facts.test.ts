@@ -31,7 +31,12 @@ describe('factsFromManifest', () => {
   })
 
   it('collects license, deprecation, scripts and the install-script flag', () => {
-    const manifest = { license: 'MIT', deprecated: 'use other', scripts: { install: 'node-gyp rebuild', n: 3 }, hasInstallScript: true }
+    const manifest = {
+      license: 'MIT',
+      deprecated: 'use other',
+      scripts: { install: 'node-gyp rebuild', n: 3 },
+      hasInstallScript: true,
+    }
     expect(factsFromManifest('pkg', '1.0.0', manifest, packument)).toEqual({
       ecosystem: 'npm',
       packageName: 'pkg',
@@ -45,17 +50,29 @@ describe('factsFromManifest', () => {
   })
 
   it('leaves published unset when the packument has no time for the version', () => {
-    expect(factsFromManifest('pkg', '2.0.0', {}, packument)).toEqual({ ecosystem: 'npm', packageName: 'pkg', version: '2.0.0' })
+    expect(factsFromManifest('pkg', '2.0.0', {}, packument)).toEqual({
+      ecosystem: 'npm',
+      packageName: 'pkg',
+      version: '2.0.0',
+    })
   })
 })
 
 describe('parseTarballPath', () => {
   it('parses an unscoped tarball path', () => {
-    expect(parseTarballPath('/lodash/-/lodash-4.17.21.tgz')).toEqual({ name: 'lodash', version: '4.17.21', file: 'lodash-4.17.21.tgz' })
+    expect(parseTarballPath('/lodash/-/lodash-4.17.21.tgz')).toEqual({
+      name: 'lodash',
+      version: '4.17.21',
+      file: 'lodash-4.17.21.tgz',
+    })
   })
 
   it('parses a scoped tarball path', () => {
-    expect(parseTarballPath('/@acme/ui/-/ui-1.2.3.tgz')).toEqual({ name: '@acme/ui', version: '1.2.3', file: 'ui-1.2.3.tgz' })
+    expect(parseTarballPath('/@acme/ui/-/ui-1.2.3.tgz')).toEqual({
+      name: '@acme/ui',
+      version: '1.2.3',
+      file: 'ui-1.2.3.tgz',
+    })
   })
 
   it('parses an encoded scope separator', () => {

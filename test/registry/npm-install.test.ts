@@ -15,7 +15,13 @@ let registry: Verdaccio
 let proxy: ProxyHarness
 let ownerToken: string
 
-const rule = (id: string, executionPhase: string, fn: Record<string, unknown>, description: string, ruleEffect = { block: true, log: true }) => ({
+const rule = (
+  id: string,
+  executionPhase: string,
+  fn: Record<string, unknown>,
+  description: string,
+  ruleEffect = { block: true, log: true },
+) => ({
   id,
   executionPhase,
   selector: { function: fn },
@@ -24,9 +30,22 @@ const rule = (id: string, executionPhase: string, fn: Record<string, unknown>, d
 })
 
 const MAIN_RULES = [
-  rule('block-name', 'download', { name: 'packageName', patterns: ['fw-blocked-name'] }, 'fw-blocked-name is banned in this organisation'),
-  rule('log-scoped', 'download', { name: 'packageName', patterns: ['@fwscope/*'] }, 'log every @fwscope package', { block: false, log: true }),
-  rule('deny-gpl', 'download', { name: 'license', licenseSet: 'ls-copyleft', mode: 'deny' }, 'copyleft licenses are not allowed'),
+  rule(
+    'block-name',
+    'download',
+    { name: 'packageName', patterns: ['fw-blocked-name'] },
+    'fw-blocked-name is banned in this organisation',
+  ),
+  rule('log-scoped', 'download', { name: 'packageName', patterns: ['@fwscope/*'] }, 'log every @fwscope package', {
+    block: false,
+    log: true,
+  }),
+  rule(
+    'deny-gpl',
+    'download',
+    { name: 'license', licenseSet: 'ls-copyleft', mode: 'deny' },
+    'copyleft licenses are not allowed',
+  ),
   rule('no-scripts', 'download', { name: 'installScripts' }, 'packages with install scripts need review'),
   rule('no-deprecated', 'download', { name: 'deprecated' }, 'deprecated packages are not allowed'),
   rule('vuln-high', 'download', { name: 'vulnerability', minSeverity: 'high' }, 'high or critical vulnerabilities'),
@@ -45,18 +64,30 @@ beforeAll(async () => {
   registry = await startVerdaccio()
   await publishFixtures(registry.url, registry.token, INSTALL_FIXTURES)
   setPublishTime(registry, 'fw-aged', '1.0.0', '2020-01-01T00:00:00.000Z')
-  const deprecate = await npmClient(registry.url, registry.token).npm(['deprecate', 'fw-deprecated@1.0.0', 'use fw-ok instead'])
+  const deprecate = await npmClient(registry.url, registry.token).npm([
+    'deprecate',
+    'fw-deprecated@1.0.0',
+    'use fw-ok instead',
+  ])
   if (deprecate.code !== 0) throw new Error(deprecate.output)
 
   proxy = await startProxy({ backend: 'fs', advisoryDir: ADVISORY_DIR })
   await proxy.services.licenseSets(proxy.ns).update((items) => ({
-    items: items.set('ls-copyleft', { id: 'ls-copyleft', name: 'Copyleft', licenses: ['GPL-2.0-only', 'GPL-3.0-only', 'AGPL-3.0-only'], createdAt: '', updatedAt: '' }),
+    items: items.set('ls-copyleft', {
+      id: 'ls-copyleft',
+      name: 'Copyleft',
+      licenses: ['GPL-2.0-only', 'GPL-3.0-only', 'AGPL-3.0-only'],
+      createdAt: '',
+      updatedAt: '',
+    }),
     result: undefined,
   }))
   await proxy.putFirewall('main', mainFirewall())
   await proxy.putFirewall('fresh', {
     upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
-    rules: [rule('min-age', 'versions', { name: 'minimumAge', duration: '7d' }, 'versions must be at least 7 days old')],
+    rules: [
+      rule('min-age', 'versions', { name: 'minimumAge', duration: '7d' }, 'versions must be at least 7 days old'),
+    ],
   })
   ownerToken = await proxy.token('owner')
 })
@@ -66,7 +97,8 @@ afterAll(async () => {
   await registry?.stop()
 })
 
-const installed = (dir: string, name: string) => JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version
+const installed = (dir: string, name: string) =>
+  JSON.parse(readFileSync(join(dir, 'node_modules', name, 'package.json'), 'utf8')).version
 
 /** The single firewall.* event of a request id that npm printed. */
 async function blockedEventFor(output: string, type = 'firewall.blocked') {
@@ -89,7 +121,17 @@ describe('npm install through the firewall', () => {
     expect(lock.packages['node_modules/fw-dep'].resolved.startsWith(proxy.registryUrl('main'))).toBe(true)
     // Plain allows are logged but emit nothing (fw-ok's LOW advisory is below the rule's threshold).
     const entries = await proxy.log('main', { packageName: 'fw-ok' })
-    expect(entries).toMatchObject([{ packageName: 'fw-ok', version: '1.0.0', blocked: false, outcome: 'allowed', executionPhase: 'download', upstream: 'verdaccio', user: 'owner' }])
+    expect(entries).toMatchObject([
+      {
+        packageName: 'fw-ok',
+        version: '1.0.0',
+        blocked: false,
+        outcome: 'allowed',
+        executionPhase: 'download',
+        upstream: 'verdaccio',
+        user: 'owner',
+      },
+    ])
     expect((await proxy.events()).filter((e) => e.data.packageName === 'fw-ok')).toEqual([])
   })
 
@@ -100,8 +142,15 @@ describe('npm install through the firewall', () => {
     const result = await client.npm(['install', '@fwscope/scoped'])
     expect(result.code, result.output).toBe(0)
     const [event] = await proxy.events('firewall.allowed')
-    expect(event.data).toMatchObject({ packageName: '@fwscope/scoped', rule: 'log-scoped', blocked: false, executionPhase: 'download' })
-    expect(await proxy.log('main', { packageName: '@fwscope/scoped' })).toMatchObject([{ outcome: 'logged', rule: 'log-scoped', request: event.data.request }])
+    expect(event.data).toMatchObject({
+      packageName: '@fwscope/scoped',
+      rule: 'log-scoped',
+      blocked: false,
+      executionPhase: 'download',
+    })
+    expect(await proxy.log('main', { packageName: '@fwscope/scoped' })).toMatchObject([
+      { outcome: 'logged', rule: 'log-scoped', request: event.data.request },
+    ])
   })
 
   it('fails npm install on a packageName download rule, printing rule id and request id', async () => {
@@ -115,13 +164,26 @@ describe('npm install through the firewall', () => {
     expect(result.output).toContain('fw-blocked-name is banned in this organisation')
     const event = await blockedEventFor(result.output)
     expect(event.data).toMatchObject({
-      firewall: 'main', executionPhase: 'download', blocked: true, ecosystem: 'npm', packageName: 'fw-blocked-name', version: '1.0.0',
-      upstream: 'verdaccio', rule: 'block-name', user: 'dev', interaction: 'build-42', message: 'fw-blocked-name is banned in this organisation',
+      firewall: 'main',
+      executionPhase: 'download',
+      blocked: true,
+      ecosystem: 'npm',
+      packageName: 'fw-blocked-name',
+      version: '1.0.0',
+      upstream: 'verdaccio',
+      rule: 'block-name',
+      user: 'dev',
+      interaction: 'build-42',
+      message: 'fw-blocked-name is banned in this organisation',
     })
     expect(event.data.published).toBeTypeOf('string')
-    expect(await proxy.log('main', { packageName: 'fw-blocked-name', blocked: true })).toMatchObject([{ request: event.data.request, rule: 'block-name' }])
+    expect(await proxy.log('main', { packageName: 'fw-blocked-name', blocked: true })).toMatchObject([
+      { request: event.data.request, rule: 'block-name' },
+    ])
     // Where to go next: the dashboard form for this request (same origin as the registry by default).
-    expect(result.output).toContain(`${proxy.origin}/namespaces/acme/firewalls/main/exception-requests/new?request=${event.data.request}`)
+    expect(result.output).toContain(
+      `${proxy.origin}/namespaces/acme/firewalls/main/exception-requests/new?request=${event.data.request}`,
+    )
   })
 
   it('minimumAge in the versions phase picks the older version and blocks the pinned new one as a download', async () => {
@@ -129,18 +191,29 @@ describe('npm install through the firewall', () => {
     const latest = await client.npm(['install', 'fw-aged'])
     expect(latest.code, latest.output).toBe(0)
     expect(installed(client.dir, 'fw-aged')).toBe('1.0.0')
-    expect(await proxy.events()).not.toContainEqual(expect.objectContaining({ data: expect.objectContaining({ firewall: 'fresh' }) }))
+    expect(await proxy.events()).not.toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ firewall: 'fresh' }) }),
+    )
 
     const pinned = await npmClient(proxy.registryUrl('fresh'), ownerToken).npm(['install', 'fw-aged@2.0.0'])
     expect(pinned.code).not.toBe(0)
     expect(pinned.output).toContain('policy violations')
     expect(pinned.output).toContain('min-age')
 
-    const direct = await npmClient(proxy.registryUrl('fresh'), ownerToken).npm(['install', `${proxy.registryUrl('fresh')}fw-aged/-/fw-aged-2.0.0.tgz`])
+    const direct = await npmClient(proxy.registryUrl('fresh'), ownerToken).npm([
+      'install',
+      `${proxy.registryUrl('fresh')}fw-aged/-/fw-aged-2.0.0.tgz`,
+    ])
     expect(direct.code).not.toBe(0)
     expect(direct.output).toContain('min-age')
     const event = await blockedEventFor(direct.output)
-    expect(event.data).toMatchObject({ firewall: 'fresh', executionPhase: 'download', packageName: 'fw-aged', version: '2.0.0', rule: 'min-age' })
+    expect(event.data).toMatchObject({
+      firewall: 'fresh',
+      executionPhase: 'download',
+      packageName: 'fw-aged',
+      version: '2.0.0',
+      rule: 'min-age',
+    })
   })
 
   it.each([
@@ -161,7 +234,9 @@ describe('npm install through the firewall', () => {
     expect(result.code).not.toBe(0)
     expect(result.output).toContain('vuln-high')
     const event = await blockedEventFor(result.output)
-    expect(event.data.output.advisories).toMatchObject([{ id: 'GHSA-fwvu-lnxx-0001', severity: 'high', cvss: expect.any(Number) }])
+    expect(event.data.output.advisories).toMatchObject([
+      { id: 'GHSA-fwvu-lnxx-0001', severity: 'high', cvss: expect.any(Number) },
+    ])
   })
 
   it('blocks a package named by a MAL- record', async () => {
@@ -170,16 +245,29 @@ describe('npm install through the firewall', () => {
     expect(result.output).toContain('malware')
     const event = await blockedEventFor(result.output)
     expect(event.data).toMatchObject({ rule: 'malware', packageName: 'fw-malware' })
-    expect(event.data.output).toMatchObject({ signals: ['MAL-2099-0001'], finding: expect.stringContaining('fw-malware') })
+    expect(event.data.output).toMatchObject({
+      signals: ['MAL-2099-0001'],
+      finding: expect.stringContaining('fw-malware'),
+    })
   })
 
   it('lets an excepted package through with firewall.exception-allowed, and blocks again after expiry', async () => {
     const expires = new Date(proxy.clock.now() + HOUR).toISOString()
-    await proxy.putFirewall('main', mainFirewall([{ id: 'ex-vuln', rule: 'vuln-high', selector: { packageName: 'fw-vuln' }, expires, reason: 'accepted_risk' }]))
+    await proxy.putFirewall(
+      'main',
+      mainFirewall([
+        { id: 'ex-vuln', rule: 'vuln-high', selector: { packageName: 'fw-vuln' }, expires, reason: 'accepted_risk' },
+      ]),
+    )
     const allowed = await npmClient(proxy.registryUrl('main'), ownerToken).npm(['install', 'fw-vuln'])
     expect(allowed.code, allowed.output).toBe(0)
     const [event] = await proxy.events('firewall.exception-allowed')
-    expect(event.data).toMatchObject({ packageName: 'fw-vuln', rule: 'vuln-high', exception: 'ex-vuln', blocked: false })
+    expect(event.data).toMatchObject({
+      packageName: 'fw-vuln',
+      rule: 'vuln-high',
+      exception: 'ex-vuln',
+      blocked: false,
+    })
 
     proxy.clock.advance(2 * HOUR)
     const again = await npmClient(proxy.registryUrl('main'), ownerToken).npm(['install', 'fw-vuln'])
@@ -195,8 +283,12 @@ describe('npm install through the firewall', () => {
     const reader = await fetch(url, { headers: { authorization: `Bearer ${await proxy.token('reader')}` } })
     expect(reader.status).toBe(403)
     expect(((await reader.json()) as any).error).toContain('fw:access')
-    expect((await fetch(url, { headers: { authorization: `Bearer ${await proxy.token('outsider')}` } })).status).toBe(404)
-    expect((await fetch(`${proxy.registryUrl('nope')}fw-ok`, { headers: { authorization: `Bearer ${ownerToken}` } })).status).toBe(404)
+    expect((await fetch(url, { headers: { authorization: `Bearer ${await proxy.token('outsider')}` } })).status).toBe(
+      404,
+    )
+    expect(
+      (await fetch(`${proxy.registryUrl('nope')}fw-ok`, { headers: { authorization: `Bearer ${ownerToken}` } })).status,
+    ).toBe(404)
   })
 
   it('records every decision event in the firewall log, queryable through the log API', async () => {
@@ -204,9 +296,14 @@ describe('npm install through the firewall', () => {
     expect(events.length).toBeGreaterThanOrEqual(9)
     const principal = await authenticate(proxy.services, ownerToken, proxy.ns)
     const ctx = { services: proxy.services, ns: proxy.ns, principal, meta: { requestId: 'req-test' } }
-    const logged = [...(await queryFirewallLog(ctx, 'main', { limit: 1000 })).entries, ...(await queryFirewallLog(ctx, 'fresh', { limit: 1000 })).entries]
+    const logged = [
+      ...(await queryFirewallLog(ctx, 'main', { limit: 1000 })).entries,
+      ...(await queryFirewallLog(ctx, 'fresh', { limit: 1000 })).entries,
+    ]
     for (const event of events) {
-      expect(logged).toContainEqual(expect.objectContaining({ request: event.data.request, rule: event.data.rule, blocked: event.data.blocked }))
+      expect(logged).toContainEqual(
+        expect.objectContaining({ request: event.data.request, rule: event.data.rule, blocked: event.data.blocked }),
+      )
     }
     const blockedOnly = await queryFirewallLog(ctx, 'main', { blocked: true, limit: 2 })
     expect(blockedOnly.entries).toHaveLength(2)

@@ -12,7 +12,12 @@ const UPSTREAM = 'https://registry.npmjs.org'
 
 function manifest(name: string, version: string, extra: Partial<Manifest> = {}): Manifest {
   const file = `${name.replace(/^@[^/]+\//, '')}-${version}.tgz`
-  return { name, version, dist: { tarball: `${UPSTREAM}/${name}/-/${file}`, integrity: `sha512-${version}`, shasum: 'abc' }, ...extra }
+  return {
+    name,
+    version,
+    dist: { tarball: `${UPSTREAM}/${name}/-/${file}`, integrity: `sha512-${version}`, shasum: 'abc' },
+    ...extra,
+  }
 }
 
 function packument(name: string, versions: string[], distTags: Record<string, string>): Packument {
@@ -20,7 +25,11 @@ function packument(name: string, versions: string[], distTags: Record<string, st
     name,
     'dist-tags': distTags,
     versions: Object.fromEntries(versions.map((v) => [v, manifest(name, v)])),
-    time: { created: '2020-01-01T00:00:00.000Z', modified: '2025-01-01T00:00:00.000Z', ...Object.fromEntries(versions.map((v) => [v, '2024-01-01T00:00:00.000Z'])) },
+    time: {
+      created: '2020-01-01T00:00:00.000Z',
+      modified: '2025-01-01T00:00:00.000Z',
+      ...Object.fromEntries(versions.map((v) => [v, '2024-01-01T00:00:00.000Z'])),
+    },
     readme: 'hello',
   }
 }
@@ -32,16 +41,28 @@ const blocking =
       ? { outcome: 'blocked', rule: { id: 'too-new' }, message: 'Versions younger than 72h' }
       : { outcome: 'allowed', message: 'no rule matched' }
 
-const doc = packument('pkg', ['1.0.0', '1.1.0', '2.0.0-beta.1', '2.0.0', '2.1.0'], { latest: '2.1.0', next: '2.0.0-beta.1' })
+const doc = packument('pkg', ['1.0.0', '1.1.0', '2.0.0-beta.1', '2.0.0', '2.1.0'], {
+  latest: '2.1.0',
+  next: '2.0.0-beta.1',
+})
 
 describe('filterPackument', () => {
   it('removes blocked versions', () => {
-    expect(Object.keys(filterPackument(doc, blocking('2.1.0')).versions ?? {})).toEqual(['1.0.0', '1.1.0', '2.0.0-beta.1', '2.0.0'])
+    expect(Object.keys(filterPackument(doc, blocking('2.1.0')).versions ?? {})).toEqual([
+      '1.0.0',
+      '1.1.0',
+      '2.0.0-beta.1',
+      '2.0.0',
+    ])
   })
 
   it('removes blocked versions from time but keeps created and modified', () => {
     const time = filterPackument(doc, blocking('2.1.0')).time ?? {}
-    expect([time['2.1.0'], time.created, time.modified]).toEqual([undefined, '2020-01-01T00:00:00.000Z', '2025-01-01T00:00:00.000Z'])
+    expect([time['2.1.0'], time.created, time.modified]).toEqual([
+      undefined,
+      '2020-01-01T00:00:00.000Z',
+      '2025-01-01T00:00:00.000Z',
+    ])
   })
 
   it('moves latest to the highest remaining stable version below the removed one', () => {
@@ -68,7 +89,10 @@ describe('filterPackument', () => {
   })
 
   it('keeps exception-allowed and logged versions', () => {
-    const decide = (v: string): VersionDecision => ({ outcome: v === '1.0.0' ? 'exception-allowed' : 'logged', message: 'x' })
+    const decide = (v: string): VersionDecision => ({
+      outcome: v === '1.0.0' ? 'exception-allowed' : 'logged',
+      message: 'x',
+    })
     expect(Object.keys(filterPackument(doc, decide).versions ?? {}).length).toBe(5)
   })
 
@@ -101,7 +125,9 @@ describe('rewriteTarballUrls', () => {
 
   it('keeps @scope/name in the path of a scoped package', () => {
     const scoped = packument('@acme/ui', ['1.2.3'], { latest: '1.2.3' })
-    expect(rewriteTarballUrls(scoped, base).packument.versions?.['1.2.3'].dist?.tarball).toBe(`${base}@acme/ui/-/ui-1.2.3.tgz`)
+    expect(rewriteTarballUrls(scoped, base).packument.versions?.['1.2.3'].dist?.tarball).toBe(
+      `${base}@acme/ui/-/ui-1.2.3.tgz`,
+    )
   })
 
   it('keeps integrity and shasum', () => {
@@ -114,12 +140,17 @@ describe('rewriteTarballUrls', () => {
   })
 
   it('derives the file name from name and version when the upstream path is opaque', () => {
-    const opaque = { ...doc, versions: { '1.0.0': { ...manifest('pkg', '1.0.0'), dist: { tarball: 'https://cdn.example/blob/9f8e7d' } } } }
+    const opaque = {
+      ...doc,
+      versions: { '1.0.0': { ...manifest('pkg', '1.0.0'), dist: { tarball: 'https://cdn.example/blob/9f8e7d' } } },
+    }
     expect(rewriteTarballUrls(opaque, base).tarballs.get('pkg-1.0.0.tgz')).toBe('https://cdn.example/blob/9f8e7d')
   })
 
   it('adds a missing trailing slash to the base URL', () => {
-    expect(rewriteTarballUrls(doc, base.slice(0, -1)).packument.versions?.['1.0.0'].dist?.tarball).toBe(`${base}pkg/-/pkg-1.0.0.tgz`)
+    expect(rewriteTarballUrls(doc, base.slice(0, -1)).packument.versions?.['1.0.0'].dist?.tarball).toBe(
+      `${base}pkg/-/pkg-1.0.0.tgz`,
+    )
   })
 
   it('does not modify its input', () => {
@@ -132,7 +163,11 @@ describe('toAbbreviated', () => {
   const full: Packument = {
     name: 'pkg',
     'dist-tags': { latest: '1.0.0' },
-    time: { created: '2020-01-01T00:00:00.000Z', modified: '2025-01-01T00:00:00.000Z', '1.0.0': '2024-01-01T00:00:00.000Z' },
+    time: {
+      created: '2020-01-01T00:00:00.000Z',
+      modified: '2025-01-01T00:00:00.000Z',
+      '1.0.0': '2024-01-01T00:00:00.000Z',
+    },
     readme: 'long text',
     maintainers: [{ name: 'x' }],
     versions: {

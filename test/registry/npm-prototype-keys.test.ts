@@ -20,13 +20,25 @@ let token: string
 
 /** A packument for `constructor` whose tags and `time` keys are named after built-ins too. */
 function packument(): unknown {
-  const version = (v: string) => ({ name: 'constructor', version: v, license: 'MIT', dist: { tarball: `${upstreamUrl}/constructor/-/constructor-${v}.tgz` } })
-  return JSON.parse(JSON.stringify({
+  const version = (v: string) => ({
     name: 'constructor',
-    'dist-tags': { latest: '2.0.0', constructor: '1.0.0', valueOf: '2.0.0' },
-    versions: { '1.0.0': version('1.0.0'), '2.0.0': version('2.0.0') },
-    time: { created: '2020-01-01T00:00:00.000Z', '1.0.0': '2020-01-01T00:00:00.000Z', '2.0.0': '2020-02-01T00:00:00.000Z', toString: 'x' },
-  }).replace('"valueOf"', '"__proto__"'))
+    version: v,
+    license: 'MIT',
+    dist: { tarball: `${upstreamUrl}/constructor/-/constructor-${v}.tgz` },
+  })
+  return JSON.parse(
+    JSON.stringify({
+      name: 'constructor',
+      'dist-tags': { latest: '2.0.0', constructor: '1.0.0', valueOf: '2.0.0' },
+      versions: { '1.0.0': version('1.0.0'), '2.0.0': version('2.0.0') },
+      time: {
+        created: '2020-01-01T00:00:00.000Z',
+        '1.0.0': '2020-01-01T00:00:00.000Z',
+        '2.0.0': '2020-02-01T00:00:00.000Z',
+        toString: 'x',
+      },
+    }).replace('"valueOf"', '"__proto__"'),
+  )
 }
 
 async function get(path: string, fw = 'open'): Promise<{ status: number; body: any }> {
@@ -46,19 +58,33 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve))
   upstreamUrl = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`
   const advisoryDir = mkdtempSync(join(tmpdir(), 'pf-proto-advisories-'))
-  writeFileSync(join(advisoryDir, 'GHSA-ctor-0000-0001.json'), JSON.stringify({
-    id: 'GHSA-ctor-0000-0001',
-    summary: 'A flaw in constructor',
-    affected: [{ package: { ecosystem: 'npm', name: 'constructor' }, ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }] }],
-    database_specific: { severity: 'HIGH' },
-  }))
+  writeFileSync(
+    join(advisoryDir, 'GHSA-ctor-0000-0001.json'),
+    JSON.stringify({
+      id: 'GHSA-ctor-0000-0001',
+      summary: 'A flaw in constructor',
+      affected: [
+        {
+          package: { ecosystem: 'npm', name: 'constructor' },
+          ranges: [{ type: 'SEMVER', events: [{ introduced: '0' }, { fixed: '2.0.0' }] }],
+        },
+      ],
+      database_specific: { severity: 'HIGH' },
+    }),
+  )
   proxy = await startProxy({ backend: 'fs', advisoryDir })
   token = await proxy.token('owner')
   const upstreams = [{ id: 'public', endpoint: upstreamUrl }]
   await proxy.putFirewall('open', { upstreams })
   await proxy.putFirewall('strict', {
     upstreams,
-    rules: [{ id: 'no-2', executionPhase: 'versions', selector: { function: { name: 'versionRange', package: 'constructor', range: '>=2.0.0' } } }],
+    rules: [
+      {
+        id: 'no-2',
+        executionPhase: 'versions',
+        selector: { function: { name: 'versionRange', package: 'constructor', range: '>=2.0.0' } },
+      },
+    ],
   })
 }, 60_000)
 

@@ -15,9 +15,22 @@ beforeAll(async () => {
   await publishFixtures(registry.url, registry.token, [{ name: 'fw-vuln', version: '1.0.0', license: 'MIT' }])
   proxy = await startProxy({ backend: 'redis', advisoryDir: ADVISORY_DIR })
   await proxy.putFirewall('pub', {
-    upstreams: [{ id: 'internal-reg', endpoint: registry.url, credentials: { token: registry.token }, internal: true, cached: true }],
+    upstreams: [
+      {
+        id: 'internal-reg',
+        endpoint: registry.url,
+        credentials: { token: registry.token },
+        internal: true,
+        cached: true,
+      },
+    ],
     rules: [
-      { id: 'upload-block', executionPhase: 'upload', selector: { function: { name: 'packageName', patterns: ['fw-forbidden-*'] } }, description: 'fw-forbidden-* names are reserved' },
+      {
+        id: 'upload-block',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['fw-forbidden-*'] } },
+        description: 'fw-forbidden-* names are reserved',
+      },
     ],
   })
   client = npmClient(proxy.registryUrl('pub'), await proxy.token('owner'))
@@ -40,8 +53,17 @@ describe('npm publish through the firewall', () => {
     expect(result.code, result.output).toBe(0)
     expect((await upstreamDoc('fw-new-pub')).body['dist-tags'].latest).toBe('1.0.0')
     const [event] = await proxy.events('package.published')
-    expect(event.data).toMatchObject({ firewall: 'pub', ecosystem: 'npm', packageName: 'fw-new-pub', version: '1.0.0', upstream: 'internal-reg', actor: { userId: 'owner' } })
-    expect(await proxy.log('pub', { packageName: 'fw-new-pub' })).toMatchObject([{ executionPhase: 'upload', blocked: false, upstream: 'internal-reg' }])
+    expect(event.data).toMatchObject({
+      firewall: 'pub',
+      ecosystem: 'npm',
+      packageName: 'fw-new-pub',
+      version: '1.0.0',
+      upstream: 'internal-reg',
+      actor: { userId: 'owner' },
+    })
+    expect(await proxy.log('pub', { packageName: 'fw-new-pub' })).toMatchObject([
+      { executionPhase: 'upload', blocked: false, upstream: 'internal-reg' },
+    ])
     // The packument cache was invalidated: the new version is visible at once.
     expect((await client.npm(['view', 'fw-new-pub', 'version'])).output.trim()).toBe('1.0.0')
   })
@@ -56,7 +78,13 @@ describe('npm publish through the firewall', () => {
     expect((await upstreamDoc('fw-forbidden-thing')).status).toBe(404)
     const [event] = (await proxy.events('firewall.blocked')).filter((e) => e.data.packageName === 'fw-forbidden-thing')
     expect(result.output).toContain(event.data.request)
-    expect(event.data).toMatchObject({ executionPhase: 'upload', blocked: true, rule: 'upload-block', upstream: 'internal-reg', version: '1.0.0' })
+    expect(event.data).toMatchObject({
+      executionPhase: 'upload',
+      blocked: true,
+      rule: 'upload-block',
+      upstream: 'internal-reg',
+      version: '1.0.0',
+    })
     expect((await proxy.events('package.published')).map((e) => e.data.packageName)).not.toContain('fw-forbidden-thing')
   })
 
@@ -83,7 +111,9 @@ describe('npm publish through the firewall', () => {
     })
     expect(response.status).toBe(200)
     const body = (await response.json()) as any
-    expect(body['fw-vuln']).toMatchObject([{ id: 'GHSA-fwvu-lnxx-0001', severity: 'high', vulnerable_versions: '<1.1.0' }])
+    expect(body['fw-vuln']).toMatchObject([
+      { id: 'GHSA-fwvu-lnxx-0001', severity: 'high', vulnerable_versions: '<1.1.0' },
+    ])
     expect(body['fw-new-pub']).toBeUndefined()
   })
 

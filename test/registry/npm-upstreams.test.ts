@@ -70,24 +70,31 @@ afterAll(async () => {
   await new Promise((resolve) => publicRegistry?.close(resolve))
 })
 
-const get = (path: string) => fetch(`${proxy.registryUrl('guarded')}${path}`, { headers: { authorization: `Bearer ${token}` } })
+const get = (path: string) =>
+  fetch(`${proxy.registryUrl('guarded')}${path}`, { headers: { authorization: `Bearer ${token}` } })
 
 describe('upstreams', () => {
   it('never fetches a package present on an internal upstream from the public one', async () => {
     const client = npmClient(proxy.registryUrl('guarded'), token)
     const result = await client.npm(['install', 'fw-internal-only'])
     expect(result.code, result.output).toBe(0)
-    const installed = JSON.parse(readFileSync(join(client.dir, 'node_modules', 'fw-internal-only', 'package.json'), 'utf8'))
+    const installed = JSON.parse(
+      readFileSync(join(client.dir, 'node_modules', 'fw-internal-only', 'package.json'), 'utf8'),
+    )
     expect(installed.version).toBe('1.0.0')
     expect(publicRequests.filter((path) => path.includes('fw-internal-only'))).toEqual([])
-    expect(await proxy.log('guarded', { packageName: 'fw-internal-only' })).toMatchObject([{ upstream: 'internal', blocked: false }])
+    expect(await proxy.log('guarded', { packageName: 'fw-internal-only' })).toMatchObject([
+      { upstream: 'internal', blocked: false },
+    ])
   })
 
   it('falls through to the public upstream for names the internal one lacks', async () => {
     const response = await get('only-public')
     expect(response.status).toBe(200)
     const doc = (await response.json()) as any
-    expect(doc.versions['9.9.9'].dist.tarball).toBe(`${proxy.registryUrl('guarded')}only-public/-/only-public-9.9.9.tgz`)
+    expect(doc.versions['9.9.9'].dist.tarball).toBe(
+      `${proxy.registryUrl('guarded')}only-public/-/only-public-9.9.9.tgz`,
+    )
     expect(publicRequests).toContain('/only-public')
   })
 

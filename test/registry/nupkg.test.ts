@@ -14,7 +14,11 @@ function centralHeader(bytes: Buffer, name: string): number {
 
 describe('nupkg reading (fflate)', () => {
   it('reads id, version and license expression from the root nuspec', () => {
-    expect(nuspecOf(nupkg('Acme.Lib', '1.2.0', 'Apache-2.0'))).toEqual({ id: 'Acme.Lib', version: '1.2.0', license: 'Apache-2.0' })
+    expect(nuspecOf(nupkg('Acme.Lib', '1.2.0', 'Apache-2.0'))).toEqual({
+      id: 'Acme.Lib',
+      version: '1.2.0',
+      license: 'Apache-2.0',
+    })
   })
 
   it('ignores a nuspec below the root and answers null for bytes that are not a zip', () => {

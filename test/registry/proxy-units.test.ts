@@ -4,7 +4,12 @@ import { parsePackagePath } from '../../server/registry/npm/paths'
 import { verifyIntegrity } from '../../server/registry/upstream/integrity'
 import { vulnerableVersions } from '../../server/registry/npm/advisories'
 import { lookupOrder, publishTarget } from '../../server/registry/upstream/selection'
-import { artifactAuthorization, escapePackageName, upstreamAuthorization, upstreamUrl } from '../../server/registry/upstream/client'
+import {
+  artifactAuthorization,
+  escapePackageName,
+  upstreamAuthorization,
+  upstreamUrl,
+} from '../../server/registry/upstream/client'
 import { matchesLogFilter, type DecisionLogEntry } from '../../server/firewall/log-query'
 import { blockedMessage } from '../../server/registry/responses'
 import { reasonPhrase } from '../../server/registry/artifact-decision'
@@ -32,7 +37,8 @@ describe('verifyIntegrity', () => {
     expect(verifyIntegrity(bytes, sri('sha512'))).toBe(true)
     expect(verifyIntegrity(Buffer.from('other'), sri('sha512'))).toBe(false)
   })
-  it('uses the strongest algorithm present', () => expect(verifyIntegrity(bytes, `sha1-AAAA ${sri('sha512')}`)).toBe(true))
+  it('uses the strongest algorithm present', () =>
+    expect(verifyIntegrity(bytes, `sha1-AAAA ${sri('sha512')}`)).toBe(true))
   it('falls back to the hex shasum, and to null with nothing to check', () => {
     expect(verifyIntegrity(bytes, undefined, createHash('sha1').update(bytes).digest('hex'))).toBe(true)
     expect(verifyIntegrity(bytes)).toBeNull()
@@ -41,25 +47,51 @@ describe('verifyIntegrity', () => {
 
 describe('vulnerableVersions', () => {
   it('turns OSV events into a semver range', () => {
-    const ranges = [{ type: 'SEMVER' as const, events: [{ introduced: '0' }, { fixed: '1.2.0' }, { introduced: '2.0.0' }, { last_affected: '2.1.0' }, { introduced: '3.0.0' }] }]
+    const ranges = [
+      {
+        type: 'SEMVER' as const,
+        events: [
+          { introduced: '0' },
+          { fixed: '1.2.0' },
+          { introduced: '2.0.0' },
+          { last_affected: '2.1.0' },
+          { introduced: '3.0.0' },
+        ],
+      },
+    ]
     expect(vulnerableVersions({ ranges, versions: ['0.0.1'] })).toBe('<1.2.0 || >=2.0.0 <=2.1.0 || >=3.0.0 || 0.0.1')
   })
 })
 
 describe('upstream selection', () => {
   it('looks names up on internal upstreams first, keeping the configured order within each group', () => {
-    const order = lookupOrder([upstream({ id: 'pub1' }), upstream({ id: 'int1', internal: true }), upstream({ id: 'pub2' }), upstream({ id: 'int2', internal: true })])
+    const order = lookupOrder([
+      upstream({ id: 'pub1' }),
+      upstream({ id: 'int1', internal: true }),
+      upstream({ id: 'pub2' }),
+      upstream({ id: 'int2', internal: true }),
+    ])
     expect(order.map((u) => u.id)).toEqual(['int1', 'int2', 'pub1', 'pub2'])
   })
   it('publishes to the first internal upstream, else the first with credentials', () => {
-    expect(publishTarget({ upstreams: [upstream({ id: 'a', credentials: { token: 't' } }), upstream({ id: 'b', internal: true })] })?.id).toBe('b')
-    expect(publishTarget({ upstreams: [upstream({ id: 'a' }), upstream({ id: 'b', credentials: { token: 't' } })] })?.id).toBe('b')
+    expect(
+      publishTarget({
+        upstreams: [upstream({ id: 'a', credentials: { token: 't' } }), upstream({ id: 'b', internal: true })],
+      })?.id,
+    ).toBe('b')
+    expect(
+      publishTarget({ upstreams: [upstream({ id: 'a' }), upstream({ id: 'b', credentials: { token: 't' } })] })?.id,
+    ).toBe('b')
     expect(publishTarget({ upstreams: [upstream({ id: 'a' })] })).toBeUndefined()
   })
 })
 
 describe('upstream credentials', () => {
-  const basic = upstream({ id: 'u', credentials: { username: 'me', password: 'pw' }, artifactCredentials: [{ host: 'cdn.example', credentials: { token: 'cdn-token' } }] })
+  const basic = upstream({
+    id: 'u',
+    credentials: { username: 'me', password: 'pw' },
+    artifactCredentials: [{ host: 'cdn.example', credentials: { token: 'cdn-token' } }],
+  })
   it('sends Basic for username/password and Bearer for a token', () => {
     expect(upstreamAuthorization(basic)).toBe(`Basic ${Buffer.from('me:pw').toString('base64')}`)
     expect(upstreamAuthorization(upstream({ id: 't', credentials: { token: 'tok' } }))).toBe('Bearer tok')
@@ -108,12 +140,35 @@ describe('blockedMessage', () => {
       firewallVersion: 3,
       matches: [],
       message: 'no copyleft',
-      rule: { id: 'deny-gpl', description: 'no copyleft', executionPhase: 'download', block: true, log: true, sourceFirewall: 'base', message: 'license GPL-3.0-only is denied' },
+      rule: {
+        id: 'deny-gpl',
+        description: 'no copyleft',
+        executionPhase: 'download',
+        block: true,
+        log: true,
+        sourceFirewall: 'base',
+        message: 'license GPL-3.0-only is denied',
+      },
     } as Decision
-    const site = { ns: 'acme', firewall: { id: 'web' }, meta: { requestId: 'req-123' }, dashboardUrl: 'https://firewall.example' }
+    const site = {
+      ns: 'acme',
+      firewall: { id: 'web' },
+      meta: { requestId: 'req-123' },
+      dashboardUrl: 'https://firewall.example',
+    }
     const text = blockedMessage(decision, 'fw-gpl', '1.0.0', site)
-    for (const part of ['fw-gpl@1.0.0', 'deny-gpl', 'no copyleft', 'inherited from firewall base', 'GPL-3.0-only', 'req-123']) expect(text).toContain(part)
+    for (const part of [
+      'fw-gpl@1.0.0',
+      'deny-gpl',
+      'no copyleft',
+      'inherited from firewall base',
+      'GPL-3.0-only',
+      'req-123',
+    ])
+      expect(text).toContain(part)
     // The link names the firewall the client called, not the base the rule came from.
-    expect(text).toContain('Request an exception: https://firewall.example/namespaces/acme/firewalls/web/exception-requests/new?request=req-123')
+    expect(text).toContain(
+      'Request an exception: https://firewall.example/namespaces/acme/firewalls/web/exception-requests/new?request=req-123',
+    )
   })
 })

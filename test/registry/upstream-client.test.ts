@@ -19,10 +19,18 @@ type Handler = (req: IncomingMessage, res: ServerResponse, self: Listener) => vo
 async function listen(host: string, handle: Handler): Promise<Listener> {
   const self = { connections: 0, requests: [] } as unknown as Listener
   const server: Server = createServer((req, res) => {
-    void bodyOf(req).then((body) => {
-      self.requests.push({ method: req.method!, path: req.url!, authorization: req.headers.authorization, body: body.toString() })
-      handle(req, res, self)
-    }, () => res.destroy())
+    void bodyOf(req).then(
+      (body) => {
+        self.requests.push({
+          method: req.method!,
+          path: req.url!,
+          authorization: req.headers.authorization,
+          body: body.toString(),
+        })
+        handle(req, res, self)
+      },
+      () => res.destroy(),
+    )
   })
   server.on('connection', () => self.connections++)
   await new Promise<void>((resolve) => server.listen(0, host, resolve))
@@ -49,7 +57,8 @@ beforeAll(async () => {
   main = await listen('127.0.0.1', (req, res) => {
     const url = new URL(req.url!, 'http://x')
     const hops = Number(url.searchParams.get('hops') ?? 0)
-    if (url.pathname === '/chain') return hops > 0 ? redirect(res, 302, `/chain?hops=${hops - 1}`) : res.end('end of chain')
+    if (url.pathname === '/chain')
+      return hops > 0 ? redirect(res, 302, `/chain?hops=${hops - 1}`) : res.end('end of chain')
     if (url.pathname === '/to-forbidden') return redirect(res, 302, `${forbidden.url}/meta-data`)
     if (url.pathname === '/to-other') return redirect(res, 307, `${other.url}/elsewhere`)
     if (url.pathname === '/same-origin') return redirect(res, 301, '/final')
@@ -79,7 +88,9 @@ describe('callUpstream through the guarded agent', () => {
   it(`follows up to ${MAX_UPSTREAM_REDIRECTS} redirects and fails past them`, async () => {
     const ok = await callUpstream(upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS}`)
     expect(await ok.text()).toBe('end of chain')
-    const error = await refusal(callUpstream(upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS + 1}`))
+    const error = await refusal(
+      callUpstream(upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS + 1}`),
+    )
     expect(error.reason).toBe(`more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
   })
 
@@ -121,7 +132,11 @@ describe('callUpstream through the guarded agent', () => {
       ['/same-origin', 'Bearer s3cret'],
       ['/final', 'Bearer s3cret'],
     ])
-    const moved = await callUpstream(upstream(main.url), `${main.url}/to-other`, { method: 'PUT', body: 'payload', ...auth })
+    const moved = await callUpstream(upstream(main.url), `${main.url}/to-other`, {
+      method: 'PUT',
+      body: 'payload',
+      ...auth,
+    })
     expect(await moved.text()).toBe('other')
     // 307 keeps method and body, but the credentials stay with their origin.
     expect(other.requests).toEqual([{ method: 'PUT', path: '/elsewhere', authorization: undefined, body: 'payload' }])

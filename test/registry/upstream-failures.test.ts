@@ -22,7 +22,13 @@ beforeAll(async () => {
   proxy = await startProxy({ backend: 'fs' })
   await proxy.putFirewall('npm-500', { upstreams: [{ id: 'broken', endpoint: broken.url }] })
   await proxy.putFirewall('npm-down', { upstreams: [{ id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}` }] })
-  await proxy.putFirewall('py-skip', { ecosystem: 'pypi', upstreams: [{ id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}/` }, { id: 'local', endpoint: pypi.url }] })
+  await proxy.putFirewall('py-skip', {
+    ecosystem: 'pypi',
+    upstreams: [
+      { id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}/` },
+      { id: 'local', endpoint: pypi.url },
+    ],
+  })
   token = await proxy.token('owner')
 })
 
@@ -49,7 +55,18 @@ describe('upstream failures in the firewall log', () => {
     expect(response.status).toBe(503)
     const requestId = response.headers.get('x-request-id')!
     expect(await proxy.log('npm-500')).toMatchObject([
-      { outcome: 'upstream_error', blocked: false, firewall: 'npm-500', ecosystem: 'npm', upstream: 'broken', reason: 'status 500', request: requestId, user: 'owner', method: 'GET', path: '/registry/acme/npm-500/left-pad' },
+      {
+        outcome: 'upstream_error',
+        blocked: false,
+        firewall: 'npm-500',
+        ecosystem: 'npm',
+        upstream: 'broken',
+        reason: 'status 500',
+        request: requestId,
+        user: 'owner',
+        method: 'GET',
+        path: '/registry/acme/npm-500/left-pad',
+      },
     ])
     expect((await proxy.events()).filter((e) => JSON.stringify(e).includes(requestId))).toEqual([])
     // The request id of the 503 finds it, and a package filter does not (it names no package).
@@ -61,7 +78,11 @@ describe('upstream failures in the firewall log', () => {
     const response = await get(`${proxy.registryUrl('npm-down')}left-pad`)
     expect(response.status).toBe(503)
     const [entry] = await proxy.log('npm-down')
-    expect(entry).toMatchObject({ outcome: 'upstream_error', upstream: 'nobody', request: response.headers.get('x-request-id') })
+    expect(entry).toMatchObject({
+      outcome: 'upstream_error',
+      upstream: 'nobody',
+      request: response.headers.get('x-request-id'),
+    })
     expect((entry as { reason: string }).reason).toMatch(/ECONNREFUSED/)
   })
 

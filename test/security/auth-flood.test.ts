@@ -50,7 +50,9 @@ describe('calls without a valid token', () => {
   it('audits the refusals past the limit in aggregate: one entry standing for them, not one per call', async () => {
     const audit = await owner('GET', '/v1/default/audit?limit=1000')
     expect(audit.status).toBe(200)
-    const failures = audit.body.filter((entry: { outcome: string; actorUserId?: string }) => entry.outcome === 'failure' && !entry.actorUserId)
+    const failures = audit.body.filter(
+      (entry: { outcome: string; actorUserId?: string }) => entry.outcome === 'failure' && !entry.actorUserId,
+    )
     const individual = failures.filter((entry: { statusCode: number }) => entry.statusCode === 401)
     const aggregated = failures.filter((entry: { action: string }) => entry.action === 'request.refused')
     expect(individual).toHaveLength(LIMIT)

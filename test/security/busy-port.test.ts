@@ -99,7 +99,13 @@ describe('a second process on a busy port', () => {
     url = await redisUrl()
     prefix = uniquePrefix('busy-port')
     // Short lease and retention periods: the first process renews its leases while the second runs.
-    env = { REDIS_URL: url, REDIS_PREFIX: prefix, BOOTSTRAP_TOKEN: TOKEN, WEBHOOK_LEASE: '1s', LOG_RETENTION_INTERVAL: '1s' }
+    env = {
+      REDIS_URL: url,
+      REDIS_PREFIX: prefix,
+      BOOTSTRAP_TOKEN: TOKEN,
+      WEBHOOK_LEASE: '1s',
+      LOG_RETENTION_INTERVAL: '1s',
+    }
     first = await startServer(env)
     const created = await fetch(`${first.url}/v1/default/webhooks`, {
       method: 'POST',

@@ -23,12 +23,17 @@ async function recordingRegistry(seen: Seen[]): Promise<Loopback> {
   const registry = await startLoopback((req, res, url) => {
     seen.push({ path: url.pathname, authorization: req.headers.authorization })
     const name = decodeURIComponent(url.pathname.slice(1))
-    send(res, 200, JSON.stringify({
-      name,
-      'dist-tags': { latest: '1.0.0' },
-      versions: { '1.0.0': { name, version: '1.0.0', dist: { tarball: `${self}/${name}/-/${name}-1.0.0.tgz` } } },
-      time: { created: '2020-01-01T00:00:00.000Z', '1.0.0': '2020-01-01T00:00:00.000Z' },
-    }), 'application/json')
+    send(
+      res,
+      200,
+      JSON.stringify({
+        name,
+        'dist-tags': { latest: '1.0.0' },
+        versions: { '1.0.0': { name, version: '1.0.0', dist: { tarball: `${self}/${name}/-/${name}-1.0.0.tgz` } } },
+        time: { created: '2020-01-01T00:00:00.000Z', '1.0.0': '2020-01-01T00:00:00.000Z' },
+      }),
+      'application/json',
+    )
   })
   self = registry.url
   return registry
@@ -58,8 +63,11 @@ describe('credentials follow their endpoint', () => {
     fetch(`${server.url}/registry/default/${fw}/${name}`, { headers: { authorization: `Bearer ${devToken}` } })
   /** Every Authorization value the attacker ever received, decoded where it is Basic. */
   const attackerAuthorizations = () =>
-    attackerSeen.map((entry) => entry.authorization ?? '').map((value) =>
-      value.startsWith('Basic ') ? `${value} ${Buffer.from(value.slice(6), 'base64').toString()}` : value)
+    attackerSeen
+      .map((entry) => entry.authorization ?? '')
+      .map((value) =>
+        value.startsWith('Basic ') ? `${value} ${Buffer.from(value.slice(6), 'base64').toString()}` : value,
+      )
 
   beforeAll(async () => {
     legit = await recordingRegistry(legitSeen)
@@ -93,7 +101,9 @@ describe('credentials follow their endpoint', () => {
     expect(move.status).toBe(200)
     // Two versions with different secrets at the same endpoint.
     await create('rotated', [{ id: 'main', endpoint: legit.url, credentials: { token: OLD_SECRET } }])
-    expect((await owner('PUT', '/v1/default/config/rotated/upstreams/main/credentials', { token: SECRET })).status).toBe(200)
+    expect(
+      (await owner('PUT', '/v1/default/config/rotated/upstreams/main/credentials', { token: SECRET })).status,
+    ).toBe(200)
     // A source whose grants the cloner holds: its clone gives the cloner fw:update:config, not credentials.
     await create('source', [{ id: 'main', endpoint: legit.url, credentials: { token: SECRET } }], {
       cloner: ['fw:clone', 'fw:read', 'fw:update:config'],
@@ -137,37 +147,57 @@ describe('credentials follow their endpoint', () => {
     const withMirror = (ups: any[]) => [...ups, { id: 'mirror', endpoint: attacker.url }]
     const added = await mallory('PUT', '/v1/default/config/fw', await edited('fw', withMirror))
     expect(added.status).toBe(200) // an upstream without secrets is plain configuration
-    const reused = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [
-      { id: 'main', endpoint: attacker.url, credentials: { token: '[REDACTED]' }, internal: true },
-      ups[1],
-    ]))
+    const reused = await mallory(
+      'PUT',
+      '/v1/default/config/fw',
+      await edited('fw', (ups) => [
+        { id: 'main', endpoint: attacker.url, credentials: { token: '[REDACTED]' }, internal: true },
+        ups[1],
+      ]),
+    )
     expect(reused.status).toBe(403)
     expect(reused.body.permission).toBe('fw:update:credentials')
-    const swapped = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [
-      { ...ups[0], endpoint: ups[1].endpoint },
-      { ...ups[1], endpoint: ups[0].endpoint },
-    ]))
+    const swapped = await mallory(
+      'PUT',
+      '/v1/default/config/fw',
+      await edited('fw', (ups) => [
+        { ...ups[0], endpoint: ups[1].endpoint },
+        { ...ups[1], endpoint: ups[0].endpoint },
+      ]),
+    )
     expect(swapped.status).toBe(403)
-    const renamed = await mallory('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [
-      { ...ups[1], credentials: ups[0].credentials },
-      { ...ups[0], id: 'old-main', credentials: undefined },
-    ]))
+    const renamed = await mallory(
+      'PUT',
+      '/v1/default/config/fw',
+      await edited('fw', (ups) => [
+        { ...ups[1], credentials: ups[0].credentials },
+        { ...ups[0], id: 'old-main', credentials: undefined },
+      ]),
+    )
     expect(renamed.status).toBe(403)
     expect((await read('fw')).upstreams[0]).toMatchObject({ id: 'main', endpoint: legit.url })
   })
 
   it('refuses moving an artifact host token to another host or its upstream to another endpoint', async () => {
     const attackerHost = new URL(attacker.url).host
-    const host = await mallory('PUT', '/v1/default/config/artifacts', await edited('artifacts', (ups) => [
-      { ...ups[0], artifactCredentials: [{ host: attackerHost, credentials: { token: '[REDACTED]' } }] },
-    ]))
+    const host = await mallory(
+      'PUT',
+      '/v1/default/config/artifacts',
+      await edited('artifacts', (ups) => [
+        { ...ups[0], artifactCredentials: [{ host: attackerHost, credentials: { token: '[REDACTED]' } }] },
+      ]),
+    )
     expect(host.status).toBe(403)
     expect(host.body.permission).toBe('fw:update:credentials')
     const endpoint = await mallory('PUT', '/v1/default/config/artifacts', await edited('artifacts', toAttacker))
     expect(endpoint.status).toBe(403)
-    const byHolder = await carol('PUT', '/v1/default/config/artifacts', await edited('artifacts', (ups) => [
-      { ...ups[0], artifactCredentials: [{ host: attackerHost, credentials: { token: '[REDACTED]' } }] },
-    ]))
+    const byHolder = await carol(
+      'PUT',
+      '/v1/default/config/artifacts',
+      await edited('artifacts', (ups) => [
+        { ...ups[0], artifactCredentials: [{ host: attackerHost, credentials: { token: '[REDACTED]' } }] },
+      ]),
+    )
     expect(byHolder.status).toBe(400)
     expect(byHolder.body.code).toBe('redacted_without_value')
   })
@@ -210,9 +240,14 @@ describe('credentials follow their endpoint', () => {
   })
 
   it('accepts new credential values for a new endpoint from a holder of fw:update:credentials', async () => {
-    const res = await carol('PUT', '/v1/default/config/fw', await edited('fw', (ups) => [
-      { ...ups[0], endpoint: attacker.url, credentials: { token: 'given-for-the-new-endpoint' } }, ...ups.slice(1),
-    ]))
+    const res = await carol(
+      'PUT',
+      '/v1/default/config/fw',
+      await edited('fw', (ups) => [
+        { ...ups[0], endpoint: attacker.url, credentials: { token: 'given-for-the-new-endpoint' } },
+        ...ups.slice(1),
+      ]),
+    )
     expect(res.status).toBe(200)
     expect(res.body.upstreams[0]).toMatchObject({ endpoint: attacker.url, credentials: { token: '[REDACTED]' } })
     expect((await install('fw', 'right-pad')).status).toBe(200)

@@ -24,7 +24,12 @@ let b: RunningServer
 
 beforeAll(async () => {
   // Two processes on one Redis: a session started on one is checked (and ended) on the other.
-  const env = { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('dash-hard'), BOOTSTRAP_TOKEN: TOKEN, BOOTSTRAP_NAMESPACE: NS }
+  const env = {
+    REDIS_URL: await redisUrl(),
+    REDIS_PREFIX: uniquePrefix('dash-hard'),
+    BOOTSTRAP_TOKEN: TOKEN,
+    BOOTSTRAP_NAMESPACE: NS,
+  }
   a = await startServer(env)
   b = await startServer(env)
   const created = await fetch(`${a.url}/v1/${NS}/webhooks`, {
@@ -40,7 +45,10 @@ afterAll(async () => {
 
 /** The session cookie a response sets (`name=value`), if any. */
 function cookieOf(response: Response): string | undefined {
-  return response.headers.getSetCookie().find((c) => c.startsWith(`${COOKIE}=`))?.split(';')[0]
+  return response.headers
+    .getSetCookie()
+    .find((c) => c.startsWith(`${COOKIE}=`))
+    ?.split(';')[0]
 }
 
 const csrfIn = (html: string) => /name="_csrf" value="([^"]+)"/.exec(html)?.[1]
@@ -73,7 +81,8 @@ async function signIn(server: RunningServer): Promise<{ cookie: string; csrf: st
 }
 
 function expectHardened(response: Response, what: string) {
-  for (const [name, value] of Object.entries(EXPECTED_HEADERS)) expect(response.headers.get(name), `${name} on ${what}`).toBe(value)
+  for (const [name, value] of Object.entries(EXPECTED_HEADERS))
+    expect(response.headers.get(name), `${name} on ${what}`).toBe(value)
   const csp = response.headers.get('content-security-policy') ?? ''
   const directives = csp.split(';').map((d) => d.trim())
   expect(directives, `CSP on ${what}`).toContain("default-src 'self'")
@@ -174,7 +183,9 @@ describe('sign-out', () => {
       const action = await post(server, `/namespaces/${NS}/teams`, { _csrf: csrf, name: 'after-sign-out' }, copied)
       expect(action.status).toBe(303)
       expect(action.headers.get('location')).toMatch(/^\/sign-in/)
-      const webhooks = (await (await fetch(`${a.url}/v1/${NS}/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as { id: string }[]
+      const webhooks = (await (
+        await fetch(`${a.url}/v1/${NS}/webhooks`, { headers: { authorization: `Bearer ${TOKEN}` } })
+      ).json()) as { id: string }[]
       const live = await get(server, `/namespaces/${NS}/live/webhooks/${webhooks[0].id}`, copied)
       expect(live.status).toBe(401)
       await live.body?.cancel()

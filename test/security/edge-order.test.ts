@@ -7,7 +7,11 @@ import { createUser } from '../support/admin'
  * validation), a firewall the caller cannot see is invisible on every path below it, encoded
  * separators in path parameters never reach storage, and action bodies.
  */
-const rule = { executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['x-*'] } }, description: 'x' }
+const rule = {
+  executionPhase: 'download',
+  selector: { function: { name: 'packageName', patterns: ['x-*'] } },
+  description: 'x',
+}
 
 describe('order of checks, existence and path parameters', () => {
   let server: RunningServer
@@ -80,9 +84,20 @@ describe('order of checks, existence and path parameters', () => {
   })
 
   it('answers a new `extends` base the caller cannot read exactly like a missing one', async () => {
-    expect((await owner('POST', '/v1/default/teams', { id: 'creators', name: 'Creators', permissions: ['ns:firewalls:create'] })).status).toBe(201)
+    expect(
+      (
+        await owner('POST', '/v1/default/teams', {
+          id: 'creators',
+          name: 'Creators',
+          permissions: ['ns:firewalls:create'],
+        })
+      ).status,
+    ).toBe(201)
     expect((await owner('POST', '/v1/default/teams/creators/members', { userId: 'outsider' })).status).toBe(201)
-    const config = (base: string) => ({ upstreams: [{ id: 'up', endpoint: 'https://registry.example.com' }], extends: [base] })
+    const config = (base: string) => ({
+      upstreams: [{ id: 'up', endpoint: 'https://registry.example.com' }],
+      extends: [base],
+    })
     const hidden = await outsider('PUT', '/v1/default/config/borrower', config('secret-fw'))
     const missing = await outsider('PUT', '/v1/default/config/borrower', config('no-such-fw'))
     expect(hidden.status).toBe(400)
@@ -137,7 +152,10 @@ describe('order of checks, existence and path parameters', () => {
   it('takes no body, an empty body or {} on deny, and approves the proposal as is without an exception', async () => {
     const proposal = { id: 'ex-proposed', rule: 'base', selector: { packageName: 'x-proposed' }, reason: 'other' }
     const ask = async () => {
-      const res = await reader('POST', '/v1/default/config/secret-fw/exception-requests', { proposedException: proposal, justification: 'needed' })
+      const res = await reader('POST', '/v1/default/config/secret-fw/exception-requests', {
+        proposedException: proposal,
+        justification: 'needed',
+      })
       expect(res.status).toBe(201)
       return res.body.id as string
     }
@@ -151,6 +169,8 @@ describe('order of checks, existence and path parameters', () => {
     const approved = await owner('POST', `/v1/default/config/secret-fw/exception-requests/${denied}/approve`, {})
     expect(approved.status).toBe(200)
     expect(approved.body.exception).toMatchObject(proposal)
-    expect((await owner('GET', '/v1/default/config/secret-fw')).body.exceptions.map((e: { id: string }) => e.id)).toContain('ex-proposed')
+    expect(
+      (await owner('GET', '/v1/default/config/secret-fw')).body.exceptions.map((e: { id: string }) => e.id),
+    ).toContain('ex-proposed')
   })
 })

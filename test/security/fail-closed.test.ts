@@ -41,7 +41,18 @@ function pypiUpstream(): Promise<Loopback> {
     const page = /^\/simple\/([^/]+)\/$/.exec(url.pathname)?.[1]
     if (page && files.has(page)) {
       const file = files.get(page)!
-      const doc = { meta: { 'api-version': '1.1' }, name: page, files: [{ filename: file.filename, url: `/files/${file.filename}`, hashes: { sha256: sha256(file.bytes) }, 'upload-time': '2020-01-01T00:00:00Z' }] }
+      const doc = {
+        meta: { 'api-version': '1.1' },
+        name: page,
+        files: [
+          {
+            filename: file.filename,
+            url: `/files/${file.filename}`,
+            hashes: { sha256: sha256(file.bytes) },
+            'upload-time': '2020-01-01T00:00:00Z',
+          },
+        ],
+      }
       return send(res, 200, JSON.stringify(doc), 'application/vnd.pypi.simple.v1+json')
     }
     const download = [...files.values()].find((f) => url.pathname === `/files/${f.filename}`)
@@ -49,7 +60,13 @@ function pypiUpstream(): Promise<Loopback> {
     const api = /^\/pypi\/([^/]+)\/1\.0\/json$/.exec(url.pathname)?.[1]
     const mode = api ? PROJECTS[api] : undefined
     if (!mode) return send(res, 404, 'not found')
-    if (typeof mode === 'object') return send(res, 200, JSON.stringify({ info: { name: api, version: '1.0', license_expression: mode.license } }), 'application/json')
+    if (typeof mode === 'object')
+      return send(
+        res,
+        200,
+        JSON.stringify({ info: { name: api, version: '1.0', license_expression: mode.license } }),
+        'application/json',
+      )
     if (mode === 'reset') return void req.socket.destroy()
     if (mode === 'not-json') return send(res, 200, '<html>maintenance</html>', 'application/json')
     send(res, Number(mode.slice('status-'.length)), 'no', 'text/plain')
@@ -62,10 +79,15 @@ let api: Api
 let licenseSet: string
 
 const basic = { authorization: `Basic ${Buffer.from(`__token__:${TOKEN}`).toString('base64')}` }
-const download = (srv: RunningServer, fw: string, project: string) => fetch(`${srv.url}/registry/${NS}/${fw}/files/${project}/${files.get(project)!.filename}`, { headers: basic })
+const download = (srv: RunningServer, fw: string, project: string) =>
+  fetch(`${srv.url}/registry/${NS}/${fw}/files/${project}/${files.get(project)!.filename}`, { headers: basic })
 
 async function putFirewall(client: Api, id: string, rules: unknown[]) {
-  const response = await client('PUT', `/v1/${NS}/config/${id}`, { ecosystem: 'pypi', upstreams: [{ id: 'py', endpoint: upstream.url }], rules })
+  const response = await client('PUT', `/v1/${NS}/config/${id}`, {
+    ecosystem: 'pypi',
+    upstreams: [{ id: 'py', endpoint: upstream.url }],
+    rules,
+  })
   expect(response.status, JSON.stringify(response.body)).toBeLessThan(300)
 }
 
@@ -76,17 +98,25 @@ beforeAll(async () => {
   const set = await api('POST', `/v1/${NS}/license-sets`, { name: 'copyleft', licenses: ['GPL-3.0-only'] })
   expect(set.status).toBe(201)
   licenseSet = set.body.id
-  const license = (mode: 'allow' | 'deny') => ({ id: `license-${mode}`, executionPhase: 'download', selector: { function: { name: 'license', licenseSet, mode } }, description: `${mode} list` })
+  const license = (mode: 'allow' | 'deny') => ({
+    id: `license-${mode}`,
+    executionPhase: 'download',
+    selector: { function: { name: 'license', licenseSet, mode } },
+    description: `${mode} list`,
+  })
   await putFirewall(api, 'deny', [license('deny')])
   await putFirewall(api, 'allow', [license('allow')])
-  await putFirewall(api, 'plain', [{ id: 'names', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['evil-*'] } } }])
+  await putFirewall(api, 'plain', [
+    { id: 'names', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['evil-*'] } } },
+  ])
 }, 120_000)
 afterAll(async () => {
   await server?.stop()
   await upstream?.close()
 })
 
-const decisions = async (fw: string, project: string) => (await api('GET', `/v1/${NS}/config/${fw}/log?packageName=${project}`)).body as { blocked: boolean }[]
+const decisions = async (fw: string, project: string) =>
+  (await api('GET', `/v1/${NS}/config/${fw}/log?packageName=${project}`)).body as { blocked: boolean }[]
 
 describe('a license rule whose license lookup fails', () => {
   it.each([
@@ -126,7 +156,8 @@ describe('a license rule whose license is there, or simply missing', () => {
   })
 
   it('does not even ask for the license when no rule needs it', async () => {
-    for (const project of ['fc-down', 'fc-garbled', 'fc-reset']) expect((await download(server, 'plain', project)).status).toBe(200)
+    for (const project of ['fc-down', 'fc-garbled', 'fc-reset'])
+      expect((await download(server, 'plain', project)).status).toBe(200)
   })
 })
 
@@ -137,8 +168,16 @@ describe('advisory data that cannot be read', () => {
     const dir = join(mkdtempSync(join(tmpdir(), 'pf-adv-')), 'missing')
     noData = await startServer({ BOOTSTRAP_TOKEN: TOKEN, ADVISORY_DIR: dir, ...LOOPBACK_UPSTREAMS })
     const client = apiClient(noData.url, TOKEN)
-    await putFirewall(client, 'malware', [{ id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } } }])
-    await putFirewall(client, 'plain', [{ id: 'names', executionPhase: 'download', selector: { function: { name: 'packageName', patterns: ['evil-*'] } } }])
+    await putFirewall(client, 'malware', [
+      { id: 'no-malware', executionPhase: 'download', selector: { function: { name: 'malware' } } },
+    ])
+    await putFirewall(client, 'plain', [
+      {
+        id: 'names',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['evil-*'] } },
+      },
+    ])
   }, 120_000)
   afterAll(async () => {
     await noData?.stop()

@@ -16,16 +16,62 @@ interface OpenApiOperation {
 }
 
 const ODD_IDS = [
-  'constructor', '__proto__', 'valueOf', 'toString', 'hasOwnProperty', 'prototype', 'default', 'fw-1',
-  '%2F', 'a%2Fb', 'a%5Cb', '..', '%2E%2E', '.', '%00', '%E0%A4%A', '%', 'a:b', 'ns%3Adefault%3Ameta', '*',
-  'x'.repeat(129), 'x'.repeat(5000), '%F0%9F%92%A9', 'whdel-00000000', 'exr-0', 'tok-0', '-', '0', '1e309',
+  'constructor',
+  '__proto__',
+  'valueOf',
+  'toString',
+  'hasOwnProperty',
+  'prototype',
+  'default',
+  'fw-1',
+  '%2F',
+  'a%2Fb',
+  'a%5Cb',
+  '..',
+  '%2E%2E',
+  '.',
+  '%00',
+  '%E0%A4%A',
+  '%',
+  'a:b',
+  'ns%3Adefault%3Ameta',
+  '*',
+  'x'.repeat(129),
+  'x'.repeat(5000),
+  '%F0%9F%92%A9',
+  'whdel-00000000',
+  'exr-0',
+  'tok-0',
+  '-',
+  '0',
+  '1e309',
 ]
 
 const oddId = fc.oneof(fc.constantFrom(...ODD_IDS), fc.string({ maxLength: 40 }).map(encodeURIComponent))
 
 const boundaryValue = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -1, 1e308, -1e308, Number.MAX_SAFE_INTEGER + 2, '', '[REDACTED]', '*', '__proto__'),
-  fc.constantFrom('x'.repeat(300), '\u0000', '\ud800', '2026-13-45T99:99:99Z', 'http://169.254.169.254/', 'javascript:x'),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -1,
+    1e308,
+    -1e308,
+    Number.MAX_SAFE_INTEGER + 2,
+    '',
+    '[REDACTED]',
+    '*',
+    '__proto__',
+  ),
+  fc.constantFrom(
+    'x'.repeat(300),
+    '\u0000',
+    '\ud800',
+    '2026-13-45T99:99:99Z',
+    'http://169.254.169.254/',
+    'javascript:x',
+  ),
   fc.jsonValue({ maxDepth: 4 }),
   fc.array(fc.jsonValue({ maxDepth: 2 }), { maxLength: 5 }),
 )
@@ -40,14 +86,28 @@ function bodyFor(operation: OpenApiOperation) {
     fc.constant(undefined),
     fc.jsonValue({ maxDepth: 5 }).map((value) => JSON.stringify(value)),
     shaped.map((value) => JSON.stringify(value)),
-    fc.constantFrom('{', '{"a":', '\u0000', '{"__proto__":{"admin":true}}', '[]', '"str"', 'null', '{}', '{"constructor":{"prototype":{}}}'),
+    fc.constantFrom(
+      '{',
+      '{"a":',
+      '\u0000',
+      '{"__proto__":{"admin":true}}',
+      '[]',
+      '"str"',
+      'null',
+      '{}',
+      '{"constructor":{"prototype":{}}}',
+    ),
   )
 }
 
 function queryFor(operation: OpenApiOperation) {
   const names = [...operation.queryNames, 'limit', 'cursor', '__proto__']
   return fc
-    .dictionary(fc.constantFrom(...names), fc.oneof(fc.constantFrom('-1', '0', '1e9', 'NaN', '', '%', '../x', 'true'), fc.string({ maxLength: 20 })), { maxKeys: 3 })
+    .dictionary(
+      fc.constantFrom(...names),
+      fc.oneof(fc.constantFrom('-1', '0', '1e9', 'NaN', '', '%', '../x', 'true'), fc.string({ maxLength: 20 })),
+      { maxKeys: 3 },
+    )
     .map((entries) => new URLSearchParams(entries).toString())
 }
 
@@ -59,7 +119,16 @@ describe('fuzzing every operation of the OpenAPI document', () => {
     server = await startServer({ AUTH_FAILURE_RATE_LIMIT: 'off', API_RATE_LIMIT: 'off', UPSTREAM_ALLOWED_NETWORKS: '' })
     owner = apiClient(server.url, bootstrapToken(server))
     const document = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as {
-      paths: Record<string, Record<string, { parameters?: { name: string; in: string }[]; requestBody?: { content: Record<string, { schema: { properties?: object } }> } }>>
+      paths: Record<
+        string,
+        Record<
+          string,
+          {
+            parameters?: { name: string; in: string }[]
+            requestBody?: { content: Record<string, { schema: { properties?: object } }> }
+          }
+        >
+      >
     }
     for (const [path, methods] of Object.entries(document.paths)) {
       for (const [method, spec] of Object.entries(methods)) {
@@ -96,11 +165,15 @@ describe('fuzzing every operation of the OpenAPI document', () => {
             params.forEach((param, i) => (path = path.replace(param, ids[i])))
             const response = await fetch(`${server.url}${path}${query ? `?${query}` : ''}`, {
               method: operation.method,
-              headers: { authorization: `Bearer ${presented}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+              headers: {
+                authorization: `Bearer ${presented}`,
+                ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+              },
               body: operation.method === 'GET' ? undefined : body,
             })
             const text = await response.text()
-            if (response.status >= 500) failures.push(`${operation.method} ${path} -> ${response.status} ${text.slice(0, 200)}`)
+            if (response.status >= 500)
+              failures.push(`${operation.method} ${path} -> ${response.status} ${text.slice(0, 200)}`)
             return response.status < 500
           },
         ),

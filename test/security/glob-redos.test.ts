@@ -131,7 +131,10 @@ describe('package-name globs cannot freeze the process', () => {
       selector: { packageName: long },
     })
     expect(exception.status).toBe(400)
-    expect(exception.body.errors).toContainEqual({ path: 'selector.packageName', message: expect.stringContaining('214') })
+    expect(exception.body.errors).toContainEqual({
+      path: 'selector.packageName',
+      message: expect.stringContaining('214'),
+    })
   })
 
   it('refuses a rule with 1,001 patterns, also spread over its selectors, and accepts 1,000', async () => {
@@ -197,7 +200,10 @@ describe('pattern limits on stored data (a version saved before the limits exist
     expect(rollback.body.code).toBe('validation_failed')
     expect(rollback.body.errors).toEqual([
       { path: 'rules[0].selector.function.patterns[1000]', message: 'a rule holds at most 1000 package-name patterns' },
-      { path: 'rules[0].selector.function.patterns[1000]', message: 'a package-name pattern is at most 214 characters' },
+      {
+        path: 'rules[0].selector.function.patterns[1000]',
+        message: 'a package-name pattern is at most 214 characters',
+      },
     ])
     const after = await owner('GET', '/v1/default/config/legacy')
     expect(after.body.version).toBe(before.body.version)

@@ -8,8 +8,14 @@ import { createUser } from '../support/admin'
  * (CONTRACT section 8, granting).
  */
 const ALL = [
-  'fw:access', 'fw:clone', 'fw:read', 'fw:update:config',
-  'fw:update:credentials', 'fw:update:rule', 'fw:update:exception', 'fw:delete',
+  'fw:access',
+  'fw:clone',
+  'fw:read',
+  'fw:update:config',
+  'fw:update:credentials',
+  'fw:update:rule',
+  'fw:update:exception',
+  'fw:delete',
 ]
 const MALLORY = ['fw:read', 'fw:update:config']
 const OTHERS = ALL.filter((permission) => !MALLORY.includes(permission))
@@ -141,7 +147,7 @@ describe('granting permissions on a firewall', () => {
     expect(res.body.permissions).toEqual(source.body.permissions)
   })
 
-  it('does not hand a deleted firewall\'s history to whoever creates its id again', async () => {
+  it("does not hand a deleted firewall's history to whoever creates its id again", async () => {
     // The owner had a firewall with a secret and wide grants, then deleted it.
     const wide = { upstreams: [upstream], permissions: { everybody: ['fw:access'] } }
     const old = await owner('PUT', '/v1/default/config/reborn', wide)

@@ -55,7 +55,12 @@ async function listen(reply: (url: string) => { status: number; body?: string | 
   const until = async (test: () => boolean) => {
     while (!test()) await new Promise<void>((wake) => waiters.push(wake))
   }
-  return { url, seen, until, close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))) }
+  return {
+    url,
+    seen,
+    until,
+    close: () => new Promise<void>((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  }
 }
 
 /** Every value stored under a Redis prefix, all types, as one text. */
@@ -137,7 +142,9 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
   // The service creates the data dir itself (a path that does not exist yet).
   const dataDir = join(mkdtempSync(join(tmpdir(), 'pf-secrets-')), 'data')
   const storageEnv = (): Record<string, string> =>
-    kind === 'redis' ? { REDIS_URL: process.env.REDIS_URL!, REDIS_PREFIX: prefix, DATA_DIR: dataDir } : { DATA_DIR: dataDir }
+    kind === 'redis'
+      ? { REDIS_URL: process.env.REDIS_URL!, REDIS_PREFIX: prefix, DATA_DIR: dataDir }
+      : { DATA_DIR: dataDir }
   const env = (keys: Record<string, string>) => ({
     ...storageEnv(),
     ...keys,
@@ -188,7 +195,10 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
   }
   const verifies = (secret: string, delivery: Seen) => {
     try {
-      new Webhook(secret).verify(delivery.body, Object.fromEntries(Object.entries(delivery.headers).map(([k, v]) => [k, String(v)])))
+      new Webhook(secret).verify(
+        delivery.body,
+        Object.fromEntries(Object.entries(delivery.headers).map(([k, v]) => [k, String(v)])),
+      )
       return true
     } catch {
       return false
@@ -203,8 +213,14 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     const tarball = await proxied('secret-pkg/-/secret-pkg-1.0.0.tgz')
     expect(tarball.status).toBe(200)
     expect(Buffer.from(await tarball.arrayBuffer()).equals(TARBALL)).toBe(true)
-    const auth = (prefix: string) => upstream.seen.slice(before).filter((r) => r.url.startsWith(prefix)).map((r) => r.headers.authorization)
-    expect(auth('/basic/')).toContain(`Basic ${Buffer.from(`${PLANTED.username}:${PLANTED.password}`).toString('base64')}`)
+    const auth = (prefix: string) =>
+      upstream.seen
+        .slice(before)
+        .filter((r) => r.url.startsWith(prefix))
+        .map((r) => r.headers.authorization)
+    expect(auth('/basic/')).toContain(
+      `Basic ${Buffer.from(`${PLANTED.username}:${PLANTED.password}`).toString('base64')}`,
+    )
     expect(auth('/token/secret-pkg')).toContain(`Bearer ${PLANTED.token}`)
     expect(auth('/tarballs/')).toContain(`Bearer ${PLANTED.artifact}`)
   }
@@ -220,7 +236,13 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
         body: JSON.stringify({
           name: 'secret-pkg',
           'dist-tags': { latest: '1.0.0' },
-          versions: { '1.0.0': { name: 'secret-pkg', version: '1.0.0', dist: { tarball: `${upstream.url}/tarballs/secret-pkg-1.0.0.tgz`, integrity } } },
+          versions: {
+            '1.0.0': {
+              name: 'secret-pkg',
+              version: '1.0.0',
+              dist: { tarball: `${upstream.url}/tarballs/secret-pkg-1.0.0.tgz`, integrity },
+            },
+          },
           time: { created: '2020-01-01T00:00:00.000Z', '1.0.0': '2020-01-01T00:00:00.000Z' },
         }),
       }
@@ -229,7 +251,11 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     api = apiClient(server.url, TOKEN)
     const put = await api('PUT', '/v1/default/config/web', {
       upstreams: [
-        { id: 'basic', endpoint: `${upstream.url}/basic`, credentials: { username: PLANTED.username, password: PLANTED.firstPassword } },
+        {
+          id: 'basic',
+          endpoint: `${upstream.url}/basic`,
+          credentials: { username: PLANTED.username, password: PLANTED.firstPassword },
+        },
         {
           id: 'token',
           endpoint: `${upstream.url}/token`,
@@ -239,9 +265,16 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
       ],
     })
     expect(put.status, JSON.stringify(put.body)).toBe(201)
-    const creds = await api('PUT', '/v1/default/config/web/upstreams/basic/credentials', { username: PLANTED.username, password: PLANTED.password })
+    const creds = await api('PUT', '/v1/default/config/web/upstreams/basic/credentials', {
+      username: PLANTED.username,
+      password: PLANTED.password,
+    })
     expect(creds.status, JSON.stringify(creds.body)).toBe(200)
-    const hook = await api('POST', '/v1/default/webhooks', { name: 'ops', url: `${receiver.url}/hook`, eventTypes: ['config.*'] })
+    const hook = await api('POST', '/v1/default/webhooks', {
+      name: 'ops',
+      url: `${receiver.url}/hook`,
+      eventTypes: ['config.*'],
+    })
     expect(hook.status, JSON.stringify(hook.body)).toBe(201)
     hookId = hook.body.id
     hookSecrets.push(hook.body.secret)
@@ -278,14 +311,20 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     expect(session).toMatch(/^"?enc:v1:/)
   })
 
-  it(kind === 'fs' ? 'writes data files 0600 in directories 0700, the data dir included' : 'writes nothing to the data dir', () => {
-    if (kind === 'redis') return expect(existsSync(dataDir)).toBe(false)
-    const { files, dirs } = walk(dataDir)
-    expect(files.length).toBeGreaterThan(20)
-    const loose = (paths: string[], expected: string) => paths.filter((path) => ![expected, null].includes(mode(path)))
-    expect(loose(dirs, '700').map((dir) => `${dir} ${mode(dir)}`)).toEqual([])
-    expect(loose(files, '600').map((file) => `${file} ${mode(file)}`)).toEqual([])
-  })
+  it(
+    kind === 'fs'
+      ? 'writes data files 0600 in directories 0700, the data dir included'
+      : 'writes nothing to the data dir',
+    () => {
+      if (kind === 'redis') return expect(existsSync(dataDir)).toBe(false)
+      const { files, dirs } = walk(dataDir)
+      expect(files.length).toBeGreaterThan(20)
+      const loose = (paths: string[], expected: string) =>
+        paths.filter((path) => ![expected, null].includes(mode(path)))
+      expect(loose(dirs, '700').map((dir) => `${dir} ${mode(dir)}`)).toEqual([])
+      expect(loose(files, '600').map((file) => `${file} ${mode(file)}`)).toEqual([])
+    },
+  )
 
   it('refuses to start with a wrong or malformed key, naming the setting and never a key', async () => {
     expect(await server!.stop()).toBe(0)
@@ -293,7 +332,10 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     const keyX = newKey()
     for (const [keys, message] of [
       [{ SECRETS_KEY: keyX }, /SECRETS_KEY cannot decrypt the stored secrets/],
-      [{ SECRETS_KEY: keyB, SECRETS_KEY_PREVIOUS: keyX }, /SECRETS_KEY \/ SECRETS_KEY_PREVIOUS cannot decrypt the stored secrets/],
+      [
+        { SECRETS_KEY: keyB, SECRETS_KEY_PREVIOUS: keyX },
+        /SECRETS_KEY \/ SECRETS_KEY_PREVIOUS cannot decrypt the stored secrets/,
+      ],
       [{}, /SECRETS_KEY is not set, but the stored secrets are encrypted/],
       [{ SECRETS_KEY: randomBytes(16).toString('base64') }, /SECRETS_KEY must be 32 bytes in base64/],
     ] as const) {
@@ -321,7 +363,12 @@ describe.each(['redis', 'fs'] as const)('secrets at rest (%s)', (kind) => {
     server = await startServer(env({ SECRETS_KEY: keyB }))
     api = apiClient(server.url, TOKEN)
     const text = await storedText()
-    const idOf = (key: string) => createHash('sha256').update('package-firewall secrets key id\0').update(Buffer.from(key, 'base64')).digest('base64url').slice(0, 8)
+    const idOf = (key: string) =>
+      createHash('sha256')
+        .update('package-firewall secrets key id\0')
+        .update(Buffer.from(key, 'base64'))
+        .digest('base64url')
+        .slice(0, 8)
     expect(text).toContain(`enc:v1:${idOf(keyB)}:`)
     expect(text).not.toContain(`enc:v1:${idOf(keyA)}:`)
     for (const secret of forbidden()) expect(text).not.toContain(secret)

@@ -186,7 +186,9 @@ describe('with the default policy (and UPSTREAM_DENIED_NETWORKS=10.0.0.0/8)', ()
     const res = await owner('PUT', '/v1/default/config/legacy/version/1')
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('upstream_address_refused')
-    expect((await owner('GET', '/v1/default/config/legacy')).body.upstreams[0].endpoint).toBe('https://registry.npmjs.org')
+    expect((await owner('GET', '/v1/default/config/legacy')).body.upstreams[0].endpoint).toBe(
+      'https://registry.npmjs.org',
+    )
   })
 
   it('refuses a clone of a firewall with a refused endpoint', async () => {

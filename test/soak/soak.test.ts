@@ -27,7 +27,8 @@ describe('multi-process soak (short)', () => {
     expect(result.kills.total, report).toBeGreaterThanOrEqual(1)
     expect(result.kills.survived, report).toBe(result.kills.total)
     // The producer really produced every kind of event the soak is about.
-    for (const type of ['config.firewall.updated', 'firewall.allowed', 'firewall.blocked']) expect(result.events.byFamily[type] ?? 0, report).toBeGreaterThan(0)
+    for (const type of ['config.firewall.updated', 'firewall.allowed', 'firewall.blocked'])
+      expect(result.events.byFamily[type] ?? 0, report).toBeGreaterThan(0)
     expect(result.events.byFamily['audit.*'] ?? 0, report).toBeGreaterThan(0)
     for (const hook of result.hooks) {
       expect(hook.orderViolations, report).toEqual([])

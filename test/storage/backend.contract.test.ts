@@ -71,7 +71,9 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     await backend.transact(['ns:{ns}:doc'], () => ({
       writes: {
         set: { 'ns:{ns}:doc': { v: 1 } },
-        events: [{ id: 'evt-1', type: 'config.firewall.created', time: new Date().toISOString(), namespace: 'ns', data: {} }],
+        events: [
+          { id: 'evt-1', type: 'config.firewall.created', time: new Date().toISOString(), namespace: 'ns', data: {} },
+        ],
       },
       result: null,
     }))
@@ -83,9 +85,22 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   })
 
   it('refuses a transaction whose events or keys span namespaces, writing nothing', async () => {
-    const event = (namespace: string) => ({ id: `evt-${namespace}`, type: 'config.firewall.created' as const, time: new Date().toISOString(), namespace, data: {} })
-    await expect(backend.transact([], () => ({ writes: { events: [event('a'), event('b')] }, result: null }))).rejects.toThrow(/namespaces a and b/)
-    await expect(backend.transact([keys.firewall('b', 'fw')], () => ({ writes: { set: { [keys.firewall('b', 'fw')]: 1 }, events: [event('a')] }, result: null }))).rejects.toThrow(/namespace a in a transaction on/)
+    const event = (namespace: string) => ({
+      id: `evt-${namespace}`,
+      type: 'config.firewall.created' as const,
+      time: new Date().toISOString(),
+      namespace,
+      data: {},
+    })
+    await expect(
+      backend.transact([], () => ({ writes: { events: [event('a'), event('b')] }, result: null })),
+    ).rejects.toThrow(/namespaces a and b/)
+    await expect(
+      backend.transact([keys.firewall('b', 'fw')], () => ({
+        writes: { set: { [keys.firewall('b', 'fw')]: 1 }, events: [event('a')] },
+        result: null,
+      })),
+    ).rejects.toThrow(/namespace a in a transaction on/)
     expect(await backend.get(keys.firewall('b', 'fw'))).toBeNull()
     expect(await backend.logLength(keys.eventLog('a'))).toBe(0)
   })
@@ -163,7 +178,10 @@ describe('backend on a Redis Cluster', () => {
 
   it('refuses, before writing anything, a transaction over keys of different hash tags', async () => {
     await expect(
-      backend.transact(['ns:{a}:doc', 'ns:{b}:doc'], () => ({ writes: { set: { 'ns:{a}:doc': 1, 'ns:{b}:doc': 2 } }, result: null })),
+      backend.transact(['ns:{a}:doc', 'ns:{b}:doc'], () => ({
+        writes: { set: { 'ns:{a}:doc': 1, 'ns:{b}:doc': 2 } },
+        result: null,
+      })),
     ).rejects.toThrow(CrossSlotError)
     expect(await backend.getMany(['ns:{a}:doc', 'ns:{b}:doc'])).toEqual([null, null])
   })

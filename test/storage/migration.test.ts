@@ -35,21 +35,41 @@ async function downgrade(backend: Backend): Promise<void> {
 }
 
 const firewall = (id: string): Firewall => ({
-  id, version: 0, ecosystem: 'npm', name: id, description: '', upstreams: [], rules: [], exceptions: [], permissions: {}, extends: [], updatedAt: '',
+  id,
+  version: 0,
+  ecosystem: 'npm',
+  name: id,
+  description: '',
+  upstreams: [],
+  rules: [],
+  exceptions: [],
+  permissions: {},
+  extends: [],
+  updatedAt: '',
 })
 
 /** One of everything a namespace holds, written through the repositories. */
 async function populate(services: Services): Promise<void> {
   await createNamespaceWithOwner(services, 'acme', 'owner')
-  await services.teams('acme').update((items) => ({ items: items.set('ops', { id: 'ops', name: 'Ops', permissions: [], members: [], createdAt: '', updatedAt: '' }), result: null }))
+  await services.teams('acme').update((items) => ({
+    items: items.set('ops', { id: 'ops', name: 'Ops', permissions: [], members: [], createdAt: '', updatedAt: '' }),
+    result: null,
+  }))
   for (const summary of ['one', 'two']) {
-    await services.firewalls.mutate('acme', 'fw1', {}, 'now', (current) => ({ next: { ...(current ?? firewall('fw1')), description: summary }, summary, result: () => null }))
+    await services.firewalls.mutate('acme', 'fw1', {}, 'now', (current) => ({
+      next: { ...(current ?? firewall('fw1')), description: summary },
+      summary,
+      result: () => null,
+    }))
   }
   const event = { id: 'ev-1', type: 'audit.token.created', time: new Date().toISOString(), namespace: 'acme' } as never
   await services.events.appendAudit('acme', { id: 'a-1', action: 'token.created' }, event)
   await services.events.appendAudit('acme', { id: 'a-2', action: 'token.revoked' }, event)
   await services.events.appendDecision('acme', 'fw1', { id: 'log-1' }, [])
-  await services.webhooks.mutate('acme', 'wh1', () => ({ next: { id: 'wh1', name: 'hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', createdAt: 't' } as never, result: null }))
+  await services.webhooks.mutate('acme', 'wh1', () => ({
+    next: { id: 'wh1', name: 'hook', secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', createdAt: 't' } as never,
+    result: null,
+  }))
   await services.webhooks.saveSnapshot('acme', 'wh1', { status: 'active', value: 'idle' })
 }
 
@@ -83,9 +103,25 @@ describe('layout 1 -> 2 key names', () => {
     expect(hashTaggedName('log:ns:acme:events')).toBe('log:ns:{acme}:events')
     expect(hashTaggedName('log:ns:acme:events:000000000012')).toBe('log:ns:{acme}:events:000000000012')
     expect(hashTaggedName('ns:acme:wh-cursor:wh1')).toBe('ns:{acme}:wh-cursor:wh1')
-    const untouched = ['ns:{acme}:meta', 'log:ns:{acme}:audit', 'log:ns:{acme}:events', 'token:abc', 'wh-all', 'regcache:pkm:a:b', 'lease:webhook:acme:wh1', 'storage:layout']
+    const untouched = [
+      'ns:{acme}:meta',
+      'log:ns:{acme}:audit',
+      'log:ns:{acme}:events',
+      'token:abc',
+      'wh-all',
+      'regcache:pkm:a:b',
+      'lease:webhook:acme:wh1',
+      'storage:layout',
+    ]
     // The event layout before per-namespace logs keeps its names for its own step.
-    const legacyEvents = ['log:events', 'log:events:000000000003', 'queue:wh-buffer:acme:wh1', 'queue:wh-buffer:acme:wh1:000000000000', 'ns:acme:wh-batch:wh1', 'wh-router-cursor']
+    const legacyEvents = [
+      'log:events',
+      'log:events:000000000003',
+      'queue:wh-buffer:acme:wh1',
+      'queue:wh-buffer:acme:wh1:000000000000',
+      'ns:acme:wh-batch:wh1',
+      'wh-router-cursor',
+    ]
     for (const key of [...untouched, ...legacyEvents]) {
       expect(hashTaggedName(key)).toBeNull()
     }
@@ -164,7 +200,9 @@ describe('storage migration with several processes starting at once (redis)', ()
     await populate(services)
     const expected = await readBack(services, backends[0])
     await downgrade(backends[0])
-    const outcomes = await Promise.all(backends.map((backend, i) => migrateStorage(backend, { owner: `p${i}`, pollMs: 20 })))
+    const outcomes = await Promise.all(
+      backends.map((backend, i) => migrateStorage(backend, { owner: `p${i}`, pollMs: 20 })),
+    )
     expect(outcomes.filter((outcome) => outcome.ran.length > 0)).toHaveLength(1)
     for (const backend of backends) expect(await readBack(createServices(backend), backend)).toEqual(expected)
   })

@@ -13,7 +13,17 @@ const BUILT_INS = ['constructor', 'valueOf', 'toString', 'hasOwnProperty', '__pr
 
 const team = (id: string): Team => ({ id, name: id, permissions: [], members: [], createdAt: 't', updatedAt: 't' })
 const firewall = (id: string): Firewall => ({
-  id, version: 0, ecosystem: 'npm', name: id, description: '', upstreams: [], rules: [], exceptions: [], permissions: {}, extends: [], updatedAt: '',
+  id,
+  version: 0,
+  ecosystem: 'npm',
+  name: id,
+  description: '',
+  upstreams: [],
+  rules: [],
+  exceptions: [],
+  permissions: {},
+  extends: [],
+  updatedAt: '',
 })
 
 describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (%s)', (kind) => {
@@ -36,27 +46,46 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
       expect(seen).toBe(true)
       expect(await teams.find(id)).toEqual(team(id))
     }
-    expect((await teams.all()).map((t) => t.id).sort()).toEqual(['constructor', 'hasOwnProperty', 'ordinary', 'toString', 'valueOf'])
+    expect((await teams.all()).map((t) => t.id).sort()).toEqual([
+      'constructor',
+      'hasOwnProperty',
+      'ordinary',
+      'toString',
+      'valueOf',
+    ])
     // The stored layout is unchanged: one object of items keyed by id.
     const stored = await backend.get<{ items: Record<string, Team> }>(keys.teams('ns'))
-    expect(Object.keys(stored!.items).sort()).toEqual(['constructor', 'hasOwnProperty', 'ordinary', 'toString', 'valueOf'])
+    expect(Object.keys(stored!.items).sort()).toEqual([
+      'constructor',
+      'hasOwnProperty',
+      'ordinary',
+      'toString',
+      'valueOf',
+    ])
     await teams.update((items) => ({ items, result: items.delete('valueOf') }))
     expect(await teams.find('valueOf')).toBeNull()
   })
 
   it('collections read an item stored under a built-in name from a document written elsewhere', async () => {
-    await backend.set(keys.licenseSets('ns'), { items: { toString: { id: 'toString', name: 'n', licenses: ['MIT'], createdAt: 't', updatedAt: 't' } } })
+    await backend.set(keys.licenseSets('ns'), {
+      items: { toString: { id: 'toString', name: 'n', licenses: ['MIT'], createdAt: 't', updatedAt: 't' } },
+    })
     expect((await services.licenseSets('ns').find('toString'))?.licenses).toEqual(['MIT'])
     expect(await services.licenseSets('ns').find('constructor')).toBeNull()
   })
 
   it('collections leave out what an old `PUT /teams/valueOf` stored (no id, no members) and drop it on the next write', async () => {
-    await backend.set(keys.teams('ns'), { items: { valueOf: { name: 'n', permissions: [], updatedAt: 't' }, ok: team('ok') } })
+    await backend.set(keys.teams('ns'), {
+      items: { valueOf: { name: 'n', permissions: [], updatedAt: 't' }, ok: team('ok') },
+    })
     const teams = services.teams('ns')
     expect(await teams.all()).toEqual([team('ok')])
     expect(await teams.find('valueOf')).toBeNull()
     await teams.update((items) => ({ items: items.set('valueOf', team('valueOf')), result: null }))
-    expect((await backend.get<{ items: Record<string, Team> }>(keys.teams('ns')))!.items).toEqual({ ok: team('ok'), valueOf: team('valueOf') })
+    expect((await backend.get<{ items: Record<string, Team> }>(keys.teams('ns')))!.items).toEqual({
+      ok: team('ok'),
+      valueOf: team('valueOf'),
+    })
   })
 
   it('namespace users: an owner named `constructor` is a user like any other', async () => {
@@ -66,7 +95,13 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
   })
 
   it('tokens: an id named after a built-in finds no token, and revoking keeps the index an index', async () => {
-    const { record } = await issueToken(services, { ns: 'ns', kind: 'personal', name: 't', principalId: 'u', createdBy: 'u' })
+    const { record } = await issueToken(services, {
+      ns: 'ns',
+      kind: 'personal',
+      name: 't',
+      principalId: 'u',
+      createdBy: 'u',
+    })
     for (const id of BUILT_INS) expect(await services.tokens.findById('ns', id), id).toBeNull()
     expect((await services.tokens.findById('ns', record.id))?.hash).toBe(record.hash)
     await services.tokens.revoke(record, 'now')
@@ -76,17 +111,28 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
 
   it('exception-request indexes have no inherited entries', async () => {
     const repo = new ExceptionRequestRepository(backend)
-    await backend.set(exceptionRequestKeys.index('ns', 'fw'), { items: { 'exr-1': { status: 'pending', requestedBy: 'u', rule: 'r', packageName: 'p' } } })
+    await backend.set(exceptionRequestKeys.index('ns', 'fw'), {
+      items: { 'exr-1': { status: 'pending', requestedBy: 'u', rule: 'r', packageName: 'p' } },
+    })
     const index = await repo.index('ns', 'fw')
     for (const id of BUILT_INS) expect(index[id], id).toBeUndefined()
     expect(index['exr-1']?.status).toBe('pending')
   })
 
   it('firewalls: one named `constructor` is created, deleted and recreated with its version continued', async () => {
-    const put = () => services.firewalls.mutate('ns', 'constructor', {}, 'now', (current) => ({ next: current ?? firewall('constructor'), summary: 's', result: (s) => s }))
+    const put = () =>
+      services.firewalls.mutate('ns', 'constructor', {}, 'now', (current) => ({
+        next: current ?? firewall('constructor'),
+        summary: 's',
+        result: (s) => s,
+      }))
     expect((await put())?.version).toBe(1)
     expect((await services.firewalls.list('ns')).map((fw) => fw.id)).toEqual(['constructor'])
-    await services.firewalls.mutate('ns', 'constructor', {}, 'now', () => ({ next: null, summary: 'deleted', result: () => null }))
+    await services.firewalls.mutate('ns', 'constructor', {}, 'now', () => ({
+      next: null,
+      summary: 'deleted',
+      result: () => null,
+    }))
     expect(await services.firewalls.list('ns')).toEqual([])
     expect((await put())?.version).toBe(2)
   })

@@ -11,13 +11,18 @@ describe('REDIS_CLUSTER_NODES', () => {
     ])
   })
 
-  it.each(['', ',', 'host', 'host:', 'host:0', 'host:70000', 'redis://host:7000', 'a:1;b:2'])('refuses %j, naming the setting', (value) => {
-    expect(() => parseClusterNodes(value)).toThrow(StorageSettingError)
-    expect(() => parseClusterNodes(value)).toThrow(/^REDIS_CLUSTER_NODES: /)
-  })
+  it.each(['', ',', 'host', 'host:', 'host:0', 'host:70000', 'redis://host:7000', 'a:1;b:2'])(
+    'refuses %j, naming the setting',
+    (value) => {
+      expect(() => parseClusterNodes(value)).toThrow(StorageSettingError)
+      expect(() => parseClusterNodes(value)).toThrow(/^REDIS_CLUSTER_NODES: /)
+    },
+  )
 
   it('is refused together with REDIS_URL, and with braces in REDIS_PREFIX', () => {
-    expect(() => createBackend({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: '127.0.0.1:7000' })).toThrow(/REDIS_CLUSTER_NODES: set either REDIS_URL/)
+    expect(() => createBackend({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: '127.0.0.1:7000' })).toThrow(
+      /REDIS_CLUSTER_NODES: set either REDIS_URL/,
+    )
     expect(() => createBackend({ redisClusterNodes: '127.0.0.1:7000', redisPrefix: '{pf}' })).toThrow(/^REDIS_PREFIX: /)
   })
 })

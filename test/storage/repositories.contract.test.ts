@@ -8,7 +8,17 @@ import type { Firewall } from '../../server/firewall/schema'
 import { keys } from '../../storage/repositories/keys'
 
 const firewall = (id: string): Firewall => ({
-  id, version: 0, ecosystem: 'npm', name: id, description: '', upstreams: [], rules: [], exceptions: [], permissions: {}, extends: [], updatedAt: '',
+  id,
+  version: 0,
+  ecosystem: 'npm',
+  name: id,
+  description: '',
+  upstreams: [],
+  rules: [],
+  exceptions: [],
+  permissions: {},
+  extends: [],
+  updatedAt: '',
 })
 
 describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
@@ -32,7 +42,13 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
   })
 
   it('tokens: found by hash, listed, revoked, touched without undoing a revocation', async () => {
-    const { record, material } = await issueToken(services, { ns: 'ns', kind: 'personal', name: 't', principalId: 'u', createdBy: 'u' })
+    const { record, material } = await issueToken(services, {
+      ns: 'ns',
+      kind: 'personal',
+      name: 't',
+      principalId: 'u',
+      createdBy: 'u',
+    })
     expect(await services.tokens.findByHash(hashToken(material))).toEqual(record)
     expect((await services.tokens.list('ns')).map((t) => t.id)).toEqual([record.id])
     await services.tokens.revoke(record, 'now')
@@ -47,7 +63,17 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     const teams = services.teams('ns')
     await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
-        teams.update((items) => ({ items: items.set(`t${i}`, { id: `t${i}`, name: 'n', permissions: [], members: [], createdAt: '', updatedAt: '' }), result: null })),
+        teams.update((items) => ({
+          items: items.set(`t${i}`, {
+            id: `t${i}`,
+            name: 'n',
+            permissions: [],
+            members: [],
+            createdAt: '',
+            updatedAt: '',
+          }),
+          result: null,
+        })),
       ),
     )
     expect((await teams.all()).length).toBe(25)
@@ -57,7 +83,11 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
   it('firewalls: versions, history and continuation after delete', async () => {
     const repo = services.firewalls
     const put = (summary: string) =>
-      repo.mutate('ns', 'fw', {}, 'now', (current) => ({ next: { ...(current ?? firewall('fw')), description: summary }, summary, result: (s) => s }))
+      repo.mutate('ns', 'fw', {}, 'now', (current) => ({
+        next: { ...(current ?? firewall('fw')), description: summary },
+        summary,
+        result: (s) => s,
+      }))
     await put('one')
     await Promise.all(Array.from({ length: 10 }, (_, i) => put(`p${i}`)))
     expect((await repo.get('ns', 'fw'))?.version).toBe(11)
@@ -86,8 +116,13 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     await services.events.appendAudit('ns', { id: 'ev-1', action: 'token.created' }, event)
     await services.events.appendDecision('ns', 'fw', { id: 'log-1' }, [])
     await services.events.append([event])
-    expect((await services.events.auditPage('ns', null, 10)).map((e) => e.value)).toEqual([{ id: 'ev-1', action: 'token.created' }])
-    expect((await services.events.read('ns', null, 10)).map((e) => (e.value as { id: string }).id)).toEqual(['ev-1', 'ev-1'])
+    expect((await services.events.auditPage('ns', null, 10)).map((e) => e.value)).toEqual([
+      { id: 'ev-1', action: 'token.created' },
+    ])
+    expect((await services.events.read('ns', null, 10)).map((e) => (e.value as { id: string }).id)).toEqual([
+      'ev-1',
+      'ev-1',
+    ])
     expect(await backend.logLength(keys.firewallLog('ns', 'fw'))).toBe(1)
   })
 
@@ -122,7 +157,13 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
 
   it('tokens: the authentication read brings token, namespace and teams in one call', async () => {
     await services.namespaces.create({ id: 'ns', owner: 'owner', createdAt: new Date().toISOString() })
-    const { record, material } = await issueToken(services, { ns: 'ns', kind: 'personal', name: 't', principalId: 'owner', createdBy: 'owner' })
+    const { record, material } = await issueToken(services, {
+      ns: 'ns',
+      kind: 'personal',
+      name: 't',
+      principalId: 'owner',
+      createdBy: 'owner',
+    })
     const found = await services.tokens.findForNamespace(hashToken(material), 'ns')
     expect(found.token).toEqual(record)
     expect((found.namespace as { owner: string }).owner).toBe('owner')

@@ -11,7 +11,8 @@ export type BackendKind = (typeof BACKEND_KINDS)[number]
 /** The nodes of the run's shared Redis Cluster (test/support/global-redis-cluster.ts). */
 export function clusterNodes(): string {
   const nodes = process.env.TEST_REDIS_CLUSTER_NODES
-  if (!nodes) throw new Error('no Redis Cluster: run through vitest (globalSetup starts one) or set TEST_REDIS_CLUSTER_NODES')
+  if (!nodes)
+    throw new Error('no Redis Cluster: run through vitest (globalSetup starts one) or set TEST_REDIS_CLUSTER_NODES')
   return nodes
 }
 
@@ -27,7 +28,8 @@ export type SharedStorage = (typeof SHARED_STORAGES)[number]
 
 /** The environment that puts a server on shared storage under a fresh prefix. */
 export async function sharedStorageEnv(kind: SharedStorage, label: string): Promise<Record<string, string>> {
-  const location: Record<string, string> = kind === 'cluster' ? { REDIS_CLUSTER_NODES: clusterNodes() } : { REDIS_URL: await redisUrl() }
+  const location: Record<string, string> =
+    kind === 'cluster' ? { REDIS_CLUSTER_NODES: clusterNodes() } : { REDIS_URL: await redisUrl() }
   return { ...location, REDIS_PREFIX: uniquePrefix(label) }
 }
 

@@ -16,7 +16,10 @@ export async function readEvents(server: RunningServer, ns = 'default'): Promise
     const events: NamespaceEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>(keys.eventLog(ns), { after, limit: 1000 })
+      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>(
+        keys.eventLog(ns),
+        { after, limit: 1000 },
+      )
       if (page.length === 0) return events
       events.push(...page.map((entry) => entry.value))
       after = page[page.length - 1].cursor

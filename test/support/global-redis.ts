@@ -14,7 +14,9 @@ export async function setup(): Promise<void> {
     throw new Error('The Redis test suites need REDIS_URL or the redis-server binary: apt-get install redis-server')
   }
   const port = await freePort()
-  child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'ignore'] })
+  child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], {
+    stdio: ['ignore', 'pipe', 'ignore'],
+  })
   await new Promise<void>((resolve, reject) => {
     child!.stdout!.on('data', (chunk: Buffer) => chunk.toString().includes('Ready to accept connections') && resolve())
     child!.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)))

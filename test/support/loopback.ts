@@ -22,7 +22,9 @@ export function basicPassword(req: IncomingMessage): string | null {
   return text.slice(text.indexOf(':') + 1)
 }
 
-export async function startLoopback(handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void): Promise<Loopback> {
+export async function startLoopback(
+  handle: (req: IncomingMessage, res: ServerResponse, url: URL) => Promise<void> | void,
+): Promise<Loopback> {
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1')
     Promise.resolve(handle(req, res, url)).catch((error) => {
@@ -40,7 +42,13 @@ export async function startLoopback(handle: (req: IncomingMessage, res: ServerRe
   }
 }
 
-export function send(res: ServerResponse, status: number, body: string | Buffer = '', type = 'text/plain', headers: Record<string, string> = {}): void {
+export function send(
+  res: ServerResponse,
+  status: number,
+  body: string | Buffer = '',
+  type = 'text/plain',
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body), ...headers })
   res.end(body)
 }

@@ -17,7 +17,8 @@ export async function startMavenUpstream(options: { password?: string } = {}): P
   const loopback = await startLoopback(async (req, res, url) => {
     const path = decodeURIComponent(url.pathname).replace(/^\/+/, '')
     if (req.method === 'PUT') {
-      if (options.password && basicPassword(req) !== options.password) return send(res, 401, '', 'text/plain', { 'www-authenticate': 'Basic realm="maven"' })
+      if (options.password && basicPassword(req) !== options.password)
+        return send(res, 401, '', 'text/plain', { 'www-authenticate': 'Basic realm="maven"' })
       files.set(path, { bytes: await bodyOf(req), modified: new Date() })
       puts.push(path)
       return send(res, 201)
@@ -26,7 +27,13 @@ export async function startMavenUpstream(options: { password?: string } = {}): P
       gets.push(path)
       const file = files.get(path)
       if (!file) return send(res, 404, 'not found')
-      return send(res, 200, file.bytes, path.endsWith('.xml') || path.endsWith('.pom') ? 'application/xml' : 'application/octet-stream', { 'last-modified': file.modified.toUTCString() })
+      return send(
+        res,
+        200,
+        file.bytes,
+        path.endsWith('.xml') || path.endsWith('.pom') ? 'application/xml' : 'application/octet-stream',
+        { 'last-modified': file.modified.toUTCString() },
+      )
     }
     send(res, 405)
   })

@@ -43,7 +43,9 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     if (path.startsWith('/api/v2/package')) {
       if (req.headers['x-nuget-apikey'] !== options.apiKey) return send(res, 403, 'bad api key')
       if (req.method === 'PUT' && path === '/api/v2/package') {
-        const form = await new Response(new Uint8Array(await bodyOf(req)), { headers: { 'content-type': req.headers['content-type']! } }).formData()
+        const form = await new Response(new Uint8Array(await bodyOf(req)), {
+          headers: { 'content-type': req.headers['content-type']! },
+        }).formData()
         const file = [...form.values()].find((v) => typeof v !== 'string') as File
         const bytes = Buffer.from(await file.arrayBuffer())
         const spec = nuspecOf(bytes)!
@@ -63,17 +65,35 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     if (flat && list) {
       if (!flat[2]) return json({ versions: list.map((v) => v.version.toLowerCase()) })
       const entry = list.find((v) => v.version.toLowerCase() === flat[2])
-      if (entry && flat[3] === `${flat[1]}.${flat[2]}.nupkg`) return send(res, 200, entry.nupkg, 'application/octet-stream')
+      if (entry && flat[3] === `${flat[1]}.${flat[2]}.nupkg`)
+        return send(res, 200, entry.nupkg, 'application/octet-stream')
     }
     const reg = /^\/reg\/([^/]+)\/index\.json$/.exec(path)
     const regList = reg ? versions.get(reg[1]) : undefined
     if (reg && regList) {
       const items = regList.map((v) => ({
         '@id': `${base}/reg/${reg[1]}/${v.version.toLowerCase()}.json`,
-        catalogEntry: { id: v.id, version: v.version, published: v.listed ? v.published : '1900-01-01T00:00:00Z', listed: v.listed, licenseExpression: v.license },
+        catalogEntry: {
+          id: v.id,
+          version: v.version,
+          published: v.listed ? v.published : '1900-01-01T00:00:00Z',
+          listed: v.listed,
+          licenseExpression: v.license,
+        },
         packageContent: `${base}/flat/${reg[1]}/${v.version.toLowerCase()}/${reg[1]}.${v.version.toLowerCase()}.nupkg`,
       }))
-      return json({ count: 1, items: [{ '@id': `${base}/reg/${reg[1]}/index.json#page`, count: items.length, lower: regList[0].version, upper: regList.at(-1)!.version, items }] })
+      return json({
+        count: 1,
+        items: [
+          {
+            '@id': `${base}/reg/${reg[1]}/index.json#page`,
+            count: items.length,
+            lower: regList[0].version,
+            upper: regList.at(-1)!.version,
+            items,
+          },
+        ],
+      })
     }
     send(res, 404, 'not found')
   })

@@ -73,7 +73,11 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
     const lastModified = new Date(Date.UTC(2025, 0, 1) + ++version * 60_000).toUTCString()
     const etag = `"${createHash('sha1').update(bytes).digest('hex')}"`
     // A Buffer view, not a copy: serving a 60 MB archive must not stall the process it shares.
-    archives.set(ecosystem, { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), etag, lastModified })
+    archives.set(ecosystem, {
+      bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+      etag,
+      lastModified,
+    })
   }
   for (const [ecosystem, bytes] of Object.entries(initial)) publish(ecosystem, bytes)
   const loopback = await startLoopback((req, res, url) => {
@@ -87,9 +91,9 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
         ...(req.headers['if-modified-since'] ? { ifModifiedSince: String(req.headers['if-modified-since']) } : {}),
       })
     const status = failing.get(ecosystem)
-    if (status) return record(status), send(res, status, 'unavailable')
+    if (status) return (record(status), send(res, status, 'unavailable'))
     const archive = archives.get(ecosystem)
-    if (!archive) return record(404), send(res, 404, 'NoSuchKey')
+    if (!archive) return (record(404), send(res, 404, 'NoSuchKey'))
     if (req.headers['if-none-match'] === archive.etag) {
       record(304)
       res.writeHead(304, { etag: archive.etag })

@@ -28,15 +28,23 @@ export async function startPypiUpstream(options: { password?: string } = {}): Pr
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
     if (req.method === 'POST' && (path === '/' || path === '/legacy/')) {
-      if (options.password && basicPassword(req) !== options.password) return send(res, 401, 'unauthorized', 'text/plain', { 'www-authenticate': 'Basic realm="pypi"' })
-      const form = await new Response(new Uint8Array(await bodyOf(req)), { headers: { 'content-type': req.headers['content-type']! } }).formData()
+      if (options.password && basicPassword(req) !== options.password)
+        return send(res, 401, 'unauthorized', 'text/plain', { 'www-authenticate': 'Basic realm="pypi"' })
+      const form = await new Response(new Uint8Array(await bodyOf(req)), {
+        headers: { 'content-type': req.headers['content-type']! },
+      }).formData()
       const fields: Record<string, string> = {}
       let filename = ''
       for (const [key, value] of form.entries()) {
         if (typeof value === 'string') fields[key] = value
         else {
           filename = (value as File).name
-          files.push({ project: normalize(fields.name ?? String(form.get('name'))), filename, bytes: Buffer.from(await (value as File).arrayBuffer()), uploadTime: new Date().toISOString() })
+          files.push({
+            project: normalize(fields.name ?? String(form.get('name'))),
+            filename,
+            bytes: Buffer.from(await (value as File).arrayBuffer()),
+            uploadTime: new Date().toISOString(),
+          })
         }
       }
       uploads.push({ fields, filename })
@@ -50,17 +58,30 @@ export async function startPypiUpstream(options: { password?: string } = {}): Pr
         const doc = {
           meta: { 'api-version': '1.1' },
           name: project,
-          files: own.map((f) => ({ filename: f.filename, url: `../../files/${f.filename}`, hashes: { sha256: sha256(f.bytes) }, 'upload-time': f.uploadTime, size: f.bytes.length })),
+          files: own.map((f) => ({
+            filename: f.filename,
+            url: `../../files/${f.filename}`,
+            hashes: { sha256: sha256(f.bytes) },
+            'upload-time': f.uploadTime,
+            size: f.bytes.length,
+          })),
           versions: [],
         }
         return send(res, 200, JSON.stringify(doc), 'application/vnd.pypi.simple.v1+json')
       }
-      const links = own.map((f) => `<a href="/files/${f.filename}#sha256=${sha256(f.bytes)}">${f.filename}</a>`).join('\n')
+      const links = own
+        .map((f) => `<a href="/files/${f.filename}#sha256=${sha256(f.bytes)}">${f.filename}</a>`)
+        .join('\n')
       return send(res, 200, `<html><body>${links}</body></html>`, 'text/html')
     }
     if (req.method === 'GET' && path === '/simple/') {
       const names = [...new Set(files.map((f) => f.project))]
-      return send(res, 200, `<html><body>${names.map((n) => `<a href="/simple/${n}/">${n}</a>`).join('\n')}</body></html>`, 'text/html')
+      return send(
+        res,
+        200,
+        `<html><body>${names.map((n) => `<a href="/simple/${n}/">${n}</a>`).join('\n')}</body></html>`,
+        'text/html',
+      )
     }
     const file = files.find((f) => path === `/files/${f.filename}`)
     if (req.method === 'GET' && file) return send(res, 200, file.bytes, 'application/octet-stream')
@@ -69,6 +90,7 @@ export async function startPypiUpstream(options: { password?: string } = {}): Pr
   return {
     ...loopback,
     uploads,
-    add: (project, filename, bytes, uploadTime = '2020-01-01T00:00:00Z') => files.push({ project: normalize(project), filename, bytes, uploadTime }),
+    add: (project, filename, bytes, uploadTime = '2020-01-01T00:00:00Z') =>
+      files.push({ project: normalize(project), filename, bytes, uploadTime }),
   }
 }

@@ -16,16 +16,25 @@ function startNode(dir: string, port: number, busPort: number): Promise<ChildPro
   const child = spawn(
     'redis-server',
     [
-      '--port', String(port),
+      '--port',
+      String(port),
       // Redis 7 takes the bus port explicitly, so port+10000 need not be free.
-      '--cluster-port', String(busPort),
-      '--bind', '127.0.0.1',
-      '--cluster-enabled', 'yes',
-      '--cluster-config-file', join(dir, `nodes-${port}.conf`),
-      '--cluster-node-timeout', '5000',
-      '--dir', dir,
-      '--save', '',
-      '--appendonly', 'no',
+      '--cluster-port',
+      String(busPort),
+      '--bind',
+      '127.0.0.1',
+      '--cluster-enabled',
+      'yes',
+      '--cluster-config-file',
+      join(dir, `nodes-${port}.conf`),
+      '--cluster-node-timeout',
+      '5000',
+      '--dir',
+      dir,
+      '--save',
+      '',
+      '--appendonly',
+      'no',
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
   )
@@ -46,7 +55,8 @@ function startNode(dir: string, port: number, busPort: number): Promise<ChildPro
 
 function cli(args: string[]): string {
   const result = spawnSync('redis-cli', args, { encoding: 'utf8', timeout: 30_000 })
-  if (result.status !== 0) throw new Error(`redis-cli ${args.join(' ')} failed (${result.status}): ${result.stderr}${result.stdout}`)
+  if (result.status !== 0)
+    throw new Error(`redis-cli ${args.join(' ')} failed (${result.status}): ${result.stderr}${result.stdout}`)
   return result.stdout
 }
 
@@ -59,7 +69,9 @@ function cli(args: string[]): string {
  */
 export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle> {
   if (spawnSync('redis-server', ['--version']).status !== 0 || spawnSync('redis-cli', ['--version']).status !== 0) {
-    throw new Error('The Redis Cluster suites need the redis-server and redis-cli binaries: apt-get install redis-server')
+    throw new Error(
+      'The Redis Cluster suites need the redis-server and redis-cli binaries: apt-get install redis-server',
+    )
   }
   const dir = mkdtempSync(join(tmpdir(), 'pf-redis-cluster-'))
   const children: ChildProcess[] = []
@@ -71,7 +83,9 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
     process.off('exit', killAll)
     await Promise.all(
       children.map((child) =>
-        child.exitCode !== null ? undefined : new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL'))),
+        child.exitCode !== null
+          ? undefined
+          : new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL'))),
       ),
     )
     rmSync(dir, { recursive: true, force: true })

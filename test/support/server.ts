@@ -12,7 +12,9 @@ export async function freePort(): Promise<number> {
     const server = createServer()
     server.listen(0, '127.0.0.1', () => {
       const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port'))))
+      server.close(() =>
+        typeof address === 'object' && address ? resolvePort(address.port) : reject(new Error('no port')),
+      )
     })
   })
 }
@@ -87,7 +89,11 @@ export function apiClient(baseUrl: string, token: string) {
   return async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
     const response = await fetch(baseUrl + path, {
       method,
-      headers: { authorization: `Bearer ${token}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
       body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
     })
     const text = await response.text()

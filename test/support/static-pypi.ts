@@ -19,7 +19,9 @@ export interface StaticPypi {
 
 const normalize = (name: string) => name.toLowerCase().replace(/[-_.]+/g, '-')
 
-export async function startStaticPypi(files: { project: string; filename: string; bytes: Buffer }[]): Promise<StaticPypi> {
+export async function startStaticPypi(
+  files: { project: string; filename: string; bytes: Buffer }[],
+): Promise<StaticPypi> {
   const dir = mkdtempSync(join(tmpdir(), 'pf-static-pypi-'))
   mkdirSync(join(dir, 'packages'))
   const projects = new Map<string, typeof files>()
@@ -29,14 +31,27 @@ export async function startStaticPypi(files: { project: string; filename: string
     projects.set(name, [...(projects.get(name) ?? []), file])
   }
   mkdirSync(join(dir, 'simple'))
-  writeFileSync(join(dir, 'simple', 'index.html'), `<!DOCTYPE html><html><body>\n${[...projects.keys()].map((p) => `<a href="${p}/">${p}</a>`).join('\n')}\n</body></html>\n`)
+  writeFileSync(
+    join(dir, 'simple', 'index.html'),
+    `<!DOCTYPE html><html><body>\n${[...projects.keys()].map((p) => `<a href="${p}/">${p}</a>`).join('\n')}\n</body></html>\n`,
+  )
   for (const [name, own] of projects) {
     mkdirSync(join(dir, 'simple', name))
-    const links = own.map((f) => `<a href="../../packages/${f.filename}#sha256=${createHash('sha256').update(f.bytes).digest('hex')}">${f.filename}</a>`)
-    writeFileSync(join(dir, 'simple', name, 'index.html'), `<!DOCTYPE html><html><body>\n${links.join('\n')}\n</body></html>\n`)
+    const links = own.map(
+      (f) =>
+        `<a href="../../packages/${f.filename}#sha256=${createHash('sha256').update(f.bytes).digest('hex')}">${f.filename}</a>`,
+    )
+    writeFileSync(
+      join(dir, 'simple', name, 'index.html'),
+      `<!DOCTYPE html><html><body>\n${links.join('\n')}\n</body></html>\n`,
+    )
   }
   const port = await freePort()
-  const child: ChildProcess = spawn('python3', ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir], { stdio: 'ignore' })
+  const child: ChildProcess = spawn(
+    'python3',
+    ['-m', 'http.server', String(port), '--bind', '127.0.0.1', '--directory', dir],
+    { stdio: 'ignore' },
+  )
   const url = `http://127.0.0.1:${port}/`
   const deadline = Date.now() + 15_000
   for (;;) {

@@ -21,7 +21,11 @@ beforeAll(async () => {
     env: { WEBHOOK_ALLOWED_NETWORKS: '', WEBHOOK_REJECTED_DOMAINS: 'evil.example' },
     lookup: async (host) => {
       if (host === 'internal.example') return [{ address: '10.1.2.3', family: 4 }]
-      if (host === 'mixed.example') return [{ address: '93.184.216.34', family: 4 }, { address: 'fd00::1', family: 6 }]
+      if (host === 'mixed.example')
+        return [
+          { address: '93.184.216.34', family: 4 },
+          { address: 'fd00::1', family: 6 },
+        ]
       if (host === 'rebind.example') return [{ address: resolveTo, family: 4 }]
       if (host === 'localhost') return [{ address: '127.0.0.1', family: 4 }]
       throw Object.assign(new Error('not found'), { code: 'ENOTFOUND' })
@@ -68,13 +72,21 @@ describe('webhook URL policy through the API', () => {
   it('refuses an update to a non-public URL the same way', async () => {
     const created = await create('https://rebind.example/hook')
     expect(created.status).toBe(201)
-    const res = await h.api('PUT', `/v1/${NS}/webhooks/${created.body.id}`, { name: 'ssrf', url: 'http://10.0.0.1/', eventTypes: ['config.*'] })
+    const res = await h.api('PUT', `/v1/${NS}/webhooks/${created.body.id}`, {
+      name: 'ssrf',
+      url: 'http://10.0.0.1/',
+      eventTypes: ['config.*'],
+    })
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('url_not_public')
   })
 
   it('checks the address again at each attempt (DNS rebinding): no connection, responseStatus 0', async () => {
-    const created = await h.api('POST', `/v1/${NS}/webhooks`, { name: 'rebind', url: `http://rebind.example:${port}/hook`, eventTypes: ['audit.test.*'] })
+    const created = await h.api('POST', `/v1/${NS}/webhooks`, {
+      name: 'rebind',
+      url: `http://rebind.example:${port}/hook`,
+      eventTypes: ['audit.test.*'],
+    })
     expect(created.status).toBe(201)
     resolveTo = '127.0.0.1'
     await h.api('POST', `/v1/${NS}/webhooks/${created.body.id}/test`)

@@ -14,7 +14,14 @@ beforeAll(async () => {
   outsider = await createUser(h.services, NS, 'outsider')
   const now = new Date().toISOString()
   await h.services.teams(NS).update((items) => ({
-    items: items.set('readers', { id: 'readers', name: 'readers', permissions: ['ns:webhooks:read'], members: [{ userId: 'reader', addedAt: now }], createdAt: now, updatedAt: now }),
+    items: items.set('readers', {
+      id: 'readers',
+      name: 'readers',
+      permissions: ['ns:webhooks:read'],
+      members: [{ userId: 'reader', addedAt: now }],
+      createdAt: now,
+      updatedAt: now,
+    }),
     result: undefined,
   }))
   for (const id of ['main', 'legacy']) await putFirewall(id)
@@ -24,18 +31,30 @@ afterAll(async () => h?.close())
 function putFirewall(id: string) {
   const input = FirewallInput.parse({ id })
   const next: Firewall = { ...input, id, name: id, version: 0, updatedAt: '' }
-  return h.services.firewalls.mutate(NS, id, { userId: 'owner' }, new Date().toISOString(), () => ({ next, summary: 'test', result: (stored) => stored! }))
+  return h.services.firewalls.mutate(NS, id, { userId: 'owner' }, new Date().toISOString(), () => ({
+    next,
+    summary: 'test',
+    result: (stored) => stored!,
+  }))
 }
 
 const base = () => ({ name: 'hook', url: h.receiver.url, eventTypes: ['firewall.*', 'config.*'] })
-const events = async (type: string) => (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 10_000 })).map((e) => e.value).filter((e) => e.type === type)
+const events = async (type: string) =>
+  (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 10_000 }))
+    .map((e) => e.value)
+    .filter((e) => e.type === type)
 
 describe('webhook API', () => {
   it('creates with 201, Location and the secret in full; reads redact it', async () => {
     const created = await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), id: 'hook-1', firewalls: ['main'] })
     expect(created.status).toBe(201)
     expect(created.headers.get('location')).toBe(`/v1/${NS}/webhooks/hook-1`)
-    expect(created.body).toMatchObject({ id: 'hook-1', enabled: true, firewalls: ['main'], eventTypes: ['firewall.*', 'config.*'] })
+    expect(created.body).toMatchObject({
+      id: 'hook-1',
+      enabled: true,
+      firewalls: ['main'],
+      eventTypes: ['firewall.*', 'config.*'],
+    })
     expect(created.body.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
     const listed = await h.api('GET', `/v1/${NS}/webhooks`)
     expect(listed.body.find((w: { id: string }) => w.id === 'hook-1').secret).toBe('[REDACTED]')
@@ -49,7 +68,11 @@ describe('webhook API', () => {
     await h.api('POST', `/v1/${NS}/webhooks/hook-1/secret/rotate`)
     const created = await events('config.webhook.created')
     const updated = await events('config.webhook.updated')
-    expect(created.at(-1).data).toMatchObject({ webhook: 'hook-1', actor: { userId: 'owner' }, config: { id: 'hook-1', name: 'hook' } })
+    expect(created.at(-1).data).toMatchObject({
+      webhook: 'hook-1',
+      actor: { userId: 'owner' },
+      config: { id: 'hook-1', name: 'hook' },
+    })
     expect(updated.map((e) => e.data.config.name)).toEqual(['renamed', 'renamed'])
     expect(updated.at(-1).data.config.secretRotatedAt).toBeDefined()
     expect(updated.at(-1).data.config.previousSecretValidUntil).toBeDefined()
@@ -72,7 +95,10 @@ describe('webhook API', () => {
   })
 
   it('accepts open audit.* and vulnerability.* names and prefixes', async () => {
-    const res = await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), eventTypes: ['audit.team.*', 'audit.anything.new', 'vulnerability.found', 'exception-request.approved'] })
+    const res = await h.api('POST', `/v1/${NS}/webhooks`, {
+      ...base(),
+      eventTypes: ['audit.team.*', 'audit.anything.new', 'vulnerability.found', 'exception-request.approved'],
+    })
     expect(res.status).toBe(201)
   })
 
@@ -81,7 +107,8 @@ describe('webhook API', () => {
     expect(res.status).toBe(400)
     expect(res.body.errors).toHaveLength(1)
     expect(res.body.errors[0].path).toBe('eventTypes')
-    for (const family of ['firewall.*', 'audit.*', 'config.*', 'package.*', 'exception-request.*']) expect(res.body.errors[0].message).toContain(family)
+    for (const family of ['firewall.*', 'audit.*', 'config.*', 'package.*', 'exception-request.*'])
+      expect(res.body.errors[0].message).toContain(family)
     const created = (await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), id: 'hook-empty' })).body
     const update = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, { ...base(), eventTypes: [] })
     expect(update.status).toBe(400)
@@ -93,7 +120,9 @@ describe('webhook API', () => {
     expect(res.status).toBe(400)
     expect(res.body.code).toBe('url_not_public')
     expect(res.body.detail).toContain('WEBHOOK_ALLOWED_NETWORKS')
-    expect(res.body.errors).toMatchObject([{ path: 'url', message: expect.stringContaining('WEBHOOK_ALLOWED_NETWORKS') }])
+    expect(res.body.errors).toMatchObject([
+      { path: 'url', message: expect.stringContaining('WEBHOOK_ALLOWED_NETWORKS') },
+    ])
   })
 
   it('rejects an unknown firewall; a deleted one stops matching and does not block later edits', async () => {
@@ -101,9 +130,19 @@ describe('webhook API', () => {
     expect(unknown.status).toBe(400)
     expect(unknown.body.errors).toEqual([{ path: 'firewalls[1]', message: 'unknown firewall "ghost"' }])
 
-    expect((await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), id: 'scoped', firewalls: ['legacy'] })).status).toBe(201)
-    await h.services.firewalls.mutate(NS, 'legacy', { userId: 'owner' }, new Date().toISOString(), () => ({ next: null, summary: 'gone', result: () => null }))
-    const edit = await h.api('PUT', `/v1/${NS}/webhooks/scoped`, { ...base(), name: 'still fine', firewalls: ['legacy'] })
+    expect((await h.api('POST', `/v1/${NS}/webhooks`, { ...base(), id: 'scoped', firewalls: ['legacy'] })).status).toBe(
+      201,
+    )
+    await h.services.firewalls.mutate(NS, 'legacy', { userId: 'owner' }, new Date().toISOString(), () => ({
+      next: null,
+      summary: 'gone',
+      result: () => null,
+    }))
+    const edit = await h.api('PUT', `/v1/${NS}/webhooks/scoped`, {
+      ...base(),
+      name: 'still fine',
+      firewalls: ['legacy'],
+    })
     expect(edit.status).toBe(200)
     expect(edit.body.firewalls).toEqual(['legacy'])
     // Adding the deleted firewall to another webhook is refused: it is unknown now.
@@ -146,11 +185,22 @@ describe('webhook API', () => {
     expect(res.status).toBe(200)
     expect(res.body.bucket).toBe('1m')
     expect(res.body.buckets).toHaveLength(60)
-    const total = res.body.buckets.reduce((sum: number, b: { deliveriesSuccess: number }) => sum + b.deliveriesSuccess, 0)
+    const total = res.body.buckets.reduce(
+      (sum: number, b: { deliveriesSuccess: number }) => sum + b.deliveriesSuccess,
+      0,
+    )
     expect(total).toBe(5)
-    expect(res.body.buckets.at(-1)).toEqual(expect.objectContaining({ start: expect.any(String), eventsSent: expect.any(Number), avgDeliveryMillis: expect.any(Number) }))
+    expect(res.body.buckets.at(-1)).toEqual(
+      expect.objectContaining({
+        start: expect.any(String),
+        eventsSent: expect.any(Number),
+        avgDeliveryMillis: expect.any(Number),
+      }),
+    )
     expect((await h.api('GET', `/v1/${NS}/webhooks/paged/metrics?bucket=5m`)).status).toBe(400)
-    expect((await h.api('GET', `/v1/${NS}/webhooks/paged/metrics?bucket=1m&since=2020-01-01T00:00:00Z`)).status).toBe(400)
+    expect((await h.api('GET', `/v1/${NS}/webhooks/paged/metrics?bucket=1m&since=2020-01-01T00:00:00Z`)).status).toBe(
+      400,
+    )
   })
 
   it('deletes with 204 and a config.webhook.deleted event; then 404', async () => {

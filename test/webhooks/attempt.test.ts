@@ -23,7 +23,12 @@ beforeAll(async () => {
     const chunks: Buffer[] = []
     req.on('data', (chunk) => chunks.push(chunk))
     req.on('end', () => {
-      received.push({ method: req.method!, url: req.url!, headers: req.headers, body: Buffer.concat(chunks).toString() })
+      received.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      })
       switch (req.url) {
         case '/ok':
           return res.writeHead(204).end()
@@ -97,7 +102,12 @@ describe('sendAttempt against a loopback receiver', () => {
   })
 
   it('captures Retry-After on 429', async () => {
-    expect(await request('/busy')).toMatchObject({ kind: 'failure', responseStatus: 429, retryAfterMs: 7_000, responseBody: 'slow down' })
+    expect(await request('/busy')).toMatchObject({
+      kind: 'failure',
+      responseStatus: 429,
+      retryAfterMs: 7_000,
+      responseBody: 'slow down',
+    })
   })
 
   it('gives up on a hung receiver at the timeout with status 0', async () => {
@@ -151,7 +161,10 @@ describe('sendAttempt address policy', () => {
   })
 
   it('refuses a rejected domain', async () => {
-    const outcome = await request('/ok', { url: 'http://hooks.evil.test/ok', settings: { allowedNetworks: [], rejectedDomains: ['evil.test'] } })
+    const outcome = await request('/ok', {
+      url: 'http://hooks.evil.test/ok',
+      settings: { allowedNetworks: [], rejectedDomains: ['evil.test'] },
+    })
     expect(outcome.error).toMatch(/^url_rejected_domain/)
   })
 
@@ -178,9 +191,13 @@ describe('sendAttempt address policy', () => {
   })
 
   it('checks the connected peer address', () => {
-    expect(checkConnectedSocket({ remoteAddress: '127.0.0.1' }, { allowedNetworks: [], rejectedDomains: [] })).toMatch(/not a public/)
+    expect(checkConnectedSocket({ remoteAddress: '127.0.0.1' }, { allowedNetworks: [], rejectedDomains: [] })).toMatch(
+      /not a public/,
+    )
     expect(checkConnectedSocket({ remoteAddress: '::ffff:127.0.0.1' }, loopback)).toBeNull()
-    expect(checkConnectedSocket({ remoteAddress: '93.184.216.34' }, { allowedNetworks: [], rejectedDomains: [] })).toBeNull()
+    expect(
+      checkConnectedSocket({ remoteAddress: '93.184.216.34' }, { allowedNetworks: [], rejectedDomains: [] }),
+    ).toBeNull()
     expect(checkConnectedSocket({ remoteAddress: undefined }, loopback)).toMatch(/no remote address/)
   })
 })

@@ -10,14 +10,20 @@ import { NS, startHarness, T0, type Harness } from './support/harness'
 let h: Harness
 afterEach(async () => h?.close())
 
-const path = (webhook: string, delivery = '') => `/v1/${NS}/webhooks/${webhook}/deliveries${delivery ? `/${delivery}` : ''}`
+const path = (webhook: string, delivery = '') =>
+  `/v1/${NS}/webhooks/${webhook}/deliveries${delivery ? `/${delivery}` : ''}`
 const iso = (ms: number) => new Date(ms).toISOString()
 
 describe('attempt history of a delivery', () => {
   it('lists every attempt oldest first with status, body, error and the scheduled retry', async () => {
     h = await startHarness()
     const webhook = await h.createWebhook()
-    h.receiver.reply = (_r, i) => (i === 0 ? { status: 500, body: 'down' } : i === 1 ? { status: 429, headers: { 'retry-after': '7' }, body: 'slow' } : { status: 200, body: 'ok' })
+    h.receiver.reply = (_r, i) =>
+      i === 0
+        ? { status: 500, body: 'down' }
+        : i === 1
+          ? { status: 429, headers: { 'retry-after': '7' }, body: 'slow' }
+          : { status: 200, body: 'ok' }
     await h.appendEvents(1)
     await h.runUntil(T0 + 60_000)
 
@@ -26,17 +32,40 @@ describe('attempt history of a delivery', () => {
     expect(answer.status).toBe(200)
     const attempts = answer.body
     expect(attempts.map((a: { attempt: number }) => a.attempt)).toEqual([1, 2, 3])
-    expect(attempts.map((a: { startedAt: string }) => a.startedAt)).toEqual([iso(T0), iso(T0 + 30_000), iso(T0 + 37_000)])
+    expect(attempts.map((a: { startedAt: string }) => a.startedAt)).toEqual([
+      iso(T0),
+      iso(T0 + 30_000),
+      iso(T0 + 37_000),
+    ])
     expect(attempts.map((a: { responseStatus: number }) => a.responseStatus)).toEqual([500, 429, 200])
     expect(attempts.map((a: { responseBody: string }) => a.responseBody)).toEqual(['down', 'slow', 'ok'])
     // The retry time the machine scheduled: the schedule's 30 s, then the receiver's Retry-After.
-    expect(attempts.map((a: { nextAttemptAt?: string }) => a.nextAttemptAt)).toEqual([iso(T0 + 30_000), iso(T0 + 37_000), undefined])
+    expect(attempts.map((a: { nextAttemptAt?: string }) => a.nextAttemptAt)).toEqual([
+      iso(T0 + 30_000),
+      iso(T0 + 37_000),
+      undefined,
+    ])
     // An answer is not a transport error.
     expect(attempts.map((a: { error?: string }) => a.error)).toEqual([undefined, undefined, undefined])
     for (const attempt of attempts) expect(attempt.durationMillis).toBeGreaterThanOrEqual(0)
     // The record keeps exactly its spec fields.
     expect(Object.keys(record).sort()).toEqual(
-      ['attempts', 'completedAt', 'createdAt', 'durationMillis', 'eventCount', 'eventTypes', 'id', 'payload', 'payloadTruncated', 'responseBody', 'responseStatus', 'status', 'test', 'webhook'].sort(),
+      [
+        'attempts',
+        'completedAt',
+        'createdAt',
+        'durationMillis',
+        'eventCount',
+        'eventTypes',
+        'id',
+        'payload',
+        'payloadTruncated',
+        'responseBody',
+        'responseStatus',
+        'status',
+        'test',
+        'webhook',
+      ].sort(),
     )
     expect(record).toMatchObject({ attempts: 3, responseStatus: 200, status: 'success' })
   })
@@ -82,7 +111,18 @@ describe('attempt storage', () => {
       'ns',
       'wh',
       deliveryId,
-      (previous) => recordAfterAttempt(previous, { webhook: 'wh', deliveryId, attempt, status: 'retrying', events: [], source: { eventIds: [], after: null, last: '0' }, outcome, startedAt: T0, finishedAt: T0 }),
+      (previous) =>
+        recordAfterAttempt(previous, {
+          webhook: 'wh',
+          deliveryId,
+          attempt,
+          status: 'retrying',
+          events: [],
+          source: { eventIds: [], after: null, last: '0' },
+          outcome,
+          startedAt: T0,
+          finishedAt: T0,
+        }),
       attemptRecord({ attempt, outcome, startedAt: T0 + attempt, nextAttemptAt: null }),
     )
 

@@ -10,7 +10,11 @@ const event = (n: number, pad = 0): NamespaceEvent => ({
   namespace: 'ns',
   data: { action: 'test.ping', outcome: 'success', statusCode: 200, pad: 'x'.repeat(pad) },
 })
-const testSend = (n: number): NamespaceEvent => ({ ...event(n), type: 'webhook.test', data: { webhook: 'wh-1', message: 'Test event' } })
+const testSend = (n: number): NamespaceEvent => ({
+  ...event(n),
+  type: 'webhook.test',
+  data: { webhook: 'wh-1', message: 'Test event' },
+})
 
 describe('takeBatch', () => {
   it('takes at most 100 events, oldest first', () => {
@@ -25,7 +29,9 @@ describe('takeBatch', () => {
     const batch = takeBatch(events)
     expect(batch.length).toBe(5)
     expect(Buffer.byteLength(envelope(batch).body)).toBeLessThanOrEqual(512 * 1024)
-    expect(Buffer.byteLength(envelope(takeBatch(events, { maxEvents: 100, maxBytes: 10 ** 9 }).slice(0, 6)).body)).toBeGreaterThan(512 * 1024)
+    expect(
+      Buffer.byteLength(envelope(takeBatch(events, { maxEvents: 100, maxBytes: 10 ** 9 }).slice(0, 6)).body),
+    ).toBeGreaterThan(512 * 1024)
   })
 
   it('fills to exactly the cap when it fits', () => {

@@ -6,7 +6,13 @@ import { NS, receiptProblems, startHarness, T0, type Harness } from './support/h
 let h: Harness
 afterEach(async () => h?.close())
 
-const records = async (id: string) => (await h.api('GET', `/v1/${NS}/webhooks/${id}/deliveries`)).body as { id: string; test: boolean; eventTypes: string[]; eventCount: number }[]
+const records = async (id: string) =>
+  (await h.api('GET', `/v1/${NS}/webhooks/${id}/deliveries`)).body as {
+    id: string
+    test: boolean
+    eventTypes: string[]
+    eventCount: number
+  }[]
 const state = async (id: string) => (await h.api('GET', `/v1/${NS}/webhooks/${id}/state`)).body
 
 describe('a test send is its own delivery', () => {
@@ -23,7 +29,12 @@ describe('a test send is its own delivery', () => {
     await h.runUntil(T0 + 60_000)
 
     const bodies = h.receiver.receipts.slice(1).map((r) => r.json.events.map((e) => e.type))
-    expect(bodies).toEqual([['audit.test.ping', 'audit.test.ping'], ['audit.test.ping'], ['webhook.test'], ['audit.test.ping']])
+    expect(bodies).toEqual([
+      ['audit.test.ping', 'audit.test.ping'],
+      ['audit.test.ping'],
+      ['webhook.test'],
+      ['audit.test.ping'],
+    ])
     expect(h.receiver.receipts[2].json.events[0].id).toBe(third.id)
     expect(h.receiver.receipts[4].json.events[0].id).toBe(fourth.id)
     // Records in the order of delivery (ids made in the same stepped millisecond do not sort by time).

@@ -6,14 +6,21 @@ import { NS, receiptProblems, startHarness, T0, type Harness } from './support/h
 let h: Harness
 afterEach(async () => h?.close())
 
-const hook = (extra: Record<string, unknown> = {}) => ({ name: 'hook', url: h.receiver.url, eventTypes: ['audit.test.*', 'config.*'], ...extra })
+const hook = (extra: Record<string, unknown> = {}) => ({
+  name: 'hook',
+  url: h.receiver.url,
+  eventTypes: ['audit.test.*', 'config.*'],
+  ...extra,
+})
 const post = (body: unknown) => h.api('POST', `/v1/${NS}/webhooks`, body)
 const paths = (res: { body: { errors?: { path: string }[] } }) => (res.body.errors ?? []).map((e) => e.path)
 
 describe('webhook rateLimit and headers: the API', () => {
   it('saves both, shows header values redacted, and keeps a value a PUT sends back redacted', async () => {
     h = await startHarness()
-    const created = await post(hook({ id: 'h1', rateLimit: 2, headers: { 'X-Api-Key': 'k-123', 'X-Team': 'payments' } }))
+    const created = await post(
+      hook({ id: 'h1', rateLimit: 2, headers: { 'X-Api-Key': 'k-123', 'X-Team': 'payments' } }),
+    )
     expect(created.status).toBe(201)
     expect(created.body).toMatchObject({ rateLimit: 2, headers: { 'X-Api-Key': '[REDACTED]', 'X-Team': '[REDACTED]' } })
     const read = await h.api('GET', `/v1/${NS}/webhooks/h1`)
@@ -21,7 +28,10 @@ describe('webhook rateLimit and headers: the API', () => {
     expect(JSON.stringify((await h.api('GET', `/v1/${NS}/webhooks`)).body)).not.toContain('k-123')
 
     // GET, edit one value, PUT back: the redacted one keeps its stored value.
-    const edited = await h.api('PUT', `/v1/${NS}/webhooks/h1`, { ...read.body, headers: { ...read.body.headers, 'X-Team': 'billing' } })
+    const edited = await h.api('PUT', `/v1/${NS}/webhooks/h1`, {
+      ...read.body,
+      headers: { ...read.body.headers, 'X-Team': 'billing' },
+    })
     expect(edited.status).toBe(200)
     expect((await h.services.webhooks.get(NS, 'h1'))!.headers).toEqual({ 'X-Api-Key': 'k-123', 'X-Team': 'billing' })
     // A PUT without them removes both (PUT replaces).
@@ -33,17 +43,23 @@ describe('webhook rateLimit and headers: the API', () => {
   it('carries both in config.webhook.* events, header values redacted, valid against the served schema', async () => {
     h = await startHarness()
     const webhook = await h.createWebhook({ eventTypes: ['config.*'] })
-    const update = await h.api('PUT', `/v1/${NS}/webhooks/${webhook.id}`, hook({ eventTypes: ['config.*'], rateLimit: 0.5, headers: { Authorization: 'Bearer s3cret' } }))
+    const update = await h.api(
+      'PUT',
+      `/v1/${NS}/webhooks/${webhook.id}`,
+      hook({ eventTypes: ['config.*'], rateLimit: 0.5, headers: { Authorization: 'Bearer s3cret' } }),
+    )
     expect(update.status).toBe(200)
     await h.runFor(5_000)
-    const configs = h.receiver.events().filter((e) => e.type === 'config.webhook.updated').map((e) => e.data.config)
+    const configs = h.receiver
+      .events()
+      .filter((e) => e.type === 'config.webhook.updated')
+      .map((e) => e.data.config)
     expect(configs.at(-1)).toMatchObject({ rateLimit: 0.5, headers: { Authorization: '[REDACTED]' } })
     expect(h.receiver.receipts.map((r) => r.body).join()).not.toContain('s3cret')
     expect(receiptProblems(h.receiver)).toEqual([])
     const schema = await (await fetch(`${h.origin}/schemas/webhook-events-v1.json`)).text()
     expect(schema).toContain('rateLimit')
   })
-
 })
 
 describe('webhook rateLimit and headers: refusals', () => {
@@ -68,7 +84,12 @@ describe('webhook rateLimit and headers: refusals', () => {
     [{ headers: { 'X-New': '[REDACTED]' } }, ['headers.X-New']],
     [{ headers: Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`X-H${i}`, 'v'])) }, ['headers']],
   ])('refuses %j with 400 naming %j', async (extra, expected) => {
-    const res = await shared.api('POST', `/v1/${NS}/webhooks`, { name: 'hook', url: shared.receiver.url, eventTypes: ['config.*'], ...extra })
+    const res = await shared.api('POST', `/v1/${NS}/webhooks`, {
+      name: 'hook',
+      url: shared.receiver.url,
+      eventTypes: ['config.*'],
+      ...extra,
+    })
     expect(res.status).toBe(400)
     expect(res.headers.get('content-type')).toContain('application/problem+json')
     expect(paths(res)).toEqual(expected)

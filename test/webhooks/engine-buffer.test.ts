@@ -29,17 +29,28 @@ describe('webhook engine: buffer cap and pacing', () => {
     const notices = received.filter((e) => e.type === 'webhook.rate_limited' && e.data.reason === 'buffer_overflow')
     expect(notices).toHaveLength(1)
     // One event over the cap, and the notice itself takes one more slot.
-    expect(notices[0].data).toEqual({ webhook: webhook.id, reason: 'buffer_overflow', droppedEvents: 2, bufferedEvents: 5000 })
+    expect(notices[0].data).toEqual({
+      webhook: webhook.id,
+      reason: 'buffer_overflow',
+      droppedEvents: 2,
+      bufferedEvents: 5000,
+    })
     // The two oldest events still waiting when the buffer overflowed are the ones dropped.
     const delivered = received.filter((e) => e.type === 'audit.test.ping').map((e) => e.id)
     const waiting = events.map((e) => e.id).filter((id) => !first.includes(id))
     const dropped = waiting.slice(0, 2)
     expect(delivered).toEqual(events.map((e) => e.id).filter((id) => !dropped.includes(id)))
     // The 5000-event backlog is also paced, which is reported once as `rate_limited`.
-    expect(received.filter((e) => e.type === 'webhook.rate_limited').map((e) => e.data.reason).sort()).toEqual(['buffer_overflow', 'rate_limited'])
+    expect(
+      received
+        .filter((e) => e.type === 'webhook.rate_limited')
+        .map((e) => e.data.reason)
+        .sort(),
+    ).toEqual(['buffer_overflow', 'rate_limited'])
     expect(receiptProblems(h.receiver)).toEqual([])
     const metrics = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/metrics?bucket=1h`)).body
-    const total = (field: string) => metrics.buckets.reduce((sum: number, bucket: Record<string, number>) => sum + bucket[field], 0)
+    const total = (field: string) =>
+      metrics.buckets.reduce((sum: number, bucket: Record<string, number>) => sum + bucket[field], 0)
     expect([total('eventsDropped'), total('eventsSent'), total('deliveriesFailed')]).toEqual([2, 4999 + 2, 1])
     expect(metrics.buckets).toHaveLength(24)
   })
@@ -52,7 +63,8 @@ describe('webhook engine: buffer cap and pacing', () => {
 
     const times = h.receiver.receipts.map((r) => r.at)
     expect(times.length).toBe(26)
-    for (const start of times) expect(times.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(5)
+    for (const start of times)
+      expect(times.filter((t) => t >= start && t < start + 1_000).length).toBeLessThanOrEqual(5)
     // The first five go out at once, then one slot frees up per 200 ms on average.
     expect(times.slice(0, 5)).toEqual(Array(5).fill(T0))
     expect(times[5]).toBe(T0 + 1_000)

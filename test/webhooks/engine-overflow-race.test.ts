@@ -21,7 +21,9 @@ describe('webhook engine: overflow while batches are taken (Redis, real time)', 
     const accounted = () => {
       const received = h.receiver.events()
       const delivered = received.filter((e) => e.type === 'audit.test.ping').length
-      const dropped = received.filter((e) => e.type === 'webhook.rate_limited').reduce((sum, e) => sum + e.data.droppedEvents, 0)
+      const dropped = received
+        .filter((e) => e.type === 'webhook.rate_limited')
+        .reduce((sum, e) => sum + e.data.droppedEvents, 0)
       return delivered + dropped
     }
     await waitFor(() => accounted() >= appended.length, 30_000, 'every event delivered or reported dropped')
@@ -33,7 +35,9 @@ describe('webhook engine: overflow while batches are taken (Redis, real time)', 
     expect(notices.every((e) => e.data.reason === 'buffer_overflow' && e.data.droppedEvents > 0)).toBe(true)
     const delivered = received.filter((e) => e.type === 'audit.test.ping').map((e) => e.id)
     // Delivered events keep log order, none twice, and the drops add up to exactly the rest.
-    const logged = (await h.backend.logRange<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map((entry) => entry.value.id)
+    const logged = (await h.backend.logRange<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map(
+      (entry) => entry.value.id,
+    )
     const kept = new Set(delivered)
     expect(delivered).toEqual(logged.filter((id) => kept.has(id)))
     expect(new Set(delivered).size).toBe(delivered.length)

@@ -25,19 +25,37 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(h.receiver.receipts.map((r) => r.at - T0)).toEqual([0, 30_000, 150_000, 750_000, 2_550_000, LAST_ATTEMPT])
     expect(receiptProblems(h.receiver)).toEqual([])
     const [record] = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/deliveries`)).body
-    expect(record).toMatchObject({ status: 'failed', attempts: 6, responseStatus: 500, completedAt: new Date(T0 + LAST_ATTEMPT).toISOString() })
+    expect(record).toMatchObject({
+      status: 'failed',
+      attempts: 6,
+      responseStatus: 500,
+      completedAt: new Date(T0 + LAST_ATTEMPT).toISOString(),
+    })
     const state = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body
-    expect(state).toEqual({ state: 'quarantined', bufferedEvents: 0, quarantinedUntil: new Date(T0 + LAST_ATTEMPT + 24 * HOUR).toISOString() })
+    expect(state).toEqual({
+      state: 'quarantined',
+      bufferedEvents: 0,
+      quarantinedUntil: new Date(T0 + LAST_ATTEMPT + 24 * HOUR).toISOString(),
+    })
     const metrics = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/metrics?bucket=1d`)).body
     // The 1 h 42 min of retries may cross midnight (UTC): add up the day buckets.
-    const total = (field: string) => metrics.buckets.reduce((sum: number, bucket: Record<string, number>) => sum + bucket[field], 0)
-    const counts = Object.fromEntries(['deliveriesFailed', 'deliveriesSuccess', 'eventsDropped', 'eventsSent'].map((f) => [f, total(f)]))
+    const total = (field: string) =>
+      metrics.buckets.reduce((sum: number, bucket: Record<string, number>) => sum + bucket[field], 0)
+    const counts = Object.fromEntries(
+      ['deliveriesFailed', 'deliveriesSuccess', 'eventsDropped', 'eventsSent'].map((f) => [f, total(f)]),
+    )
     expect(counts).toEqual({ deliveriesFailed: 6, deliveriesSuccess: 0, eventsDropped: 1, eventsSent: 0 })
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBe(state.quarantinedUntil)
     // Entering quarantine changes the webhook's configuration, so it is announced like any change.
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
-    expect(updates.at(-1).data).toMatchObject({ webhook: webhook.id, actor: {}, config: { quarantinedUntil: state.quarantinedUntil } })
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+      .map((e) => e.value)
+      .filter((e) => e.type === 'config.webhook.updated')
+    expect(updates.at(-1).data).toMatchObject({
+      webhook: webhook.id,
+      actor: {},
+      config: { quarantinedUntil: state.quarantinedUntil },
+    })
   })
 
   it('keeps buffering while quarantined and delivers the backlog at once on release', async () => {
@@ -45,7 +63,10 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     const buffered = await h.appendEvents(3)
     await h.runFor(HOUR)
     expect(h.receiver.receipts).toHaveLength(6)
-    expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body).toMatchObject({ state: 'quarantined', bufferedEvents: 3 })
+    expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body).toMatchObject({
+      state: 'quarantined',
+      bufferedEvents: 3,
+    })
 
     recover()
     const released = await h.api('POST', `/v1/${NS}/webhooks/${webhook.id}/release`)
@@ -55,10 +76,15 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     const last = h.receiver.receipts.at(-1)!
     expect(last.at).toBe(h.clock.now())
     expect(last.json.events.map((e) => e.id)).toEqual(buffered.map((e) => e.id))
-    expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body).toEqual({ state: 'active', bufferedEvents: 0 })
+    expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body).toEqual({
+      state: 'active',
+      bufferedEvents: 0,
+    })
     expect((await h.api('POST', `/v1/${NS}/webhooks/${webhook.id}/release`)).status).toBe(409)
 
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+      .map((e) => e.value)
+      .filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config).toMatchObject({ id: webhook.id, releasedAt: released.body.releasedAt })
     expect(JSON.stringify(updates)).not.toContain('whsec_')
   })
@@ -76,7 +102,9 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(h.receiver.receipts[6].json.events.map((e) => e.id)).toEqual(buffered.map((e) => e.id))
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBeUndefined()
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 })).map((e) => e.value).filter((e) => e.type === 'config.webhook.updated')
+    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+      .map((e) => e.value)
+      .filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config.quarantinedUntil).toBeUndefined()
     expect(updates.at(-2).data.config.quarantinedUntil).toBe(new Date(until).toISOString())
   })

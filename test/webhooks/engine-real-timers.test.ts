@@ -28,7 +28,10 @@ describe('webhook engine on real timers and Redis', () => {
     // Receipts 2..4 delivered distinct events in order; 0 and 1 were failed attempts of receipt 2's batch.
     expect(receipts.slice(2).flatMap((r) => r.json.events.map((e) => e.id))).toEqual(events.map((e) => e.id))
     expect(receiptProblems(h.receiver)).toEqual([])
-    await waitFor(async () => (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body.state === 'active', 2_000)
+    await waitFor(
+      async () => (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body.state === 'active',
+      2_000,
+    )
     const records = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/deliveries`)).body
     expect(records.map((r: { status: string; attempts: number }) => [r.status, r.attempts])).toEqual([
       ['success', 1],

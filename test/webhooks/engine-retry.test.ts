@@ -19,13 +19,22 @@ describe('webhook engine: retries against a real receiver (stepping clock)', () 
     expect(new Set(receipts.map((r) => r.headers['webhook-id'])).size).toBe(1)
     expect(receipts.map((r) => r.at - T0)).toEqual([0, 30_000, 150_000, 750_000])
     // Re-signed at every attempt with a fresh timestamp; same body and event id.
-    expect(receipts.map((r) => Number(r.headers['webhook-timestamp']))).toEqual(receipts.map((r) => Math.floor(r.at / 1000)))
+    expect(receipts.map((r) => Number(r.headers['webhook-timestamp']))).toEqual(
+      receipts.map((r) => Math.floor(r.at / 1000)),
+    )
     expect(new Set(receipts.map((r) => r.body)).size).toBe(1)
     expect(receipts[0].json.events.map((e) => e.id)).toEqual([event.id])
     expect(receiptProblems(h.receiver)).toEqual([])
 
     const [record] = await deliveries(webhook.id)
-    expect(record).toMatchObject({ id: receipts[0].headers['webhook-id'], status: 'success', attempts: 4, responseStatus: 200, eventCount: 1, test: false })
+    expect(record).toMatchObject({
+      id: receipts[0].headers['webhook-id'],
+      status: 'success',
+      attempts: 4,
+      responseStatus: 200,
+      eventCount: 1,
+      test: false,
+    })
     expect(record.completedAt).toBe(new Date(T0 + 750_000).toISOString())
     const state = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body
     expect(state).toEqual({ state: 'active', bufferedEvents: 0 })
@@ -43,12 +52,18 @@ describe('webhook engine: retries against a real receiver (stepping clock)', () 
   it('a 302 is a failed attempt and is never followed', async () => {
     h = await startHarness()
     const webhook = await h.createWebhook()
-    h.receiver.reply = (_r, i) => (i === 0 ? { status: 302, headers: { location: `${h.receiver.url}/elsewhere` } } : { status: 204 })
+    h.receiver.reply = (_r, i) =>
+      i === 0 ? { status: 302, headers: { location: `${h.receiver.url}/elsewhere` } } : { status: 204 }
     await h.appendEvents(1)
     await h.runFor(1_000)
     expect(h.receiver.receipts).toHaveLength(1)
     const [record] = await deliveries(webhook.id)
-    expect(record).toMatchObject({ status: 'retrying', attempts: 1, responseStatus: 302, error: 'redirect not followed' })
+    expect(record).toMatchObject({
+      status: 'retrying',
+      attempts: 1,
+      responseStatus: 302,
+      error: 'redirect not followed',
+    })
     const state = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body
     expect(state).toEqual({ state: 'retrying', bufferedEvents: 1, nextAttemptAt: new Date(T0 + 30_000).toISOString() })
     await h.runFor(30_000)
@@ -63,7 +78,13 @@ describe('webhook engine: retries against a real receiver (stepping clock)', () 
     await h.appendEvents(1)
     await h.runFor(1_000)
     const [record] = await deliveries(webhook.id)
-    expect(record).toMatchObject({ status: 'retrying', attempts: 1, responseStatus: 0, responseBody: '', error: 'timeout' })
+    expect(record).toMatchObject({
+      status: 'retrying',
+      attempts: 1,
+      responseStatus: 0,
+      responseBody: '',
+      error: 'timeout',
+    })
     expect(record.durationMillis).toBeGreaterThanOrEqual(290)
     expect(record.durationMillis).toBeLessThan(2_000)
   })

@@ -39,9 +39,21 @@ describe('webhook engine: signatures and test sends', () => {
     expect(sent.status).toBe(202)
     await h.runFor(1_000)
     const [receipt] = h.receiver.receipts
-    expect(receipt.json.events).toEqual([expect.objectContaining({ id: sent.body.event, type: 'webhook.test', data: { webhook: webhook.id, message: 'Test event' } })])
+    expect(receipt.json.events).toEqual([
+      expect.objectContaining({
+        id: sent.body.event,
+        type: 'webhook.test',
+        data: { webhook: webhook.id, message: 'Test event' },
+      }),
+    ])
     const [record] = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/deliveries`)).body
-    expect(record).toMatchObject({ id: receipt.headers['webhook-id'], test: true, status: 'success', eventTypes: ['webhook.test'], payload: receipt.body })
+    expect(record).toMatchObject({
+      id: receipt.headers['webhook-id'],
+      test: true,
+      status: 'success',
+      eventTypes: ['webhook.test'],
+      payload: receipt.body,
+    })
     expect(receiptProblems(h.receiver)).toEqual([])
   })
 

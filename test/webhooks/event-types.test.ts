@@ -22,22 +22,43 @@ describe('validateEventTypes', () => {
   })
 
   it('reports each bad entry at its index', () => {
-    const errors = validateEventTypes(['firewall.*', '*', 'firewall.denied', 'webhook.*', 'webhook.test', 'config.firewall.moved'])
-    expect(errors.map((error) => error.path)).toEqual(['eventTypes[1]', 'eventTypes[2]', 'eventTypes[3]', 'eventTypes[4]', 'eventTypes[5]'])
+    const errors = validateEventTypes([
+      'firewall.*',
+      '*',
+      'firewall.denied',
+      'webhook.*',
+      'webhook.test',
+      'config.firewall.moved',
+    ])
+    expect(errors.map((error) => error.path)).toEqual([
+      'eventTypes[1]',
+      'eventTypes[2]',
+      'eventTypes[3]',
+      'eventTypes[4]',
+      'eventTypes[5]',
+    ])
     expect(errors[0].message).toMatch(/bare/)
     expect(errors[2].message).toMatch(/always delivered/)
   })
 
-  it.each(['package.deleted', 'exception-request.reopened', 'firewall.*.blocked', 'firewall.', 'Firewall.blocked', 'other.*', 'audit', ''])(
-    'rejects %j',
-    (entry) => {
-      expect(validateEventTypes([entry])).toHaveLength(1)
-    },
-  )
+  it.each([
+    'package.deleted',
+    'exception-request.reopened',
+    'firewall.*.blocked',
+    'firewall.',
+    'Firewall.blocked',
+    'other.*',
+    'audit',
+    '',
+  ])('rejects %j', (entry) => {
+    expect(validateEventTypes([entry])).toHaveLength(1)
+  })
 
   it('rejects a non-array and non-string entries', () => {
     expect(validateEventTypes('firewall.*')).toEqual([{ path: 'eventTypes', message: expect.any(String) }])
-    expect(validateEventTypes([])).toEqual([{ path: 'eventTypes', message: expect.stringContaining('exception-request.*') }])
+    expect(validateEventTypes([])).toEqual([
+      { path: 'eventTypes', message: expect.stringContaining('exception-request.*') },
+    ])
     expect(validateEventTypes([42])[0].path).toBe('eventTypes[0]')
   })
 })
@@ -57,12 +78,21 @@ describe('matchesWebhook', () => {
   it('limits firewall, package and exception-request events to the firewall scope', () => {
     expect(matchesWebhook(blocked, hook(['firewall.*'], ['fw-a']))).toBe(true)
     expect(matchesWebhook(blocked, hook(['firewall.*'], ['fw-b']))).toBe(false)
-    expect(matchesWebhook({ type: 'package.published', data: { firewall: 'fw-b' } }, hook(['package.*'], ['fw-a']))).toBe(false)
-    expect(matchesWebhook({ type: 'exception-request.created', data: { firewall: 'fw-a' } }, hook(['exception-request.*'], ['fw-a']))).toBe(true)
+    expect(
+      matchesWebhook({ type: 'package.published', data: { firewall: 'fw-b' } }, hook(['package.*'], ['fw-a'])),
+    ).toBe(false)
+    expect(
+      matchesWebhook(
+        { type: 'exception-request.created', data: { firewall: 'fw-a' } },
+        hook(['exception-request.*'], ['fw-a']),
+      ),
+    ).toBe(true)
   })
 
   it('never scopes audit and config events', () => {
-    expect(matchesWebhook({ type: 'config.firewall.updated', data: { firewall: 'fw-b' } }, hook(['config.*'], ['fw-a']))).toBe(true)
+    expect(
+      matchesWebhook({ type: 'config.firewall.updated', data: { firewall: 'fw-b' } }, hook(['config.*'], ['fw-a'])),
+    ).toBe(true)
     expect(matchesWebhook({ type: 'audit.rule.upsert', data: {} }, hook(['audit.*'], ['fw-a']))).toBe(true)
   })
 

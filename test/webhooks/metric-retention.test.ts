@@ -14,8 +14,24 @@ const DAY = 24 * HOUR
 /** Midnight UTC, so day, hour and minute buckets all start here. */
 const NOW = Date.UTC(2026, 10, 24)
 
-const settable = (at: number) => ({ at, now() { return this.at } })
-const webhook = (id: string): WebhookRecord => ({ id, namespace: 'acme', name: id, url: 'https://hooks.example/x', enabled: true, eventTypes: ['config.*'], firewalls: [], secret: 'whsec_x', createdAt: 't', updatedAt: 't' })
+const settable = (at: number) => ({
+  at,
+  now() {
+    return this.at
+  },
+})
+const webhook = (id: string): WebhookRecord => ({
+  id,
+  namespace: 'acme',
+  name: id,
+  url: 'https://hooks.example/x',
+  enabled: true,
+  eventTypes: ['config.*'],
+  firewalls: [],
+  secret: 'whsec_x',
+  createdAt: 't',
+  updatedAt: 't',
+})
 
 const open: Backend[] = []
 afterEach(async () => {
@@ -33,17 +49,20 @@ describe.each(BACKEND_KINDS)('metric buckets removed by the retention pass (%s)'
     const backend = await makeBackend(kind)
     open.push(backend)
     const services = createServices(backend, { config: configFromEnv({}) })
-    for (const id of ['wh-a', 'wh-b']) await services.webhooks.mutate('acme', id, () => ({ next: webhook(id), result: undefined }))
+    for (const id of ['wh-a', 'wh-b'])
+      await services.webhooks.mutate('acme', id, () => ({ next: webhook(id), result: undefined }))
     return { backend, services }
   }
-  const stored = (backend: Backend, id: string, size: string, start: number) => backend.get(webhookKeys.metrics('acme', id, size, start))
+  const stored = (backend: Backend, id: string, size: string, start: number) =>
+    backend.get(webhookKeys.metrics('acme', id, size, start))
 
   it('removes each size past its window and keeps the rest, for every webhook', async () => {
     const { backend, services } = await setup()
     const records = services.webhookRecords
     // Attempts 2 days, 40 days and 100 days ago, and one just now.
     for (const at of [NOW - 2 * DAY, NOW - 40 * DAY, NOW - 100 * DAY, NOW]) {
-      for (const id of ['wh-a', 'wh-b']) await records.addMetrics('acme', id, at, { deliveriesSuccess: 1, eventsSent: 2 })
+      for (const id of ['wh-a', 'wh-b'])
+        await records.addMetrics('acme', id, at, { deliveriesSuccess: 1, eventsSent: 2 })
     }
     const clock = settable(NOW + MIN)
     const worker = new RetentionWorker({
@@ -65,7 +84,7 @@ describe.each(BACKEND_KINDS)('metric buckets removed by the retention pass (%s)'
       expect(await stored(backend, id, '1d', NOW - 40 * DAY)).not.toBeNull()
       expect(await stored(backend, id, '1d', NOW - 100 * DAY)).toBeNull()
     }
-    const [daily] = (await records.metrics('acme', 'wh-a', '1d', NOW - 40 * DAY, NOW - 40 * DAY))
+    const [daily] = await records.metrics('acme', 'wh-a', '1d', NOW - 40 * DAY, NOW - 40 * DAY)
     expect(daily.counters.eventsSent).toBe(2)
     expect((await worker.runOnce())!.pruned).toEqual({ webhookMetricBuckets: 0 })
     await worker.stop()
@@ -76,7 +95,13 @@ describe.each(BACKEND_KINDS)('metric buckets removed by the retention pass (%s)'
     await services.webhookRecords.addMetrics('acme', 'wh-a', NOW, { deliveriesFailed: 1 })
     await services.webhookRecords.addMetrics('acme', 'wh-a', NOW - 3 * DAY, { deliveriesFailed: 1 })
     await services.webhookRecords.deleteMetrics('acme', 'wh-a')
-    for (const [size, start] of [['1m', NOW], ['1h', NOW], ['1d', NOW], ['1d', NOW - 3 * DAY]] as const) expect(await stored(backend, 'wh-a', size, start)).toBeNull()
+    for (const [size, start] of [
+      ['1m', NOW],
+      ['1h', NOW],
+      ['1d', NOW],
+      ['1d', NOW - 3 * DAY],
+    ] as const)
+      expect(await stored(backend, 'wh-a', size, start)).toBeNull()
     expect(await backend.get(webhookKeys.metricsIndex('acme', 'wh-a', '1d'))).toBeNull()
   })
 })

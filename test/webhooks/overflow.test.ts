@@ -4,7 +4,11 @@ import type { NamespaceEvent } from '../../server/events/schemas'
 
 const event = (id: string): NamespaceEvent => ({ id, type: 'audit.x', time: '', namespace: 'ns', data: {} })
 const notice = (id: string, droppedEvents: number): NamespaceEvent => ({
-  id, type: 'webhook.rate_limited', time: '', namespace: 'ns', data: { webhook: 'wh', reason: 'buffer_overflow', droppedEvents, bufferedEvents: 0 },
+  id,
+  type: 'webhook.rate_limited',
+  time: '',
+  namespace: 'ns',
+  data: { webhook: 'wh', reason: 'buffer_overflow', droppedEvents, bufferedEvents: 0 },
 })
 
 const at = (waiting: number, inFlight = 0, noticesInTransit = 0) => ({ waiting, inFlight, noticesInTransit })
@@ -30,7 +34,10 @@ describe('buffer overflow rule', () => {
   it('counts dropped events and carries the counts of dropped notices', () => {
     expect(droppedEventCount([event('a'), notice('n', 7), event('b')])).toEqual({ events: 2, reported: 9 })
     expect(isOverflowNotice(notice('n', 1))).toBe(true)
-    const pacing: NamespaceEvent = { ...notice('p', 0), data: { webhook: 'wh', reason: 'rate_limited', droppedEvents: 0, bufferedEvents: 1200 } }
+    const pacing: NamespaceEvent = {
+      ...notice('p', 0),
+      data: { webhook: 'wh', reason: 'rate_limited', droppedEvents: 0, bufferedEvents: 1200 },
+    }
     expect(isOverflowNotice(pacing)).toBe(false)
     expect(droppedEventCount([pacing])).toEqual({ events: 1, reported: 1 })
   })

@@ -27,13 +27,24 @@ describe('resend', () => {
 
     const resent = await h.api('POST', `${base(webhook.id)}/deliveries/${webhookId(0)}/resend`)
     expect(resent.status).toBe(202)
-    expect(resent.body).toMatchObject({ status: 'retrying', attempts: 0, eventCount: 2, eventTypes: ['audit.test.ping'], test: false })
+    expect(resent.body).toMatchObject({
+      status: 'retrying',
+      attempts: 0,
+      eventCount: 2,
+      eventTypes: ['audit.test.ping'],
+      test: false,
+    })
     expect(resent.body.id).toMatch(/^whdel-/)
     expect(resent.body.id).not.toBe(webhookId(0))
     const [fifth] = await h.appendEvents(1)
     await h.runUntil(T0 + 60_000)
 
-    expect(h.receiver.receipts.slice(2).map((_, i) => ids(i + 2))).toEqual([[third.id], [fourth.id], first.map((e) => e.id), [fifth.id]])
+    expect(h.receiver.receipts.slice(2).map((_, i) => ids(i + 2))).toEqual([
+      [third.id],
+      [fourth.id],
+      first.map((e) => e.id),
+      [fifth.id],
+    ])
     expect(webhookId(4)).toBe(resent.body.id)
     expect(receiptProblems(h.receiver)).toEqual([])
     const record = (await h.api('GET', `${base(webhook.id)}/deliveries/${resent.body.id}`)).body
@@ -72,7 +83,10 @@ describe('recover', () => {
     await h.runFor(5_000)
     expect((await h.api('GET', `${base(webhook.id)}/state`)).body.state).toBe('quarantined')
 
-    const outside = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString(), until: new Date(T0 - 1_000).toISOString() })
+    const outside = await h.api('POST', `${base(webhook.id)}/recover`, {
+      since: new Date(T0 - 60_000).toISOString(),
+      until: new Date(T0 - 1_000).toISOString(),
+    })
     expect(outside).toMatchObject({ status: 202, body: { count: 0 } })
     expect((await h.api('POST', `${base(webhook.id)}/recover`, { since: 'yesterday' })).status).toBe(400)
     const recovered = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString() })
@@ -81,7 +95,10 @@ describe('recover', () => {
     // Quarantine applies: nothing goes out until it is released.
     await h.runFor(60_000)
     expect(h.receiver.receipts).toHaveLength(2)
-    expect((await h.api('GET', `${base(webhook.id)}/state`)).body).toMatchObject({ state: 'quarantined', bufferedEvents: 2 })
+    expect((await h.api('GET', `${base(webhook.id)}/state`)).body).toMatchObject({
+      state: 'quarantined',
+      bufferedEvents: 2,
+    })
     expect((await h.api('POST', `${base(webhook.id)}/release`)).status).toBe(200)
     await h.runFor(5_000)
     expect(h.receiver.receipts).toHaveLength(3)

@@ -22,10 +22,16 @@ describe('webhook delivery across a SIGKILL and restart (built server, Redis)', 
     const before = await cluster.append(3)
     await waitFor(() => receiver.receipts.length === 2, 10_000, 'two failed attempts')
     // Wait until the retrying snapshot (two attempts made) is in storage, then kill without any chance to clean up.
-    await waitFor(async () => {
-      const stored = await cluster.backend.get<{ value: unknown; context: { batch: { attempts: number } | null } }>(webhookKeys.snapshot('default', webhook.id))
-      return stored?.value === 'retrying' && stored.context.batch?.attempts === 2
-    }, 10_000, 'the stored retrying snapshot')
+    await waitFor(
+      async () => {
+        const stored = await cluster.backend.get<{ value: unknown; context: { batch: { attempts: number } | null } }>(
+          webhookKeys.snapshot('default', webhook.id),
+        )
+        return stored?.value === 'retrying' && stored.context.batch?.attempts === 2
+      },
+      10_000,
+      'the stored retrying snapshot',
+    )
     await first.kill('SIGKILL')
     const killedAt = Date.now()
     const during = await cluster.append(2)

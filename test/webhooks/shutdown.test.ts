@@ -24,7 +24,8 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(code).toBe(0)
     expect(Date.now() - signalled).toBeGreaterThanOrEqual(1_500)
     expect(first.output()).toContain('webhook engine stopped')
-    const [record] = (await new WebhookRecordRepository(cluster.backend).listDeliveries('default', webhook.id, 10)).items
+    const [record] = (await new WebhookRecordRepository(cluster.backend).listDeliveries('default', webhook.id, 10))
+      .items
     expect(record).toMatchObject({ status: 'success', attempts: 1, responseStatus: 200, eventCount: 2 })
 
     const second = await cluster.start()

@@ -17,9 +17,12 @@ const fakeDns =
   }
 
 describe('isAllowedAddress', () => {
-  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e'])('allows public %s', (address) => {
-    expect(isAllowedAddress(address, none)).toBe(true)
-  })
+  it.each(['93.184.216.34', '8.8.8.8', '2606:4700:4700::1111', '2a00:1450:4001:81b::200e'])(
+    'allows public %s',
+    (address) => {
+      expect(isAllowedAddress(address, none)).toBe(true)
+    },
+  )
 
   it.each([
     ['loopback', '127.0.0.1'],
@@ -73,9 +76,12 @@ describe('checkUrlSyntax', () => {
     expect(checkUrlSyntax('http://93.184.216.34:8080/x', none).ok).toBe(true)
   })
 
-  it.each(['ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'gopher://example.com'])('refuses scheme of %s', (url) => {
-    expect(checkUrlSyntax(url, none)).toMatchObject({ ok: false, code: 'url_scheme' })
-  })
+  it.each(['ftp://example.com/', 'file:///etc/passwd', 'javascript:alert(1)', 'gopher://example.com'])(
+    'refuses scheme of %s',
+    (url) => {
+      expect(checkUrlSyntax(url, none)).toMatchObject({ ok: false, code: 'url_scheme' })
+    },
+  )
 
   it.each(['not a url', '/relative', 'http://'])('calls %s invalid', (url) => {
     expect(checkUrlSyntax(url, none)).toMatchObject({ ok: false, code: 'url_invalid' })
@@ -107,7 +113,10 @@ describe('checkUrlSyntax', () => {
   it('refuses rejected domains and their subdomains, case-insensitively', () => {
     const settings = { allowedNetworks: [], rejectedDomains: ['evil.test'] }
     expect(checkUrlSyntax('https://evil.test/', settings)).toMatchObject({ ok: false, code: 'url_rejected_domain' })
-    expect(checkUrlSyntax('https://A.B.EVIL.test./', settings)).toMatchObject({ ok: false, code: 'url_rejected_domain' })
+    expect(checkUrlSyntax('https://A.B.EVIL.test./', settings)).toMatchObject({
+      ok: false,
+      code: 'url_rejected_domain',
+    })
     expect(checkUrlSyntax('https://notevil.test/', settings).ok).toBe(true)
   })
 
@@ -116,7 +125,9 @@ describe('checkUrlSyntax', () => {
   })
 
   it('allows a loopback literal inside allowedNetworks', () => {
-    expect(checkUrlSyntax('http://127.0.0.1:9/', { allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [] }).ok).toBe(true)
+    expect(checkUrlSyntax('http://127.0.0.1:9/', { allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [] }).ok).toBe(
+      true,
+    )
   })
 })
 
@@ -154,7 +165,10 @@ describe('guardedLookup', () => {
 
   it('passes public results in both callback shapes', async () => {
     expect(await call('public.test', {})).toMatchObject({ error: null, address: '93.184.216.34', family: 4 })
-    expect(await call('public.test', { all: true })).toMatchObject({ error: null, address: [{ address: '93.184.216.34', family: 4 }] })
+    expect(await call('public.test', { all: true })).toMatchObject({
+      error: null,
+      address: [{ address: '93.184.216.34', family: 4 }],
+    })
   })
 
   it('refuses a name that now resolves to a private address', async () => {

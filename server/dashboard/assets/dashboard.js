@@ -1,6 +1,6 @@
 // Package Firewall dashboard: the little client code the pages need. Everything works without it
 // except the live diagram updates and the copy buttons.
-(function () {
+;(function () {
   'use strict'
 
   // Forms with data-confirm ask before posting (deletes, rotations).
@@ -22,12 +22,18 @@
   // Live diagrams: an EventSource per figure moves the highlight and fills live fields.
   function describe(value) {
     if (typeof value === 'string') return value
-    return Object.keys(value || {}).map(function (key) { return key + '.' + describe(value[key]) }).join(', ')
+    return Object.keys(value || {})
+      .map(function (key) {
+        return key + '.' + describe(value[key])
+      })
+      .join(', ')
   }
 
   function apply(figure, message) {
     var active = {}
-    message.paths.forEach(function (path) { active[path] = true })
+    message.paths.forEach(function (path) {
+      active[path] = true
+    })
     figure.querySelectorAll('[data-state]').forEach(function (node) {
       node.classList.toggle('is-active', !!active[node.getAttribute('data-state')])
     })
@@ -75,12 +81,15 @@
     entry.args.forEach(function (arg) {
       var value = (field(arg) || '').trim()
       if (arg === 'patterns') fn.patterns = value.split(/[\s,]+/).filter(Boolean)
-      else if (arg === 'minSeverity') { if (value) fn.minSeverity = value }
-      else if (arg === 'minCvss') { if (value) fn.minCvss = Number(value) }
-      else fn[arg] = value
+      else if (arg === 'minSeverity') {
+        if (value) fn.minSeverity = value
+      } else if (arg === 'minCvss') {
+        if (value) fn.minCvss = Number(value)
+      } else fn[arg] = value
     })
     var children = []
-    for (var i = 0; i < 50 && field(i + '.name') !== undefined; i++) children.push(readNode(form, path + '.' + i, functions))
+    for (var i = 0; i < 50 && field(i + '.name') !== undefined; i++)
+      children.push(readNode(form, path + '.' + i, functions))
     if (entry.children === 'many') fn.selectors = children
     if (entry.children === 'one' && children[0]) fn.selector = children[0]
     return { function: fn }
@@ -92,7 +101,9 @@
     var functions = JSON.parse(builder.getAttribute('data-selector-functions'))
     var root = builder.getAttribute('data-selector-builder')
     if (!form || !preview) return
-    var update = function () { preview.textContent = JSON.stringify(readNode(form, root, functions), null, 2) }
+    var update = function () {
+      preview.textContent = JSON.stringify(readNode(form, root, functions), null, 2)
+    }
     form.addEventListener('input', update)
     form.addEventListener('change', update)
   })

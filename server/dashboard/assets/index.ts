@@ -13,9 +13,16 @@ import { SELECTOR_BUILDER_STYLE } from '../selector-builder'
  */
 const ASSETS = new Map(
   [
-    ['dashboard.css', 'text/css; charset=utf-8', `${css}\n/* machine diagrams */${MACHINE_SVG_STYLE}\n/* rule selector builder */${SELECTOR_BUILDER_STYLE}`],
+    [
+      'dashboard.css',
+      'text/css; charset=utf-8',
+      `${css}\n/* machine diagrams */${MACHINE_SVG_STYLE}\n/* rule selector builder */${SELECTOR_BUILDER_STYLE}`,
+    ],
     ['dashboard.js', 'text/javascript; charset=utf-8', js],
-  ].map(([name, type, body]) => [name, { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }] as const),
+  ].map(
+    ([name, type, body]) =>
+      [name, { type, body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 16)}"` }] as const,
+  ),
 )
 
 export function serveAsset(event: H3Event, name: string) {

@@ -74,7 +74,12 @@ function elkNode(graph: MachineGraph, node: GraphNode): ElkNode {
   if (!node.children.length) return { id: stateId(node.id), width: size.w, height: size.h }
   const children = node.children.map((child) => elkNode(graph, graph.nodes.get(child)!))
   if (node.initial) {
-    children.unshift({ id: startId(node.id), width: START, height: START, layoutOptions: { 'elk.layered.layering.layerConstraint': 'FIRST' } })
+    children.unshift({
+      id: startId(node.id),
+      width: START,
+      height: START,
+      layoutOptions: { 'elk.layered.layering.layerConstraint': 'FIRST' },
+    })
   }
   return {
     id: stateId(node.id),
@@ -98,13 +103,18 @@ function place(node: ElkNode, ox: number, oy: number, placed: Placed): void {
   const x = ox + (node.x ?? 0)
   const y = oy + (node.y ?? 0)
   placed.origins.set(node.id, { x, y })
-  if (node.id.startsWith('state:')) placed.boxes.set(node.id.slice('state:'.length), { x, y, w: node.width!, h: node.height! })
+  if (node.id.startsWith('state:'))
+    placed.boxes.set(node.id.slice('state:'.length), { x, y, w: node.width!, h: node.height! })
   for (const child of node.children ?? []) place(child, x, y, placed)
 }
 
 function route(edge: ElkExtendedEdge, origin: Point): Point[] {
   const at = (p: Point) => ({ x: origin.x + p.x, y: origin.y + p.y })
-  const points = (edge.sections ?? []).flatMap((s) => [at(s.startPoint), ...(s.bendPoints ?? []).map(at), at(s.endPoint)])
+  const points = (edge.sections ?? []).flatMap((s) => [
+    at(s.startPoint),
+    ...(s.bendPoints ?? []).map(at),
+    at(s.endPoint),
+  ])
   // An edge into a compound state comes in sections that meet at its border a fraction of a
   // pixel apart: snap those so the drawn route stays orthogonal.
   for (let i = 1; i < points.length; i++) {
@@ -164,7 +174,10 @@ export async function layoutMachine(graph: MachineGraph): Promise<Layout> {
       source: meta.source,
       target: meta.target,
       points,
-      label: label && meta.lines ? { x: origin.x + label.x!, y: origin.y + label.y!, w: label.width!, h: label.height!, lines: meta.lines } : undefined,
+      label:
+        label && meta.lines
+          ? { x: origin.x + label.x!, y: origin.y + label.y!, w: label.width!, h: label.height!, lines: meta.lines }
+          : undefined,
     })
   }
   return layout

@@ -124,5 +124,8 @@ export function machineGraph(machine: AnyStateMachine): MachineGraph {
 export function activePaths(value: unknown, prefix = ''): string[] {
   if (typeof value === 'string') return [prefix + value]
   if (!value || typeof value !== 'object') return []
-  return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => [prefix + key, ...activePaths(child, `${prefix}${key}.`)])
+  return Object.entries(value as Record<string, unknown>).flatMap(([key, child]) => [
+    prefix + key,
+    ...activePaths(child, `${prefix}${key}.`),
+  ])
 }

@@ -19,7 +19,11 @@ export const nodeDetails = (node: GraphNode): string[] => node.invokes.map((src)
 
 export function measureNode(node: GraphNode): Size {
   const details = nodeDetails(node)
-  const w = Math.max(textWidth(node.key, NODE_FONT) + 36, ...details.map((line) => textWidth(line, SMALL_FONT) + 28), 112)
+  const w = Math.max(
+    textWidth(node.key, NODE_FONT) + 36,
+    ...details.map((line) => textWidth(line, SMALL_FONT) + 28),
+    112,
+  )
   return { w, h: 40 + details.length * LABEL_LINE }
 }
 

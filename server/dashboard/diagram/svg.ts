@@ -73,25 +73,48 @@ export function renderMachineSvg(graph: MachineGraph, layout: Layout, options: R
   const arrow = `${prefix}-arrow`
   const parts: string[] = []
   const title = options.title ?? `State machine ${graph.id}`
-  parts.push(`<svg xmlns="http://www.w3.org/2000/svg" class="machine-svg" viewBox="0 0 ${r(layout.width)} ${r(layout.height)}" width="${r(layout.width)}" height="${r(layout.height)}" role="img" aria-labelledby="${esc(prefix)}-title" data-machine="${esc(graph.id)}">`)
+  parts.push(
+    `<svg xmlns="http://www.w3.org/2000/svg" class="machine-svg" viewBox="0 0 ${r(layout.width)} ${r(layout.height)}" width="${r(layout.width)}" height="${r(layout.height)}" role="img" aria-labelledby="${esc(prefix)}-title" data-machine="${esc(graph.id)}">`,
+  )
   parts.push(`<title id="${esc(prefix)}-title">${esc(title)}</title>`)
   if (options.standalone) parts.push(`<style>${MACHINE_SVG_STYLE}</style>`)
-  parts.push(`<defs><marker id="${esc(arrow)}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`)
+  parts.push(
+    `<defs><marker id="${esc(arrow)}" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#64748b"/></marker></defs>`,
+  )
   // Compound states first (behind), outermost first.
   const ordered = [...layout.boxes.entries()].sort(([a], [b]) => a.split('.').length - b.split('.').length)
   const stateGroup = (id: string) => {
     const node = graph.nodes.get(id)!
     const box = layout.boxes.get(id)!
-    const classes = ['state', node.children.length ? 'compound' : '', node.type === 'final' ? 'final' : '', node.transient ? 'transient' : '', active.has(id) ? 'is-active' : '']
-    const tooltip = [`${id}${node.transient ? ' (transient)' : ''}`, ...node.internal.map((e) => `handles ${e}`)].join('\n')
-    const out = [`<g class="${classes.filter(Boolean).join(' ')}" data-state="${esc(id)}"><title>${esc(tooltip)}</title>`]
+    const classes = [
+      'state',
+      node.children.length ? 'compound' : '',
+      node.type === 'final' ? 'final' : '',
+      node.transient ? 'transient' : '',
+      active.has(id) ? 'is-active' : '',
+    ]
+    const tooltip = [`${id}${node.transient ? ' (transient)' : ''}`, ...node.internal.map((e) => `handles ${e}`)].join(
+      '\n',
+    )
+    const out = [
+      `<g class="${classes.filter(Boolean).join(' ')}" data-state="${esc(id)}"><title>${esc(tooltip)}</title>`,
+    ]
     out.push(`<rect class="box" x="${r(box.x)}" y="${r(box.y)}" width="${r(box.w)}" height="${r(box.h)}" rx="10"/>`)
-    if (node.type === 'final') out.push(`<rect class="inner" x="${r(box.x + 4)}" y="${r(box.y + 4)}" width="${r(box.w - 8)}" height="${r(box.h - 8)}" rx="7"/>`)
+    if (node.type === 'final')
+      out.push(
+        `<rect class="inner" x="${r(box.x + 4)}" y="${r(box.y + 4)}" width="${r(box.w - 8)}" height="${r(box.h - 8)}" rx="7"/>`,
+      )
     if (node.children.length) {
       out.push(`<text class="name" x="${r(box.x + 12)}" y="${r(box.y + 19)}">${esc(node.key)}</text>`)
     } else {
-      out.push(`<text class="name" x="${r(box.x + box.w / 2)}" y="${r(box.y + 25)}" text-anchor="middle">${esc(node.key)}</text>`)
-      nodeDetails(node).forEach((line, i) => out.push(`<text class="detail" x="${r(box.x + box.w / 2)}" y="${r(box.y + 25 + (i + 1) * LABEL_LINE)}" text-anchor="middle">${esc(line)}</text>`))
+      out.push(
+        `<text class="name" x="${r(box.x + box.w / 2)}" y="${r(box.y + 25)}" text-anchor="middle">${esc(node.key)}</text>`,
+      )
+      nodeDetails(node).forEach((line, i) =>
+        out.push(
+          `<text class="detail" x="${r(box.x + box.w / 2)}" y="${r(box.y + 25 + (i + 1) * LABEL_LINE)}" text-anchor="middle">${esc(line)}</text>`,
+        ),
+      )
     }
     out.push('</g>')
     return out.join('')
@@ -99,17 +122,22 @@ export function renderMachineSvg(graph: MachineGraph, layout: Layout, options: R
   for (const [id] of ordered) if (graph.nodes.get(id)!.children.length) parts.push(stateGroup(id))
   for (const start of layout.starts) {
     parts.push(`<circle class="start" cx="${r(start.dot.x)}" cy="${r(start.dot.y)}" r="5"/>`)
-    if (start.route.length) parts.push(`<path class="edge" d="${polyline(start.route)}" marker-end="url(#${esc(arrow)})"/>`)
+    if (start.route.length)
+      parts.push(`<path class="edge" d="${polyline(start.route)}" marker-end="url(#${esc(arrow)})"/>`)
   }
   for (const edge of layout.edges) {
     if (edge.points.length < 2) continue
-    parts.push(`<path class="edge" data-edge="${esc(edge.source)}->${esc(edge.target)}" d="${polyline(edge.points)}" marker-end="url(#${esc(arrow)})"/>`)
+    parts.push(
+      `<path class="edge" data-edge="${esc(edge.source)}->${esc(edge.target)}" d="${polyline(edge.points)}" marker-end="url(#${esc(arrow)})"/>`,
+    )
   }
   for (const [id] of ordered) if (!graph.nodes.get(id)!.children.length) parts.push(stateGroup(id))
   for (const edge of layout.edges) {
     if (!edge.label) continue
     const { x, y, w, h, lines } = edge.label
-    const text = lines.map((line, i) => `<text x="${r(x + 7)}" y="${r(y + 4 + (i + 1) * LABEL_LINE - 3)}">${esc(line)}</text>`).join('')
+    const text = lines
+      .map((line, i) => `<text x="${r(x + 7)}" y="${r(y + 4 + (i + 1) * LABEL_LINE - 3)}">${esc(line)}</text>`)
+      .join('')
     parts.push(`<g class="label"><rect x="${r(x)}" y="${r(y)}" width="${r(w)}" height="${r(h)}" rx="4"/>${text}</g>`)
   }
   parts.push('</svg>')

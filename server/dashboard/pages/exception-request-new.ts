@@ -2,7 +2,12 @@ import { ZodError } from 'zod'
 import { DomainError, type FieldError } from '../../common/errors'
 import { fieldErrors } from '../../http/problem'
 import { CreateExceptionRequestBody, createExceptionRequest } from '../../exception-requests'
-import { blockedRequest, proposalFor, suggestedExceptionId, type BlockedRequest } from '../../exception-requests/from-block'
+import {
+  blockedRequest,
+  proposalFor,
+  suggestedExceptionId,
+  type BlockedRequest,
+} from '../../exception-requests/from-block'
 import { visibleFirewall } from '../../exception-requests/access'
 import { EXCEPTION_REASONS } from '../../firewall/schema'
 import { card, facts, heading } from '../components'
@@ -53,53 +58,91 @@ function errorsByField(errors: FieldError[]): Map<string, string> {
 }
 
 /** A labelled input with its error (if any) right below it, tied by aria-describedby. */
-function field(state: FormState, name: keyof FormState & string, label: string, control: (attrs: Html) => Html, hint?: string, wide = false): Html {
+function field(
+  state: FormState,
+  name: keyof FormState & string,
+  label: string,
+  control: (attrs: Html) => Html,
+  hint?: string,
+  wide = false,
+): Html {
   const error = state.errors.get(name)
   const ids = [hint ? `${name}-hint` : '', error ? `${name}-error` : ''].filter(Boolean).join(' ')
-  const attrs = html` id="f-${name}" name="${name}"${ids ? html` aria-describedby="${ids}"` : ''}${error ? html` aria-invalid="true"` : ''}`
+  const attrs = html` id="f-${name}"
+  name="${name}"${ids ? html` aria-describedby="${ids}"` : ''}${error ? html` aria-invalid="true"` : ''}`
   return html`<div class="field${wide ? ' wide' : ''}${error ? ' has-error' : ''}">
     <label for="f-${name}">${label}</label>
-    ${control(attrs)}
-    ${hint ? html`<p class="small muted" id="${name}-hint">${hint}</p>` : ''}
+    ${control(attrs)} ${hint ? html`<p class="small muted" id="${name}-hint">${hint}</p>` : ''}
     ${error ? html`<p class="field-error" id="${name}-error" role="alert">${error}</p>` : ''}
   </div>`
 }
 
 function renderForm(req: DashboardRequest, fw: string, state: FormState, block: BlockedRequest | null): Html {
   const { ns } = req.viewer
-  const reasons = html`${html`<option value="">(not given)</option>`}${EXCEPTION_REASONS.map((r) => html`<option value="${r}"${state.reason === r ? ' selected' : ''}>${r.replace(/_/g, ' ')}</option>`)}`
+  const reasons = html`${html`<option value="">(not given)</option>`}${EXCEPTION_REASONS.map((r) => html`<option value="${r}" ${state.reason === r ? ' selected' : ''}>${r.replace(/_/g, ' ')}</option>`)}`
   const blocked = block
-    ? card('The blocked request', facts([
-        ['Request id', html`<code>${block.requestId}</code>`],
-        ['Package', html`<strong>${block.packageName}</strong><span class="muted">@${block.version}</span>`],
-        ['Rule', html`<code>${block.rule}</code>`],
-        ['Why', block.message],
-        ['When', time(block.time)],
-      ]), 'blocked')
+    ? card(
+        'The blocked request',
+        facts([
+          ['Request id', html`<code>${block.requestId}</code>`],
+          ['Package', html`<strong>${block.packageName}</strong><span class="muted">@${block.version}</span>`],
+          ['Rule', html`<code>${block.rule}</code>`],
+          ['Why', block.message],
+          ['When', time(block.time)],
+        ]),
+        'blocked',
+      )
     : state.requestId
-      ? html`<div class="flash error" role="status">No blocked request <code>${state.requestId}</code> of yours is in the log of ${fw}; fill in the package and rule yourself.</div>`
+      ? html`<div class="flash error" role="status">
+          No blocked request <code>${state.requestId}</code> of yours is in the log of ${fw}; fill in the package and
+          rule yourself.
+        </div>`
       : ''
   const formError = state.errors.get('form')
-  const form = html`<form method="post" action="${href('namespaces', ns, 'firewalls', fw, 'exception-requests', 'new')}" class="grid form-grid" novalidate>
+  const form = html`<form
+    method="post"
+    action="${href('namespaces', ns, 'firewalls', fw, 'exception-requests', 'new')}"
+    class="grid form-grid"
+    novalidate
+  >
     ${csrfField(req.viewer)}
-    ${state.requestId ? html`<input type="hidden" name="request" value="${state.requestId}">` : ''}
+    ${state.requestId ? html`<input type="hidden" name="request" value="${state.requestId}" />` : ''}
     ${formError ? html`<p class="field-error" role="alert">${formError}</p>` : ''}
-    ${field(state, 'packageName', 'Package', (a) => html`<input${a} value="${state.packageName}" required maxlength="214">`)}
-    ${field(state, 'version', 'Version', (a) => html`<input${a} value="${state.version}" maxlength="256">`, 'Empty: every version of the package.')}
-    ${field(state, 'rule', 'Rule', (a) => html`<input${a} value="${state.rule}" required maxlength="128">`, 'The rule that blocked it.')}
-    ${field(state, 'exceptionId', 'Exception id', (a) => html`<input${a} value="${state.exceptionId}" required maxlength="128">`)}
+    ${field(state, 'packageName', 'Package', (a) => html`<input${a} value="${state.packageName}" required maxlength="214"></input${a}>`)}
+    ${field(state, 'version', 'Version', (a) => html`<input${a} value="${state.version}" maxlength="256"></input${a}>`, 'Empty: every version of the package.')}
+    ${field(state, 'rule', 'Rule', (a) => html`<input${a} value="${state.rule}" required maxlength="128"></input${a}>`, 'The rule that blocked it.')}
+    ${field(state, 'exceptionId', 'Exception id', (a) => html`<input${a} value="${state.exceptionId}" required maxlength="128"></input${a}>`)}
     ${field(state, 'reason', 'Reason', (a) => html`<select${a}>${reasons}</select>`)}
-    ${field(state, 'expires', 'Until (UTC, optional)', (a) => html`<input${a} type="date" value="${state.expires}">`)}
+    ${field(state, 'expires', 'Until (UTC, optional)', (a) => html`<input${a} type="date" value="${state.expires}"></input${a}>`)}
     ${field(state, 'justification', 'Justification', (a) => html`<textarea${a} rows="4" required maxlength="4000">${state.justification}</textarea>`, 'Why you need it: the reviewer reads this.', true)}
     <div class="actions"><button class="button primary" type="submit">Request exception</button></div>
   </form>`
   const body = html`${heading('Request an exception', '', html`On firewall <strong>${fw}</strong>. A reviewer approves, edits or denies it; you can follow it on its page.`)}
-    ${blocked}
-    ${card('Exception request', form, 'request-form')}`
-  return layout({ title: 'Request an exception', section: 'requests', viewer: req.viewer, flash: req.flash, crumbs: [['Exception requests', href('namespaces', ns, 'exception-requests')], [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')]], body })
+  ${blocked} ${card('Exception request', form, 'request-form')}`
+  return layout({
+    title: 'Request an exception',
+    section: 'requests',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [
+      ['Exception requests', href('namespaces', ns, 'exception-requests')],
+      [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')],
+    ],
+    body,
+  })
 }
 
-const emptyState = (requestId?: string): FormState => ({ requestId, packageName: '', version: '', rule: '', exceptionId: '', reason: '', expires: '', justification: '', errors: new Map() })
+const emptyState = (requestId?: string): FormState => ({
+  requestId,
+  packageName: '',
+  version: '',
+  rule: '',
+  exceptionId: '',
+  reason: '',
+  expires: '',
+  justification: '',
+  errors: new Map(),
+})
 
 /** GET: the form, pre-filled from `?request=` when the log has that block for this caller. */
 export async function newExceptionRequestPage(req: DashboardRequest): Promise<Html> {
@@ -110,14 +153,28 @@ export async function newExceptionRequestPage(req: DashboardRequest): Promise<Ht
   const state = emptyState(requestId)
   if (block) {
     const proposal = proposalFor(block)
-    Object.assign(state, { packageName: block.packageName, version: block.version, rule: block.rule, exceptionId: proposal.id })
+    Object.assign(state, {
+      packageName: block.packageName,
+      version: block.version,
+      rule: block.rule,
+      exceptionId: proposal.id,
+    })
   }
   return renderForm(req, fw, state, block)
 }
 
 function stateOf(form: Form): FormState {
   const text = (name: string) => form.get(name)?.trim() ?? ''
-  return { ...emptyState(text('request') || undefined), packageName: text('packageName'), version: text('version'), rule: text('rule'), exceptionId: text('exceptionId'), reason: text('reason'), expires: text('expires'), justification: text('justification') }
+  return {
+    ...emptyState(text('request') || undefined),
+    packageName: text('packageName'),
+    version: text('version'),
+    rule: text('rule'),
+    exceptionId: text('exceptionId'),
+    reason: text('reason'),
+    expires: text('expires'),
+    justification: text('justification'),
+  }
 }
 
 /** A `date` input (YYYY-MM-DD) as the end of that day in UTC; other text passes through to fail validation. */
@@ -138,9 +195,17 @@ export async function createExceptionRequestAction(req: DashboardRequest, form: 
   try {
     const body = CreateExceptionRequestBody.parse({ proposedException, justification: state.justification })
     const created = await createExceptionRequest(req.ctx, fw, body)
-    return { redirect: href('namespaces', req.viewer.ns, 'firewalls', fw, 'exception-requests', created.id), flash: `Exception request ${created.id} created. A reviewer of ${fw} will decide on it.` }
+    return {
+      redirect: href('namespaces', req.viewer.ns, 'firewalls', fw, 'exception-requests', created.id),
+      flash: `Exception request ${created.id} created. A reviewer of ${fw} will decide on it.`,
+    }
   } catch (error) {
-    const errors = error instanceof ZodError ? fieldErrors(error) : error instanceof DomainError && error.kind === 'invalid' ? (error.details.errors ?? [{ path: 'form', message: error.message }]) : null
+    const errors =
+      error instanceof ZodError
+        ? fieldErrors(error)
+        : error instanceof DomainError && error.kind === 'invalid'
+          ? (error.details.errors ?? [{ path: 'form', message: error.message }])
+          : null
     if (!errors) throw error
     state.errors = errorsByField(errors)
     const block = state.requestId ? await blockedRequest(req.ctx, fw, state.requestId) : null

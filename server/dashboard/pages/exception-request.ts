@@ -1,8 +1,23 @@
 import { exceptionRequestMachine } from '../../../machines/exception-request.machine'
-import { ApproveBody, approveExceptionRequest, denyExceptionRequest, getExceptionRequest, withdrawExceptionRequest, type ExceptionRequestView } from '../../exception-requests'
+import {
+  ApproveBody,
+  approveExceptionRequest,
+  denyExceptionRequest,
+  getExceptionRequest,
+  withdrawExceptionRequest,
+  type ExceptionRequestView,
+} from '../../exception-requests'
 import { getFirewall } from '../../firewall/queries'
 import type { Exception } from '../../firewall/schema'
-import { exceptionField, exceptionFields, exceptionOf, exceptionValuesFrom, exceptionValuesOf, sameException, type ExceptionValues } from '../exception-fields'
+import {
+  exceptionField,
+  exceptionFields,
+  exceptionOf,
+  exceptionValuesFrom,
+  exceptionValuesOf,
+  sameException,
+  type ExceptionValues,
+} from '../exception-fields'
 import { errorSummary, NO_ERRORS, orInPlace, textareaField, type FormErrors } from '../forms'
 import { card, facts, heading, json, status } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
@@ -18,20 +33,32 @@ import type { Form } from '../request'
  * actions call the same domain functions as the API, so a forged post is refused the same way.
  */
 
-const requestPath = (ns: string, fw: string, id: string, ...rest: string[]) => href('namespaces', ns, 'firewalls', fw, 'exception-requests', id, ...rest)
+const requestPath = (ns: string, fw: string, id: string, ...rest: string[]) =>
+  href('namespaces', ns, 'firewalls', fw, 'exception-requests', id, ...rest)
 
 /** The approve form: the proposal in fields; unchanged, it approves the proposal as is (CONTRACT section 8). */
-async function approveCard(req: DashboardRequest, request: ExceptionRequestView, values: ExceptionValues, errors: FormErrors) {
+async function approveCard(
+  req: DashboardRequest,
+  request: ExceptionRequestView,
+  values: ExceptionValues,
+  errors: FormErrors,
+) {
   const base = requestPath(req.viewer.ns, req.params.fw, request.id)
   const ruleIds = await firewallRuleIds(req)
-  return card('Approve', html`<form method="post" action="${base}/approve" class="stack" novalidate>
-    ${csrfField(req.viewer)}
-    ${errorSummary(errors)}
-    <p class="small muted">The exception to add, filled in from the proposal. Narrow the package, version or expiry if needed; approving it unchanged approves the proposal as is.</p>
-    ${exceptionFields(errors, values, ruleIds, true)}
-    ${textareaField(errors, { label: 'Comment for the requester', name: 'comment', rows: 2 })}
-    <div class="actions"><button class="button primary" type="submit">Approve and add exception</button></div>
-  </form>`, 'approve')
+  return card(
+    'Approve',
+    html`<form method="post" action="${base}/approve" class="stack" novalidate>
+      ${csrfField(req.viewer)} ${errorSummary(errors)}
+      <p class="small muted">
+        The exception to add, filled in from the proposal. Narrow the package, version or expiry if needed; approving it
+        unchanged approves the proposal as is.
+      </p>
+      ${exceptionFields(errors, values, ruleIds, true)}
+      ${textareaField(errors, { label: 'Comment for the requester', name: 'comment', rows: 2 })}
+      <div class="actions"><button class="button primary" type="submit">Approve and add exception</button></div>
+    </form>`,
+    'approve',
+  )
 }
 
 /** Rule ids of the firewall (the request's rule is added by the fields when it is not among them). */
@@ -43,40 +70,96 @@ async function firewallRuleIds(req: DashboardRequest): Promise<string[]> {
   }
 }
 
-export async function exceptionRequestPage(req: DashboardRequest, approval?: { values: ExceptionValues; errors: FormErrors }) {
+export async function exceptionRequestPage(
+  req: DashboardRequest,
+  approval?: { values: ExceptionValues; errors: FormErrors },
+) {
   const { ns } = req.viewer
   const { fw, id } = req.params
   const request = await getExceptionRequest(req.ctx, fw, id)
   const base = requestPath(ns, fw, id)
   const approve = request.canApprove
-    ? await approveCard(req, request, approval?.values ?? exceptionValuesOf(request.proposedException), approval?.errors ?? NO_ERRORS)
+    ? await approveCard(
+        req,
+        request,
+        approval?.values ?? exceptionValuesOf(request.proposedException),
+        approval?.errors ?? NO_ERRORS,
+      )
     : ''
   const deny = request.canDeny
-    ? card('Deny', html`<form method="post" action="${base}/deny" class="stack">
-        ${csrfField(req.viewer)}
-        <label>Why is it denied? <textarea name="comment" rows="3"></textarea></label>
-        <div class="actions"><button class="button danger" type="submit">Deny request</button></div>
-      </form>`, 'deny')
+    ? card(
+        'Deny',
+        html`<form method="post" action="${base}/deny" class="stack">
+          ${csrfField(req.viewer)}
+          <label>Why is it denied? <textarea name="comment" rows="3"></textarea></label>
+          <div class="actions"><button class="button danger" type="submit">Deny request</button></div>
+        </form>`,
+        'deny',
+      )
     : ''
   const withdraw = request.canWithdraw
-    ? card('Withdraw', html`<form method="post" action="${base}/withdraw" class="inline" data-confirm="Withdraw this request?">
-        ${csrfField(req.viewer)}<p class="muted">Withdrawing ends the request; it cannot be reopened.</p>
-        <button class="button" type="submit">Withdraw request</button></form>`, 'withdraw')
+    ? card(
+        'Withdraw',
+        html`<form method="post" action="${base}/withdraw" class="inline" data-confirm="Withdraw this request?">
+          ${csrfField(req.viewer)}
+          <p class="muted">Withdrawing ends the request; it cannot be reopened.</p>
+          <button class="button" type="submit">Withdraw request</button>
+        </form>`,
+        'withdraw',
+      )
     : ''
   const decided = request.decidedBy
-    ? facts([['Decided by', request.decidedBy], ['Decided', time(request.decidedAt)], ['Comment', request.decisionComment ?? html`<span class="muted">—</span>`], ...(request.exceptionId ? [['Exception added', html`<a href="${href('namespaces', ns, 'firewalls', fw)}#exceptions"><code>${request.exceptionId}</code></a>`] as [string, ReturnType<typeof html>]] : [])])
+    ? facts([
+        ['Decided by', request.decidedBy],
+        ['Decided', time(request.decidedAt)],
+        ['Comment', request.decisionComment ?? html`<span class="muted">—</span>`],
+        ...(request.exceptionId
+          ? [
+              [
+                'Exception added',
+                html`<a href="${href('namespaces', ns, 'firewalls', fw)}#exceptions"
+                  ><code>${request.exceptionId}</code></a
+                >`,
+              ] as [string, ReturnType<typeof html>],
+            ]
+          : []),
+      ])
     : html`<p class="muted">Not decided yet.</p>`
   const live = href('namespaces', ns, 'live', 'exception-requests', fw, id)
   const body = html`${heading(html`Request <code>${request.id}</code>`, html`<span data-testid="request-status">${status(request.status)}</span>`, html`for <strong>${request.proposedException.selector.packageName}${request.proposedException.selector.version ? `@${request.proposedException.selector.version}` : ''}</strong> on firewall <a href="${href('namespaces', ns, 'firewalls', fw)}">${fw}</a>`)}
     <div class="grid two">
-      ${card('Request', html`${facts([['Requested by', request.requestedBy], ['Requested', time(request.requestedAt)], ['Rule', html`<code>${request.proposedException.rule}</code>`], ['Justification', request.justification]])}
-        <h3>Proposed exception</h3>${json(request.proposedException, 'Proposed exception')}`)}
-      <div>${card('Decision', decided)}
-      ${card('State machine', await liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}</div>
+      ${card(
+        'Request',
+        html`${facts([
+            ['Requested by', request.requestedBy],
+            ['Requested', time(request.requestedAt)],
+            ['Rule', html`<code>${request.proposedException.rule}</code>`],
+            ['Justification', request.justification],
+          ])}
+          <h3>Proposed exception</h3>
+          ${json(request.proposedException, 'Proposed exception')}`,
+      )}
+      <div>
+        ${card('Decision', decided)}
+        ${card('State machine', await liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}
+      </div>
     </div>
     ${approval && !request.canApprove ? errorSummary(approval.errors) : ''}
-    <div class="grid two">${approve}<div>${deny}${withdraw}</div></div>`
-  return layout({ title: `Request ${request.id}`, section: 'requests', viewer: req.viewer, flash: req.flash, crumbs: [['Exception requests', href('namespaces', ns, 'exception-requests')], [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')]], body })
+    <div class="grid two">
+      ${approve}
+      <div>${deny}${withdraw}</div>
+    </div>`
+  return layout({
+    title: `Request ${request.id}`,
+    section: 'requests',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [
+      ['Exception requests', href('namespaces', ns, 'exception-requests')],
+      [fw, href('namespaces', ns, 'firewalls', fw, 'exception-requests')],
+    ],
+    body,
+  })
 }
 
 /**
@@ -89,15 +172,25 @@ export async function approveAction(req: DashboardRequest, form: Form): Promise<
   const request = await getExceptionRequest(req.ctx, fw, id)
   const submitted = form.get('id') !== undefined ? exceptionValuesFrom(form) : undefined
   const edited = submitted && !sameException(submitted, request.proposedException) ? exceptionOf(submitted) : undefined
-  return orInPlace(async () => {
-    const comment = ApproveBody.shape.comment.parse(form.text('comment'))
-    const result = await approveExceptionRequest(req.ctx, fw, id, { ...(edited ? { exception: edited as Exception } : {}), ...(comment ? { comment } : {}) })
-    const also = result.alsoApproved.length ? ` Also approved: ${result.alsoApproved.join(', ')}.` : ''
-    const how = edited ? 'with your changes' : 'as proposed'
-    return { redirect: requestPath(req.viewer.ns, fw, id), flash: `Approved ${how}. Exception ${result.exception.id} was added to ${fw}.${also}` }
-  }, exceptionField, async (errors) => {
-    return exceptionRequestPage(req, { values: submitted ?? exceptionValuesOf(request.proposedException), errors })
-  })
+  return orInPlace(
+    async () => {
+      const comment = ApproveBody.shape.comment.parse(form.text('comment'))
+      const result = await approveExceptionRequest(req.ctx, fw, id, {
+        ...(edited ? { exception: edited as Exception } : {}),
+        ...(comment ? { comment } : {}),
+      })
+      const also = result.alsoApproved.length ? ` Also approved: ${result.alsoApproved.join(', ')}.` : ''
+      const how = edited ? 'with your changes' : 'as proposed'
+      return {
+        redirect: requestPath(req.viewer.ns, fw, id),
+        flash: `Approved ${how}. Exception ${result.exception.id} was added to ${fw}.${also}`,
+      }
+    },
+    exceptionField,
+    async (errors) => {
+      return exceptionRequestPage(req, { values: submitted ?? exceptionValuesOf(request.proposedException), errors })
+    },
+  )
 }
 
 export async function denyAction(req: DashboardRequest, form: Form): Promise<ActionResult> {

@@ -42,18 +42,28 @@ function render(req: DashboardRequest, values: NewValues, errors: FormErrors): H
       ${selectField(errors, { label: 'Ecosystem', name: 'ecosystem', value: values.ecosystem, choices: ECOSYSTEMS.map((e) => [e, e]), hint: 'One ecosystem per firewall; cannot change later.' })}
       ${textareaField(errors, { label: 'Description', name: 'description', value: values.description, rows: 2 })}
     </div>
-    <fieldset class="form-section"><legend>First upstream (optional)</legend>
+    <fieldset class="form-section">
+      <legend>First upstream (optional)</legend>
       <div class="grid form-grid">
         ${inputField(errors, { label: 'Upstream id', name: 'upstreamId', value: values.upstreamId, placeholder: 'public' })}
         ${inputField(errors, { label: 'Upstream endpoint', name: 'endpoint', type: 'url', value: values.endpoint, hint: html`e.g. ${Object.entries(DEFAULT_ENDPOINTS).map(([eco, url], i) => html`${i ? ', ' : ''}${eco}: <code>${url}</code>`)}` })}
       </div>
       <p class="small muted">Credentials, more upstreams, rules and permissions are added on the firewall’s page.</p>
     </fieldset>
-    <div class="actions"><button class="button primary" type="submit">Create firewall</button>
-      <a class="button" href="${href('namespaces', ns, 'firewalls')}">Cancel</a></div>
+    <div class="actions">
+      <button class="button primary" type="submit">Create firewall</button>
+      <a class="button" href="${href('namespaces', ns, 'firewalls')}">Cancel</a>
+    </div>
   </form>`
   const body = html`${heading('New firewall')}${card('Firewall', form, 'new-firewall')}`
-  return layout({ title: 'New firewall', section: 'firewalls', viewer: req.viewer, flash: req.flash, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')]], body })
+  return layout({
+    title: 'New firewall',
+    section: 'firewalls',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')]],
+    body,
+  })
 }
 
 export async function newFirewallPage(req: DashboardRequest): Promise<Html> {
@@ -61,19 +71,44 @@ export async function newFirewallPage(req: DashboardRequest): Promise<Html> {
   return render(req, { id: '', name: '', ecosystem: 'npm', description: '', upstreamId: '', endpoint: '' }, NO_ERRORS)
 }
 
-const FIELDS: Record<string, string> = { id: 'id', name: 'name', ecosystem: 'ecosystem', description: 'description', 'upstreams[0].id': 'upstreamId', 'upstreams[0].endpoint': 'endpoint', upstreams: 'upstreamId' }
+const FIELDS: Record<string, string> = {
+  id: 'id',
+  name: 'name',
+  ecosystem: 'ecosystem',
+  description: 'description',
+  'upstreams[0].id': 'upstreamId',
+  'upstreams[0].endpoint': 'endpoint',
+  upstreams: 'upstreamId',
+}
 
 export async function createFirewallAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const values: NewValues = {
-    id: form.text('id') ?? '', name: form.text('name') ?? '', ecosystem: form.get('ecosystem') ?? 'npm',
-    description: form.get('description') ?? '', upstreamId: form.text('upstreamId') ?? '', endpoint: form.text('endpoint') ?? '',
+    id: form.text('id') ?? '',
+    name: form.text('name') ?? '',
+    ecosystem: form.get('ecosystem') ?? 'npm',
+    description: form.get('description') ?? '',
+    upstreamId: form.text('upstreamId') ?? '',
+    endpoint: form.text('endpoint') ?? '',
   }
-  return orInPlace(async () => {
-    requireNamespacePermission(req.ctx.principal, 'ns:firewalls:create')
-    const id = ClientId.parse(values.id)
-    const upstreams = values.endpoint || values.upstreamId ? [{ id: values.upstreamId || 'upstream', endpoint: values.endpoint }] : []
-    const input = FirewallInput.parse({ ecosystem: values.ecosystem, ...(values.name ? { name: values.name } : {}), description: values.description, upstreams })
-    const { firewall } = await createNewFirewall(req.ctx, id, input)
-    return { redirect: fwPath(req.viewer.ns, firewall.id), flash: `Firewall ${firewall.id} created. Add rules and permissions below.` }
-  }, (path) => (path === '(root)' ? 'id' : Object.hasOwn(FIELDS, path) ? FIELDS[path] : undefined), async (errors) => render(req, values, errors))
+  return orInPlace(
+    async () => {
+      requireNamespacePermission(req.ctx.principal, 'ns:firewalls:create')
+      const id = ClientId.parse(values.id)
+      const upstreams =
+        values.endpoint || values.upstreamId ? [{ id: values.upstreamId || 'upstream', endpoint: values.endpoint }] : []
+      const input = FirewallInput.parse({
+        ecosystem: values.ecosystem,
+        ...(values.name ? { name: values.name } : {}),
+        description: values.description,
+        upstreams,
+      })
+      const { firewall } = await createNewFirewall(req.ctx, id, input)
+      return {
+        redirect: fwPath(req.viewer.ns, firewall.id),
+        flash: `Firewall ${firewall.id} created. Add rules and permissions below.`,
+      }
+    },
+    (path) => (path === '(root)' ? 'id' : Object.hasOwn(FIELDS, path) ? FIELDS[path] : undefined),
+    async (errors) => render(req, values, errors),
+  )
 }

@@ -17,7 +17,9 @@ const fwPath = (ns: string, fw: string, ...rest: string[]) => href('namespaces',
 /** One-line summary of a rule selector (the full JSON is in the row's details). */
 function selectorSummary(selector: Rule['selector']): string {
   const fn = selector.function as Record<string, unknown> & { name: string }
-  const args = Object.entries(fn).filter(([key]) => key !== 'name' && key !== 'selectors' && key !== 'selector').map(([key, value]) => `${key}=${Array.isArray(value) ? value.join('|') : String(value)}`)
+  const args = Object.entries(fn)
+    .filter(([key]) => key !== 'name' && key !== 'selectors' && key !== 'selector')
+    .map(([key, value]) => `${key}=${Array.isArray(value) ? value.join('|') : String(value)}`)
   return `${fn.name}(${args.join(', ')})`
 }
 
@@ -32,25 +34,55 @@ export function expiry(expires: string | undefined, now: number): Html {
 }
 
 function rulesTable(viewer: Viewer, fw: Firewall, canEdit: boolean) {
-  return table('Rules', ['Rule', 'Phase', 'Selector', 'Effect', 'Description'], fw.rules.map((rule) => [
-    canEdit ? html`<a href="${fwPath(viewer.ns, fw.id, 'rules', rule.id, 'edit')}" title="Edit rule ${rule.id}"><code>${rule.id}</code></a>` : html`<code>${rule.id}</code>`,
-    rule.executionPhase,
-    html`<details><summary><code>${selectorSummary(rule.selector)}</code></summary><pre class="code">${JSON.stringify(rule.selector, null, 2)}</pre></details>`,
-    html`${rule.ruleEffect.block ? status('blocked') : html`<span class="pill muted">allow</span>`} ${rule.ruleEffect.log ? html`<span class="pill muted">log</span>` : ''}`,
-    rule.description,
-  ]), 'No rules.')
+  return table(
+    'Rules',
+    ['Rule', 'Phase', 'Selector', 'Effect', 'Description'],
+    fw.rules.map((rule) => [
+      canEdit
+        ? html`<a href="${fwPath(viewer.ns, fw.id, 'rules', rule.id, 'edit')}" title="Edit rule ${rule.id}"
+            ><code>${rule.id}</code></a
+          >`
+        : html`<code>${rule.id}</code>`,
+      rule.executionPhase,
+      html`<details>
+        <summary><code>${selectorSummary(rule.selector)}</code></summary>
+        <pre class="code">${JSON.stringify(rule.selector, null, 2)}</pre>
+      </details>`,
+      html`${rule.ruleEffect.block ? status('blocked') : html`<span class="pill muted">allow</span>`}
+      ${rule.ruleEffect.log ? html`<span class="pill muted">log</span>` : ''}`,
+      rule.description,
+    ]),
+    'No rules.',
+  )
 }
 
 function exceptionsTable(viewer: Viewer, fw: Firewall, canEdit: boolean, now: number) {
-  return table('Exceptions', ['Exception', 'Rule', 'Package', 'Reason', 'Expires', 'Notes', ...(canEdit ? [''] : [])], fw.exceptions.map((ex: Exception) => [
-    canEdit ? html`<a href="${fwPath(viewer.ns, fw.id, 'exceptions', ex.id, 'edit')}" title="Edit exception ${ex.id}"><code>${ex.id}</code></a>` : html`<code>${ex.id}</code>`,
-    html`<code>${ex.rule}</code>`,
-    html`${ex.selector.packageName}${ex.selector.version ? html`<span class="muted">@${ex.selector.version}</span>` : ''}`,
-    ex.reason ?? '',
-    expiry(ex.expires, now),
-    ex.notes ?? '',
-    ...(canEdit ? [postButton(viewer, fwPath(viewer.ns, fw.id, 'exceptions', ex.id, 'delete'), 'Remove', { kind: 'danger', confirm: `Remove exception ${ex.id}?`, fields: { version: String(fw.version) } })] : []),
-  ]), 'No exceptions.')
+  return table(
+    'Exceptions',
+    ['Exception', 'Rule', 'Package', 'Reason', 'Expires', 'Notes', ...(canEdit ? [''] : [])],
+    fw.exceptions.map((ex: Exception) => [
+      canEdit
+        ? html`<a href="${fwPath(viewer.ns, fw.id, 'exceptions', ex.id, 'edit')}" title="Edit exception ${ex.id}"
+            ><code>${ex.id}</code></a
+          >`
+        : html`<code>${ex.id}</code>`,
+      html`<code>${ex.rule}</code>`,
+      html`${ex.selector.packageName}${ex.selector.version ? html`<span class="muted">@${ex.selector.version}</span>` : ''}`,
+      ex.reason ?? '',
+      expiry(ex.expires, now),
+      ex.notes ?? '',
+      ...(canEdit
+        ? [
+            postButton(viewer, fwPath(viewer.ns, fw.id, 'exceptions', ex.id, 'delete'), 'Remove', {
+              kind: 'danger',
+              confirm: `Remove exception ${ex.id}?`,
+              fields: { version: String(fw.version) },
+            }),
+          ]
+        : []),
+    ]),
+    'No exceptions.',
+  )
 }
 
 export async function firewallPage(req: DashboardRequest) {
@@ -59,36 +91,82 @@ export async function firewallPage(req: DashboardRequest) {
   const held = firewallPermissions(principal, fw)
   const now = req.services.clock.now()
   const may = (permission: FirewallPermission) => held.has(permission)
-  const add = (permission: FirewallPermission, path: string, label: string) => (may(permission) ? html`<p class="actions"><a class="button small" href="${fwPath(ns, fw.id, ...path.split('/'))}">${label}</a></p>` : '')
+  const add = (permission: FirewallPermission, path: string, label: string) =>
+    may(permission)
+      ? html`<p class="actions">
+          <a class="button small" href="${fwPath(ns, fw.id, ...path.split('/'))}">${label}</a>
+        </p>`
+      : ''
   const links = html`${[...held].some((p) => p.startsWith('fw:update:') || p === 'fw:clone' || p === 'fw:delete') ? html`<a class="button" href="${fwPath(ns, fw.id, 'settings')}">Settings</a>` : ''}
     <a class="button" href="${fwPath(ns, fw.id, 'history')}">History</a>
     <a class="button" href="${fwPath(ns, fw.id, 'log')}">Log</a>
     <a class="button" href="${fwPath(ns, fw.id, 'exception-requests')}">Exception requests</a>`
-  const upstreams = table('Upstreams', ['Upstream', 'Endpoint', 'Internal', 'Cached', 'Credentials'], fw.upstreams.map((u) => [
-    may('fw:update:config') || may('fw:update:credentials') ? html`<a href="${fwPath(ns, fw.id, 'upstreams', u.id, 'edit')}" title="Edit upstream ${u.id}"><code>${u.id}</code></a>` : html`<code>${u.id}</code>`, html`<span class="break">${u.endpoint}</span>`, u.internal ? 'yes' : 'no', u.cached ? 'yes' : 'no',
-    u.credentials ? html`<span class="muted">${Object.keys(u.credentials).join(', ')} (redacted)</span>` : html`<span class="muted">none</span>`,
-  ]), 'No upstreams.')
-  const permissions = table('Permissions', ['Principal', 'Permissions'], Object.entries(fw.permissions).map(([key, perms]) => [html`<code>${key}</code>`, perms.join(', ')]), 'No permission entries.')
+  const upstreams = table(
+    'Upstreams',
+    ['Upstream', 'Endpoint', 'Internal', 'Cached', 'Credentials'],
+    fw.upstreams.map((u) => [
+      may('fw:update:config') || may('fw:update:credentials')
+        ? html`<a href="${fwPath(ns, fw.id, 'upstreams', u.id, 'edit')}" title="Edit upstream ${u.id}"
+            ><code>${u.id}</code></a
+          >`
+        : html`<code>${u.id}</code>`,
+      html`<span class="break">${u.endpoint}</span>`,
+      u.internal ? 'yes' : 'no',
+      u.cached ? 'yes' : 'no',
+      u.credentials
+        ? html`<span class="muted">${Object.keys(u.credentials).join(', ')} (redacted)</span>`
+        : html`<span class="muted">none</span>`,
+    ]),
+    'No upstreams.',
+  )
+  const permissions = table(
+    'Permissions',
+    ['Principal', 'Permissions'],
+    Object.entries(fw.permissions).map(([key, perms]) => [html`<code>${key}</code>`, perms.join(', ')]),
+    'No permission entries.',
+  )
   // Rules inherited through `extends` decide too, so they count for the advisory data warning.
   const chain = (await firewallChain(req.services, ns, fw)).map((layer) => layer.firewall)
   const body = html`${heading(fw.name, links, html`<code>${fw.id}</code> · version <strong data-testid="fw-version">${fw.version}</strong> · updated ${time(fw.updatedAt)}`)}
-    ${advisoryWarning(chain, sharedAdvisoryCatalog().status())}
-    ${card('Configuration', facts([
+  ${advisoryWarning(chain, sharedAdvisoryCatalog().status())}
+  ${card(
+    'Configuration',
+    facts([
       ['Ecosystem', html`<span class="badge">${fw.ecosystem}</span>`],
       ['Description', fw.description || html`<span class="muted">—</span>`],
       ['Extends', fw.extends.length ? fw.extends.join(', ') : html`<span class="muted">—</span>`],
       ['Your permissions', [...held].join(', ')],
-    ]))}
-    ${card(`Rules (${fw.rules.length})`, html`${rulesTable(req.viewer, fw, may('fw:update:rule'))}${add('fw:update:rule', 'rules/new', 'Add rule')}`, 'rules')}
-    ${card(`Exceptions (${fw.exceptions.length})`, html`${exceptionsTable(req.viewer, fw, may('fw:update:exception'), now)}${add('fw:update:exception', 'exceptions/new', 'Add exception')}`, 'exceptions')}
-    ${card('Upstreams', html`${upstreams}${add('fw:update:config', 'upstreams/new', 'Add upstream')}`, 'upstreams')}
-    ${card('Permissions', html`${permissions}${add('fw:update:config', 'permissions', 'Edit permissions')}`, 'permissions')}`
-  return layout({ title: fw.name, section: 'firewalls', viewer: req.viewer, flash: req.flash, crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')]], body })
+    ]),
+  )}
+  ${card(`Rules (${fw.rules.length})`, html`${rulesTable(req.viewer, fw, may('fw:update:rule'))}${add('fw:update:rule', 'rules/new', 'Add rule')}`, 'rules')}
+  ${card(`Exceptions (${fw.exceptions.length})`, html`${exceptionsTable(req.viewer, fw, may('fw:update:exception'), now)}${add('fw:update:exception', 'exceptions/new', 'Add exception')}`, 'exceptions')}
+  ${card('Upstreams', html`${upstreams}${add('fw:update:config', 'upstreams/new', 'Add upstream')}`, 'upstreams')}
+  ${card('Permissions', html`${permissions}${add('fw:update:config', 'permissions', 'Edit permissions')}`, 'permissions')}`
+  return layout({
+    title: fw.name,
+    section: 'firewalls',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [['Firewalls', href('namespaces', ns, 'firewalls')]],
+    body,
+  })
 }
 
 /** POST `.../exceptions/{id}/delete`: the version the viewer saw guards against removing from a changed firewall. */
-export async function removeException(req: DashboardRequest, form: { get(name: string): string | undefined }): Promise<ActionResult> {
+export async function removeException(
+  req: DashboardRequest,
+  form: { get(name: string): string | undefined },
+): Promise<ActionResult> {
   const version = Number(form.get('version'))
-  await deleteMember(req.ctx, req.params.fw, 'exceptions', req.params.exceptionId, Number.isInteger(version) && version > 0 ? version : undefined)
-  return { redirect: fwPath(req.viewer.ns, req.params.fw) + '#exceptions', flash: `Exception ${req.params.exceptionId} removed.` }
+  await deleteMember(
+    req.ctx,
+    req.params.fw,
+    'exceptions',
+    req.params.exceptionId,
+    Number.isInteger(version) && version > 0 ? version : undefined,
+  )
+  return {
+    redirect: fwPath(req.viewer.ns, req.params.fw) + '#exceptions',
+    flash: `Exception ${req.params.exceptionId} removed.`,
+  }
 }

@@ -12,7 +12,8 @@ export async function firewallsPage(req: DashboardRequest) {
   const rows = firewalls.map((fw) => {
     const held = [...firewallPermissions(principal, fw)].map((p) => p.replace(/^fw:/, ''))
     return [
-      html`<a href="${href('namespaces', ns, 'firewalls', fw.id)}"><strong>${fw.name}</strong></a><div class="muted small">${fw.id}</div>`,
+      html`<a href="${href('namespaces', ns, 'firewalls', fw.id)}"><strong>${fw.name}</strong></a>
+        <div class="muted small">${fw.id}</div>`,
       html`<span class="badge">${fw.ecosystem}</span>`,
       html`v${fw.version}`,
       String(fw.rules.length),
@@ -21,8 +22,12 @@ export async function firewallsPage(req: DashboardRequest) {
       html`<span class="small muted">${held.join(', ')}</span>`,
     ]
   })
-  const create = hasNamespacePermission(principal, 'ns:firewalls:create') ? html`<a class="button primary" href="${href('namespaces', ns, 'firewalls', 'new')}">New firewall</a>` : ''
+  const create = hasNamespacePermission(principal, 'ns:firewalls:create')
+    ? html`<a class="button primary" href="${href('namespaces', ns, 'firewalls', 'new')}">New firewall</a>`
+    : ''
   const body = html`${heading('Firewalls', create, `${firewalls.length} firewall${firewalls.length === 1 ? '' : 's'} you can read in ${ns}`)}
-    <section class="card">${table('Firewalls', ['Firewall', 'Ecosystem', 'Version', 'Rules', 'Exceptions', 'Updated', 'Your permissions'], rows, 'No firewall you can read yet.')}</section>`
+    <section class="card">
+      ${table('Firewalls', ['Firewall', 'Ecosystem', 'Version', 'Rules', 'Exceptions', 'Updated', 'Your permissions'], rows, 'No firewall you can read yet.')}
+    </section>`
   return layout({ title: 'Firewalls', section: 'firewalls', viewer: req.viewer, flash: req.flash, body })
 }

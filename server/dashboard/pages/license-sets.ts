@@ -15,26 +15,56 @@ export async function licenseSetsPage(req: DashboardRequest) {
   const sets = await listLicenseSets(req.ctx)
   const manage = hasNamespacePermission(principal, 'ns:license-sets:manage')
   const base = href('namespaces', ns, 'license-sets')
-  const cards = sets.map((set) => card(set.name, html`<p class="small"><code>${set.id}</code> · updated ${time(set.updatedAt)}</p>
-    <p class="chips">${set.licenses.length ? set.licenses.map((l) => html`<span class="chip">${l}</span>`) : html`<span class="muted">empty</span>`}</p>
-    ${manage ? html`<details><summary>Edit</summary><form method="post" action="${base}/${encodeURIComponent(set.id)}" class="stack">${csrfField(req.viewer)}
-        <label>Name <input name="name" value="${set.name}" required></label>
-        <label>Licenses (SPDX ids, comma or newline separated) <textarea name="licenses" rows="3" class="mono">${set.licenses.join(', ')}</textarea></label>
-        <div class="actions"><button class="button primary" type="submit">Save</button>
-        </div></form></details>
-      <div class="actions">${postButton(req.viewer, `${base}/${encodeURIComponent(set.id)}/delete`, 'Delete', { kind: 'danger', confirm: `Delete license set ${set.name}?` })}</div>` : ''}`))
+  const cards = sets.map((set) =>
+    card(
+      set.name,
+      html`<p class="small"><code>${set.id}</code> · updated ${time(set.updatedAt)}</p>
+        <p class="chips">
+          ${set.licenses.length ? set.licenses.map((l) => html`<span class="chip">${l}</span>`) : html`<span class="muted">empty</span>`}
+        </p>
+        ${
+          manage
+            ? html`<details>
+                  <summary>Edit</summary>
+                  <form method="post" action="${base}/${encodeURIComponent(set.id)}" class="stack">
+                    ${csrfField(req.viewer)}
+                    <label>Name <input name="name" value="${set.name}" required /></label>
+                    <label
+                      >Licenses (SPDX ids, comma or newline separated)
+                      <textarea name="licenses" rows="3" class="mono">${set.licenses.join(', ')}</textarea>
+                    </label>
+                    <div class="actions"><button class="button primary" type="submit">Save</button></div>
+                  </form>
+                </details>
+                <div class="actions">
+                  ${postButton(req.viewer, `${base}/${encodeURIComponent(set.id)}/delete`, 'Delete', { kind: 'danger', confirm: `Delete license set ${set.name}?` })}
+                </div>`
+            : ''
+        }`,
+    ),
+  )
   const create = manage
-    ? card('New license set', html`<form method="post" action="${base}" class="stack">${csrfField(req.viewer)}
-        <label>Name <input name="name" required maxlength="200"></label>
-        <label>Licenses (SPDX ids, comma or newline separated) <textarea name="licenses" rows="3" class="mono" placeholder="MIT, Apache-2.0, BSD-3-Clause"></textarea></label>
-        <div class="actions"><button class="button primary" type="submit">Create license set</button></div></form>`, 'create')
+    ? card(
+        'New license set',
+        html`<form method="post" action="${base}" class="stack">
+          ${csrfField(req.viewer)}
+          <label>Name <input name="name" required maxlength="200" /></label>
+          <label
+            >Licenses (SPDX ids, comma or newline separated)
+            <textarea name="licenses" rows="3" class="mono" placeholder="MIT, Apache-2.0, BSD-3-Clause"></textarea>
+          </label>
+          <div class="actions"><button class="button primary" type="submit">Create license set</button></div>
+        </form>`,
+        'create',
+      )
     : ''
   const body = html`${heading('License sets', '', 'Used by license rules: {"name": "license", "licenseSet": "ls-…", "mode": "allow" | "deny"}.')}
-    ${cards.length ? cards : card('License sets', html`<p class="empty">No license sets yet.</p>`)}${create}`
+  ${cards.length ? cards : card('License sets', html`<p class="empty">No license sets yet.</p>`)}${create}`
   return layout({ title: 'License sets', section: 'license-sets', viewer: req.viewer, flash: req.flash, body })
 }
 
-const input = (form: Form) => LicenseSetInput.parse({ name: form.text('name') ?? '', licenses: listField(form.get('licenses')) })
+const input = (form: Form) =>
+  LicenseSetInput.parse({ name: form.text('name') ?? '', licenses: listField(form.get('licenses')) })
 const setsUrl = (req: DashboardRequest) => href('namespaces', req.viewer.ns, 'license-sets')
 
 export async function createLicenseSetAction(req: DashboardRequest, form: Form): Promise<ActionResult> {

@@ -3,7 +3,13 @@ import { useServices } from '../../app/runtime'
 import { authenticate } from '../../auth/authenticate'
 import { toProblem } from '../../http/problem'
 import { subscribeLive } from '../../app/live-registry'
-import { currentMessage, exceptionRequestTarget, webhookTarget, type LiveMessage, type LiveTarget } from '../live-source'
+import {
+  currentMessage,
+  exceptionRequestTarget,
+  webhookTarget,
+  type LiveMessage,
+  type LiveTarget,
+} from '../live-source'
 import { enforceTokenRateLimit, openRequest } from '../../http/edge'
 import { dashboardSession } from '../session'
 
@@ -53,7 +59,8 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
       try {
         await authenticate(services, session.data.token ?? null, ns)
         send(await currentMessage(ctx, target))
-        if (++ticks % PING_EVERY === 0) void stream.push({ event: 'ping', data: String(Date.now()) }).catch(() => undefined)
+        if (++ticks % PING_EVERY === 0)
+          void stream.push({ event: 'ping', data: String(Date.now()) }).catch(() => undefined)
       } catch {
         void stream.close()
       }

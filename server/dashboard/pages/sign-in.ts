@@ -28,10 +28,20 @@ function signInPage(view: SignInView) {
     ${view.notice ? html`<div class="flash ok" role="status">${view.notice}</div>` : ''}
     ${view.error ? html`<div class="flash error" role="alert">${view.error}</div>` : ''}
     <form method="post" action="/sign-in" class="stack">
-      <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}">
-      ${view.next ? html`<input type="hidden" name="next" value="${view.next}">` : ''}
-      <label>Namespace (optional: taken from the token) <input name="namespace" value="${view.namespace}" autocomplete="organization" pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}"></label>
-      <label>Access token <input name="token" type="password" required autocomplete="current-password" placeholder="fwp_… or fws_…"></label>
+      <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}" />
+      ${view.next ? html`<input type="hidden" name="next" value="${view.next}" />` : ''}
+      <label
+        >Namespace (optional: taken from the token)
+        <input
+          name="namespace"
+          value="${view.namespace}"
+          autocomplete="organization"
+          pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}"
+      /></label>
+      <label
+        >Access token
+        <input name="token" type="password" required autocomplete="current-password" placeholder="fwp_… or fws_…"
+      /></label>
       <button class="button primary" type="submit">Sign in</button>
     </form>
   </section>`
@@ -68,21 +78,27 @@ export async function submitSignIn(event: H3Event) {
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
-    return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-in form expired; reload the page and try again'))
+    return errorPage(
+      event,
+      new DomainError('forbidden', 'csrf_failed', 'the sign-in form expired; reload the page and try again'),
+    )
   }
   const token = form.text('token') ?? ''
   // The token knows its namespace; the field only matters for a token that is not valid at all.
   const namespace = (await namespaceOfToken(services, token)) ?? form.text('namespace') ?? ''
   const next = safeNext(form.get('next'))
   try {
-    if (!CLIENT_ID_PATTERN.test(namespace)) throw new DomainError('unauthenticated', 'unauthenticated', 'unknown namespace')
+    if (!CLIENT_ID_PATTERN.test(namespace))
+      throw new DomainError('unauthenticated', 'unauthenticated', 'unknown namespace')
     // The same per-address limit on failures as the API: the sign-in form is no way around it.
     await authenticateCaller(services, token, namespace, meta)
   } catch (error) {
     const refused = isRateLimited(error)
     if (!refused && (!(error instanceof DomainError) || error.kind !== 'unauthenticated')) throw error
     if (refused) for (const [name, value] of Object.entries(error.headers)) event.node.res.setHeader(name, value)
-    const message = refused ? `too many failed sign-ins from this address; retry in ${error.headers['retry-after']}s` : `Sign-in failed: ${(error as Error).message}.`
+    const message = refused
+      ? `too many failed sign-ins from this address; retry in ${error.headers['retry-after']}s`
+      : `Sign-in failed: ${(error as Error).message}.`
     const view = { csrf: await csrfToken(session), namespace, next, error: message }
     return send(event, signInPage(view).value, refused ? 429 : 401)
   }

@@ -12,7 +12,10 @@ import type { Form } from '../request'
 /** Checkboxes for every grantable permission (teams and service tokens). */
 export function permissionPicker(legend: string, name = 'permissions'): Html {
   const options = GrantablePermission.options
-  return html`<fieldset class="perm-picker"><legend>${legend}</legend>${options.map((p) => html`<label class="check"><input type="checkbox" name="${name}" value="${p}"> <code>${p}</code></label>`)}</fieldset>`
+  return html`<fieldset class="perm-picker">
+    <legend>${legend}</legend>
+    ${options.map((p) => html`<label class="check"><input type="checkbox" name="${name}" value="${p}" /> <code>${p}</code></label>`)}
+  </fieldset>`
 }
 
 export async function teamsPage(req: DashboardRequest) {
@@ -22,31 +25,61 @@ export async function teamsPage(req: DashboardRequest) {
   const manage = hasNamespacePermission(principal, 'ns:teams:manage')
   const base = href('namespaces', ns, 'teams')
   const cards = teams.map((team, i) => {
-    const rows = members[i].map((m) => [html`<code>${m.userId}</code>`, time(m.addedAt), manage ? postButton(req.viewer, `${base}/${encodeURIComponent(team.id)}/members/${encodeURIComponent(m.userId)}/remove`, 'Remove', { kind: 'subtle', confirm: `Remove ${m.userId} from ${team.name}?` }) : ''])
+    const rows = members[i].map((m) => [
+      html`<code>${m.userId}</code>`,
+      time(m.addedAt),
+      manage
+        ? postButton(
+            req.viewer,
+            `${base}/${encodeURIComponent(team.id)}/members/${encodeURIComponent(m.userId)}/remove`,
+            'Remove',
+            { kind: 'subtle', confirm: `Remove ${m.userId} from ${team.name}?` },
+          )
+        : '',
+    ])
     const add = manage
-      ? html`<form method="post" action="${base}/${encodeURIComponent(team.id)}/members" class="inline-form">${csrfField(req.viewer)}
-          <label>User id <input name="userId" required pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}"></label>
-          <button class="button" type="submit">Add member</button></form>`
+      ? html`<form method="post" action="${base}/${encodeURIComponent(team.id)}/members" class="inline-form">
+          ${csrfField(req.viewer)}
+          <label>User id <input name="userId" required pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}" /></label>
+          <button class="button" type="submit">Add member</button>
+        </form>`
       : ''
-    return card(team.name, html`<p class="small"><code>${team.id}</code> · permissions: ${team.permissions.length ? team.permissions.map((p) => html`<code>${p}</code> `) : html`<span class="muted">none</span>`}</p>
-      ${table(`Members of ${team.name}`, ['Member', 'Added', ''], rows, 'No members yet.')}
-      <div class="actions">${add}${manage ? postButton(req.viewer, `${base}/${encodeURIComponent(team.id)}/delete`, 'Delete team', { kind: 'danger', confirm: `Delete team ${team.name}?` }) : ''}</div>`)
+    return card(
+      team.name,
+      html`<p class="small">
+          <code>${team.id}</code> · permissions:
+          ${team.permissions.length ? team.permissions.map((p) => html`<code>${p}</code> `) : html`<span class="muted">none</span>`}
+        </p>
+        ${table(`Members of ${team.name}`, ['Member', 'Added', ''], rows, 'No members yet.')}
+        <div class="actions">
+          ${add}${manage ? postButton(req.viewer, `${base}/${encodeURIComponent(team.id)}/delete`, 'Delete team', { kind: 'danger', confirm: `Delete team ${team.name}?` }) : ''}
+        </div>`,
+    )
   })
   const create = manage
-    ? card('New team', html`<form method="post" action="${base}" class="stack">${csrfField(req.viewer)}
-        <label>Name <input name="name" required maxlength="200"></label>
-        ${permissionPicker('Namespace permissions of its members')}
-        <div class="actions"><button class="button primary" type="submit">Create team</button></div></form>`, 'create')
+    ? card(
+        'New team',
+        html`<form method="post" action="${base}" class="stack">
+          ${csrfField(req.viewer)}
+          <label>Name <input name="name" required maxlength="200" /></label>
+          ${permissionPicker('Namespace permissions of its members')}
+          <div class="actions"><button class="button primary" type="submit">Create team</button></div>
+        </form>`,
+        'create',
+      )
     : ''
   const body = html`${heading('Teams', '', manage ? 'Teams carry namespace permissions to their members.' : 'You can see the teams; managing them needs ns:teams:manage.')}
-    ${cards.length ? cards : card('Teams', html`<p class="empty">No teams yet.</p>`)}${create}`
+  ${cards.length ? cards : card('Teams', html`<p class="empty">No teams yet.</p>`)}${create}`
   return layout({ title: 'Teams', section: 'teams', viewer: req.viewer, flash: req.flash, body })
 }
 
 const teamsUrl = (req: DashboardRequest) => href('namespaces', req.viewer.ns, 'teams')
 
 export async function createTeamAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const team = await createTeam(req.ctx, TeamInput.parse({ name: form.text('name') ?? '', permissions: form.all('permissions') }))
+  const team = await createTeam(
+    req.ctx,
+    TeamInput.parse({ name: form.text('name') ?? '', permissions: form.all('permissions') }),
+  )
   return { redirect: teamsUrl(req), flash: `Team ${team.name} created.` }
 }
 

@@ -1,6 +1,12 @@
 import { hasNamespacePermission } from '../../auth/permissions'
 import { PersonalTokenInput, ServiceTokenInput } from '../../namespace/schema'
-import { createPersonalToken, createServiceToken, listPersonalTokens, listServiceTokens, revokeToken } from '../../namespace/tokens'
+import {
+  createPersonalToken,
+  createServiceToken,
+  listPersonalTokens,
+  listServiceTokens,
+  revokeToken,
+} from '../../namespace/tokens'
 import { card, heading, postButton, table } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
@@ -12,16 +18,33 @@ import { permissionPicker } from './teams'
 
 type Created = { kind: string; name: string; token: string }
 
-function tokenRows(req: DashboardRequest, tokens: { id: string; name: string; prefix: string; createdAt: string; expiresAt: string | null; lastUsedAt: string | null; permissions?: string[] }[]) {
+function tokenRows(
+  req: DashboardRequest,
+  tokens: {
+    id: string
+    name: string
+    prefix: string
+    createdAt: string
+    expiresAt: string | null
+    lastUsedAt: string | null
+    permissions?: string[]
+  }[],
+) {
   const base = href('namespaces', req.viewer.ns, 'tokens')
   return tokens.map((t) => [
-    html`<strong>${t.name}</strong><div class="small muted"><code>${t.id}</code></div>`,
+    html`<strong>${t.name}</strong>
+      <div class="small muted"><code>${t.id}</code></div>`,
     html`<code>${t.prefix}…</code>`,
     ...(t.permissions ? [html`<span class="small">${t.permissions.join(', ') || '—'}</span>`] : []),
     time(t.createdAt),
     time(t.lastUsedAt),
     t.expiresAt ? time(t.expiresAt) : html`<span class="muted">never</span>`,
-    t.id === req.ctx.principal.tokenId ? html`<span class="pill info">this session</span>` : postButton(req.viewer, `${base}/${encodeURIComponent(t.id)}/revoke`, 'Revoke', { kind: 'danger', confirm: `Revoke token ${t.name}? Clients using it stop working at once.` }),
+    t.id === req.ctx.principal.tokenId
+      ? html`<span class="pill info">this session</span>`
+      : postButton(req.viewer, `${base}/${encodeURIComponent(t.id)}/revoke`, 'Revoke', {
+          kind: 'danger',
+          confirm: `Revoke token ${t.name}? Clients using it stop working at once.`,
+        }),
   ])
 }
 
@@ -32,37 +55,64 @@ export async function tokensPage(req: DashboardRequest, created?: Created): Prom
   const { ns, principal } = req.viewer
   const base = href('namespaces', ns, 'tokens')
   const manage = hasNamespacePermission(principal, 'ns:tokens:manage')
-  const [personal, service] = await Promise.all([principal.type === 'user' ? listPersonalTokens(req.ctx) : [], manage ? listServiceTokens(req.ctx) : []])
+  const [personal, service] = await Promise.all([
+    principal.type === 'user' ? listPersonalTokens(req.ctx) : [],
+    manage ? listServiceTokens(req.ctx) : [],
+  ])
   const shown = created
-    ? html`<div class="secret" role="status"><p><strong>Copy your new ${created.kind} token “${created.name}” now.</strong> It is shown only this once.</p>
-        <code class="break" data-testid="new-token">${created.token}</code> <button class="button small" type="button" data-copy="${created.token}">Copy</button></div>`
+    ? html`<div class="secret" role="status">
+        <p><strong>Copy your new ${created.kind} token “${created.name}” now.</strong> It is shown only this once.</p>
+        <code class="break" data-testid="new-token">${created.token}</code>
+        <button class="button small" type="button" data-copy="${created.token}">Copy</button>
+      </div>`
     : ''
-  const expiryField = html`<label>Expires on (optional) <input type="date" name="expiresAt"></label>`
-  const personalCard = principal.type === 'user'
-    ? card('Personal tokens', html`${table('Personal tokens', ['Token', 'Prefix', 'Created', 'Last used', 'Expires', ''], tokenRows(req, personal), 'No personal tokens.')}
-      <form method="post" action="${base}/personal" class="inline-form">${csrfField(req.viewer)}
-        <label>Name <input name="name" required maxlength="200"></label>${expiryField}
-        <button class="button primary" type="submit">Create personal token</button></form>`, 'personal')
-    : ''
+  const expiryField = html`<label>Expires on (optional) <input type="date" name="expiresAt" /></label>`
+  const personalCard =
+    principal.type === 'user'
+      ? card(
+          'Personal tokens',
+          html`${table('Personal tokens', ['Token', 'Prefix', 'Created', 'Last used', 'Expires', ''], tokenRows(req, personal), 'No personal tokens.')}
+            <form method="post" action="${base}/personal" class="inline-form">
+              ${csrfField(req.viewer)} <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
+              <button class="button primary" type="submit">Create personal token</button>
+            </form>`,
+          'personal',
+        )
+      : ''
   const serviceCard = manage
-    ? card('Service tokens', html`${table('Service tokens', ['Token', 'Prefix', 'Permissions', 'Created', 'Last used', 'Expires', ''], tokenRows(req, service), 'No service tokens.')}
-      <form method="post" action="${base}/service" class="stack">${csrfField(req.viewer)}
-        <label>Name <input name="name" required maxlength="200"></label>${expiryField}
-        ${permissionPicker('Permissions of the service principal')}
-        <div class="actions"><button class="button primary" type="submit">Create service token</button></div></form>`, 'service')
+    ? card(
+        'Service tokens',
+        html`${table('Service tokens', ['Token', 'Prefix', 'Permissions', 'Created', 'Last used', 'Expires', ''], tokenRows(req, service), 'No service tokens.')}
+          <form method="post" action="${base}/service" class="stack">
+            ${csrfField(req.viewer)} <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
+            ${permissionPicker('Permissions of the service principal')}
+            <div class="actions"><button class="button primary" type="submit">Create service token</button></div>
+          </form>`,
+        'service',
+      )
     : ''
   const body = html`${heading('Access tokens', '', 'Tokens are stored only as hashes; the material is shown once, on creation.')}
-    ${shown}${personalCard}${serviceCard}`
+  ${shown}${personalCard}${serviceCard}`
   return layout({ title: 'Tokens', section: 'tokens', viewer: req.viewer, flash: req.flash, body })
 }
 
 export async function createPersonalAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const created = await createPersonalToken(req.ctx, PersonalTokenInput.parse({ name: form.text('name') ?? '', expiresAt: expiry(form.text('expiresAt')) }))
+  const created = await createPersonalToken(
+    req.ctx,
+    PersonalTokenInput.parse({ name: form.text('name') ?? '', expiresAt: expiry(form.text('expiresAt')) }),
+  )
   return { page: await tokensPage(req, { kind: 'personal', name: created.name, token: created.token }), status: 201 }
 }
 
 export async function createServiceAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const created = await createServiceToken(req.ctx, ServiceTokenInput.parse({ name: form.text('name') ?? '', permissions: form.all('permissions'), expiresAt: expiry(form.text('expiresAt')) }))
+  const created = await createServiceToken(
+    req.ctx,
+    ServiceTokenInput.parse({
+      name: form.text('name') ?? '',
+      permissions: form.all('permissions'),
+      expiresAt: expiry(form.text('expiresAt')),
+    }),
+  )
   return { page: await tokensPage(req, { kind: 'service', name: created.name, token: created.token }), status: 201 }
 }
 

@@ -37,15 +37,23 @@ interface WebhookValues {
 }
 
 const valuesOf = (wh: WebhookView): WebhookValues => ({
-  name: wh.name, url: wh.url, enabled: wh.enabled,
+  name: wh.name,
+  url: wh.url,
+  enabled: wh.enabled,
   eventTypes: wh.eventTypes.filter((type) => OFFERED.has(type)),
   otherTypes: wh.eventTypes.filter((type) => !OFFERED.has(type)).join(', '),
-  firewalls: wh.firewalls, rateLimit: wh.rateLimit === undefined ? '' : String(wh.rateLimit),
+  firewalls: wh.firewalls,
+  rateLimit: wh.rateLimit === undefined ? '' : String(wh.rateLimit),
 })
 
 const valuesFrom = (form: Form): WebhookValues => ({
-  name: form.get('name') ?? '', url: form.text('url') ?? '', enabled: form.get('enabled') === 'true',
-  eventTypes: form.all('eventTypes'), otherTypes: form.get('otherTypes') ?? '', firewalls: form.all('firewalls'), rateLimit: form.text('rateLimit') ?? '',
+  name: form.get('name') ?? '',
+  url: form.text('url') ?? '',
+  enabled: form.get('enabled') === 'true',
+  eventTypes: form.all('eventTypes'),
+  otherTypes: form.get('otherTypes') ?? '',
+  firewalls: form.all('firewalls'),
+  rateLimit: form.text('rateLimit') ?? '',
 })
 
 /** The API body of the form: the stored webhook's custom headers ride along redacted, which keeps them. */
@@ -71,16 +79,27 @@ const fieldOf = (path: string) => {
 
 function group(errors: FormErrors, name: string, legend: string, boxes: Html[], hint?: Html): Html {
   const messages = errors.of(name)
-  return html`<fieldset class="form-section${messages.length ? ' has-error' : ''}" id="${fieldId(name)}"><legend>${legend}</legend>
-    ${hint ? html`<p class="small muted">${hint}</p>` : ''}<div class="chips">${boxes}</div>
-    ${messages.length ? html`<p class="field-error" id="${fieldId(name)}-err">${messages.join('; ')}</p>` : ''}</fieldset>`
+  return html`<fieldset class="form-section${messages.length ? ' has-error' : ''}" id="${fieldId(name)}">
+    <legend>${legend}</legend>
+    ${hint ? html`<p class="small muted">${hint}</p>` : ''}
+    <div class="chips">${boxes}</div>
+    ${messages.length ? html`<p class="field-error" id="${fieldId(name)}-err">${messages.join('; ')}</p>` : ''}
+  </fieldset>`
 }
 
-async function renderForm(req: DashboardRequest, webhook: WebhookView, values: WebhookValues, errors: FormErrors): Promise<Html> {
+async function renderForm(
+  req: DashboardRequest,
+  webhook: WebhookView,
+  values: WebhookValues,
+  errors: FormErrors,
+): Promise<Html> {
   const { ns } = req.viewer
   const firewalls = (await listFirewalls(req.ctx)).map((fw) => fw.id)
   const known = [...new Set([...firewalls, ...values.firewalls])]
-  const box = (name: string, value: string, checked: boolean, label: Html) => html`<label class="check"><input type="checkbox" name="${name}" value="${value}"${checked ? ' checked' : ''}> ${label}</label>`
+  const box = (name: string, value: string, checked: boolean, label: Html) =>
+    html`<label class="check"
+      ><input type="checkbox" name="${name}" value="${value}" ${checked ? ' checked' : ''} /> ${label}</label
+    >`
   const catalog = href('namespaces', ns, 'event-types')
   const form = html`<form method="post" action="${whPath(ns, webhook.id)}" class="stack" novalidate>
     ${csrfField(req.viewer)}${errorSummary(errors)}
@@ -90,21 +109,51 @@ async function renderForm(req: DashboardRequest, webhook: WebhookView, values: W
       ${inputField(errors, { label: 'Rate limit (deliveries per second)', name: 'rateLimit', type: 'number', value: values.rateLimit, attrs: html` min="0.01" step="0.01"`, hint: 'Empty: the operator’s WEBHOOK_RATE.' })}
       ${checkField(errors, { label: 'Enabled', name: 'enabled', checked: values.enabled })}
     </div>
-    ${group(errors, 'eventTypes', 'Event types', [
-      ...PREFIXES.map((p) => box('eventTypes', p, values.eventTypes.includes(p), html`<code>${p}</code>`)),
-      ...EXACT.map((t) => box('eventTypes', t, values.eventTypes.includes(t), html`<code>${t}</code>`)),
-    ], html`A prefix covers every type under it. What each type carries: <a href="${catalog}">event catalog</a>. System events (<code>webhook.*</code>) are always delivered.`)}
+    ${group(
+      errors,
+      'eventTypes',
+      'Event types',
+      [
+        ...PREFIXES.map((p) => box('eventTypes', p, values.eventTypes.includes(p), html`<code>${p}</code>`)),
+        ...EXACT.map((t) => box('eventTypes', t, values.eventTypes.includes(t), html`<code>${t}</code>`)),
+      ],
+      html`A prefix covers every type under it. What each type carries: <a href="${catalog}">event catalog</a>. System
+        events (<code>webhook.*</code>) are always delivered.`,
+    )}
     ${inputField(errors, { label: 'Other event types', name: 'otherTypes', value: values.otherTypes, placeholder: 'audit.team.*, audit.firewall.put', hint: 'Comma-separated exact types or prefixes not listed above.' })}
-    ${group(errors, 'firewalls', 'Firewalls', known.map((id) => box('firewalls', id, values.firewalls.includes(id), html`<code>${id}</code>`)), html`Limits <code>firewall.*</code>, <code>package.*</code> and <code>exception-request.*</code> events to these firewalls; none ticked means every firewall.`)}
+    ${group(
+      errors,
+      'firewalls',
+      'Firewalls',
+      known.map((id) => box('firewalls', id, values.firewalls.includes(id), html`<code>${id}</code>`)),
+      html`Limits <code>firewall.*</code>, <code>package.*</code> and <code>exception-request.*</code> events to these
+        firewalls; none ticked means every firewall.`,
+    )}
     ${webhook.headers ? html`<p class="small muted">Custom headers (${Object.keys(webhook.headers).join(', ')}) are kept; change them with the API.</p>` : ''}
-    <div class="actions"><button class="button primary" type="submit">Save webhook</button>
-      <a class="button" href="${whPath(ns, webhook.id)}">Cancel</a></div>
+    <div class="actions">
+      <button class="button primary" type="submit">Save webhook</button>
+      <a class="button" href="${whPath(ns, webhook.id)}">Cancel</a>
+    </div>
   </form>`
-  const danger = html`<section class="card danger-zone" id="delete" aria-labelledby="delete-h"><h2 id="delete-h">Delete</h2>
-    <p class="small muted">Deleting drops its buffered events and delivery records. Receivers stop getting events at once.</p>
-    ${postButton(req.viewer, whPath(ns, webhook.id, 'delete'), 'Delete webhook', { kind: 'danger', confirm: `Delete webhook ${webhook.name}?` })}</section>`
+  const danger = html`<section class="card danger-zone" id="delete" aria-labelledby="delete-h">
+    <h2 id="delete-h">Delete</h2>
+    <p class="small muted">
+      Deleting drops its buffered events and delivery records. Receivers stop getting events at once.
+    </p>
+    ${postButton(req.viewer, whPath(ns, webhook.id, 'delete'), 'Delete webhook', { kind: 'danger', confirm: `Delete webhook ${webhook.name}?` })}
+  </section>`
   const body = html`${heading(html`Edit ${webhook.name}`, '', html`<code>${webhook.id}</code>`)}${card('Webhook', form, 'webhook')}${danger}`
-  return layout({ title: `Edit ${webhook.name}`, section: 'webhooks', viewer: req.viewer, flash: req.flash, crumbs: [['Webhooks', href('namespaces', ns, 'webhooks')], [webhook.name, whPath(ns, webhook.id)]], body })
+  return layout({
+    title: `Edit ${webhook.name}`,
+    section: 'webhooks',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [
+      ['Webhooks', href('namespaces', ns, 'webhooks')],
+      [webhook.name, whPath(ns, webhook.id)],
+    ],
+    body,
+  })
 }
 
 export async function editWebhookPage(req: DashboardRequest): Promise<Html> {
@@ -115,20 +164,33 @@ export async function editWebhookPage(req: DashboardRequest): Promise<Html> {
 export async function saveWebhookAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const webhook = await getWebhook(req.ctx, req.params.id)
   const values = valuesFrom(form)
-  return orInPlace(async () => {
-    // The API's access check before the body is judged (CONTRACT section 8).
-    await namespaceAccess('ns:webhooks:manage')(req.ctx, req.params)
-    const saved = await updateWebhook(req.ctx, webhook.id, inputOf(values, webhook))
-    return { redirect: whPath(req.viewer.ns, saved.id), flash: `Webhook ${saved.name} saved.` }
-  }, fieldOf, async (errors) => renderForm(req, webhook, values, errors))
+  return orInPlace(
+    async () => {
+      // The API's access check before the body is judged (CONTRACT section 8).
+      await namespaceAccess('ns:webhooks:manage')(req.ctx, req.params)
+      const saved = await updateWebhook(req.ctx, webhook.id, inputOf(values, webhook))
+      return { redirect: whPath(req.viewer.ns, saved.id), flash: `Webhook ${saved.name} saved.` }
+    },
+    fieldOf,
+    async (errors) => renderForm(req, webhook, values, errors),
+  )
 }
 
 /** POST `.../enabled` with `enabled=true|false`: the same update with only the state changed. */
 export async function setEnabledAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const webhook = await getWebhook(req.ctx, req.params.id)
   const enabled = form.get('enabled') === 'true'
-  await updateWebhook(req.ctx, webhook.id, inputOf({ ...valuesOf(webhook), eventTypes: webhook.eventTypes, otherTypes: '', enabled }, webhook))
-  return { redirect: whPath(req.viewer.ns, webhook.id), flash: enabled ? 'Webhook enabled: deliveries resume.' : 'Webhook disabled: no deliveries until it is enabled again.' }
+  await updateWebhook(
+    req.ctx,
+    webhook.id,
+    inputOf({ ...valuesOf(webhook), eventTypes: webhook.eventTypes, otherTypes: '', enabled }, webhook),
+  )
+  return {
+    redirect: whPath(req.viewer.ns, webhook.id),
+    flash: enabled
+      ? 'Webhook enabled: deliveries resume.'
+      : 'Webhook disabled: no deliveries until it is enabled again.',
+  }
 }
 
 export async function deleteWebhookAction(req: DashboardRequest): Promise<ActionResult> {

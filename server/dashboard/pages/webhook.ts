@@ -1,7 +1,15 @@
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import { hasNamespacePermission } from '../../auth/permissions'
 import { getWebhook } from '../../webhooks/configuration/service'
-import { listDeliveries, releaseQuarantine, revealSecret, rotateSecret, sendTest, webhookMetrics, webhookState } from '../../webhooks/configuration/service-actions'
+import {
+  listDeliveries,
+  releaseQuarantine,
+  revealSecret,
+  rotateSecret,
+  sendTest,
+  webhookMetrics,
+  webhookState,
+} from '../../webhooks/configuration/service-actions'
 import { card, facts, heading, postButton, status } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
@@ -32,40 +40,61 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
   const base = whPath(ns, id)
   const actions = manage
     ? html`${state.state === 'quarantined' ? postButton(req.viewer, `${base}/release`, 'Release quarantine', { kind: 'primary' }) : ''}
-      ${postButton(req.viewer, `${base}/test`, 'Send test event')}
-      ${postButton(req.viewer, `${base}/enabled`, webhook.enabled ? 'Disable' : 'Enable', { fields: { enabled: String(!webhook.enabled) }, ...(webhook.enabled ? { confirm: 'Disable this webhook? Nothing is delivered until it is enabled again.' } : { kind: 'primary' as const }) })}
-      <a class="button" href="${base}/edit">Edit</a>`
+        ${postButton(req.viewer, `${base}/test`, 'Send test event')}
+        ${postButton(req.viewer, `${base}/enabled`, webhook.enabled ? 'Disable' : 'Enable', { fields: { enabled: String(!webhook.enabled) }, ...(webhook.enabled ? { confirm: 'Disable this webhook? Nothing is delivered until it is enabled again.' } : { kind: 'primary' as const }) })}
+        <a class="button" href="${base}/edit">Edit</a>`
     : ''
   const secretBlock = secret
-    ? html`<div class="secret" role="status"><p>${secret.note}</p><code class="break" data-testid="secret">${secret.value}</code> <button class="button small" type="button" data-copy="${secret.value}">Copy</button></div>`
+    ? html`<div class="secret" role="status">
+        <p>${secret.note}</p>
+        <code class="break" data-testid="secret">${secret.value}</code>
+        <button class="button small" type="button" data-copy="${secret.value}">Copy</button>
+      </div>`
     : html`<p class="mono">${webhook.secret}</p>`
   const secretCard = manage
-    ? card('Signing secret', html`${secretBlock}
-      ${webhook.secretRotatedAt ? html`<p class="small muted">Last rotated ${time(webhook.secretRotatedAt)}; the previous secret keeps signing until ${time(webhook.previousSecretValidUntil)}.</p>` : ''}
-      <div class="actions">${postButton(req.viewer, `${base}/secret/reveal`, 'Reveal secret')}
-      ${postButton(req.viewer, `${base}/secret/rotate`, 'Rotate secret', { kind: 'danger', confirm: 'Rotate the signing secret? Receivers must learn the new one; the old one keeps signing during the overlap.' })}</div>`, 'secret')
+    ? card(
+        'Signing secret',
+        html`${secretBlock}
+          ${webhook.secretRotatedAt ? html`<p class="small muted">Last rotated ${time(webhook.secretRotatedAt)}; the previous secret keeps signing until ${time(webhook.previousSecretValidUntil)}.</p>` : ''}
+          <div class="actions">
+            ${postButton(req.viewer, `${base}/secret/reveal`, 'Reveal secret')}
+            ${postButton(req.viewer, `${base}/secret/rotate`, 'Rotate secret', { kind: 'danger', confirm: 'Rotate the signing secret? Receivers must learn the new one; the old one keeps signing during the overlap.' })}
+          </div>`,
+        'secret',
+      )
     : ''
   const value = (snapshot as { value?: unknown } | null)?.value ?? state.state
   const body = html`${heading(webhook.name, actions, html`<code>${webhook.id}</code> · <span class="break">${webhook.url}</span>`)}
     <div class="grid two">
-      ${card('Delivery state', facts([
-        ['State', html`<span data-live-field="state" data-testid="webhook-state">${state.state}</span>`],
-        ['Buffered events', html`<span data-live-field="bufferedEvents">${state.bufferedEvents}</span>`],
-        ['Quarantined until', html`<span data-live-field="quarantinedUntil">${state.quarantinedUntil ?? '—'}</span>`],
-        ['Next attempt', html`<span data-live-field="nextAttemptAt">${state.nextAttemptAt ?? '—'}</span>`],
-      ]))}
-      ${card('Subscription', facts([
-        ['Enabled', webhook.enabled ? status('active') : html`<span class="pill muted">disabled</span>`],
-        ['Event types', webhook.eventTypes.join(', ')],
-        ['Firewalls', webhook.firewalls.length ? webhook.firewalls.join(', ') : 'all'],
-        ['Created', time(webhook.createdAt)],
-      ]))}
+      ${card(
+        'Delivery state',
+        facts([
+          ['State', html`<span data-live-field="state" data-testid="webhook-state">${state.state}</span>`],
+          ['Buffered events', html`<span data-live-field="bufferedEvents">${state.bufferedEvents}</span>`],
+          ['Quarantined until', html`<span data-live-field="quarantinedUntil">${state.quarantinedUntil ?? '—'}</span>`],
+          ['Next attempt', html`<span data-live-field="nextAttemptAt">${state.nextAttemptAt ?? '—'}</span>`],
+        ]),
+      )}
+      ${card(
+        'Subscription',
+        facts([
+          ['Enabled', webhook.enabled ? status('active') : html`<span class="pill muted">disabled</span>`],
+          ['Event types', webhook.eventTypes.join(', ')],
+          ['Firewalls', webhook.firewalls.length ? webhook.firewalls.join(', ') : 'all'],
+          ['Created', time(webhook.createdAt)],
+        ]),
+      )}
     </div>
     ${card('State machine', await liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
-    ${secretCard}
-    ${metricsSection(base, bucket, metrics)}
-    ${deliveriesSection(deliveries.items, base)}`
-  return layout({ title: webhook.name, section: 'webhooks', viewer: req.viewer, flash: req.flash, crumbs: [['Webhooks', href('namespaces', ns, 'webhooks')]], body })
+    ${secretCard} ${metricsSection(base, bucket, metrics)} ${deliveriesSection(deliveries.items, base)}`
+  return layout({
+    title: webhook.name,
+    section: 'webhooks',
+    viewer: req.viewer,
+    flash: req.flash,
+    crumbs: [['Webhooks', href('namespaces', ns, 'webhooks')]],
+    body,
+  })
 }
 
 export async function revealAction(req: DashboardRequest): Promise<ActionResult> {
@@ -75,7 +104,12 @@ export async function revealAction(req: DashboardRequest): Promise<ActionResult>
 
 export async function rotateAction(req: DashboardRequest): Promise<ActionResult> {
   const { secret, previousSecretValidUntil } = await rotateSecret(req.ctx, req.params.id)
-  return { page: await webhookPage(req, { value: secret, note: `New signing secret (the previous one signs too until ${previousSecretValidUntil}):` }) }
+  return {
+    page: await webhookPage(req, {
+      value: secret,
+      note: `New signing secret (the previous one signs too until ${previousSecretValidUntil}):`,
+    }),
+  }
 }
 
 export async function releaseAction(req: DashboardRequest): Promise<ActionResult> {

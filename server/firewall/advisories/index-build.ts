@@ -51,7 +51,8 @@ export class AdvisoryIndexBuilder {
       size: byId.size,
       all: () => byId.values(),
       count: (ecosystem) => perEcosystem.get(ecosystem) ?? 0,
-      lookup: (ecosystem, name, version) => collectMatches(byPackage.get(key(ecosystem, name)) ?? [], ecosystem, name, version),
+      lookup: (ecosystem, name, version) =>
+        collectMatches(byPackage.get(key(ecosystem, name)) ?? [], ecosystem, name, version),
     }
   }
 }

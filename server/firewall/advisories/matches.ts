@@ -8,7 +8,12 @@ import type { Advisory, AdvisoryMatches } from './types'
  * The advisories among `candidates` (those filed under the package's key) that affect this version,
  * split into vulnerabilities and malware. Both index forms (built and packed) answer lookups with it.
  */
-export function collectMatches(candidates: Iterable<Advisory>, ecosystem: Ecosystem, name: string, version: string): AdvisoryMatches {
+export function collectMatches(
+  candidates: Iterable<Advisory>,
+  ecosystem: Ecosystem,
+  name: string,
+  version: string,
+): AdvisoryMatches {
   const matches: AdvisoryMatches = { vulnerabilities: [], malware: [] }
   const osvEcosystem = OSV_ECOSYSTEMS[ecosystem]
   const normalized = normalizePackageName(ecosystem, name)

@@ -6,10 +6,12 @@ import type { AffectedPackage, AffectedRange, Advisory, RangeEvent } from './typ
 const EVENT_KEYS = ['introduced', 'fixed', 'last_affected', 'limit'] as const
 
 // One event names exactly one of the four kinds (osv-schema "events"); anything else is a bad record.
-const OsvEvent = z.record(z.string(), z.unknown()).refine(
-  (event) => EVENT_KEYS.filter((key) => typeof event[key] === 'string' && event[key] !== '').length === 1,
-  'an event must name exactly one of introduced, fixed, last_affected, limit',
-)
+const OsvEvent = z
+  .record(z.string(), z.unknown())
+  .refine(
+    (event) => EVENT_KEYS.filter((key) => typeof event[key] === 'string' && event[key] !== '').length === 1,
+    'an event must name exactly one of introduced, fixed, last_affected, limit',
+  )
 
 const OsvRange = z
   .object({ type: z.string().min(1), events: z.array(OsvEvent).min(1) })
@@ -42,9 +44,7 @@ const OsvRecordSchema = z.object({
 
 /** Outcome of parsing one record: data, never an exception. */
 export type OsvParseResult =
-  | { kind: 'advisory'; advisory: Advisory }
-  | { kind: 'withdrawn'; id: string }
-  | { kind: 'invalid'; error: string }
+  { kind: 'advisory'; advisory: Advisory } | { kind: 'withdrawn'; id: string } | { kind: 'invalid'; error: string }
 
 /** Summaries are shown in block messages and outputs; a runaway one is cut. */
 const SUMMARY_MAX = 300

@@ -187,7 +187,14 @@ export interface PackedIndexData {
 
 /** Every ArrayBuffer of the data, to transfer rather than copy it to another thread. */
 export function packedIndexTransferList(data: PackedIndexData): ArrayBuffer[] {
-  const views: ArrayBufferView[] = [...data.chunks, data.chunkOf, data.startOf, data.lengthOf, data.slots, data.slotHash]
+  const views: ArrayBufferView[] = [
+    ...data.chunks,
+    data.chunkOf,
+    data.startOf,
+    data.lengthOf,
+    data.slots,
+    data.slotHash,
+  ]
   return [...new Set(views.map((view) => view.buffer as ArrayBuffer))]
 }
 

@@ -43,9 +43,7 @@ export async function encodeSnapshot(index: PackedAdvisoryIndex, pace?: Pace): P
 
 function checkAdvisory(value: unknown): value is Advisory {
   const advisory = value as Advisory
-  return (
-    typeof advisory?.id === 'string' && typeof advisory.malware === 'boolean' && Array.isArray(advisory.affected)
-  )
+  return typeof advisory?.id === 'string' && typeof advisory.malware === 'boolean' && Array.isArray(advisory.affected)
 }
 
 /**

@@ -82,7 +82,7 @@ type State =
 
 /** The sizes of a zip64 extra field, where the header holds 0xFFFFFFFF. */
 function zip64Sizes(extra: Buffer, size: number, compressedSize: number): { size: number; compressedSize: number } {
-  for (let at = 0; at + 4 <= extra.length; ) {
+  for (let at = 0; at + 4 <= extra.length;) {
     const id = extra.readUInt16LE(at)
     const length = extra.readUInt16LE(at + 2)
     if (id === ZIP64_EXTRA) {
@@ -162,7 +162,13 @@ export class ZipEntryReader {
         const size = bytes.readUInt32LE(22)
         const zip64 = compressedSize === MAX32 || size === MAX32
         if (zip64) compressedSize = zip64Sizes(bytes.subarray(30 + nameLength), size, compressedSize).compressedSize
-        const header: Header = { name, method: bytes.readUInt16LE(8), descriptor: !!(flags & FLAG_DESCRIPTOR), zip64, compressedSize }
+        const header: Header = {
+          name,
+          method: bytes.readUInt16LE(8),
+          descriptor: !!(flags & FLAG_DESCRIPTOR),
+          zip64,
+          compressedSize,
+        }
         const parts = compressedSize <= this.maxEntryBytes ? [] : null
         // With a data descriptor the header's sizes are usually zero: the end is found by scanning.
         if (header.descriptor && compressedSize === 0) this.state = { kind: 'scan', header, seen: 0, parts: [] }

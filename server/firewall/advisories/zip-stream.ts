@@ -119,7 +119,8 @@ export async function readZipStream(
     if (error instanceof ZipReadError) throw error
     throw new ZipReadError(`not a readable zip archive: ${(error as Error).message}`)
   }
-  if (!reader.done || !tail.hasEndRecord()) throw new ZipReadError('the zip archive is truncated (no end of central directory)')
+  if (!reader.done || !tail.hasEndRecord())
+    throw new ZipReadError('the zip archive is truncated (no end of central directory)')
   const total = result.entries + result.unreadable
   if (total === 0) throw new ZipReadError('the zip archive holds no entries')
   if (result.unreadable * 2 > total) {

@@ -65,7 +65,12 @@ interface SourcedException {
   inheritedFrom?: FirewallLayer['inheritedFrom']
 }
 
-function toMatchedRule(rule: Rule, layer: FirewallLayer, output?: Record<string, unknown>, message?: string): MatchedRule {
+function toMatchedRule(
+  rule: Rule,
+  layer: FirewallLayer,
+  output?: Record<string, unknown>,
+  message?: string,
+): MatchedRule {
   return {
     id: rule.id,
     description: rule.description,

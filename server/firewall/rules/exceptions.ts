@@ -31,6 +31,11 @@ export function exceptionSelectorMatches(exception: Exception, facts: PackageVer
  * Whether `exception` lets `facts` through `ruleId` at `now`: same rule id, not expired,
  * selector matches.
  */
-export function exceptionApplies(exception: Exception, ruleId: string, facts: PackageVersionFacts, now: number): boolean {
+export function exceptionApplies(
+  exception: Exception,
+  ruleId: string,
+  facts: PackageVersionFacts,
+  now: number,
+): boolean {
   return exception.rule === ruleId && isExceptionActive(exception, now) && exceptionSelectorMatches(exception, facts)
 }

@@ -29,9 +29,10 @@ function parse(pattern: string): Glob {
   if (glob) return glob
   const parts = pattern.split('*')
   const wildcard = pattern.includes('?')
-  glob = parts.length === 1
-    ? { head: pattern, middle: [], tail: '', starred: false, wildcard }
-    : { head: parts[0], middle: parts.slice(1, -1).filter(Boolean), tail: parts.at(-1)!, starred: true, wildcard }
+  glob =
+    parts.length === 1
+      ? { head: pattern, middle: [], tail: '', starred: false, wildcard }
+      : { head: parts[0], middle: parts.slice(1, -1).filter(Boolean), tail: parts.at(-1)!, starred: true, wildcard }
   if (cache.size >= 10_000) cache.clear()
   cache.set(pattern, glob)
   return glob

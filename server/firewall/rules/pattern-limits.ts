@@ -37,10 +37,18 @@ export function patternLimitProblems(rule: Pick<Rule, 'selector'>): PatternLimit
   for (const { pattern, path } of patternsOf(rule.selector, ['selector'])) {
     count++
     if (count === MAX_PATTERNS_PER_RULE + 1) {
-      problems.push({ kind: 'count', path, message: `a rule holds at most ${MAX_PATTERNS_PER_RULE} package-name patterns` })
+      problems.push({
+        kind: 'count',
+        path,
+        message: `a rule holds at most ${MAX_PATTERNS_PER_RULE} package-name patterns`,
+      })
     }
     if (pattern.length > MAX_PATTERN_LENGTH) {
-      problems.push({ kind: 'length', path, message: `a package-name pattern is at most ${MAX_PATTERN_LENGTH} characters` })
+      problems.push({
+        kind: 'length',
+        path,
+        message: `a package-name pattern is at most ${MAX_PATTERN_LENGTH} characters`,
+      })
     }
   }
   return problems

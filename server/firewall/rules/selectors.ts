@@ -105,7 +105,8 @@ function vulnerability(fn: Fn<'vulnerability'>, facts: PackageVersionFacts, ctx:
   }))
   // The block message names the first advisory and how many there are (npm prints one line).
   const first = describeAdvisory(hits[0], advisories[0].severity)
-  const message = hits.length === 1 ? `known vulnerability ${first}` : `${hits.length} known vulnerabilities, first ${first}`
+  const message =
+    hits.length === 1 ? `known vulnerability ${first}` : `${hits.length} known vulnerabilities, first ${first}`
   return { matched: true, output: { advisories }, message }
 }
 

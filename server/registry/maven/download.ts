@@ -21,8 +21,15 @@ export interface UpstreamFile {
 }
 
 /** GETs one repository path from one upstream; null on 404 (and on 401/403: not ours to read). */
-export async function fetchMavenFile(request: ProxyRequest, upstream: Upstream, path: string): Promise<UpstreamFile | null> {
-  const response = await callUpstream(upstream, upstreamUrl(upstream, path), { authorization: upstreamAuthorization(upstream), timeoutMs: request.scope.timeoutMs })
+export async function fetchMavenFile(
+  request: ProxyRequest,
+  upstream: Upstream,
+  path: string,
+): Promise<UpstreamFile | null> {
+  const response = await callUpstream(upstream, upstreamUrl(upstream, path), {
+    authorization: upstreamAuthorization(upstream),
+    timeoutMs: request.scope.timeoutMs,
+  })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
     return null
@@ -35,7 +42,8 @@ export async function fetchMavenFile(request: ProxyRequest, upstream: Upstream, 
   }
 }
 
-const notFound = (request: ProxyRequest, path: string) => new RegistryError(404, `${path} was not found on any upstream of firewall ${request.firewall.id}`)
+const notFound = (request: ProxyRequest, path: string) =>
+  new RegistryError(404, `${path} was not found on any upstream of firewall ${request.firewall.id}`)
 
 /**
  * `GET` of an artifact file (jar, pom, ...): the download decision, with the upstream's
@@ -43,13 +51,22 @@ const notFound = (request: ProxyRequest, path: string) => new RegistryError(404,
  * their file silently (refused when it is blocked, never logged twice).
  */
 export async function serveMavenFile(request: ProxyRequest, target: FilePath): Promise<void> {
-  const [found, policy] = await Promise.all([firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, target.path)), loadPolicy(request)])
+  const [found, policy] = await Promise.all([
+    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, target.path)),
+    loadPolicy(request),
+  ])
   if (!found) throw notFound(request, target.path)
-  const facts: PackageVersionFacts = { ecosystem: 'maven', packageName: target.name, version: target.version, ...(found.value.modified ? { published: found.value.modified } : {}) }
+  const facts: PackageVersionFacts = {
+    ecosystem: 'maven',
+    packageName: target.name,
+    version: target.version,
+    ...(found.value.modified ? { published: found.value.modified } : {}),
+  }
   // HEAD (existence checks) and companions are not downloads of their own: decided silently.
   if (target.companionOf || request.method === 'HEAD') {
     const decision = policy.decide(['download', 'versions'], facts)
-    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, target.name, target.version, request))
+    if (decision.outcome === 'blocked')
+      throw new RegistryError(403, blockedMessage(decision, target.name, target.version, request))
   } else {
     const record = await decideArtifact(request, policy, 'download', facts, found.upstream.id)
     await recordDecision(request.services, record)
@@ -65,11 +82,16 @@ export async function serveMavenFile(request: ProxyRequest, target: FilePath): P
  */
 export async function serveMavenMetadata(request: ProxyRequest, target: MetadataPath): Promise<void> {
   const documentPath = target.checksum ? target.path.slice(0, -(target.checksum.length + 1)) : target.path
-  const [found, policy] = await Promise.all([firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, documentPath)), loadPolicy(request)])
+  const [found, policy] = await Promise.all([
+    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, documentPath)),
+    loadPolicy(request),
+  ])
   if (!found) throw notFound(request, documentPath)
   const xml = target.snapshotVersion
     ? found.value.bytes.toString('utf8')
-    : filterMetadata(found.value.bytes.toString('utf8'), (version) => policy.visible({ ecosystem: 'maven', packageName: target.name, version }))
+    : filterMetadata(found.value.bytes.toString('utf8'), (version) =>
+        policy.visible({ ecosystem: 'maven', packageName: target.name, version }),
+      )
   if (target.checksum) return sendBytes(request, 200, Buffer.from(checksumOf(xml, target.checksum)), 'text/plain')
   sendBytes(request, 200, Buffer.from(xml), 'application/xml')
 }

@@ -5,7 +5,13 @@ import type { ChecksumAlgorithm } from './paths'
 const VERSIONS_BLOCK = /<versions>([\s\S]*?)<\/versions>/
 const VERSION = /<version>\s*([^<\s]+)\s*<\/version>/g
 
-const unescapeXml = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&apos;/g, "'").replace(/&amp;/g, '&')
+const unescapeXml = (text: string) =>
+  text
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&quot;/g, '"')
+    .replace(/&apos;/g, "'")
+    .replace(/&amp;/g, '&')
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 /** The versions an artifact-level `maven-metadata.xml` lists, in document order. */
@@ -17,7 +23,8 @@ export function metadataVersions(xml: string): string[] {
 function setElement(xml: string, element: 'latest' | 'release', value: string | undefined): string {
   const pattern = new RegExp(`[ \\t]*<${element}>[^<]*</${element}>\\r?\\n?`)
   if (value === undefined) return xml.replace(pattern, '')
-  if (pattern.test(xml)) return xml.replace(new RegExp(`<${element}>[^<]*</${element}>`), `<${element}>${escapeXml(value)}</${element}>`)
+  if (pattern.test(xml))
+    return xml.replace(new RegExp(`<${element}>[^<]*</${element}>`), `<${element}>${escapeXml(value)}</${element}>`)
   return xml.replace(/<versioning>/, `<versioning>\n    <${element}>${escapeXml(value)}</${element}>`)
 }
 
@@ -31,7 +38,9 @@ export function withVersions(xml: string, versions: string[]): string {
   if (!VERSIONS_BLOCK.test(xml)) return xml
   const indent = /\n([ \t]*)<version>/.exec(VERSIONS_BLOCK.exec(xml)![1])?.[1] ?? '      '
   const closing = indent.length >= 2 ? indent.slice(2) : ''
-  const body = versions.length ? `\n${versions.map((v) => `${indent}<version>${escapeXml(v)}</version>`).join('\n')}\n${closing}` : ''
+  const body = versions.length
+    ? `\n${versions.map((v) => `${indent}<version>${escapeXml(v)}</version>`).join('\n')}\n${closing}`
+    : ''
   let next = xml.replace(VERSIONS_BLOCK, `<versions>${body}</versions>`)
   const sorted = [...versions].sort(compareMaven)
   next = setElement(next, 'latest', sorted.at(-1))

@@ -40,7 +40,13 @@ export function parseMavenPath(rawPath: string): MavenPath | null {
     const dirs = segments.slice(0, -1)
     const snapshot = /-SNAPSHOT$/.test(dirs.at(-1) ?? '') ? dirs.pop() : undefined
     if (dirs.length < 2) return null
-    return { kind: 'metadata', name: `${dirs.slice(0, -1).join('.')}:${dirs.at(-1)}`, path, ...(snapshot ? { snapshotVersion: snapshot } : {}), ...(checksum ? { checksum } : {}) }
+    return {
+      kind: 'metadata',
+      name: `${dirs.slice(0, -1).join('.')}:${dirs.at(-1)}`,
+      path,
+      ...(snapshot ? { snapshotVersion: snapshot } : {}),
+      ...(checksum ? { checksum } : {}),
+    }
   }
   if (segments.length < 4) return null
   const [artifactId, version] = segments.slice(-3, -1)

@@ -12,7 +12,8 @@ export async function handleMaven(request: ProxyRequest): Promise<void> {
   const method = request.method
   const path = parseMavenPath(request.path)
   if (!path) throw new RegistryError(404, `${request.path} is not a Maven repository path`)
-  if (method === 'GET' || method === 'HEAD') return path.kind === 'file' ? serveMavenFile(request, path) : serveMavenMetadata(request, path)
+  if (method === 'GET' || method === 'HEAD')
+    return path.kind === 'file' ? serveMavenFile(request, path) : serveMavenMetadata(request, path)
   if (method === 'PUT') return path.kind === 'file' ? putMavenFile(request, path) : putMavenMetadata(request, path)
   throw new RegistryError(405, `${method} is not supported on a Maven repository`)
 }

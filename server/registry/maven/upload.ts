@@ -30,15 +30,25 @@ export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPat
   const target = requirePublishTarget(request)
   const body = await readBodyBytes(request, request.maxBodyBytes)
   const policy = await loadPolicy(request)
-  const facts = { ecosystem: 'maven' as const, packageName: path.name, version: path.version, published: new Date(policy.ctx.now).toISOString() }
+  const facts = {
+    ecosystem: 'maven' as const,
+    packageName: path.name,
+    version: path.version,
+    published: new Date(policy.ctx.now).toISOString(),
+  }
   if (path.companionOf) {
     const decision = policy.decide(['upload'], facts)
-    if (decision.outcome === 'blocked') throw new RegistryError(403, blockedMessage(decision, path.name, path.version, request))
+    if (decision.outcome === 'blocked')
+      throw new RegistryError(403, blockedMessage(decision, path.name, path.version, request))
     return relayResponse(request, await put(request, target, path.path, body))
   }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
   const response = await put(request, target, path.path, body)
-  await recordDecision(request.services, record, response.ok ? [packageEvent(request, 'package.published', facts, target.id, path.path)] : [])
+  await recordDecision(
+    request.services,
+    record,
+    response.ok ? [packageEvent(request, 'package.published', facts, target.id, path.path)] : [],
+  )
   await relayResponse(request, response)
 }
 
@@ -47,7 +57,10 @@ export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPat
  * filtered document and must not erase versions it was not shown). Its checksum files are
  * recomputed from what the target then stores, since the client hashed its own version.
  */
-export async function putMavenMetadata(request: ProxyRequest, path: Extract<MavenPath, { kind: 'metadata' }>): Promise<void> {
+export async function putMavenMetadata(
+  request: ProxyRequest,
+  path: Extract<MavenPath, { kind: 'metadata' }>,
+): Promise<void> {
   const target = requirePublishTarget(request)
   const body = await readBodyBytes(request, 16 * 1024 * 1024)
   if (path.snapshotVersion) return relayResponse(request, await put(request, target, path.path, body))

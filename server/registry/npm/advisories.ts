@@ -34,7 +34,14 @@ export function vulnerableVersions(affected: Pick<AffectedPackage, 'ranges' | 'v
       const lower = start && start !== '0' ? `>=${start} ` : ''
       if ('introduced' in event) start = event.introduced
       else {
-        const upper = 'fixed' in event ? `<${event.fixed}` : 'limit' in event ? `<${event.limit}` : 'last_affected' in event ? `<=${event.last_affected}` : null
+        const upper =
+          'fixed' in event
+            ? `<${event.fixed}`
+            : 'limit' in event
+              ? `<${event.limit}`
+              : 'last_affected' in event
+                ? `<=${event.last_affected}`
+                : null
         if (upper === null) continue
         parts.push(`${lower}${upper}`)
         start = undefined
@@ -68,7 +75,11 @@ export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, 
       const { vulnerabilities, malware } = index.lookup('npm', name, String(version))
       for (const advisory of [...vulnerabilities, ...malware]) found.set(advisory.id, advisory)
     }
-    if (found.size > 0) answer.set(name, [...found.values()].map((a) => toBulk(a, name)))
+    if (found.size > 0)
+      answer.set(
+        name,
+        [...found.values()].map((a) => toBulk(a, name)),
+      )
   }
   return answer
 }
@@ -99,7 +110,8 @@ async function readBulkAnswer(response: Response, upstream: string): Promise<Rec
  */
 export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
   const { raw, json } = await readJson(request, 10 * 1024 * 1024)
-  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
   const query = json as Record<string, unknown>
   let merged: BulkAnswer = new Map()
   const upstream = request.firewall.upstreams.find((u) => !u.internal)
@@ -116,7 +128,11 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
       else await response.arrayBuffer().catch(() => undefined)
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable)) throw error
-      logger.warn('upstream bulk advisories unavailable', { requestId: request.meta.requestId, upstream: upstream.id, reason: error.reason })
+      logger.warn('upstream bulk advisories unavailable', {
+        requestId: request.meta.requestId,
+        upstream: upstream.id,
+        reason: error.reason,
+      })
     }
   }
   for (const [name, advisories] of localBulkAdvisories(request.advisories, query)) {

@@ -26,7 +26,8 @@ async function serveKeys(request: ProxyRequest): Promise<void> {
   sendJson(request, 200, { keys: [] })
 }
 
-const methodNotAllowed = (request: ProxyRequest) => new RegistryError(405, `${request.method} ${request.path} is not supported`)
+const methodNotAllowed = (request: ProxyRequest) =>
+  new RegistryError(405, `${request.method} ${request.path} is not supported`)
 
 /** `/-/...` endpoints of the npm registry API. */
 async function handleDash(request: ProxyRequest): Promise<void> {
@@ -43,7 +44,8 @@ async function handleDash(request: ProxyRequest): Promise<void> {
   const target = distTags ? parsePackagePath(`/${distTags[1]}`) : null
   if (distTags && target && target.rest.length === 0) {
     if (method === 'GET' && !distTags[2]) return serveDistTags(request, target.name)
-    if (distTags[2] && ['PUT', 'POST', 'DELETE'].includes(method)) return writeDistTag(request, target.name, decodeURIComponent(distTags[2]))
+    if (distTags[2] && ['PUT', 'POST', 'DELETE'].includes(method))
+      return writeDistTag(request, target.name, decodeURIComponent(distTags[2]))
     throw methodNotAllowed(request)
   }
   throw new RegistryError(404, `${path} is not served by this registry`)
@@ -70,7 +72,10 @@ export async function handleNpm(request: ProxyRequest): Promise<void> {
   if (!target) throw new RegistryError(404, `${request.path} is not a package path`)
   const { name, rest } = target
   if (method === 'GET' || method === 'HEAD') {
-    if (rest.length === 0) return request.query.get('write') === 'true' ? serveWritablePackument(request, name) : servePackument(request, name)
+    if (rest.length === 0)
+      return request.query.get('write') === 'true'
+        ? serveWritablePackument(request, name)
+        : servePackument(request, name)
     if (rest.length === 1) return serveManifest(request, name, rest[0])
     throw new RegistryError(404, `${request.path} is not served by this registry`)
   }

@@ -12,7 +12,13 @@ import { callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } f
 import { requirePublishTarget } from '../upstream/artifacts'
 
 /** Sends a write to the publish target and relays its answer (status and body) to the client. */
-async function forward(request: ProxyRequest, target: Upstream, method: string, path: string, body?: Buffer): Promise<Response> {
+async function forward(
+  request: ProxyRequest,
+  target: Upstream,
+  method: string,
+  path: string,
+  body?: Buffer,
+): Promise<Response> {
   const response = await callUpstream(target, upstreamUrl(target, path), {
     method,
     body,
@@ -49,7 +55,16 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
   const records: DecisionRecord[] = versions.map(([version, manifest]) => {
     const facts: PackageVersionFacts = factsFromManifest(name, version, manifest, { time: { [version]: now } })
     const decision: Decision = evaluate(chain, ['upload'], facts, ctx)
-    return { ns: request.ns, firewall: request.firewall, phase: 'upload', decision, facts, upstream: target.id, principal: request.principal, meta: request.meta }
+    return {
+      ns: request.ns,
+      firewall: request.firewall,
+      phase: 'upload',
+      decision,
+      facts,
+      upstream: target.id,
+      principal: request.principal,
+      meta: request.meta,
+    }
   })
   const blocked = records.find((r) => r.decision.outcome === 'blocked')
   if (blocked) {
@@ -59,7 +74,11 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
   const response = await forward(request, target, 'PUT', escapePackageName(name), raw)
   const published = response.ok
   for (const record of records) {
-    await recordDecision(request.services, record, published ? [publishedEvent(request.services, record, target.id)] : [])
+    await recordDecision(
+      request.services,
+      record,
+      published ? [publishedEvent(request.services, record, target.id)] : [],
+    )
   }
   if (published) await invalidatePackument(request.scope, name)
   await relay(request, response)
@@ -71,7 +90,8 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
  */
 export async function putPackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
   const { raw, json } = await readJson(request, request.maxBodyBytes)
-  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new RegistryError(400, 'expected a package document')
+  if (!json || typeof json !== 'object' || Array.isArray(json))
+    throw new RegistryError(400, 'expected a package document')
   const body = json as Record<string, unknown>
   const attachments = body._attachments as Record<string, unknown> | undefined
   if (rest.length === 0 && attachments && Object.keys(attachments).length > 0) return publish(request, name, raw, body)
@@ -85,14 +105,22 @@ export async function putPackage(request: ProxyRequest, name: string, rest: stri
 /** `DELETE /{name}/-rev/{rev}` and tarball deletes (unpublish): forwarded to the publish target. */
 export async function deletePackage(request: ProxyRequest, name: string, rest: string[]): Promise<void> {
   const target = requirePublishTarget(request)
-  const response = await forward(request, target, 'DELETE', [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/'))
+  const response = await forward(
+    request,
+    target,
+    'DELETE',
+    [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/'),
+  )
   if (response.ok) await invalidatePackument(request.scope, name)
   await relay(request, response)
 }
 
 /** `GET /{name}?write=true` (npm deprecate, owner): the publish target's unfiltered document. */
 export async function serveWritablePackument(request: ProxyRequest, name: string): Promise<void> {
-  await relay(request, await forward(request, requirePublishTarget(request), 'GET', `${escapePackageName(name)}?write=true`))
+  await relay(
+    request,
+    await forward(request, requirePublishTarget(request), 'GET', `${escapePackageName(name)}?write=true`),
+  )
 }
 
 /** `PUT|POST|DELETE /-/package/{name}/dist-tags/{tag}`: forwarded to the publish target. */

@@ -1,6 +1,13 @@
 import { own, recordOf } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
-import { factsFromManifest, filterPackument, rewriteTarballUrls, toAbbreviated, type Manifest, type Packument } from './packument'
+import {
+  factsFromManifest,
+  filterPackument,
+  rewriteTarballUrls,
+  toAbbreviated,
+  type Manifest,
+  type Packument,
+} from './packument'
 import { evaluationContext, firewallChain } from '../firewall-chain'
 import { resolvePackument, type Resolved } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
@@ -25,7 +32,9 @@ function npmRestrictions(filtered: Packument, original: Packument, baseUrl: stri
     if (manifest) hidden.set(version, manifest)
   }
   const rewritten = rewriteTarballUrls({ name: original.name, versions: recordOf(hidden) }, baseUrl).packument.versions
-  const versions = Object.fromEntries(Object.entries(restricted).map(([version, why]) => [version, { ...own(rewritten, version), ...why }]))
+  const versions = Object.fromEntries(
+    Object.entries(restricted).map(([version, why]) => [version, { ...own(rewritten, version), ...why }]),
+  )
   const message = Object.entries(restricted)
     .map(([version, why]) => `${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
     .join('\n')
@@ -50,7 +59,9 @@ export async function renderPackument(request: ProxyRequest, resolved: Resolved)
 function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, ctx: Context): Packument {
   const hasVersionRules = chain.some((layer) => layer.firewall.rules.some((rule) => rule.executionPhase === 'versions'))
   const filtered = hasVersionRules
-    ? filterPackument(packument, (version, manifest) => evaluate(chain, ['versions'], factsFromManifest(packument.name, version, manifest, packument), ctx))
+    ? filterPackument(packument, (version, manifest) =>
+        evaluate(chain, ['versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
+      )
     : packument
   const visible: Packument = { ...rewriteTarballUrls(filtered, request.baseUrl).packument }
   for (const field of PRIVATE_FIELDS) delete visible[field]
@@ -79,7 +90,8 @@ function renderKey(request: ProxyRequest, chain: Chain, ctx: Context, form: stri
 
 async function resolveOr404(request: ProxyRequest, name: string): Promise<Resolved> {
   const resolved = await resolvePackument(request.scope, name)
-  if (!resolved) throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
+  if (!resolved)
+    throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
   return resolved
 }
 
@@ -112,7 +124,11 @@ export async function serveManifest(request: ProxyRequest, name: string, spec: s
   const manifest = own(packument.versions, version)
   if (manifest) return sendJson(request, 200, manifest)
   const restriction = own(packument.policyRestrictions?.versions, version)
-  if (restriction) throw new RegistryError(403, `${name}@${version} is hidden by firewall ${request.firewall.id}: ${restriction.reason}`)
+  if (restriction)
+    throw new RegistryError(
+      403,
+      `${name}@${version} is hidden by firewall ${request.firewall.id}: ${restriction.reason}`,
+    )
   throw new RegistryError(404, `version ${spec} of ${name} was not found`)
 }
 

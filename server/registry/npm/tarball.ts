@@ -16,7 +16,8 @@ import { blockedMessage, RegistryError, sendBytes } from '../responses'
 export async function serveTarball(request: ProxyRequest, tarball: TarballPath): Promise<void> {
   const { name, version } = tarball
   const resolved = await resolvePackument(request.scope, name)
-  if (!resolved) throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
+  if (!resolved)
+    throw new RegistryError(404, `package ${name} was not found on any upstream of firewall ${request.firewall.id}`)
   const manifest = own(resolved.packument.versions, version)
   const upstreamUrl = manifest?.dist?.tarball
   if (!manifest || typeof upstreamUrl !== 'string') throw new RegistryError(404, `${name}@${version} was not found`)
@@ -42,7 +43,9 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
     throw new RegistryError(403, blockedMessage(decision, name, version, request))
   }
   const recorded = recordDecision(request.services, record)
-  const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() => recorded.catch(() => undefined))
+  const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() =>
+    recorded.catch(() => undefined),
+  )
   await recorded
   if (!bytes) throw new RegistryError(404, `${name}@${version}: the upstream has no such file`)
   sendBytes(request, 200, bytes, 'application/octet-stream')

@@ -4,7 +4,13 @@ import type { Packument } from './types'
 import { IntegrityMismatch, verifyIntegrity } from '../upstream/integrity'
 import { firstFound, type UpstreamScope } from '../upstream/selection'
 import { parseFactObject } from '../fact-fetch'
-import { artifactAuthorization, callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from '../upstream/client'
+import {
+  artifactAuthorization,
+  callUpstream,
+  escapePackageName,
+  upstreamAuthorization,
+  upstreamUrl,
+} from '../upstream/client'
 
 /** Where a package was found. */
 export interface Resolved {
@@ -27,14 +33,22 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
   })
   let packument: Packument | null = null
   // Publish times and licenses come from here: an unreadable packument is a 502, not a 500.
-  if (response.ok) packument = parseFactObject(await response.text(), `the packument of ${name}`, upstream.id) as unknown as Packument
+  if (response.ok)
+    packument = parseFactObject(await response.text(), `the packument of ${name}`, upstream.id) as unknown as Packument
   else await response.arrayBuffer().catch(() => undefined)
   // 401/403 from an upstream mean "not available to us here": treated like 404, logged.
   if (!response.ok && response.status !== 404) {
-    logger.warn('upstream refused packument', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
+    logger.warn('upstream refused packument', {
+      upstream: upstream.id,
+      firewall: scope.firewall.id,
+      status: response.status,
+    })
   }
   if (upstream.cached && (response.ok || response.status === 404)) {
-    await scope.cache.setPackument(cacheScope(scope, upstream), name, { found: packument !== null, packument: packument ?? undefined })
+    await scope.cache.setPackument(cacheScope(scope, upstream), name, {
+      found: packument !== null,
+      packument: packument ?? undefined,
+    })
   }
   return packument
 }
@@ -70,10 +84,18 @@ export async function fetchTarball(
     const hit = await scope.cache.getTarball(dist.integrity!)
     if (hit) return hit
   }
-  const response = await callUpstream(upstream, url, { authorization: artifactAuthorization(upstream, url), timeoutMs: scope.timeoutMs })
+  const response = await callUpstream(upstream, url, {
+    authorization: artifactAuthorization(upstream, url),
+    timeoutMs: scope.timeoutMs,
+  })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
-    if (response.status !== 404) logger.warn('upstream refused tarball', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
+    if (response.status !== 404)
+      logger.warn('upstream refused tarball', {
+        upstream: upstream.id,
+        firewall: scope.firewall.id,
+        status: response.status,
+      })
     return null
   }
   const bytes = Buffer.from(await response.arrayBuffer())

@@ -6,7 +6,14 @@ import { cachedDocument } from '../upstream/artifacts'
 import { firstFound } from '../upstream/selection'
 import { recordDecision } from '../decision-recorder'
 import type { NugetPath } from './paths'
-import { leafFacts, leavesByVersion, registrationLeaves, renderRegistration, rewriteLeaf, type RegistrationLeaf } from './registration'
+import {
+  leafFacts,
+  leavesByVersion,
+  registrationLeaves,
+  renderRegistration,
+  rewriteLeaf,
+  type RegistrationLeaf,
+} from './registration'
 import { fetchNugetJson, proxyServiceIndex, upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendBytes, sendJson } from '../responses'
@@ -32,19 +39,28 @@ async function resolvePackage(request: ProxyRequest, id: string): Promise<Resolv
       return base ? fetchNugetJson<{ versions?: string[] }>(request.scope, upstream, `${base}${id}/index.json`) : null
     }),
   )
-  if (!found) throw new RegistryError(404, `package ${id} was not found on any upstream of firewall ${request.firewall.id}`)
+  if (!found)
+    throw new RegistryError(404, `package ${id} was not found on any upstream of firewall ${request.firewall.id}`)
   const leaves = (await registrationFacts(request, found.upstream, id)) ?? []
   const versions = (found.value.versions ?? []).map((v) => normalizeNuGet(v)?.toLowerCase() ?? v.toLowerCase())
   return { upstream: found.upstream, versions, leaves: leavesByVersion(leaves) }
 }
 
 /** The registration leaves, where publish times and licenses come from; a failed fetch names them. */
-async function registrationFacts(request: ProxyRequest, upstream: Upstream, id: string): Promise<RegistrationLeaf[] | null> {
+async function registrationFacts(
+  request: ProxyRequest,
+  upstream: Upstream,
+  id: string,
+): Promise<RegistrationLeaf[] | null> {
   try {
     return await registrationLeaves(request.scope, upstream, id)
   } catch (error) {
     if (!(error instanceof UpstreamUnavailable)) throw error
-    throw factUnavailable(`the publish times and licenses of ${id} (its registration)`, `upstream ${upstream.id}`, error.reason)
+    throw factUnavailable(
+      `the publish times and licenses of ${id} (its registration)`,
+      `upstream ${upstream.id}`,
+      error.reason,
+    )
   }
 }
 
@@ -53,7 +69,8 @@ function factsOf(resolved: Resolved, id: string, version: string): PackageVersio
   return leaf ? leafFacts(leaf) : { ecosystem: 'nuget', packageName: id, version }
 }
 
-const hidden = (request: ProxyRequest, id: string, version: string) => new RegistryError(404, `${id} ${version} is not available through firewall ${request.firewall.id}`)
+const hidden = (request: ProxyRequest, id: string, version: string) =>
+  new RegistryError(404, `${id} ${version} is not available through firewall ${request.firewall.id}`)
 
 /** `GET v3-flatcontainer/{id}/index.json`: the version list with `versions`-phase rules applied (no events). */
 async function serveVersions(request: ProxyRequest, policy: Policy, id: string): Promise<void> {
@@ -63,7 +80,10 @@ async function serveVersions(request: ProxyRequest, policy: Policy, id: string):
 
 async function fetchContent(request: ProxyRequest, upstream: Upstream, path: string): Promise<Response> {
   const base = (await upstreamResources(request.scope, upstream)).packageBaseAddress!
-  return callUpstream(upstream, `${base}${path}`, { authorization: upstreamAuthorization(upstream), timeoutMs: request.scope.timeoutMs })
+  return callUpstream(upstream, `${base}${path}`, {
+    authorization: upstreamAuthorization(upstream),
+    timeoutMs: request.scope.timeoutMs,
+  })
 }
 
 /**
@@ -71,7 +91,11 @@ async function fetchContent(request: ProxyRequest, upstream: Upstream, path: str
  * registration), recorded before a 403 and alongside the fetch when allowed. The `.nuspec`
  * follows `versions` rules silently, like the index that lists the version.
  */
-async function serveContent(request: ProxyRequest, policy: Policy, path: Extract<NugetPath, { kind: 'content' }>): Promise<void> {
+async function serveContent(
+  request: ProxyRequest,
+  policy: Policy,
+  path: Extract<NugetPath, { kind: 'content' }>,
+): Promise<void> {
   const { id, version } = path
   const resolved = await resolvePackage(request, id)
   if (!resolved.versions.includes(version)) throw new RegistryError(404, `${id} ${version} was not found`)
@@ -88,7 +112,12 @@ async function serveContent(request: ProxyRequest, policy: Policy, path: Extract
     await response.arrayBuffer().catch(() => undefined)
     throw new RegistryError(404, `${file}: the upstream has no such file`)
   }
-  sendBytes(request, 200, Buffer.from(await response.arrayBuffer()), path.file === 'nupkg' ? 'application/octet-stream' : 'application/xml')
+  sendBytes(
+    request,
+    200,
+    Buffer.from(await response.arrayBuffer()),
+    path.file === 'nupkg' ? 'application/octet-stream' : 'application/xml',
+  )
 }
 
 /** `GET v3/registration/{id}/index.json` and `.../{version}.json`: filtered, URLs on the proxy. */

@@ -25,7 +25,9 @@ function targetHeaders(target: Upstream, extra: Record<string, string> = {}): Re
 }
 
 const forget = (request: ProxyRequest, id: string) =>
-  Promise.all(['versions', 'registration'].map((kind) => forgetDocument(request.scope, `nuget:${kind}:${id.toLowerCase()}`)))
+  Promise.all(
+    ['versions', 'registration'].map((kind) => forgetDocument(request.scope, `nuget:${kind}:${id.toLowerCase()}`)),
+  )
 
 /**
  * `PUT api/v2/package` (`nuget push`: multipart, the .nupkg as the file part): the upload
@@ -38,7 +40,8 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
   const raw = await readBodyBytes(request, request.maxBodyBytes)
   const part = (await parseMultipart(raw, contentType))?.find((p) => p.filename !== undefined || p.name === 'package')
   const nuspec = part ? nuspecOf(part.data) : null
-  if (!nuspec) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
+  if (!nuspec)
+    throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
   const policy = await loadPolicy(request)
   const facts = {
     ecosystem: 'nuget' as const,
@@ -55,7 +58,11 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
     authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
     timeoutMs: request.scope.timeoutMs,
   })
-  await recordDecision(request.services, record, response.ok ? [packageEvent(request, 'package.published', facts, target.id)] : [])
+  await recordDecision(
+    request.services,
+    record,
+    response.ok ? [packageEvent(request, 'package.published', facts, target.id)] : [],
+  )
   if (response.ok) await forget(request, nuspec.id)
   await relayResponse(request, response)
 }
@@ -66,12 +73,16 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
  */
 export async function unlistPackage(request: ProxyRequest, id: string, version: string): Promise<void> {
   const target = requirePublishTarget(request)
-  const response = await callUpstream(target, `${await publishUrl(request, target)}/${encodeURIComponent(id)}/${encodeURIComponent(version)}`, {
-    method: 'DELETE',
-    headers: targetHeaders(target),
-    authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
-    timeoutMs: request.scope.timeoutMs,
-  })
+  const response = await callUpstream(
+    target,
+    `${await publishUrl(request, target)}/${encodeURIComponent(id)}/${encodeURIComponent(version)}`,
+    {
+      method: 'DELETE',
+      headers: targetHeaders(target),
+      authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
+      timeoutMs: request.scope.timeoutMs,
+    },
+  )
   if (response.ok) {
     const event = packageEvent(request, 'package.unlisted', { ecosystem: 'nuget', packageName: id, version }, target.id)
     await request.services.events.append([event])

@@ -8,7 +8,14 @@ import { fetchNugetJson, upstreamResources } from './resources'
 /** A registration leaf as the registration index inlines it. */
 export interface RegistrationLeaf {
   '@id'?: string
-  catalogEntry: { id: string; version: string; published?: string; listed?: boolean; licenseExpression?: string; [key: string]: unknown }
+  catalogEntry: {
+    id: string
+    version: string
+    published?: string
+    listed?: boolean
+    licenseExpression?: string
+    [key: string]: unknown
+  }
   packageContent?: string
   registration?: string
   [key: string]: unknown
@@ -25,14 +32,22 @@ interface RegistrationPage {
  * inlined (more than 128 versions on nuget.org) fetched. Null when the upstream has no
  * registration resource or does not know the id.
  */
-export async function registrationLeaves(scope: UpstreamScope, upstream: Upstream, id: string): Promise<RegistrationLeaf[] | null> {
+export async function registrationLeaves(
+  scope: UpstreamScope,
+  upstream: Upstream,
+  id: string,
+): Promise<RegistrationLeaf[] | null> {
   return cachedDocument(scope, upstream, `nuget:registration:${id}`, async () => {
     const base = (await upstreamResources(scope, upstream)).registrationsBaseUrl
     if (!base) return null
     const index = await fetchNugetJson<{ items?: RegistrationPage[] }>(scope, upstream, `${base}${id}/index.json`)
     if (!index) return null
     const pages = await Promise.all(
-      (index.items ?? []).map(async (page) => page.items ?? (page['@id'] ? ((await fetchNugetJson<RegistrationPage>(scope, upstream, page['@id']))?.items ?? []) : [])),
+      (index.items ?? []).map(
+        async (page) =>
+          page.items ??
+          (page['@id'] ? ((await fetchNugetJson<RegistrationPage>(scope, upstream, page['@id']))?.items ?? []) : []),
+      ),
     )
     return pages.flat()
   })
@@ -42,7 +57,8 @@ const key = (version: string) => normalizeNuGet(version)?.toLowerCase() ?? versi
 
 // nuget.org marks an unlisted version with the published date 1900-01-01; that is not a
 // publish time and must not make the version look old.
-const realPublished = (published: string | undefined) => (published && !published.startsWith('1900-') ? published : undefined)
+const realPublished = (published: string | undefined) =>
+  published && !published.startsWith('1900-') ? published : undefined
 
 /** What rules know about one version from its catalog entry. */
 export function leafFacts(leaf: RegistrationLeaf): PackageVersionFacts {
@@ -68,12 +84,18 @@ export function leavesByVersion(leaves: readonly RegistrationLeaf[]): Map<string
  */
 export function renderRegistration(baseUrl: string, id: string, leaves: RegistrationLeaf[]): unknown {
   const index = `${baseUrl}v3/registration/${id}/index.json`
-  const sorted = [...leaves].sort((a, b) => compareNuGet(parseNuGet(a.catalogEntry.version)!, parseNuGet(b.catalogEntry.version)!))
+  const sorted = [...leaves].sort((a, b) =>
+    compareNuGet(parseNuGet(a.catalogEntry.version)!, parseNuGet(b.catalogEntry.version)!),
+  )
   const items = sorted.map((leaf) => rewriteLeaf(baseUrl, id, leaf))
   if (items.length === 0) return { '@id': index, count: 0, items: [] }
   const lower = key(sorted[0].catalogEntry.version)
   const upper = key(sorted.at(-1)!.catalogEntry.version)
-  return { '@id': index, count: 1, items: [{ '@id': `${index}#page/${lower}/${upper}`, count: items.length, lower, upper, parent: index, items }] }
+  return {
+    '@id': index,
+    count: 1,
+    items: [{ '@id': `${index}#page/${lower}/${upper}`, count: items.length, lower, upper, parent: index, items }],
+  }
 }
 
 /** One leaf with the proxy's URLs. */

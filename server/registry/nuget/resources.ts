@@ -17,7 +17,11 @@ export interface NugetResources {
  * 502 naming the document (publish times and licenses come from these), never a 500.
  */
 export async function fetchNugetJson<T>(scope: UpstreamScope, upstream: Upstream, url: string): Promise<T | null> {
-  const response = await callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: upstreamAuthorization(upstream), timeoutMs: scope.timeoutMs })
+  const response = await callUpstream(upstream, url, {
+    headers: { accept: 'application/json' },
+    authorization: upstreamAuthorization(upstream),
+    timeoutMs: scope.timeoutMs,
+  })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
     return null
@@ -33,7 +37,9 @@ const withSlash = (url: string | undefined) => (url ? url.replace(/\/?$/, '/') :
  * SemVer 2 variant (`RegistrationsBaseUrl/3.6.0`) so SemVer 2 versions are not missing.
  */
 export async function upstreamResources(scope: UpstreamScope, upstream: Upstream): Promise<NugetResources> {
-  const index = await cachedDocument(scope, upstream, 'nuget:service-index', () => fetchNugetJson<{ resources?: { '@id': string; '@type': string | string[] }[] }>(scope, upstream, upstream.endpoint))
+  const index = await cachedDocument(scope, upstream, 'nuget:service-index', () =>
+    fetchNugetJson<{ resources?: { '@id': string; '@type': string | string[] }[] }>(scope, upstream, upstream.endpoint),
+  )
   if (!index) throw new RegistryError(502, `upstream ${upstream.id} has no NuGet service index at its endpoint`)
   const find = (...types: string[]) => {
     for (const type of types) {
@@ -44,7 +50,15 @@ export async function upstreamResources(scope: UpstreamScope, upstream: Upstream
   }
   return {
     packageBaseAddress: withSlash(find('PackageBaseAddress/3.0.0')),
-    registrationsBaseUrl: withSlash(find('RegistrationsBaseUrl/3.6.0', 'RegistrationsBaseUrl/Versioned', 'RegistrationsBaseUrl/3.4.0', 'RegistrationsBaseUrl/3.0.0-rc', 'RegistrationsBaseUrl')),
+    registrationsBaseUrl: withSlash(
+      find(
+        'RegistrationsBaseUrl/3.6.0',
+        'RegistrationsBaseUrl/Versioned',
+        'RegistrationsBaseUrl/3.4.0',
+        'RegistrationsBaseUrl/3.0.0-rc',
+        'RegistrationsBaseUrl',
+      ),
+    ),
     packagePublish: find('PackagePublish/2.0.0')?.replace(/\/+$/, ''),
   }
 }
@@ -55,13 +69,32 @@ export async function upstreamResources(scope: UpstreamScope, upstream: Upstream
  */
 export function proxyServiceIndex(baseUrl: string): unknown {
   const registration = `${baseUrl}v3/registration/`
-  const registrationTypes = ['RegistrationsBaseUrl', 'RegistrationsBaseUrl/3.0.0-rc', 'RegistrationsBaseUrl/3.0.0-beta', 'RegistrationsBaseUrl/3.4.0', 'RegistrationsBaseUrl/3.6.0', 'RegistrationsBaseUrl/Versioned']
+  const registrationTypes = [
+    'RegistrationsBaseUrl',
+    'RegistrationsBaseUrl/3.0.0-rc',
+    'RegistrationsBaseUrl/3.0.0-beta',
+    'RegistrationsBaseUrl/3.4.0',
+    'RegistrationsBaseUrl/3.6.0',
+    'RegistrationsBaseUrl/Versioned',
+  ]
   return {
     version: '3.0.0',
     resources: [
-      { '@id': `${baseUrl}v3-flatcontainer/`, '@type': 'PackageBaseAddress/3.0.0', comment: 'package content through the firewall' },
-      ...registrationTypes.map((type) => ({ '@id': registration, '@type': type, comment: 'package metadata through the firewall' })),
-      { '@id': `${baseUrl}api/v2/package`, '@type': 'PackagePublish/2.0.0', comment: 'push and unlist through the firewall' },
+      {
+        '@id': `${baseUrl}v3-flatcontainer/`,
+        '@type': 'PackageBaseAddress/3.0.0',
+        comment: 'package content through the firewall',
+      },
+      ...registrationTypes.map((type) => ({
+        '@id': registration,
+        '@type': type,
+        comment: 'package metadata through the firewall',
+      })),
+      {
+        '@id': `${baseUrl}api/v2/package`,
+        '@type': 'PackagePublish/2.0.0',
+        comment: 'push and unlist through the firewall',
+      },
     ],
   }
 }

@@ -16,12 +16,21 @@ import { pypiUrl } from './endpoint'
 import { factUnreadable, fetchFactDocument } from '../fact-fetch'
 
 function factsOf(page: ProjectPage, project: string, file: PyFile): PackageVersionFacts {
-  return { ecosystem: 'pypi', packageName: page.name, version: versionOfFile(project, file.filename) ?? '', ...(file.uploadTime ? { published: file.uploadTime } : {}) }
+  return {
+    ecosystem: 'pypi',
+    packageName: page.name,
+    version: versionOfFile(project, file.filename) ?? '',
+    ...(file.uploadTime ? { published: file.uploadTime } : {}),
+  }
 }
 
-async function resolvePage(request: ProxyRequest, project: string): Promise<{ value: ProjectPage; upstream: Upstream }> {
+async function resolvePage(
+  request: ProxyRequest,
+  project: string,
+): Promise<{ value: ProjectPage; upstream: Upstream }> {
   const found = await firstFound(request.scope, (upstream) => fetchProjectPage(request.scope, upstream, project))
-  if (!found) throw new RegistryError(404, `project ${project} was not found on any upstream of firewall ${request.firewall.id}`)
+  if (!found)
+    throw new RegistryError(404, `project ${project} was not found on any upstream of firewall ${request.firewall.id}`)
   return found
 }
 
@@ -37,7 +46,10 @@ function sendText(request: ProxyRequest, body: string, contentType: string): voi
  */
 export async function serveProject(request: ProxyRequest, project: string): Promise<void> {
   const [{ value: page }, policy] = await Promise.all([resolvePage(request, project), loadPolicy(request)])
-  const visible: ProjectPage = { ...page, files: page.files.filter((file) => policy.visible(factsOf(page, project, file))) }
+  const visible: ProjectPage = {
+    ...page,
+    files: page.files.filter((file) => policy.visible(factsOf(page, project, file))),
+  }
   const format = negotiateFormat(request.headers.accept)
   sendText(request, renderProject(visible, request.baseUrl, format), contentTypeOf(format))
 }
@@ -50,7 +62,8 @@ export async function serveRoot(request: ProxyRequest): Promise<void> {
     if (error instanceof UpstreamUnavailable) request.scope.failures?.push(error)
     return null
   }
-  for (const upstream of request.firewall.upstreams) for (const name of (await fetchProjectList(request.scope, upstream).catch(unreachable)) ?? []) names.add(name)
+  for (const upstream of request.firewall.upstreams)
+    for (const name of (await fetchProjectList(request.scope, upstream).catch(unreachable)) ?? []) names.add(name)
   const format = negotiateFormat(request.headers.accept)
   sendText(request, renderRoot([...names].sort(), request.baseUrl, format), contentTypeOf(format))
 }
@@ -62,11 +75,22 @@ export async function serveRoot(request: ProxyRequest): Promise<void> {
  * timeout, unreachable, not JSON) the download fails closed (fact-fetch.ts): a deny-list rule
  * must never let a package through because its license could not be read.
  */
-async function licenseOf(request: ProxyRequest, upstream: Upstream, facts: PackageVersionFacts): Promise<string | undefined> {
-  const url = pypiUrl(upstream, `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`)
+async function licenseOf(
+  request: ProxyRequest,
+  upstream: Upstream,
+  facts: PackageVersionFacts,
+): Promise<string | undefined> {
+  const url = pypiUrl(
+    upstream,
+    `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`,
+  )
   const what = `the license of ${facts.packageName} ${facts.version} (a license rule needs it)`
   const doc = await fetchFactDocument(what, upstream, () =>
-    callUpstream(upstream, url, { headers: { accept: 'application/json' }, authorization: pypiAuthorization(upstream), timeoutMs: request.scope.timeoutMs }),
+    callUpstream(upstream, url, {
+      headers: { accept: 'application/json' },
+      authorization: pypiAuthorization(upstream),
+      timeoutMs: request.scope.timeoutMs,
+    }),
   )
   if (doc === undefined) return undefined
   const info = doc && typeof doc === 'object' ? (doc as { info?: unknown }).info : undefined
@@ -76,12 +100,15 @@ async function licenseOf(request: ProxyRequest, upstream: Upstream, facts: Packa
   return text(expression) ?? text(license)
 }
 
-const usesLicense = (policy: Policy) => policy.chain.some((layer) => layer.firewall.rules.some((rule) => collectLicenseSetIds(rule.selector).length > 0))
+const usesLicense = (policy: Policy) =>
+  policy.chain.some((layer) => layer.firewall.rules.some((rule) => collectLicenseSetIds(rule.selector).length > 0))
 
 /** Upstream credentials go only to the upstream's own origin (or a host named in artifactCredentials). */
 function fileAuthorization(upstream: Upstream, url: string): string | undefined {
   const host = new URL(url).host.toLowerCase()
-  const artifact = upstream.artifactCredentials?.find((entry) => entry.host.toLowerCase() === host || entry.host.toLowerCase() === new URL(url).hostname.toLowerCase())
+  const artifact = upstream.artifactCredentials?.find(
+    (entry) => entry.host.toLowerCase() === host || entry.host.toLowerCase() === new URL(url).hostname.toLowerCase(),
+  )
   if (artifact) return `Bearer ${artifact.credentials.token}`
   return new URL(upstream.endpoint).origin === new URL(url).origin ? pypiAuthorization(upstream) : undefined
 }
@@ -93,13 +120,17 @@ async function fetchFile(request: ProxyRequest, upstream: Upstream, file: PyFile
     const hit = await request.scope.cache.getTarball(integrity)
     if (hit) return hit
   }
-  const response = await callUpstream(upstream, file.url, { authorization: fileAuthorization(upstream, file.url), timeoutMs: request.scope.timeoutMs })
+  const response = await callUpstream(upstream, file.url, {
+    authorization: fileAuthorization(upstream, file.url),
+    timeoutMs: request.scope.timeoutMs,
+  })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
     return null
   }
   const bytes = Buffer.from(await response.arrayBuffer())
-  if (sha256 && createHash('sha256').update(bytes).digest('hex') !== sha256) throw new IntegrityMismatch(`${file.filename} from ${upstream.id} does not match its sha256`)
+  if (sha256 && createHash('sha256').update(bytes).digest('hex') !== sha256)
+    throw new IntegrityMismatch(`${file.filename} from ${upstream.id} does not match its sha256`)
   if (upstream.cached && integrity) await request.scope.cache.setTarball(integrity, bytes)
   return bytes
 }

@@ -25,8 +25,10 @@ export function parsePypiPath(path: string, method: string): PypiPath | null {
   if (segments.some((s) => s === null || s === '..' || s.includes('/'))) return null
   const [first, ...rest] = segments as string[]
   if (first === 'simple' && rest.length === 0) return { kind: 'root' }
-  if (first === 'simple' && rest.length === 1) return { kind: 'project', project: normalizePackageName('pypi', rest[0]) }
-  if (first === 'files' && rest.length === 2) return { kind: 'file', project: normalizePackageName('pypi', rest[0]), filename: rest[1] }
+  if (first === 'simple' && rest.length === 1)
+    return { kind: 'project', project: normalizePackageName('pypi', rest[0]) }
+  if (first === 'files' && rest.length === 2)
+    return { kind: 'file', project: normalizePackageName('pypi', rest[0]), filename: rest[1] }
   if ((first === 'legacy' && rest.length === 0) || (first === undefined && method === 'POST')) return { kind: 'upload' }
   return null
 }

@@ -60,11 +60,19 @@ export function renderProject(page: ProjectPage, baseUrl: string, format: Simple
       ...(file.uploadTime ? { 'upload-time': file.uploadTime } : {}),
       ...(v11 ? { size: file.size } : {}),
     }))
-    const versions = [...new Set(page.files.map((f) => versionOfFile(project, f.filename)).filter((v): v is string => Boolean(v)))]
-    return JSON.stringify({ meta: { 'api-version': v11 ? '1.1' : '1.0' }, name: page.name, files, ...(v11 ? { versions } : {}) })
+    const versions = [
+      ...new Set(page.files.map((f) => versionOfFile(project, f.filename)).filter((v): v is string => Boolean(v))),
+    ]
+    return JSON.stringify({
+      meta: { 'api-version': v11 ? '1.1' : '1.0' },
+      name: page.name,
+      files,
+      ...(v11 ? { versions } : {}),
+    })
   }
   const links = page.files.map((file) => {
-    const [algorithm, digest] = Object.entries(file.hashes).find(([a]) => a === 'sha256') ?? Object.entries(file.hashes)[0] ?? []
+    const [algorithm, digest] =
+      Object.entries(file.hashes).find(([a]) => a === 'sha256') ?? Object.entries(file.hashes)[0] ?? []
     const href = proxyFileUrl(baseUrl, project, file.filename) + (algorithm ? `#${algorithm}=${digest}` : '')
     const python = file.requiresPython ? ` data-requires-python="${escapeHtml(file.requiresPython)}"` : ''
     const yanked = file.yanked ? ` data-yanked="${typeof file.yanked === 'string' ? escapeHtml(file.yanked) : ''}"` : ''
@@ -75,8 +83,15 @@ export function renderProject(page: ProjectPage, baseUrl: string, format: Simple
 
 /** The root index: every project name, linking to `simple/{name}/`. */
 export function renderRoot(names: string[], baseUrl: string, format: SimpleFormat): string {
-  if (format === 'json') return JSON.stringify({ meta: { 'api-version': '1.0' }, projects: names.map((name) => ({ name })) })
-  return htmlDocument('Simple index', names.map((name) => `    <a href="${escapeHtml(`${baseUrl}simple/${normalizePackageName('pypi', name)}/`)}">${escapeHtml(name)}</a><br/>`))
+  if (format === 'json')
+    return JSON.stringify({ meta: { 'api-version': '1.0' }, projects: names.map((name) => ({ name })) })
+  return htmlDocument(
+    'Simple index',
+    names.map(
+      (name) =>
+        `    <a href="${escapeHtml(`${baseUrl}simple/${normalizePackageName('pypi', name)}/`)}">${escapeHtml(name)}</a><br/>`,
+    ),
+  )
 }
 
 function htmlDocument(title: string, lines: string[]): string {

@@ -31,7 +31,9 @@ const JSON_TYPE = 'application/vnd.pypi.simple.v1+json'
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 const unescapeHtml = (text: string) =>
   text.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (whole, code: string) =>
-    code[0] === '#' ? String.fromCodePoint(code[1].toLowerCase() === 'x' ? parseInt(code.slice(2), 16) : Number(code.slice(1))) : (ENTITIES[code.toLowerCase()] ?? whole),
+    code[0] === '#'
+      ? String.fromCodePoint(code[1].toLowerCase() === 'x' ? parseInt(code.slice(2), 16) : Number(code.slice(1)))
+      : (ENTITIES[code.toLowerCase()] ?? whole),
   )
 
 function attribute(attributes: string, name: string): string | undefined {
@@ -57,25 +59,37 @@ export function parseHtmlPage(html: string, name: string, base: string): Project
     const { url, hashes } = withHash(href, base)
     const yanked = attribute(m[1], 'data-yanked')
     const requiresPython = attribute(m[1], 'data-requires-python')
-    files.push({ filename: unescapeHtml(m[2].trim()), url, hashes, ...(requiresPython ? { requiresPython } : {}), ...(yanked !== undefined ? { yanked: yanked || true } : {}) })
+    files.push({
+      filename: unescapeHtml(m[2].trim()),
+      url,
+      hashes,
+      ...(requiresPython ? { requiresPython } : {}),
+      ...(yanked !== undefined ? { yanked: yanked || true } : {}),
+    })
   }
   return { name, files }
 }
 
 /** Reads a PEP 691 JSON project page. */
-export function parseJsonPage(doc: { name?: string; files?: Record<string, unknown>[] }, name: string, base: string): ProjectPage {
+export function parseJsonPage(
+  doc: { name?: string; files?: Record<string, unknown>[] },
+  name: string,
+  base: string,
+): ProjectPage {
   const files = (doc.files ?? []).flatMap((file): PyFile[] => {
     if (typeof file.filename !== 'string' || typeof file.url !== 'string') return []
     const { url, hashes } = withHash(file.url, base)
-    return [{
-      filename: file.filename,
-      url,
-      hashes: { ...hashes, ...((file.hashes as Record<string, string>) ?? {}) },
-      ...(typeof file['requires-python'] === 'string' ? { requiresPython: file['requires-python'] } : {}),
-      ...(file.yanked ? { yanked: file.yanked as boolean | string } : {}),
-      ...(typeof file['upload-time'] === 'string' ? { uploadTime: file['upload-time'] } : {}),
-      ...(typeof file.size === 'number' ? { size: file.size } : {}),
-    }]
+    return [
+      {
+        filename: file.filename,
+        url,
+        hashes: { ...hashes, ...((file.hashes as Record<string, string>) ?? {}) },
+        ...(typeof file['requires-python'] === 'string' ? { requiresPython: file['requires-python'] } : {}),
+        ...(file.yanked ? { yanked: file.yanked as boolean | string } : {}),
+        ...(typeof file['upload-time'] === 'string' ? { uploadTime: file['upload-time'] } : {}),
+        ...(typeof file.size === 'number' ? { size: file.size } : {}),
+      },
+    ]
   })
   return { name: doc.name ?? name, files }
 }
@@ -93,7 +107,11 @@ export function pypiAuthorization(upstream: Upstream): string | undefined {
  * `{root}/simple/` (endpoint.ts): JSON asked for first, HTML understood. Null when the upstream does
  * not have the project (404, or 401/403, which are logged).
  */
-export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream, project: string): Promise<ProjectPage | null> {
+export async function fetchProjectPage(
+  scope: UpstreamScope,
+  upstream: Upstream,
+  project: string,
+): Promise<ProjectPage | null> {
   return cachedDocument(scope, upstream, `pypi:${project}`, async () => {
     const response = await callUpstream(upstream, pypiUrl(upstream, `simple/${encodeURIComponent(project)}/`), {
       headers: { accept: `${JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1` },
@@ -102,13 +120,22 @@ export async function fetchProjectPage(scope: UpstreamScope, upstream: Upstream,
     })
     if (!response.ok) {
       await response.arrayBuffer().catch(() => undefined)
-      if (response.status !== 404) logger.warn('upstream refused project page', { upstream: upstream.id, firewall: scope.firewall.id, status: response.status })
+      if (response.status !== 404)
+        logger.warn('upstream refused project page', {
+          upstream: upstream.id,
+          firewall: scope.firewall.id,
+          status: response.status,
+        })
       return null
     }
     const base = response.url || pypiUrl(upstream, `simple/${project}/`)
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
-      return parseJsonPage(parseFactObject(await response.text(), `the project page of ${project}`, upstream.id), project, base)
+      return parseJsonPage(
+        parseFactObject(await response.text(), `the project page of ${project}`, upstream.id),
+        project,
+        base,
+      )
     }
     return parseHtmlPage(await response.text(), project, base)
   })

@@ -26,7 +26,8 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   const parts = await parseMultipart(raw, contentType)
   if (!parts) throw new RegistryError(400, 'expected a multipart/form-data upload')
   const action = formField(parts, ':action')
-  if (action !== 'file_upload') throw new RegistryError(400, `unsupported :action ${action ?? '(none)'}; only file_upload is accepted`)
+  if (action !== 'file_upload')
+    throw new RegistryError(400, `unsupported :action ${action ?? '(none)'}; only file_upload is accepted`)
   const name = formField(parts, 'name')?.trim()
   const version = formField(parts, 'version')?.trim()
   const content = parts.find((p) => p.name === 'content' && p.filename !== undefined)
@@ -34,7 +35,13 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   const license = formField(parts, 'license_expression')?.trim() || formField(parts, 'license')?.trim()
 
   const policy = await loadPolicy(request)
-  const facts = { ecosystem: 'pypi' as const, packageName: name, version, published: new Date(policy.ctx.now).toISOString(), ...(license ? { license } : {}) }
+  const facts = {
+    ecosystem: 'pypi' as const,
+    packageName: name,
+    version,
+    published: new Date(policy.ctx.now).toISOString(),
+    ...(license ? { license } : {}),
+  }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
   const response = await callUpstream(target, pypiUrl(target, ''), {
     method: 'POST',

@@ -7,7 +7,12 @@ import { publishTarget, type UpstreamScope } from './selection'
  * A document of one upstream through the registry cache when the upstream is `cached`
  * (short TTL, shared across processes); `fetch` returns null for "not there".
  */
-export async function cachedDocument<T>(scope: UpstreamScope, upstream: Upstream, key: string, fetch: () => Promise<T | null>): Promise<T | null> {
+export async function cachedDocument<T>(
+  scope: UpstreamScope,
+  upstream: Upstream,
+  key: string,
+  fetch: () => Promise<T | null>,
+): Promise<T | null> {
   if (!upstream.cached) return fetch()
   const cacheScope = `${scope.ns}/${scope.firewall.id}/${upstream.id}`
   const hit = await scope.cache.getPackument<T>(cacheScope, key)
@@ -19,13 +24,19 @@ export async function cachedDocument<T>(scope: UpstreamScope, upstream: Upstream
 
 /** Forgets a cached document of every upstream (after a write through the proxy). */
 export async function forgetDocument(scope: UpstreamScope, key: string): Promise<void> {
-  await Promise.all(scope.firewall.upstreams.map((u) => scope.cache.invalidate(`${scope.ns}/${scope.firewall.id}/${u.id}`, key)))
+  await Promise.all(
+    scope.firewall.upstreams.map((u) => scope.cache.invalidate(`${scope.ns}/${scope.firewall.id}/${u.id}`, key)),
+  )
 }
 
 /** The publish target (first internal upstream, else first with credentials), or 405. */
 export function requirePublishTarget(request: ProxyRequest): Upstream {
   const target = publishTarget(request.firewall)
-  if (!target) throw new RegistryError(405, `firewall ${request.firewall.id} has no publish-target upstream (an internal one or one with credentials)`)
+  if (!target)
+    throw new RegistryError(
+      405,
+      `firewall ${request.firewall.id} has no publish-target upstream (an internal one or one with credentials)`,
+    )
   return target
 }
 

@@ -41,7 +41,11 @@ export function artifactAuthorization(upstream: Upstream, url: string): string |
   } catch {
     return undefined
   }
-  const match = upstream.artifactCredentials?.find((entry) => entry.host.toLowerCase() === target.host.toLowerCase() || entry.host.toLowerCase() === target.hostname.toLowerCase())
+  const match = upstream.artifactCredentials?.find(
+    (entry) =>
+      entry.host.toLowerCase() === target.host.toLowerCase() ||
+      entry.host.toLowerCase() === target.hostname.toLowerCase(),
+  )
   if (match) return `Bearer ${match.credentials.token}`
   return new URL(upstream.endpoint).origin === target.origin ? upstreamAuthorization(upstream) : undefined
 }
@@ -89,7 +93,10 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
     response = await followRedirects(upstream, url, {
       method: request.method ?? 'GET',
       headers,
-      body: typeof request.body === 'string' || request.body === undefined ? request.body : new Uint8Array(request.body.buffer as ArrayBuffer, request.body.byteOffset, request.body.length),
+      body:
+        typeof request.body === 'string' || request.body === undefined
+          ? request.body
+          : new Uint8Array(request.body.buffer as ArrayBuffer, request.body.byteOffset, request.body.length),
       signal: AbortSignal.timeout(request.timeoutMs ?? DEFAULT_UPSTREAM_TIMEOUT_MS),
     })
   } catch (error) {

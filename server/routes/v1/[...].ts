@@ -13,7 +13,10 @@ export default defineEventHandler(async (event) => {
     return await router.handler(event)
   } catch (error) {
     const status = isError(error) && error.statusCode === 405 ? 405 : 404
-    const problem = status === 405 ? problemOf(405, 'method_not_allowed', `${event.method} is not allowed on ${event.path.split('?')[0]}`) : problemOf(404, 'route_not_found', `no API operation at ${event.path.split('?')[0]}`)
+    const problem =
+      status === 405
+        ? problemOf(405, 'method_not_allowed', `${event.method} is not allowed on ${event.path.split('?')[0]}`)
+        : problemOf(404, 'route_not_found', `no API operation at ${event.path.split('?')[0]}`)
     return sendProblem(event, problem)
   }
 })

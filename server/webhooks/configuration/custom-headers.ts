@@ -11,20 +11,28 @@ import type { FieldError } from '../../common/errors'
 export const MAX_CUSTOM_HEADERS = 10
 
 /** Token characters minus `_` and friends: plain header names only (`__proto__` cannot be one). */
-export const HeaderName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'a header name: letters, digits and -, at most 64')
+export const HeaderName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'a header name: letters, digits and -, at most 64')
 /** Visible ASCII and spaces only: no CR, LF or NUL can split the request. */
-export const HeaderValue = z.string().max(1024).regex(/^[\x20-\x7e]*$/, 'printable ASCII only, at most 1024 characters')
+export const HeaderValue = z
+  .string()
+  .max(1024)
+  .regex(/^[\x20-\x7e]*$/, 'printable ASCII only, at most 1024 characters')
 
 /**
  * The `headers` object of a webhook body. Zod's record silently skips an own `__proto__` key, so
  * it is refused here first: a name the client sent never disappears without an answer.
  */
-export const CustomHeaders = z.preprocess((value, ctx) => {
-  if (value && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
-    ctx.addIssue({ code: 'custom', message: 'not a header name', path: ['__proto__'] })
-  }
-  return value
-}, z.record(HeaderName, HeaderValue))
+export const CustomHeaders = z.preprocess(
+  (value, ctx) => {
+    if (value && typeof value === 'object' && Object.prototype.hasOwnProperty.call(value, '__proto__')) {
+      ctx.addIssue({ code: 'custom', message: 'not a header name', path: ['__proto__'] })
+    }
+    return value
+  },
+  z.record(HeaderName, HeaderValue),
+)
 
 /** Names the sender owns or that break the framing of the request (RFC 9110 7.6.1 hop-by-hop ones included). */
 const RESERVED = new Set([
@@ -57,17 +65,24 @@ export function reservedHeaderReason(name: string): string | null {
  * placeholder value may keep. Paths are `headers.<name>` so the client sees which one.
  * @example validateCustomHeaders({ 'User-Agent': 'x' }, new Set())[0].path // 'headers.User-Agent'
  */
-export function validateCustomHeaders(headers: Record<string, string>, keepable: ReadonlySet<string>, placeholder: string): FieldError[] {
+export function validateCustomHeaders(
+  headers: Record<string, string>,
+  keepable: ReadonlySet<string>,
+  placeholder: string,
+): FieldError[] {
   const entries = Object.entries(headers)
   const errors: FieldError[] = []
-  if (entries.length > MAX_CUSTOM_HEADERS) errors.push({ path: 'headers', message: `at most ${MAX_CUSTOM_HEADERS} custom headers` })
+  if (entries.length > MAX_CUSTOM_HEADERS)
+    errors.push({ path: 'headers', message: `at most ${MAX_CUSTOM_HEADERS} custom headers` })
   const seen = new Set<string>()
   for (const [name, value] of entries) {
     const lower = name.toLowerCase()
     const reason = reservedHeaderReason(name)
     if (reason) errors.push({ path: `headers.${name}`, message: reason })
-    else if (seen.has(lower)) errors.push({ path: `headers.${name}`, message: 'given twice (header names ignore case)' })
-    else if (value === placeholder && !keepable.has(lower)) errors.push({ path: `headers.${name}`, message: `${placeholder} keeps a stored value, and this header has none` })
+    else if (seen.has(lower))
+      errors.push({ path: `headers.${name}`, message: 'given twice (header names ignore case)' })
+    else if (value === placeholder && !keepable.has(lower))
+      errors.push({ path: `headers.${name}`, message: `${placeholder} keeps a stored value, and this header has none` })
     seen.add(lower)
   }
   return errors
@@ -77,9 +92,18 @@ export function validateCustomHeaders(headers: Record<string, string>, keepable:
  * The headers to store: a placeholder value keeps the stored value of that name (any case).
  * Built with `Object.fromEntries`, so every name is an own data property whatever it is.
  */
-export function mergeCustomHeaders(incoming: Record<string, string>, stored: Record<string, string> | undefined, placeholder: string): Record<string, string> {
+export function mergeCustomHeaders(
+  incoming: Record<string, string>,
+  stored: Record<string, string> | undefined,
+  placeholder: string,
+): Record<string, string> {
   const previous = new Map(Object.entries(stored ?? {}).map(([name, value]) => [name.toLowerCase(), value]))
-  return Object.fromEntries(Object.entries(incoming).map(([name, value]) => [name, value === placeholder ? (previous.get(name.toLowerCase()) ?? value) : value]))
+  return Object.fromEntries(
+    Object.entries(incoming).map(([name, value]) => [
+      name,
+      value === placeholder ? (previous.get(name.toLowerCase()) ?? value) : value,
+    ]),
+  )
 }
 
 /** The same names with every value replaced by the placeholder. */

@@ -27,7 +27,12 @@ export function validateEventTypes(eventTypes: unknown): FieldError[] {
   // An empty list would silently match nothing: say what can be subscribed to instead.
   if (eventTypes.length === 0) {
     const families = [...FAMILIES].map((family) => `${family}.*`).join(', ')
-    return [{ path: 'eventTypes', message: `subscribe to at least one event type: an exact type or a family prefix (${families})` }]
+    return [
+      {
+        path: 'eventTypes',
+        message: `subscribe to at least one event type: an exact type or a family prefix (${families})`,
+      },
+    ]
   }
   const errors: FieldError[] = []
   eventTypes.forEach((entry, index) => {

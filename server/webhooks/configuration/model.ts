@@ -49,7 +49,11 @@ const PAUSED_SPANS_KEPT = 20
  * The spans after an update at `now`: disabling opens one, enabling closes the open one.
  * @example pausedSpansAfter([], false, '2026-01-01T00:00:00.000Z') // [{ from: '2026-01-01T00:00:00.000Z' }]
  */
-export function pausedSpansAfter(spans: readonly PausedSpan[] | undefined, enabled: boolean, now: string): PausedSpan[] {
+export function pausedSpansAfter(
+  spans: readonly PausedSpan[] | undefined,
+  enabled: boolean,
+  now: string,
+): PausedSpan[] {
   const list = [...(spans ?? [])]
   const open = list.length > 0 && list[list.length - 1].until === undefined
   if (!enabled && !open) list.push({ from: now })
@@ -90,7 +94,13 @@ export const WebhookView = WebhookConfigSnapshot.extend({
 })
 export type WebhookView = z.infer<typeof WebhookView>
 
-const OPTIONAL_TIMES = ['secretRotatedAt', 'previousSecretValidUntil', 'quarantinedAt', 'quarantinedUntil', 'releasedAt'] as const
+const OPTIONAL_TIMES = [
+  'secretRotatedAt',
+  'previousSecretValidUntil',
+  'quarantinedAt',
+  'quarantinedUntil',
+  'releasedAt',
+] as const
 
 function optionalTimes(record: WebhookRecord): Partial<Record<(typeof OPTIONAL_TIMES)[number], string>> {
   return Object.fromEntries(OPTIONAL_TIMES.filter((field) => record[field]).map((field) => [field, record[field]!]))
@@ -102,7 +112,18 @@ function optionalTimes(record: WebhookRecord): Partial<Record<(typeof OPTIONAL_T
  */
 export function webhookView(record: WebhookRecord, revealSecret = false): WebhookView {
   const { id, name, url, enabled, eventTypes, firewalls, ...rest } = configSnapshot(record)
-  return { id, name, url, enabled, eventTypes, firewalls, secret: revealSecret ? record.secret : REDACTED, createdAt: record.createdAt, updatedAt: record.updatedAt, ...rest }
+  return {
+    id,
+    name,
+    url,
+    enabled,
+    eventTypes,
+    firewalls,
+    secret: revealSecret ? record.secret : REDACTED,
+    createdAt: record.createdAt,
+    updatedAt: record.updatedAt,
+    ...rest,
+  }
 }
 
 /** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5); header values are redacted. */
@@ -115,13 +136,16 @@ export function configSnapshot(record: WebhookRecord): z.infer<typeof WebhookCon
     eventTypes: record.eventTypes,
     firewalls: record.firewalls,
     ...(record.rateLimit === undefined ? {} : { rateLimit: record.rateLimit }),
-    ...(record.headers && Object.keys(record.headers).length ? { headers: redactCustomHeaders(record.headers, REDACTED) } : {}),
+    ...(record.headers && Object.keys(record.headers).length
+      ? { headers: redactCustomHeaders(record.headers, REDACTED) }
+      : {}),
     ...optionalTimes(record),
   }
 }
 
 /** Secrets that sign a delivery at `now`: the current one, plus the previous one during the overlap. */
 export function signingSecrets(record: WebhookRecord, now: number): string[] {
-  const overlap = record.previousSecret && record.previousSecretValidUntil && Date.parse(record.previousSecretValidUntil) > now
+  const overlap =
+    record.previousSecret && record.previousSecretValidUntil && Date.parse(record.previousSecretValidUntil) > now
   return overlap ? [record.secret, record.previousSecret!] : [record.secret]
 }

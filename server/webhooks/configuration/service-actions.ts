@@ -3,7 +3,15 @@ import { makeEvent } from '../../events/factory'
 import { requireNamespacePermission } from '../../auth/permissions'
 import { nowIso, type CallContext } from '../../app/context'
 import { bucketStart } from '../../../storage/repositories/webhook-records'
-import { BUCKETS, bucketView, recordView, type AnyStoredRecord, type BucketSize, type DeliveryRecord, type MetricBucket } from '../delivery/record'
+import {
+  BUCKETS,
+  bucketView,
+  recordView,
+  type AnyStoredRecord,
+  type BucketSize,
+  type DeliveryRecord,
+  type MetricBucket,
+} from '../delivery/record'
 import { readSelection } from '../delivery/log-range'
 import type { AttemptRecord } from '../delivery/attempt-record'
 import { deliveryStateView, type DeliveryStateView } from '../../../machines/webhook-delivery/policy'
@@ -23,7 +31,10 @@ export async function revealSecret(ctx: CallContext, id: string): Promise<{ secr
 }
 
 /** A new secret; the previous one keeps signing (second signature) for `WEBHOOK_SECRET_OVERLAP`. */
-export async function rotateSecret(ctx: CallContext, id: string): Promise<{ secret: string; previousSecretValidUntil: string }> {
+export async function rotateSecret(
+  ctx: CallContext,
+  id: string,
+): Promise<{ secret: string; previousSecretValidUntil: string }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   const { settings } = await useWebhookRuntime()
   const { webhooks } = ctx.services
@@ -56,8 +67,11 @@ async function persistedState(ctx: CallContext, id: string): Promise<DeliverySta
   ])
   // Resends and recoveries waiting count too (the one in flight is in the cursor's batch already).
   const inFlight = cursor?.batch?.deliveryId
-  const bufferedEvents = stored + redeliveries.reduce((sum, item) => sum + (item.deliveryId === inFlight ? 0 : item.eventIds.length), 0)
-  const view = snapshot ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext }) : { state: 'active', bufferedEvents: 0 }
+  const bufferedEvents =
+    stored + redeliveries.reduce((sum, item) => sum + (item.deliveryId === inFlight ? 0 : item.eventIds.length), 0)
+  const view = snapshot
+    ? deliveryStateView(snapshot as { value: unknown; context: DeliveryContext })
+    : { state: 'active', bufferedEvents: 0 }
   // The count from the log and the cursor is fresher than the one in the snapshot.
   return { ...view, bufferedEvents }
 }
@@ -66,7 +80,8 @@ async function persistedState(ctx: CallContext, id: string): Promise<DeliverySta
 export async function releaseQuarantine(ctx: CallContext, id: string): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
-  if ((await persistedState(ctx, id)).state !== 'quarantined') throw conflict('webhook_not_quarantined', `webhook "${id}" is not quarantined`)
+  if ((await persistedState(ctx, id)).state !== 'quarantined')
+    throw conflict('webhook_not_quarantined', `webhook "${id}" is not quarantined`)
   const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
     const now = nowIso(ctx)
@@ -97,7 +112,12 @@ async function withPayload(ctx: CallContext, stored: AnyStoredRecord): Promise<D
   return recordView(stored, await readSelection(ctx.services.events, ctx.ns, stored.source))
 }
 
-export async function listDeliveries(ctx: CallContext, id: string, limit: number, cursor?: string): Promise<{ items: DeliveryRecord[]; next: string | null }> {
+export async function listDeliveries(
+  ctx: CallContext,
+  id: string,
+  limit: number,
+  cursor?: string,
+): Promise<{ items: DeliveryRecord[]; next: string | null }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
   const page = await ctx.services.webhookRecords.listDeliveries(ctx.ns, id, limit, cursor)
@@ -132,10 +152,17 @@ export async function webhookMetrics(
   await loadWebhook(ctx, id)
   const size = BUCKETS[query.bucket]
   const until = query.until ? Date.parse(query.until) : ctx.services.clock.now()
-  const since = query.since ? Date.parse(query.since) : bucketStart(until, query.bucket) - (DEFAULT_SPAN[query.bucket] - 1) * size
-  if (since > until) throw invalid('invalid_range', 'since must not be after until', [{ path: 'since', message: 'must not be after until' }])
+  const since = query.since
+    ? Date.parse(query.since)
+    : bucketStart(until, query.bucket) - (DEFAULT_SPAN[query.bucket] - 1) * size
+  if (since > until)
+    throw invalid('invalid_range', 'since must not be after until', [
+      { path: 'since', message: 'must not be after until' },
+    ])
   if ((until - since) / size > MAX_BUCKETS) {
-    throw invalid('range_too_large', `at most ${MAX_BUCKETS} buckets per query; use a larger bucket`, [{ path: 'since', message: 'range too large for the bucket size' }])
+    throw invalid('range_too_large', `at most ${MAX_BUCKETS} buckets per query; use a larger bucket`, [
+      { path: 'since', message: 'range too large for the bucket size' },
+    ])
   }
   const rows = await ctx.services.webhookRecords.metrics(ctx.ns, id, query.bucket, since, until)
   return { bucket: query.bucket, buckets: rows.map((row) => bucketView(row.start, row.counters)) }

@@ -11,11 +11,19 @@ import { loadWebhook, signalChange } from './service'
 
 /** Where a stored record's events are (null for a record written before records kept their source). */
 function refsOf(record: AnyStoredRecord): DeliveryEventRefs | null {
-  return 'source' in record ? { ids: record.source.eventIds, after: record.source.after, last: record.source.last } : null
+  return 'source' in record
+    ? { ids: record.source.eventIds, after: record.source.after, last: record.source.last }
+    : null
 }
 
 /** The record of a queued redelivery, before its first attempt (`attempts: 0`, no response yet). */
-function queuedRecord(webhook: string, deliveryId: string, refs: DeliveryEventRefs, events: NamespaceEvent[], now: number): StoredDeliveryRecord {
+function queuedRecord(
+  webhook: string,
+  deliveryId: string,
+  refs: DeliveryEventRefs,
+  events: NamespaceEvent[],
+  now: number,
+): StoredDeliveryRecord {
   return {
     id: deliveryId,
     webhook,
@@ -33,18 +41,32 @@ function queuedRecord(webhook: string, deliveryId: string, refs: DeliveryEventRe
 }
 
 /** Queues `events` (found through `refs`) as a new delivery at the back of the webhook's queue; returns its record. */
-async function queue(ctx: CallContext, id: string, items: { refs: DeliveryEventRefs; events: NamespaceEvent[] }[]): Promise<DeliveryRecord[]> {
+async function queue(
+  ctx: CallContext,
+  id: string,
+  items: { refs: DeliveryEventRefs; events: NamespaceEvent[] }[],
+): Promise<DeliveryRecord[]> {
   const { events: log, webhookRecords } = ctx.services
   const now = ctx.services.clock.now()
   // Everything in the log now is queued before these: they keep order with what is waiting.
   const position = await log.lastCursor(ctx.ns)
   const planned = items.map(({ refs, events }) => {
     const ids = events.map((event) => event.id)
-    const redelivery: Redelivery = { deliveryId: newId('whdel', now), eventIds: ids, after: refs.after, last: refs.last, position }
+    const redelivery: Redelivery = {
+      deliveryId: newId('whdel', now),
+      eventIds: ids,
+      after: refs.after,
+      last: refs.last,
+      position,
+    }
     return { redelivery, events, record: queuedRecord(id, redelivery.deliveryId, refs, events, now) }
   })
   // Queue first: a record missing after a crash is written by the first attempt anyway.
-  await webhookRecords.queueRedeliveries(ctx.ns, id, planned.map((p) => p.redelivery))
+  await webhookRecords.queueRedeliveries(
+    ctx.ns,
+    id,
+    planned.map((p) => p.redelivery),
+  )
   await Promise.all(planned.map((p) => webhookRecords.saveDelivery(ctx.ns, id, p.record.id, () => p.record)))
   await signalChange(ctx, 'changed', id)
   return planned.map((p) => recordView(p.record, p.events))
@@ -62,9 +84,17 @@ export async function resendDelivery(ctx: CallContext, id: string, deliveryId: s
   const stored = await webhookRecords.getDelivery(ctx.ns, id, deliveryId)
   if (!stored) throw notFound('delivery', deliveryId)
   const refs = refsOf(stored)
-  if (!refs) throw conflict('delivery_events_unknown', `delivery "${deliveryId}" was recorded before its event ids were kept; it cannot be resent`)
+  if (!refs)
+    throw conflict(
+      'delivery_events_unknown',
+      `delivery "${deliveryId}" was recorded before its event ids were kept; it cannot be resent`,
+    )
   const { events, missing } = await readDeliveryEvents(log, ctx.ns, refs)
-  if (missing.length) throw conflict('events_unavailable', `the event log no longer holds ${missing.length} of its events (past LOG_RETENTION): ${missing.join(', ')}`)
+  if (missing.length)
+    throw conflict(
+      'events_unavailable',
+      `the event log no longer holds ${missing.length} of its events (past LOG_RETENTION): ${missing.join(', ')}`,
+    )
   const [record] = await queue(ctx, id, [{ refs, events }])
   return record
 }
@@ -74,16 +104,26 @@ export async function resendDelivery(ctx: CallContext, id: string, deliveryId: s
  * outcome was `failed` and whose first attempt lies in the window, one new delivery each. `count`
  * is the number of events queued; `unavailable` names the events the log no longer holds.
  */
-export async function recoverDeliveries(ctx: CallContext, id: string, window: { since: string; until?: string }): Promise<{ count: number; unavailable?: string[] }> {
+export async function recoverDeliveries(
+  ctx: CallContext,
+  id: string,
+  window: { since: string; until?: string },
+): Promise<{ count: number; unavailable?: string[] }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
   const since = Date.parse(window.since)
   const until = window.until ? Date.parse(window.until) : ctx.services.clock.now()
-  if (since > until) throw invalid('invalid_range', 'since must not be after until', [{ path: 'since', message: 'must not be after until' }])
+  if (since > until)
+    throw invalid('invalid_range', 'since must not be after until', [
+      { path: 'since', message: 'must not be after until' },
+    ])
   const { webhookRecords, events: log } = ctx.services
   const { items: records } = await webhookRecords.listDeliveries(ctx.ns, id, 1_000)
   const failed = records
-    .filter((record) => record.status === 'failed' && Date.parse(record.createdAt) >= since && Date.parse(record.createdAt) <= until)
+    .filter(
+      (record) =>
+        record.status === 'failed' && Date.parse(record.createdAt) >= since && Date.parse(record.createdAt) <= until,
+    )
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
   const items: { refs: DeliveryEventRefs; events: NamespaceEvent[] }[] = []
   const unavailable: string[] = []

@@ -6,7 +6,15 @@ import { requireNamespacePermission } from '../../auth/permissions'
 import { actorOfCall, nowIso, type CallContext } from '../../app/context'
 import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { validateEventTypes } from './event-types'
-import { configSnapshot, pausedSpansAfter, REDACTED, webhookView, type WebhookInput, type WebhookRecord, type WebhookView } from './model'
+import {
+  configSnapshot,
+  pausedSpansAfter,
+  REDACTED,
+  webhookView,
+  type WebhookInput,
+  type WebhookRecord,
+  type WebhookView,
+} from './model'
 import { mergeCustomHeaders, validateCustomHeaders } from './custom-headers'
 import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
@@ -16,7 +24,11 @@ import { resolveAndCheck } from '../protocol/ssrf'
 
 /** The `config.webhook.*` event of a change, in the same transaction as the change. */
 export function configEvent(ctx: CallContext, type: EventType, record: WebhookRecord) {
-  return makeEvent(ctx.services.clock, ctx.ns, type, { webhook: record.id, actor: actorOfCall(ctx), config: configSnapshot(record) })
+  return makeEvent(ctx.services.clock, ctx.ns, type, {
+    webhook: record.id,
+    actor: actorOfCall(ctx),
+    config: configSnapshot(record),
+  })
 }
 
 /** Loads a webhook of the caller's namespace or throws 404. */
@@ -40,7 +52,10 @@ async function validateInput(ctx: CallContext, body: WebhookInput, current: Webh
     errors.push({ path: 'url', message: url.message })
     if (errors.length === 1) code = url.code
   }
-  const known = new Set([...(await ctx.services.firewalls.list(ctx.ns)).map((fw) => fw.id), ...(current?.firewalls ?? [])])
+  const known = new Set([
+    ...(await ctx.services.firewalls.list(ctx.ns)).map((fw) => fw.id),
+    ...(current?.firewalls ?? []),
+  ])
   body.firewalls.forEach((firewall, index) => {
     if (!known.has(firewall)) errors.push({ path: `firewalls[${index}]`, message: `unknown firewall "${firewall}"` })
   })
@@ -88,10 +103,22 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
   const id = body.id ?? newId('wh', ctx.services.clock.now())
   const now = nowIso(ctx)
   const paused = pausedSpansAfter([], body.enabled, now)
-  const record: WebhookRecord = { id, namespace: ctx.ns, ...subscription(body, null), ...(paused.length ? { pausedSpans: paused } : {}), secret: generateSecret(), createdAt: now, updatedAt: now }
+  const record: WebhookRecord = {
+    id,
+    namespace: ctx.ns,
+    ...subscription(body, null),
+    ...(paused.length ? { pausedSpans: paused } : {}),
+    secret: generateSecret(),
+    createdAt: now,
+    updatedAt: now,
+  }
   await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (current) throw conflict('webhook_exists', `webhook "${id}" already exists`)
-    return { next: record, also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }), result: undefined }
+    return {
+      next: record,
+      also: () => ({ events: [configEvent(ctx, 'config.webhook.created', record)] }),
+      result: undefined,
+    }
   })
   await signalChange(ctx, 'changed', id)
   return webhookView(record, true)
@@ -101,7 +128,9 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
 export async function updateWebhook(ctx: CallContext, id: string, body: WebhookInput): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   if (body.id !== undefined && body.id !== id) {
-    throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [{ path: 'id', message: 'must equal the path id' }])
+    throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [
+      { path: 'id', message: 'must equal the path id' },
+    ])
   }
   await validateInput(ctx, body, await loadWebhook(ctx, id))
   const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
@@ -109,7 +138,12 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
     const { rateLimit: _rate, headers: _headers, ...kept } = current
     const now = nowIso(ctx)
     const paused = pausedSpansAfter(current.pausedSpans, body.enabled, now)
-    const next: WebhookRecord = { ...kept, ...subscription(body, current), ...(paused.length ? { pausedSpans: paused } : {}), updatedAt: now }
+    const next: WebhookRecord = {
+      ...kept,
+      ...subscription(body, current),
+      ...(paused.length ? { pausedSpans: paused } : {}),
+      updatedAt: now,
+    }
     return { next, also: () => ({ events: [configEvent(ctx, 'config.webhook.updated', next)] }), result: next }
   })
   await signalChange(ctx, 'changed', id)
@@ -122,7 +156,11 @@ export async function deleteWebhook(ctx: CallContext, id: string): Promise<void>
   const { webhooks, webhookRecords } = ctx.services
   await webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
-    return { next: null, also: () => ({ events: [configEvent(ctx, 'config.webhook.deleted', current)] }), result: undefined }
+    return {
+      next: null,
+      also: () => ({ events: [configEvent(ctx, 'config.webhook.deleted', current)] }),
+      result: undefined,
+    }
   })
   await signalChange(ctx, 'deleted', id)
   await Promise.all([webhookRecords.deleteDeliveries(ctx.ns, id), webhookRecords.deleteMetrics(ctx.ns, id)])

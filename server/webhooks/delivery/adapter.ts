@@ -74,13 +74,20 @@ async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatch
   // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
   const { ns, id } = parseWebhookRef(input.webhookId)
   const webhook = await deps.runtime.webhooks.get(ns, id)
-  if (webhook && !webhook.enabled) return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
+  if (webhook && !webhook.enabled)
+    return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   const taken = await feed.take(() => newId('whdel', deps.clock.now()))
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
 
-const noSend = (error: string): AttemptOutcome => ({ kind: 'success', responseStatus: 0, responseBody: '', error, durationMillis: 0 })
+const noSend = (error: string): AttemptOutcome => ({
+  kind: 'success',
+  responseStatus: 0,
+  responseBody: '',
+  error,
+  durationMillis: 0,
+})
 
 async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
   const { runtime, clock } = deps
@@ -92,7 +99,11 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
   // Deleted webhook, or a batch already done (or past the log's retention): nothing left to send.
   if (!webhook || events.length === 0) {
     if (webhook) await feed.complete(input.deliveryId)
-    return { outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'), startedAt, finishedAt: startedAt }
+    return {
+      outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'),
+      startedAt,
+      finishedAt: startedAt,
+    }
   }
   const { body } = envelope(events)
   const timestamp = Math.floor(startedAt / 1000)
@@ -103,12 +114,26 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(webhook, startedAt), input.deliveryId, timestamp, body),
   }
-  const outcome = await sendAttempt({ url: webhook.url, body, headers, timeoutMs: runtime.settings.attemptTimeoutMs, settings: runtime.settings, lookup: runtime.lookup })
+  const outcome = await sendAttempt({
+    url: webhook.url,
+    body,
+    headers,
+    timeoutMs: runtime.settings.attemptTimeoutMs,
+    settings: runtime.settings,
+    lookup: runtime.lookup,
+  })
   const finishedAt = clock.now()
   const ok = outcome.kind === 'success'
   const status = ok ? 'success' : input.lastAttempt ? 'failed' : 'retrying'
   // The machine schedules the retry with the same pure policy (policy.ts retryDelayAfter); the record needs it now.
-  const retryDelay = status === 'retrying' ? nextDelay(input.attempt, runtime.settings.retryScheduleMs, applicableRetryAfter(outcome.responseStatus, outcome.retryAfterMs)) : null
+  const retryDelay =
+    status === 'retrying'
+      ? nextDelay(
+          input.attempt,
+          runtime.settings.retryScheduleMs,
+          applicableRetryAfter(outcome.responseStatus, outcome.retryAfterMs),
+        )
+      : null
   const nextAttemptAt = retryDelay === null ? null : finishedAt + retryDelay
   const attempt = attemptRecord({ attempt: input.attempt, outcome, startedAt, nextAttemptAt })
   // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
@@ -117,7 +142,18 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
       ns,
       id,
       input.deliveryId,
-      (previous) => recordAfterAttempt(previous, { webhook: id, deliveryId: input.deliveryId, attempt: input.attempt, status, events, source: { eventIds: inFlight!.batch.eventIds, after: inFlight!.batch.after, last: inFlight!.batch.last }, outcome, startedAt, finishedAt }),
+      (previous) =>
+        recordAfterAttempt(previous, {
+          webhook: id,
+          deliveryId: input.deliveryId,
+          attempt: input.attempt,
+          status,
+          events,
+          source: { eventIds: inFlight!.batch.eventIds, after: inFlight!.batch.after, last: inFlight!.batch.last },
+          outcome,
+          startedAt,
+          finishedAt,
+        }),
       attempt,
     ),
     runtime.records.addMetrics(ns, id, finishedAt, {

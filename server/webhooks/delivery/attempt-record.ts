@@ -48,5 +48,7 @@ export function attemptRecord(facts: AttemptRecordFacts): AttemptRecord {
  * @example withAttempt([first], second).map((a) => a.attempt) // [1, 2]
  */
 export function withAttempt(attempts: readonly AttemptRecord[], next: AttemptRecord): AttemptRecord[] {
-  return [...attempts.filter((existing) => existing.attempt !== next.attempt), next].sort((a, b) => a.attempt - b.attempt)
+  return [...attempts.filter((existing) => existing.attempt !== next.attempt), next].sort(
+    (a, b) => a.attempt - b.attempt,
+  )
 }

@@ -6,7 +6,13 @@ import { routes } from './routing'
  * A webhook's buffered count as storage holds it, for a process that may not run its actor: the
  * matching events after its cursor, plus the batch in flight, up to `cap` (counting stops there).
  */
-export async function storedBufferCount(events: EventLogRepository, webhooks: WebhookRepository, ns: string, id: string, cap: number): Promise<number> {
+export async function storedBufferCount(
+  events: EventLogRepository,
+  webhooks: WebhookRepository,
+  ns: string,
+  id: string,
+  cap: number,
+): Promise<number> {
   const [webhook, cursor] = await Promise.all([webhooks.get(ns, id), webhooks.cursors.get(ns, id)])
   if (!webhook) return 0
   let count = cursor?.batch?.eventIds.length ?? 0

@@ -31,7 +31,11 @@ export interface WebhookEngine {
  * process could lease has its actor restored.
  * @example const engine = await startWebhookEngine(services, runtime); ...; await engine.stop()
  */
-export async function startWebhookEngine(services: Services, runtime: WebhookRuntime, options: EngineOptions = {}): Promise<WebhookEngine> {
+export async function startWebhookEngine(
+  services: Services,
+  runtime: WebhookRuntime,
+  options: EngineOptions = {},
+): Promise<WebhookEngine> {
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`
   const leaseTtlMs = options.leaseTtlMs ?? runtime.settings.leaseMs
   const clock = options.clock ?? systemTimerClock
@@ -43,10 +47,13 @@ export async function startWebhookEngine(services: Services, runtime: WebhookRun
   // Renewal well inside the lease time; the same pass adopts webhooks whose owner died. New
   // events never wait for it (the follower wakes on each append); the read here only catches up
   // after a lost notification (a Redis reconnect).
-  const interval = setInterval(() => {
-    follower.wake()
-    void host.tick()
-  }, Math.max(50, Math.floor(leaseTtlMs / 3)))
+  const interval = setInterval(
+    () => {
+      follower.wake()
+      void host.tick()
+    },
+    Math.max(50, Math.floor(leaseTtlMs / 3)),
+  )
   interval.unref()
 
   const started = Date.now()

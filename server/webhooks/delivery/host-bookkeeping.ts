@@ -5,11 +5,20 @@ import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import type { DeliveryEmitted } from '../../../machines/webhook-delivery/types'
 import type { WebhookRuntime } from './runtime'
 import { configSnapshot, type WebhookRecord } from '../configuration/model'
-import { observeDeliveryAttempt, setActorStates, setBufferedEvents, setLeaseOwnership } from '../../observability/metrics'
+import {
+  observeDeliveryAttempt,
+  setActorStates,
+  setBufferedEvents,
+  setLeaseOwnership,
+} from '../../observability/metrics'
 
 /** `config.webhook.updated` for a change the engine made itself (quarantine start and end): no actor. */
 function systemConfigEvent(services: Services, ns: string, record: WebhookRecord) {
-  return makeEvent(services.clock, ns, 'config.webhook.updated', { webhook: record.id, actor: {}, config: configSnapshot(record) })
+  return makeEvent(services.clock, ns, 'config.webhook.updated', {
+    webhook: record.id,
+    actor: {},
+    config: configSnapshot(record),
+  })
 }
 
 const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Date(ms).toISOString())
@@ -20,7 +29,11 @@ const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Dat
  * (appended to the namespace event log, so it reaches this webhook like any other event).
  * Records and metrics are written by the deliverBatch adapter itself, before the machine moves on.
  */
-export async function handleEmitted(services: Services, runtime: WebhookRuntime, emitted: DeliveryEmitted): Promise<void> {
+export async function handleEmitted(
+  services: Services,
+  runtime: WebhookRuntime,
+  emitted: DeliveryEmitted,
+): Promise<void> {
   const { ns, id } = parseWebhookRef(emitted.webhookId)
   const where = { namespace: ns, webhook: id }
   switch (emitted.type) {
@@ -44,7 +57,11 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
     case 'webhook.quarantined':
       logger.warn('webhook quarantined', { ...where, quarantinedUntil: iso(emitted.quarantinedUntil) })
       await runtime.webhooks.mutate(ns, id, (current) => ({
-        next: current && { ...current, quarantinedAt: new Date(services.clock.now()).toISOString(), quarantinedUntil: iso(emitted.quarantinedUntil) },
+        next: current && {
+          ...current,
+          quarantinedAt: new Date(services.clock.now()).toISOString(),
+          quarantinedUntil: iso(emitted.quarantinedUntil),
+        },
         also: (stored) => (stored ? { events: [systemConfigEvent(services, ns, stored)] } : {}),
         result: undefined,
       }))
@@ -55,7 +72,12 @@ export async function handleEmitted(services: Services, runtime: WebhookRuntime,
         if (!current?.quarantinedUntil) return { next: current, result: undefined }
         const { quarantinedUntil: _ended, ...rest } = current
         // A manual release already announced itself through the API; the end of the quarantine time does here.
-        return { next: rest, also: (stored) => (stored && emitted.reason === 'expired' ? { events: [systemConfigEvent(services, ns, stored)] } : {}), result: undefined }
+        return {
+          next: rest,
+          also: (stored) =>
+            stored && emitted.reason === 'expired' ? { events: [systemConfigEvent(services, ns, stored)] } : {},
+          result: undefined,
+        }
       })
       return
     case 'webhook.rate_limited': {

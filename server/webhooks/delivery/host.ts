@@ -52,7 +52,6 @@ function worthStoring(previous: Managed['persisted'], next: { value: unknown; co
   return Object.keys(after).some((key) => key !== 'bufferedEvents' && key !== 'now' && after[key] !== before[key])
 }
 
-
 /**
  * Runs one delivery actor per webhook this process holds the lease for, with the webhook's feed
  * (its buffer: the matching events after its cursor in the namespace log). Snapshots are stored
@@ -73,7 +72,9 @@ export class DeliveryHost {
     private readonly runtime: WebhookRuntime,
     private readonly options: HostOptions,
   ) {
-    this.stopMetrics = onMetricsCollect(() => reportActorMetrics([...this.actors.values()].map((managed) => managed.actor.getSnapshot())))
+    this.stopMetrics = onMetricsCollect(() =>
+      reportActorMetrics([...this.actors.values()].map((managed) => managed.actor.getSnapshot())),
+    )
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
     this.machine = webhookDeliveryMachine.provide({
@@ -118,10 +119,16 @@ export class DeliveryHost {
     if (!this.accepting) return
     const { leases } = this.services
     const lease = (ref: string) => leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)
-    const renewed = await Promise.all(this.owned().map(async (ref) => [ref, await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)] as const))
+    const renewed = await Promise.all(
+      this.owned().map(
+        async (ref) => [ref, await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)] as const,
+      ),
+    )
     for (const [ref, held] of renewed) if (!held) this.retire(ref, 'lease lost to another process')
     const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
-    const acquired = await Promise.all(free.map(async (ref) => ((await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)) ? ref : null)))
+    const acquired = await Promise.all(
+      free.map(async (ref) => ((await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)) ? ref : null)),
+    )
     await this.adopt(acquired.filter((ref): ref is string => ref !== null))
     await this.reconcile(this.owned())
   }
@@ -129,7 +136,10 @@ export class DeliveryHost {
   /** Restores (or creates) the actors of webhooks whose lease this process just took, each after its feed caught up. */
   private async adopt(refs: string[]): Promise<void> {
     if (refs.length === 0) return
-    const [snapshots, docs] = await Promise.all([this.runtime.webhooks.loadSnapshots(refs), this.runtime.webhooks.getMany(refs)])
+    const [snapshots, docs] = await Promise.all([
+      this.runtime.webhooks.loadSnapshots(refs),
+      this.runtime.webhooks.getMany(refs),
+    ])
     await Promise.all(
       refs.map(async (ref, index) => {
         const feed = this.feed(ref, docs[index])
@@ -150,7 +160,10 @@ export class DeliveryHost {
       track: (work) => this.activity.track(work),
       redeliveries: new RedeliveryQueue(this.runtime.records, ns, id),
       changed: () => this.noteBuffered(ref),
-      dropped: (events) => void this.activity.track(this.runtime.records.addMetrics(ns, id, this.options.clock.now(), { eventsDropped: events })).catch(() => undefined),
+      dropped: (events) =>
+        void this.activity
+          .track(this.runtime.records.addMetrics(ns, id, this.options.clock.now(), { eventsDropped: events }))
+          .catch(() => undefined),
     })
   }
 
@@ -169,18 +182,37 @@ export class DeliveryHost {
     const bufferedEvents = feed.buffered()
     const restorable = stored && stored.status === 'active'
     // Settings follow the environment of the process running the actor, also for restored ones.
-    const snapshot = restorable ? { ...stored, context: { ...(stored as unknown as { context: DeliveryContext }).context, settings: this.settings } } : undefined
+    const snapshot = restorable
+      ? {
+          ...stored,
+          context: { ...(stored as unknown as { context: DeliveryContext }).context, settings: this.settings },
+        }
+      : undefined
     const actor = createActor(this.machine, {
       input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
       ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
     })
-    const managed: Managed = { ref, actor, feed, unsubscribe: () => undefined, writing: null, dirty: false, retired: false, persisted: null }
+    const managed: Managed = {
+      ref,
+      actor,
+      feed,
+      unsubscribe: () => undefined,
+      writing: null,
+      dirty: false,
+      retired: false,
+      persisted: null,
+    }
     let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
     const subscription = actor.subscribe({
       next: (next) => {
         const current = stateName(next.value)
         if (current !== previous) {
-          logger.info('webhook delivery transition', { webhook: ref, from: previous, to: current, buffered: next.context.bufferedEvents })
+          logger.info('webhook delivery transition', {
+            webhook: ref,
+            from: previous,
+            to: current,
+            buffered: next.context.bufferedEvents,
+          })
           previous = current
         }
         publish('webhook', ref, { value: next.value, context: next.context })
@@ -189,16 +221,19 @@ export class DeliveryHost {
       error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
     })
     const offEmitted = actor.on('*', (emitted) => {
-      void this.activity.track(handleEmitted(this.services, this.runtime, emitted as DeliveryEmitted)).catch((error) =>
-        logger.error('webhook bookkeeping failed', { webhook: ref, error: String(error) }),
-      )
+      void this.activity
+        .track(handleEmitted(this.services, this.runtime, emitted as DeliveryEmitted))
+        .catch((error) => logger.error('webhook bookkeeping failed', { webhook: ref, error: String(error) }))
     })
     managed.unsubscribe = () => {
       subscription.unsubscribe()
       offEmitted.unsubscribe()
     }
     this.actors.set(ref, managed)
-    logger.info(restorable ? 'webhook delivery actor restored' : 'webhook delivery actor created', { webhook: ref, state: previous })
+    logger.info(restorable ? 'webhook delivery actor restored' : 'webhook delivery actor created', {
+      webhook: ref,
+      state: previous,
+    })
     actor.start()
     this.persist(managed)
     // A restored snapshot's count is old; the feed's is current.
@@ -263,13 +298,18 @@ export class DeliveryHost {
       const { value, context } = managed.actor.getSnapshot()
       const now = this.options.clock.now()
       if (doc && value === 'quarantined' && doc.releasedAt && context.quarantinedUntil !== null) {
-        const since = doc.quarantinedAt ? Date.parse(doc.quarantinedAt) : context.quarantinedUntil - context.settings.quarantineMs
+        const since = doc.quarantinedAt
+          ? Date.parse(doc.quarantinedAt)
+          : context.quarantinedUntil - context.settings.quarantineMs
         if (Date.parse(doc.releasedAt) >= since) managed.actor.send({ type: 'RELEASE', now })
       }
-      if (doc.enabled === (context.disabled === true)) managed.actor.send({ type: doc.enabled ? 'ENABLED' : 'DISABLED', now })
+      if (doc.enabled === (context.disabled === true))
+        managed.actor.send({ type: doc.enabled ? 'ENABLED' : 'DISABLED', now })
       this.noteBuffered(ref)
       // A resend or recover signals a change too; the queue it wrote counts as buffered.
-      void this.activity.track(managed.feed.reloadRedeliveries().then(() => this.noteBuffered(ref))).catch(() => undefined)
+      void this.activity
+        .track(managed.feed.reloadRedeliveries().then(() => this.noteBuffered(ref)))
+        .catch(() => undefined)
     })
   }
 
@@ -278,7 +318,11 @@ export class DeliveryHost {
     const { ns, id } = parseWebhookRef(ref)
     void this.activity.track(
       // The cursor too: a write racing the deletion may have stored it again.
-      Promise.all([this.runtime.webhooks.cursors.delete(ns, id), this.runtime.webhooks.deleteSnapshot(ns, id), this.services.leases.webhook(ns, id).release(this.options.owner)]),
+      Promise.all([
+        this.runtime.webhooks.cursors.delete(ns, id),
+        this.runtime.webhooks.deleteSnapshot(ns, id),
+        this.services.leases.webhook(ns, id).release(this.options.owner),
+      ]),
     )
   }
 

@@ -47,7 +47,13 @@ export class LogFollower {
   async follow(ns: string, listener: Listener): Promise<string | null> {
     let followed = this.followed.get(ns)
     if (!followed) {
-      const created: Followed = { listeners: new Set(), last: null, ready: Promise.resolve(), reading: false, again: false }
+      const created: Followed = {
+        listeners: new Set(),
+        last: null,
+        ready: Promise.resolve(),
+        reading: false,
+        again: false,
+      }
       created.ready = this.events.lastCursor(ns).then((last) => {
         created.last = last
       })

@@ -25,7 +25,12 @@ export function metricCutoffs(now: number, retentionMs: number): Record<BucketSi
  * One pruning pass over every webhook's metric buckets; returns the number removed. Run by the
  * retention worker under its lease, so one process does it per pass.
  */
-export async function pruneMetricBuckets(webhooks: WebhookRepository, records: WebhookRecordRepository, now: number, retentionMs: number): Promise<number> {
+export async function pruneMetricBuckets(
+  webhooks: WebhookRepository,
+  records: WebhookRecordRepository,
+  now: number,
+  retentionMs: number,
+): Promise<number> {
   const cutoffs = metricCutoffs(now, retentionMs)
   let removed = 0
   for (const ref of await webhooks.allRefs()) {

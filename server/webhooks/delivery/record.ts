@@ -85,7 +85,10 @@ export function truncateUtf8(text: string, limit: number): { text: string; trunc
  * numbers come from the machine, so re-running an interrupted attempt rewrites the same record.
  * @example recordAfterAttempt(null, facts).attempts // 1
  */
-export function recordAfterAttempt(previous: Pick<DeliveryRecord, 'attempts' | 'createdAt'> | null, facts: AttemptFacts): StoredDeliveryRecord {
+export function recordAfterAttempt(
+  previous: Pick<DeliveryRecord, 'attempts' | 'createdAt'> | null,
+  facts: AttemptFacts,
+): StoredDeliveryRecord {
   const done = facts.status !== 'retrying'
   return {
     id: facts.deliveryId,
@@ -119,7 +122,13 @@ export interface MetricCounters {
   totalDeliveryMillis: number
 }
 
-export const ZERO_COUNTERS: MetricCounters = { deliveriesSuccess: 0, deliveriesFailed: 0, eventsSent: 0, eventsDropped: 0, totalDeliveryMillis: 0 }
+export const ZERO_COUNTERS: MetricCounters = {
+  deliveriesSuccess: 0,
+  deliveriesFailed: 0,
+  eventsSent: 0,
+  eventsDropped: 0,
+  totalDeliveryMillis: 0,
+}
 
 /** One bucket in the metrics answer (CONTRACT: `{bucket, buckets: [{start, ...}]}`). */
 export interface MetricBucket {

@@ -35,17 +35,27 @@ export const REDELIVERIES_KEPT = 1_000
  * Reads the events `refs` names from the log; `missing` are those it no longer holds (past retention).
  * @example const { events, missing } = await readDeliveryEvents(log, 'acme', refs)
  */
-export async function readDeliveryEvents(log: EventLogRepository, ns: string, refs: DeliveryEventRefs): Promise<{ events: NamespaceEvent[]; missing: string[] }> {
+export async function readDeliveryEvents(
+  log: EventLogRepository,
+  ns: string,
+  refs: DeliveryEventRefs,
+): Promise<{ events: NamespaceEvent[]; missing: string[] }> {
   const wanted = new Set(refs.ids)
   const found = new Map<string, NamespaceEvent>()
   let after = refs.after
   for (;;) {
     const page = await log.read(ns, after, 1_000)
-    for (const entry of page) if (compareCursors(entry.cursor, refs.last) <= 0 && wanted.has(entry.value.id)) found.set(entry.value.id, entry.value)
-    if (page.length === 0 || compareCursors(page[page.length - 1].cursor, refs.last) >= 0 || found.size === wanted.size) break
+    for (const entry of page)
+      if (compareCursors(entry.cursor, refs.last) <= 0 && wanted.has(entry.value.id))
+        found.set(entry.value.id, entry.value)
+    if (page.length === 0 || compareCursors(page[page.length - 1].cursor, refs.last) >= 0 || found.size === wanted.size)
+      break
     after = page[page.length - 1].cursor
   }
-  return { events: refs.ids.flatMap((eventId) => found.get(eventId) ?? []), missing: refs.ids.filter((eventId) => !found.has(eventId)) }
+  return {
+    events: refs.ids.flatMap((eventId) => found.get(eventId) ?? []),
+    missing: refs.ids.filter((eventId) => !found.has(eventId)),
+  }
 }
 
 /**

@@ -20,7 +20,11 @@ export interface WebhookRuntime {
  * from the environment; tests and benches with their own).
  * @example createWebhookRuntime(services, parseWebhookSettings(process.env))
  */
-export function createWebhookRuntime(services: Services, settings: WebhookSettings, lookup?: LookupAll): WebhookRuntime {
+export function createWebhookRuntime(
+  services: Services,
+  settings: WebhookSettings,
+  lookup?: LookupAll,
+): WebhookRuntime {
   return {
     settings,
     webhooks: services.webhooks,

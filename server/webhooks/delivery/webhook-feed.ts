@@ -1,6 +1,11 @@
 import type { EventLogRepository } from '../../../storage/repositories/event-log'
 import { compareCursors } from '../../../storage/repositories/event-log'
-import { START_CURSOR, type CursorBatch, type WebhookCursor, type WebhookCursorRepository } from '../../../storage/repositories/webhook-cursors'
+import {
+  START_CURSOR,
+  type CursorBatch,
+  type WebhookCursor,
+  type WebhookCursorRepository,
+} from '../../../storage/repositories/webhook-cursors'
 import type { Clock } from '../../common/clock'
 import { makeEvent } from '../../events/factory'
 import type { NamespaceEvent } from '../../events/schemas'
@@ -58,7 +63,8 @@ export class WebhookFeed {
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
   private queue: Promise<unknown> = Promise.resolve()
-  private readonly live = (entries: EventEntry[]) => (this.catchingUp ? this.catchingUp.push(entries) : this.ingest(entries))
+  private readonly live = (entries: EventEntry[]) =>
+    this.catchingUp ? this.catchingUp.push(entries) : this.ingest(entries)
 
   constructor(
     readonly ns: string,
@@ -79,7 +85,10 @@ export class WebhookFeed {
     while (compareCursors(after, liveAfter) < 0) {
       const page = await this.deps.events.read(this.ns, after, 2_000)
       if (page.length === 0) break
-      this.ingest(page.filter((entry) => compareCursors(entry.cursor, liveAfter) <= 0), false)
+      this.ingest(
+        page.filter((entry) => compareCursors(entry.cursor, liveAfter) <= 0),
+        false,
+      )
       after = page[page.length - 1].cursor
     }
     const queued = this.catchingUp ?? []
@@ -106,7 +115,6 @@ export class WebhookFeed {
   async reloadRedeliveries(): Promise<void> {
     await this.serial(() => this.deps.redeliveries?.load())
   }
-
 
   private inFlight(): number {
     return this.taking + (this.state.batch?.eventIds.length ?? 0)
@@ -135,7 +143,11 @@ export class WebhookFeed {
 
   /** Past the cap, the oldest waiting events leave the buffer now; the write announcing it follows. */
   private enforceCap(): void {
-    const occupancy = { waiting: this.pending.length, inFlight: this.inFlight(), noticesInTransit: this.noticesInTransit.size }
+    const occupancy = {
+      waiting: this.pending.length,
+      inFlight: this.inFlight(),
+      noticesInTransit: this.noticesInTransit.size,
+    }
     const over = eventsToDrop(occupancy, this.deps.cap)
     if (over === 0) return
     const dropped = this.pending.splice(0, over)
@@ -153,7 +165,9 @@ export class WebhookFeed {
   /** Runs cursor writes one at a time, in order. */
   private serial<T>(work: () => Promise<T> | T): Promise<T> {
     const run = this.deps.track(this.queue.then(work))
-    this.queue = run.catch((error) => logger.error('webhook cursor write failed', { namespace: this.ns, webhook: this.id, error: String(error) }))
+    this.queue = run.catch((error) =>
+      logger.error('webhook cursor write failed', { namespace: this.ns, webhook: this.id, error: String(error) }),
+    )
     return run
   }
 
@@ -163,7 +177,8 @@ export class WebhookFeed {
    */
   private async commit(next: WebhookCursor): Promise<void> {
     const drop = this.unannounced
-    const target: WebhookCursor = drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
+    const target: WebhookCursor =
+      drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
     const notice = drop
       ? makeEvent(this.deps.clock, this.ns, 'webhook.rate_limited', {
           webhook: this.id,
@@ -177,7 +192,9 @@ export class WebhookFeed {
     if (notice) this.noticesInTransit.add(notice.id)
     try {
       await this.deps.cursors.update(this.ns, this.id, (current) => {
-        const same = current ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId : !this.stored
+        const same = current
+          ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
+          : !this.stored
         if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
         return { next: target, events: notice ? [notice] : [], result: undefined }
       })
@@ -191,14 +208,27 @@ export class WebhookFeed {
     if (drop && notice) {
       // Drops counted while this write was on its way stay for the next one.
       const later = this.unannounced!
-      this.unannounced = later === drop ? null : { events: later.events - drop.events, reported: later.reported - drop.reported, last: later.last }
+      this.unannounced =
+        later === drop
+          ? null
+          : { events: later.events - drop.events, reported: later.reported - drop.reported, last: later.last }
       this.deps.dropped(drop.events)
-      logger.warn('webhook buffer overflow', { namespace: this.ns, webhook: this.id, dropped: drop.reported, buffered: this.buffered() })
+      logger.warn('webhook buffer overflow', {
+        namespace: this.ns,
+        webhook: this.id,
+        dropped: drop.reported,
+        buffered: this.buffered(),
+      })
     }
   }
 
   private async advanceQuiet(): Promise<void> {
-    if (this.pending.length > 0 || this.skipped < ADVANCE_EVERY || compareCursors(this.scannedTo, this.state.cursor) <= 0) return
+    if (
+      this.pending.length > 0 ||
+      this.skipped < ADVANCE_EVERY ||
+      compareCursors(this.scannedTo, this.state.cursor) <= 0
+    )
+      return
     await this.commit({ ...this.state, cursor: this.scannedTo })
   }
 
@@ -219,14 +249,22 @@ export class WebhookFeed {
       }
       // A waiting redelivery goes after what was buffered when it was asked for, before anything later.
       const boundary = this.deps.redeliveries?.boundary()
-      const head = (boundary === undefined ? this.pending.slice(0, 100) : this.pending.slice(0, 100).filter((entry) => compareCursors(entry.cursor, boundary) <= 0))
+      const head =
+        boundary === undefined
+          ? this.pending.slice(0, 100)
+          : this.pending.slice(0, 100).filter((entry) => compareCursors(entry.cursor, boundary) <= 0)
       const events = selectBatch(head.map((entry) => entry.value))
       if (events.length === 0) {
         if (this.unannounced) await this.commit(this.state)
         return null
       }
       const last = head[events.length - 1].cursor
-      const batch: CursorBatch = { deliveryId: deliveryId(), eventIds: events.map((event) => event.id), after: this.state.cursor, last }
+      const batch: CursorBatch = {
+        deliveryId: deliveryId(),
+        eventIds: events.map((event) => event.id),
+        after: this.state.cursor,
+        last,
+      }
       // Out of the buffer before the write, so a drop counted meanwhile never takes them.
       const taken = this.pending.splice(0, events.length)
       this.taking = taken.length

@@ -29,7 +29,10 @@ export interface AttemptRequest {
  * Refuses a connected socket whose peer is not an allowed address (the check after connecting
  * that spec 6.7 asks for; catches anything the lookup guard could not see).
  */
-export function checkConnectedSocket(socket: Pick<Socket, 'remoteAddress'>, settings: AttemptRequest['settings']): string | null {
+export function checkConnectedSocket(
+  socket: Pick<Socket, 'remoteAddress'>,
+  settings: AttemptRequest['settings'],
+): string | null {
   const address = socket.remoteAddress
   if (!address) return 'connected socket has no remote address'
   return isAllowedAddress(address, settings) ? null : `connected to ${address}, which is not a public address`

@@ -23,7 +23,10 @@ export const deliveredAlone = (event: { type: string }): boolean => event.type =
  * A `webhook.test` event is always a batch by itself (the batch ends before it, or is just it).
  * @example takeBatch(buffer).length // <= 100
  */
-export function takeBatch<E extends { type: string }>(events: readonly E[], limits: BatchLimits = DEFAULT_BATCH_LIMITS): E[] {
+export function takeBatch<E extends { type: string }>(
+  events: readonly E[],
+  limits: BatchLimits = DEFAULT_BATCH_LIMITS,
+): E[] {
   const batch: E[] = []
   let bytes = ENVELOPE_OVERHEAD
   for (const event of events) {

@@ -34,7 +34,12 @@ export function sign(secret: string, id: string, timestampSeconds: number, body:
  * The `webhook-signature` header value: one signature per secret, space-separated
  * (two during the overlap after a rotation: new first, then previous).
  */
-export function signatureHeader(secrets: string[], id: string, timestampSeconds: number, body: string | Buffer): string {
+export function signatureHeader(
+  secrets: string[],
+  id: string,
+  timestampSeconds: number,
+  body: string | Buffer,
+): string {
   if (secrets.length === 0) throw new Error('at least one secret is needed to sign')
   return secrets.map((secret) => sign(secret, id, timestampSeconds, body)).join(' ')
 }

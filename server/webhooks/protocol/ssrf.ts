@@ -38,7 +38,11 @@ export function checkUrlSyntax(url: string, settings: PolicySettings): UrlCheck 
     return { ok: false, code: 'url_invalid', message: 'not a valid absolute URL' }
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    return { ok: false, code: 'url_scheme', message: `scheme must be http or https, not ${parsed.protocol.slice(0, -1)}` }
+    return {
+      ok: false,
+      code: 'url_scheme',
+      message: `scheme must be http or https, not ${parsed.protocol.slice(0, -1)}`,
+    }
   }
   if (!parsed.hostname) return { ok: false, code: 'url_invalid', message: 'URL has no host' }
   if (parsed.username || parsed.password) {
@@ -58,7 +62,11 @@ export function checkUrlSyntax(url: string, settings: PolicySettings): UrlCheck 
  * Full check for create/update: the syntax checks, then every address the name resolves to
  * must be allowed. A name that does not resolve is `url_invalid`.
  */
-export async function resolveAndCheck(url: string, settings: PolicySettings, lookupAll: LookupAll = systemLookupAll): Promise<UrlCheck> {
+export async function resolveAndCheck(
+  url: string,
+  settings: PolicySettings,
+  lookupAll: LookupAll = systemLookupAll,
+): Promise<UrlCheck> {
   const syntax = checkUrlSyntax(url, settings)
   if (!syntax.ok) return syntax
   const host = syntax.url.hostname.replace(/^\[|\]$/g, '')
@@ -77,7 +85,11 @@ export async function resolveAndCheck(url: string, settings: PolicySettings, loo
 
 function notPublic(address: string, host?: string): UrlCheck {
   const subject = host ? `host ${host} resolves to ${address}, which` : `address ${address}`
-  return { ok: false, code: 'url_not_public', message: `${subject} is not a public address (an operator can exempt its network with WEBHOOK_ALLOWED_NETWORKS)` }
+  return {
+    ok: false,
+    code: 'url_not_public',
+    message: `${subject} is not a public address (an operator can exempt its network with WEBHOOK_ALLOWED_NETWORKS)`,
+  }
 }
 
 /** Error code used when a lookup or connection is refused by the policy. */

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { envelopeKeyId, isEnvelope, keyIdOf, open, parseSecretKey, seal, SecretDecryptError } from '../../../storage/secrets/cipher'
+import {
+  envelopeKeyId,
+  isEnvelope,
+  keyIdOf,
+  open,
+  parseSecretKey,
+  seal,
+  SecretDecryptError,
+} from '../../../storage/secrets/cipher'
 import { SecretBox, secretBoxFromEnv } from '../../../storage/secrets/secret-box'
 
 const newKey = () => parseSecretKey(randomBytes(32).toString('base64'), 'SECRETS_KEY')
@@ -46,7 +54,8 @@ describe('cipher', () => {
     const key = newKey()
     const other = newKey()
     const sealed = seal(key, 'hunter2-and-more', CONTEXT)
-    for (const part of [3, 4, 5]) expect(() => open([key], flip(sealed, part, 2), CONTEXT), `part ${part}`).toThrow(SecretDecryptError)
+    for (const part of [3, 4, 5])
+      expect(() => open([key], flip(sealed, part, 2), CONTEXT), `part ${part}`).toThrow(SecretDecryptError)
     // The same key under another id: the header is authenticated too.
     const relabelled = sealed.replace(key.id, other.id)
     expect(() => open([key, { id: other.id, key: key.key }], relabelled, CONTEXT)).toThrow(/failed authentication/)
@@ -76,7 +85,11 @@ describe('cipher', () => {
     expect(parseSecretKey(bytes.toString('base64'), 'SECRETS_KEY').key.equals(bytes)).toBe(true)
     expect(parseSecretKey(` ${bytes.toString('base64url')}\n`, 'SECRETS_KEY').key.equals(bytes)).toBe(true)
     const short = randomBytes(16).toString('base64')
-    for (const [text, why] of [[short, /16 bytes/], [randomBytes(33).toString('base64'), /33 bytes/], ['not base64 at all!', /not base64/]] as const) {
+    for (const [text, why] of [
+      [short, /16 bytes/],
+      [randomBytes(33).toString('base64'), /33 bytes/],
+      ['not base64 at all!', /not base64/],
+    ] as const) {
       let message = ''
       try {
         parseSecretKey(text, 'SECRETS_KEY_PREVIOUS')
@@ -129,7 +142,11 @@ describe('SecretBox', () => {
     const box = secretBoxFromEnv({ SECRETS_KEY: a, SECRETS_KEY_PREVIOUS: b })
     expect(box.keys.map((k) => k.id)).toEqual([parseSecretKey(a, 'x').id, parseSecretKey(b, 'x').id])
     expect(() => secretBoxFromEnv({ SECRETS_KEY: 'c2hvcnQ=' })).toThrow(/^SECRETS_KEY must be 32 bytes/)
-    expect(() => secretBoxFromEnv({ SECRETS_KEY: a, SECRETS_KEY_PREVIOUS: 'short' })).toThrow(/^SECRETS_KEY_PREVIOUS must be 32 bytes/)
-    expect(() => secretBoxFromEnv({ SECRETS_KEY_PREVIOUS: b })).toThrow(/SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not/)
+    expect(() => secretBoxFromEnv({ SECRETS_KEY: a, SECRETS_KEY_PREVIOUS: 'short' })).toThrow(
+      /^SECRETS_KEY_PREVIOUS must be 32 bytes/,
+    )
+    expect(() => secretBoxFromEnv({ SECRETS_KEY_PREVIOUS: b })).toThrow(
+      /SECRETS_KEY_PREVIOUS is set but SECRETS_KEY is not/,
+    )
   })
 })

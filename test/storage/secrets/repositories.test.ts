@@ -31,7 +31,13 @@ const firewall = (id: string): Firewall => ({
   name: id,
   description: '',
   upstreams: [
-    { id: 'npmjs', endpoint: 'https://registry.example', credentials: { username: PLANTED.username, password: PLANTED.password }, internal: false, cached: false },
+    {
+      id: 'npmjs',
+      endpoint: 'https://registry.example',
+      credentials: { username: PLANTED.username, password: PLANTED.password },
+      internal: false,
+      cached: false,
+    },
     {
       id: 'mirror',
       endpoint: 'https://mirror.example',
@@ -49,8 +55,18 @@ const firewall = (id: string): Firewall => ({
 })
 
 const webhook = (id: string): WebhookRecord => ({
-  id, namespace: 'ns', name: id, url: 'https://hooks.example/x', enabled: true, eventTypes: ['config.*'], firewalls: [],
-  secret: PLANTED.secret, previousSecret: PLANTED.previous, previousSecretValidUntil: '2999-01-01T00:00:00.000Z', createdAt: 't', updatedAt: 't',
+  id,
+  namespace: 'ns',
+  name: id,
+  url: 'https://hooks.example/x',
+  enabled: true,
+  eventTypes: ['config.*'],
+  firewalls: [],
+  secret: PLANTED.secret,
+  previousSecret: PLANTED.previous,
+  previousSecretValidUntil: '2999-01-01T00:00:00.000Z',
+  createdAt: 't',
+  updatedAt: 't',
   headers: { 'X-Api-Key': PLANTED.header },
 })
 
@@ -78,14 +94,22 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
 
   const putFirewall = (repo: FirewallRepository, id = 'fw') =>
     repo.mutate('ns', id, {}, 'now', (current) => ({ next: current ?? firewall(id), summary: 'put', result: (s) => s }))
-  const putWebhook = (repo: WebhookRepository, id = 'wh') => repo.mutate('ns', id, () => ({ next: webhook(id), result: null }))
+  const putWebhook = (repo: WebhookRepository, id = 'wh') =>
+    repo.mutate('ns', id, () => ({ next: webhook(id), result: null }))
 
   it('stores sealed credentials and secrets, history included, and reads them back in plaintext', async () => {
     const box = new SecretBox(newKey())
     const firewalls = new FirewallRepository(backend, box)
     const webhooks = new WebhookRepository(backend, box)
-    expect((await putFirewall(firewalls))!.upstreams[0].credentials).toEqual({ username: PLANTED.username, password: PLANTED.password })
-    await firewalls.mutate('ns', 'fw', {}, 'now', (current) => ({ next: { ...current!, description: 'two' }, summary: 'edit', result: (s) => s }))
+    expect((await putFirewall(firewalls))!.upstreams[0].credentials).toEqual({
+      username: PLANTED.username,
+      password: PLANTED.password,
+    })
+    await firewalls.mutate('ns', 'fw', {}, 'now', (current) => ({
+      next: { ...current!, description: 'two' },
+      summary: 'edit',
+      result: (s) => s,
+    }))
     await putWebhook(webhooks)
     expectNoPlaintext(await everything(backend))
     expect(await everything(backend)).toContain(`enc:v1:${box.current!.id}:`)
@@ -93,7 +117,8 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     const reader = new FirewallRepository(backend, box)
     expect((await reader.get('ns', 'fw'))!.upstreams).toEqual(firewall('fw').upstreams)
     expect((await reader.list('ns'))[0].upstreams).toEqual(firewall('fw').upstreams)
-    for (const entry of await reader.history('ns', 'fw', 2, 10)) expect(entry.config.upstreams).toEqual(firewall('fw').upstreams)
+    for (const entry of await reader.history('ns', 'fw', 2, 10))
+      expect(entry.config.upstreams).toEqual(firewall('fw').upstreams)
     expect((await reader.getVersion('ns', 'fw', 1))!.config.upstreams).toEqual(firewall('fw').upstreams)
     const hook = await new WebhookRepository(backend, box).get('ns', 'wh')
     expect([hook!.secret, hook!.previousSecret]).toEqual([PLANTED.secret, PLANTED.previous])
@@ -110,7 +135,10 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     const a = (await backend.get<Firewall>(keys.firewall('ns', 'a')))!
     const b = (await backend.get<Firewall>(keys.firewall('ns', 'b')))!
     // The attacker with storage access copies a's sealed password over b's, and over b's username.
-    b.upstreams[0].credentials = { username: (a.upstreams[0].credentials as any).password, password: (a.upstreams[0].credentials as any).password }
+    b.upstreams[0].credentials = {
+      username: (a.upstreams[0].credentials as any).password,
+      password: (a.upstreams[0].credentials as any).password,
+    }
     await backend.set(keys.firewall('ns', 'b'), b)
     await expect(new FirewallRepository(backend, box).get('ns', 'b')).rejects.toThrow(/moved from another record/)
   })
@@ -129,8 +157,12 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     await verifySecretsKey(backend, new SecretBox(first))
     const wrong = verifySecretsKey(backend, new SecretBox(newKey()))
     await expect(wrong).rejects.toBeInstanceOf(SecretsKeyError)
-    await expect(verifySecretsKey(backend, new SecretBox(newKey()))).rejects.toThrow(/^SECRETS_KEY cannot decrypt the stored secrets \(written with key id/)
-    await expect(verifySecretsKey(backend, new SecretBox())).rejects.toThrow(/SECRETS_KEY is not set, but the stored secrets are encrypted/)
+    await expect(verifySecretsKey(backend, new SecretBox(newKey()))).rejects.toThrow(
+      /^SECRETS_KEY cannot decrypt the stored secrets \(written with key id/,
+    )
+    await expect(verifySecretsKey(backend, new SecretBox())).rejects.toThrow(
+      /SECRETS_KEY is not set, but the stored secrets are encrypted/,
+    )
     const next = newKey()
     await verifySecretsKey(backend, new SecretBox(next, first))
     // Values of both keys may now be stored: the new key alone is refused until a rotation.
@@ -164,7 +196,9 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     await expect(verifySecretsKey(backend, new SecretBox(old))).rejects.toBeInstanceOf(SecretsKeyError)
     for (const id of ['legacy', 'fw']) {
       expect((await new FirewallRepository(backend, box).get('ns', id))!.upstreams).toEqual(firewall(id).upstreams)
-      expect((await new FirewallRepository(backend, box).getVersion('ns', id, 1))!.config.upstreams).toEqual(firewall(id).upstreams)
+      expect((await new FirewallRepository(backend, box).getVersion('ns', id, 1))!.config.upstreams).toEqual(
+        firewall(id).upstreams,
+      )
       const hook = await new WebhookRepository(backend, box).get('ns', id === 'fw' ? 'wh' : id)
       expect([hook!.secret, hook!.headers!['X-Api-Key']]).toEqual([PLANTED.secret, PLANTED.header])
     }

@@ -35,7 +35,11 @@ export async function startBuiltServer(env: Record<string, string>): Promise<Bui
 }
 
 /** Polls until `condition` holds: for state observed in another process, where no callback exists. */
-export async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number, what = 'condition'): Promise<void> {
+export async function waitFor(
+  condition: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  what = 'condition',
+): Promise<void> {
   const deadline = Date.now() + timeoutMs
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`)

@@ -20,7 +20,11 @@ export class RedisCluster {
     readonly backend: Backend,
   ) {}
 
-  static async create(label: string, extraEnv: Record<string, string> = {}, storage: SharedStorage = 'redis'): Promise<RedisCluster> {
+  static async create(
+    label: string,
+    extraEnv: Record<string, string> = {},
+    storage: SharedStorage = 'redis',
+  ): Promise<RedisCluster> {
     const env = {
       ...(await sharedStorageEnv(storage, label)),
       BOOTSTRAP_TOKEN: bootstrapToken(),
@@ -38,11 +42,16 @@ export class RedisCluster {
   }
 
   /** Starts the receiver (validating against the served schema) and subscribes it through `server`'s API. */
-  async subscribe(server: BuiltServer, name: string): Promise<{ receiver: Receiver; webhook: { id: string; secret: string } }> {
+  async subscribe(
+    server: BuiltServer,
+    name: string,
+  ): Promise<{ receiver: Receiver; webhook: { id: string; secret: string } }> {
     // The schema comes over its own connection, closed at once: starting the receiver can take over
     // 5 s on a loaded machine, and the POST below would race the server closing that idle socket.
     const schemaAgent = new Agent()
-    const schema = await (await undiciFetch(`${server.url}/schemas/webhook-events-v1.json`, { dispatcher: schemaAgent })).json()
+    const schema = await (
+      await undiciFetch(`${server.url}/schemas/webhook-events-v1.json`, { dispatcher: schemaAgent })
+    ).json()
     await schemaAgent.close()
     const receiver = await new Receiver().start(schema as never)
     this.receiver = receiver
@@ -60,7 +69,11 @@ export class RedisCluster {
   /** Events appended to the shared log by "another producer", as the service's own writers do. */
   async append(count: number): Promise<string[]> {
     const events = Array.from({ length: count }, () =>
-      makeEvent(systemClock, 'default', 'audit.test.ping', { action: 'test.ping', outcome: 'success', statusCode: 200 }),
+      makeEvent(systemClock, 'default', 'audit.test.ping', {
+        action: 'test.ping',
+        outcome: 'success',
+        statusCode: 200,
+      }),
     )
     await this.backend.transact([], () => ({ writes: { events }, result: undefined }))
     return events.map((event) => event.id)

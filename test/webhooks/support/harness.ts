@@ -47,7 +47,11 @@ export async function startHarness(options: HarnessOptions = {}) {
   const clock: TimerClock = stepping ?? systemTimerClock
   const services: Services = createServices(backend, { clock, config: { ...configFromEnv({}), port: 0 } })
   setServices(Promise.resolve(services))
-  const runtime = createWebhookRuntime(services, parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...options.env }), options.lookup)
+  const runtime = createWebhookRuntime(
+    services,
+    parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...options.env }),
+    options.lookup,
+  )
   setWebhookRuntime(runtime)
   const token = await createNamespaceWithOwner(services, NS, 'owner')
 
@@ -65,7 +69,8 @@ export async function startHarness(options: HarnessOptions = {}) {
 
   const schema = await (await fetch(`${origin}/schemas/webhook-events-v1.json`)).json()
   const receiver = await new Receiver(() => clock.now()).start(schema)
-  let engine: WebhookEngine | null = options.engine === false ? null : await startWebhookEngine(services, runtime, { clock, leaseTtlMs: 5_000 })
+  let engine: WebhookEngine | null =
+    options.engine === false ? null : await startWebhookEngine(services, runtime, { clock, leaseTtlMs: 5_000 })
   let seq = 0
 
   const harness = {
@@ -87,7 +92,10 @@ export async function startHarness(options: HarnessOptions = {}) {
     async api(method: string, path: string, body?: unknown, as = token) {
       const response = await fetch(origin + path, {
         method,
-        headers: { authorization: `Bearer ${as}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        headers: {
+          authorization: `Bearer ${as}`,
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        },
         body: body === undefined ? undefined : JSON.stringify(body),
       })
       const text = await response.text()
@@ -95,7 +103,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     },
     /** Creates a webhook to the receiver (subscribed to `audit.test.*`) and trusts its secret. */
     async createWebhook(extra: Record<string, unknown> = {}) {
-      const res = await harness.api('POST', `/v1/${NS}/webhooks`, { name: 'receiver', url: receiver.url, eventTypes: ['audit.test.*'], ...extra })
+      const res = await harness.api('POST', `/v1/${NS}/webhooks`, {
+        name: 'receiver',
+        url: receiver.url,
+        eventTypes: ['audit.test.*'],
+        ...extra,
+      })
       if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${JSON.stringify(res.body)}`)
       receiver.secrets = [res.body.secret]
       return res.body as { id: string; secret: string }
@@ -103,7 +116,12 @@ export async function startHarness(options: HarnessOptions = {}) {
     /** Appends `count` `audit.test.ping` events to the event log, as a producer would. */
     async appendEvents(count: number): Promise<NamespaceEvent[]> {
       const events = Array.from({ length: count }, () =>
-        makeEvent(clock, NS, 'audit.test.ping', { action: 'test.ping', outcome: 'success', statusCode: 200, requestId: `n-${++seq}` }),
+        makeEvent(clock, NS, 'audit.test.ping', {
+          action: 'test.ping',
+          outcome: 'success',
+          statusCode: 200,
+          requestId: `n-${++seq}`,
+        }),
       )
       for (let i = 0; i < events.length; i += 1000) {
         await backend.transact([], () => ({ writes: { events: events.slice(i, i + 1000) }, result: undefined }))

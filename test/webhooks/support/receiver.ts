@@ -10,7 +10,10 @@ export interface Receipt {
   at: number
   headers: IncomingHttpHeaders
   body: string
-  json: { version: number; events: { id: string; type: string; time: string; namespace: string; data: Record<string, any> }[] }
+  json: {
+    version: number
+    events: { id: string; type: string; time: string; namespace: string; data: Record<string, any> }[]
+  }
   /** Secrets (by index in `secrets`) whose signature verified with `standardwebhooks`. */
   verifiedWith: number[]
   schemaErrors: string[]
@@ -52,8 +55,16 @@ export class Receiver {
       req.on('data', (chunk: Buffer) => chunks.push(chunk))
       req.on('end', () => {
         const body = Buffer.concat(chunks).toString('utf8')
-        const receipt: Receipt = { at: this.now(), headers: req.headers, body, json: safeJson(body), verifiedWith: this.verify(body, req.headers), schemaErrors: [] }
-        if (!this.validate(receipt.json)) receipt.schemaErrors = (this.validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`)
+        const receipt: Receipt = {
+          at: this.now(),
+          headers: req.headers,
+          body,
+          json: safeJson(body),
+          verifiedWith: this.verify(body, req.headers),
+          schemaErrors: [],
+        }
+        if (!this.validate(receipt.json))
+          receipt.schemaErrors = (this.validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`)
         this.receipts.push(receipt)
         const reply = this.reply(receipt, this.receipts.length - 1)
         if (reply.hang) return

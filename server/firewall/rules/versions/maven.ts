@@ -22,7 +22,8 @@ function qualifierKey(value: string): string {
   return index === -1 ? `${QUALIFIERS.length}-${value}` : String(index)
 }
 
-const parseItem = (isDigit: boolean, text: string): Item => (isDigit ? { kind: 'int', value: BigInt(text) } : stringItem(text, false))
+const parseItem = (isDigit: boolean, text: string): Item =>
+  isDigit ? { kind: 'int', value: BigInt(text) } : stringItem(text, false)
 
 function isNull(item: Item): boolean {
   if (item.kind === 'int') return item.value === 0n

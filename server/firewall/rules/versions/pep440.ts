@@ -16,7 +16,16 @@ export interface Pep440Version {
 const PATTERN =
   /^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*)(?:[-_.]?(a|b|c|rc|alpha|beta|pre|preview)[-_.]?(\d+)?)?(?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?(?:[-_.]?(dev)[-_.]?(\d+)?)?(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$/i
 
-const PRE: Record<string, 'a' | 'b' | 'rc'> = { a: 'a', alpha: 'a', b: 'b', beta: 'b', c: 'rc', rc: 'rc', pre: 'rc', preview: 'rc' }
+const PRE: Record<string, 'a' | 'b' | 'rc'> = {
+  a: 'a',
+  alpha: 'a',
+  b: 'b',
+  beta: 'b',
+  c: 'rc',
+  rc: 'rc',
+  pre: 'rc',
+  preview: 'rc',
+}
 
 /**
  * Parses a PEP 440 version; null when the text is not one.
@@ -32,7 +41,14 @@ export function parsePep440(text: string): Pep440Version | null {
     ...(preL ? { pre: [PRE[preL.toLowerCase()], Number(preN ?? 0)] as Pep440Version['pre'] } : {}),
     ...(postImplicit !== undefined ? { post: Number(postImplicit) } : postL ? { post: Number(postN ?? 0) } : {}),
     ...(devL ? { dev: Number(devN ?? 0) } : {}),
-    ...(local ? { local: local.toLowerCase().split(/[-_.]/).map((part) => (/^\d+$/.test(part) ? Number(part) : part)) } : {}),
+    ...(local
+      ? {
+          local: local
+            .toLowerCase()
+            .split(/[-_.]/)
+            .map((part) => (/^\d+$/.test(part) ? Number(part) : part)),
+        }
+      : {}),
   }
 }
 

@@ -18,6 +18,11 @@ export function rangeProblem(ecosystem: Ecosystem, range: string): string | null
  * policy, so it stays as narrow as written). Invalid input never matches.
  * @example inVersionRange('pypi', '1.5', '>=1.0 <2.0', true) // true
  */
-export function inVersionRange(ecosystem: Ecosystem, version: string, range: string, includePrerelease: boolean): boolean {
+export function inVersionRange(
+  ecosystem: Ecosystem,
+  version: string,
+  range: string,
+  includePrerelease: boolean,
+): boolean {
   return ecosystemProfile(ecosystem).ranges.includes(version, range, includePrerelease)
 }
