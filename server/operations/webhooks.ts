@@ -21,7 +21,7 @@ import {
   webhookMetrics,
   webhookState,
 } from '../webhooks/configuration/service-actions'
-import { recoverDeliveries, resendDelivery } from '../webhooks/configuration/service-redelivery'
+import { RecoverWindow, recoverDeliveries, resendDelivery } from '../webhooks/configuration/service-redelivery'
 import { NsParams, PageQuery, nextLink } from './common'
 
 const tag = 'Webhooks'
@@ -248,7 +248,7 @@ export const webhookOperations = [
     tag,
     params: WhParams,
     access: namespace('ns:webhooks:manage'),
-    body: z.object({ since: Timestamp, until: Timestamp.optional() }).strict(),
+    body: RecoverWindow,
     response: z.object({ count: z.number().int(), unavailable: z.array(z.string()).optional() }),
     successStatus: 202,
     audit: audit('webhook.recover'),

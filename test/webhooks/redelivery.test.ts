@@ -89,6 +89,13 @@ describe('recover', () => {
     })
     expect(outside).toMatchObject({ status: 202, body: { count: 0 } })
     expect((await h.api('POST', `${base(webhook.id)}/recover`, { since: 'yesterday' })).status).toBe(400)
+    const backwards = await h.api('POST', `${base(webhook.id)}/recover`, {
+      since: new Date(T0 - 1_000).toISOString(),
+      until: new Date(T0 - 60_000).toISOString(),
+    })
+    expect(backwards).toMatchObject({ status: 400, body: { code: 'invalid_range', errors: [{ path: 'until' }] } })
+    const future = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 + 3_600_000).toISOString() })
+    expect(future).toMatchObject({ status: 400, body: { code: 'invalid_range', errors: [{ path: 'since' }] } })
     const recovered = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString() })
     expect(recovered).toMatchObject({ status: 202, body: { count: 2 } })
     expect(recovered.body.unavailable).toBeUndefined()

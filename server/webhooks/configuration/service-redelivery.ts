@@ -1,3 +1,4 @@
+import { z } from 'zod'
 import { conflict, invalid, notFound } from '../../common/errors'
 import { newId } from '../../common/ids'
 import { requireNamespacePermission } from '../../auth/permissions'
@@ -8,6 +9,11 @@ import { readDeliveryEvents, type DeliveryEventRefs, type Redelivery } from '../
 import { loadWebhook, signalChange } from './service'
 
 /** Resend one delivery and recover failed ones (#14); the owning process delivers them (delivery/redelivery.ts). */
+
+/** The body of `POST .../recover` (the API and the dashboard's form both parse with it). */
+export const RecoverWindow = z
+  .object({ since: z.iso.datetime({ offset: true }), until: z.iso.datetime({ offset: true }).optional() })
+  .strict()
 
 /** Where a stored record's events are (null for a record written before records kept their source). */
 function refsOf(record: AnyStoredRecord): DeliveryEventRefs | null {
@@ -107,15 +113,19 @@ export async function resendDelivery(ctx: CallContext, id: string, deliveryId: s
 export async function recoverDeliveries(
   ctx: CallContext,
   id: string,
-  window: { since: string; until?: string },
+  window: z.infer<typeof RecoverWindow>,
 ): Promise<{ count: number; unavailable?: string[] }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
+  const now = ctx.services.clock.now()
   const since = Date.parse(window.since)
-  const until = window.until ? Date.parse(window.until) : ctx.services.clock.now()
-  if (since > until)
-    throw invalid('invalid_range', 'since must not be after until', [
-      { path: 'since', message: 'must not be after until' },
+  const until = window.until ? Date.parse(window.until) : now
+  // A window that cannot hold a failed delivery is a mistake worth saying, not an empty answer.
+  if (window.until && until <= since)
+    throw invalid('invalid_range', 'until must be after since', [{ path: 'until', message: 'must be after since' }])
+  if (since > now)
+    throw invalid('invalid_range', 'since must not be in the future', [
+      { path: 'since', message: 'must not be in the future' },
     ])
   const { webhookRecords, events: log } = ctx.services
   const { items: records } = await webhookRecords.listDeliveries(ctx.ns, id, 1_000)
