@@ -2,11 +2,19 @@
  * `npm run screenshots`: the dashboard's management pages in headless Chromium, saved to
  * docs/screenshots/*.png (referenced from the README). Starts the built server on a fresh data
  * directory with the dashboard tests' harness, seeds a firewall, a request and a webhook through
- * the public API, and drives the forms as a user would.
+ * the public API, and drives the forms as a user would (SERVER_ENTRY names another build).
  */
 import { mkdirSync } from 'node:fs'
 import type { Page } from 'playwright-core'
-import { NS, TestReceiver, requestException, seedFirewall, signIn, startWorld } from '../test/dashboard/harness'
+import {
+  NS,
+  TestReceiver,
+  eventually,
+  requestException,
+  seedFirewall,
+  signIn,
+  startWorld,
+} from '../test/dashboard/harness'
 
 const OUT = 'docs/screenshots'
 
@@ -72,6 +80,16 @@ async function main() {
     await shot(page, 'approve', `/namespaces/${NS}/firewalls/web/exception-requests/${request.id}#approve`)
     await shot(page, 'webhook-edit', `/namespaces/${NS}/webhooks/${webhook.id}/edit`)
     await shot(page, 'event-catalog', `/namespaces/${NS}/event-types`)
+
+    // A request made now reaches the webhook: its delivery's page (attempts, Resend), then the recover form's answer.
+    await requestException(api, 'web', 'is-odd', 'ex-is-odd')
+    const deliveries = `/v1/${NS}/webhooks/${webhook.id}/deliveries`
+    const delivery = await eventually(async () => (await api('GET', deliveries)).body[0], 20_000, 'a delivery')
+    await shot(page, 'webhook-delivery', `/namespaces/${NS}/webhooks/${webhook.id}/deliveries/${delivery.id}`)
+    await page.goto(`/namespaces/${NS}/webhooks/${webhook.id}`)
+    await page.locator('#recover').getByRole('button', { name: 'Recover failed deliveries' }).click()
+    await page.locator('#recover').scrollIntoViewIfNeeded()
+    await shot(page, 'webhook-recover')
     await context.close()
   } finally {
     await world.close()

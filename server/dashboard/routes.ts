@@ -25,11 +25,11 @@ import { exceptionRequestLive, webhookLive } from './pages/live'
 import { machinePage, machinesPage } from './pages/machines'
 import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction, teamsPage } from './pages/teams'
 import { createPersonalAction, createServiceAction, revokeAction, tokensPage } from './pages/tokens'
-import { releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
+import { recoverAction, releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
 import { eventCatalogPage } from './pages/event-catalog'
-import { deliveryPage } from './pages/webhook-delivery'
+import { deliveryPage, resendAction } from './pages/webhook-delivery'
 
 /**
  * The dashboard's route table under `/namespaces/{ns}/...`: GET pages and POST form actions.
@@ -112,6 +112,8 @@ const actions: [string, EventHandler][] = [
   [`${WH}/secret/rotate`, action(audit('webhook.secret.rotate', 'webhook', 'id'), rotateAction)],
   [`${WH}/release`, action(audit('webhook.release', 'webhook', 'id'), releaseAction)],
   [`${WH}/test`, action(audit('webhook.test', 'webhook', 'id'), testAction)],
+  [`${WH}/recover`, action(audit('webhook.recover', 'webhook', 'id'), recoverAction)],
+  [`${WH}/deliveries/:deliveryId/resend`, action(audit('webhook.delivery.resend', 'webhook', 'id'), resendAction)],
   [`${NS}/teams`, action(audit('team.create', 'team', 'team'), createTeamAction)],
   [`${NS}/teams/:team/delete`, action(audit('team.delete', 'team', 'team'), deleteTeamAction)],
   [`${NS}/teams/:team/members`, action(audit('team.member.add', 'team', 'team'), addMemberAction)],

@@ -1,6 +1,8 @@
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
-import { hasNamespacePermission } from '../../auth/permissions'
+import { hasNamespacePermission, requireNamespacePermission } from '../../auth/permissions'
+import { invalid } from '../../common/errors'
 import { getWebhook } from '../../webhooks/configuration/service'
+import { RecoverWindow, recoverDeliveries } from '../../webhooks/configuration/service-redelivery'
 import {
   listDeliveries,
   releaseQuarantine,
@@ -11,21 +13,30 @@ import {
   webhookState,
 } from '../../webhooks/configuration/service-actions'
 import { card, facts, heading, postButton, status } from '../components'
+import { isoFromLocal, NO_ERRORS, orInPlace } from '../forms'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
 import { layout } from '../layout'
 import { liveDiagram } from '../live-diagram'
+import type { Form } from '../request'
+import { freshRecoverState, recoverCard, type RecoverState } from './webhook-recover'
 import { deliveriesSection, metricsSection } from './webhook-sections'
 
 /**
  * `/namespaces/{ns}/webhooks/{id}`: state, buffered count, quarantine end, live machine,
- * delivery records, metrics, and the manager's actions (reveal, rotate, release, test send).
+ * delivery records, metrics, and the manager's actions (reveal, rotate, release, test send,
+ * recover failed deliveries).
  */
 
 const whPath = (ns: string, id: string, ...rest: string[]) => href('namespaces', ns, 'webhooks', id, ...rest)
 
-/** The page; `secret` is shown once when a reveal or rotation just happened. */
-export async function webhookPage(req: DashboardRequest, secret?: { value: string; note: string }): Promise<Html> {
+/** What an action shows on the page: a secret once (reveal, rotation), the recover form's input and answer. */
+interface Shown {
+  secret?: { value: string; note: string }
+  recover?: RecoverState
+}
+
+export async function webhookPage(req: DashboardRequest, { secret, recover }: Shown = {}): Promise<Html> {
   const { ns, principal } = req.viewer
   const id = req.params.id
   const [webhook, state, deliveries, snapshot] = await Promise.all([
@@ -86,7 +97,8 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
       )}
     </div>
     ${card('State machine', await liveDiagram(webhookDeliveryMachine, value, href('namespaces', ns, 'live', 'webhooks', id), 'Webhook delivery machine'), 'machine')}
-    ${secretCard} ${metricsSection(base, bucket, metrics)} ${deliveriesSection(deliveries.items, base)}`
+    ${secretCard} ${metricsSection(base, bucket, metrics)} ${deliveriesSection(deliveries.items, base)}
+    ${manage ? recoverCard(req.viewer, `${base}/recover`, recover ?? freshRecoverState(req.services.clock.now())) : ''}`
   return layout({
     title: webhook.name,
     section: 'webhooks',
@@ -99,15 +111,17 @@ export async function webhookPage(req: DashboardRequest, secret?: { value: strin
 
 export async function revealAction(req: DashboardRequest): Promise<ActionResult> {
   const { secret } = await revealSecret(req.ctx, req.params.id)
-  return { page: await webhookPage(req, { value: secret, note: 'Current signing secret:' }) }
+  return { page: await webhookPage(req, { secret: { value: secret, note: 'Current signing secret:' } }) }
 }
 
 export async function rotateAction(req: DashboardRequest): Promise<ActionResult> {
   const { secret, previousSecretValidUntil } = await rotateSecret(req.ctx, req.params.id)
   return {
     page: await webhookPage(req, {
-      value: secret,
-      note: `New signing secret (the previous one signs too until ${previousSecretValidUntil}):`,
+      secret: {
+        value: secret,
+        note: `New signing secret (the previous one signs too until ${previousSecretValidUntil}):`,
+      },
     }),
   }
 }
@@ -120,4 +134,26 @@ export async function releaseAction(req: DashboardRequest): Promise<ActionResult
 export async function testAction(req: DashboardRequest): Promise<ActionResult> {
   const { event } = await sendTest(req.ctx, req.params.id)
   return { redirect: whPath(req.viewer.ns, req.params.id), flash: `Test event ${event} queued for delivery.` }
+}
+
+/**
+ * Recover (the API's `POST .../recover`): the window's `datetime-local` values read as UTC and
+ * parsed with the API's schema; the domain refuses a window ending before it starts or starting
+ * in the future. The answer (count, events past retention) is shown on the page.
+ */
+export async function recoverAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
+  // Permission first, as the API does: a crafted form from a viewer is a 403, whatever it holds.
+  requireNamespacePermission(req.ctx.principal, 'ns:webhooks:manage')
+  const values = { since: form.text('since') ?? '', until: form.text('until') ?? '' }
+  return orInPlace(
+    async () => {
+      if (!values.since)
+        throw invalid('validation_failed', 'since is required', [{ path: 'since', message: 'required' }])
+      const window = RecoverWindow.parse({ since: isoFromLocal(values.since) ?? '', until: isoFromLocal(values.until) })
+      const result = await recoverDeliveries(req.ctx, req.params.id, window)
+      return { page: await webhookPage(req, { recover: { values, errors: NO_ERRORS, result } }) }
+    },
+    (path) => (path === 'since' || path === 'until' ? path : undefined),
+    async (errors) => webhookPage(req, { recover: { values, errors } }),
+  )
 }
