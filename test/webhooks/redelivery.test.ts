@@ -11,6 +11,11 @@ afterEach(async () => h?.close())
 const base = (id: string) => `/v1/${NS}/webhooks/${id}`
 const ids = (index: number) => h.receiver.receipts[index].json.events.map((e) => e.id)
 const webhookId = (index: number) => String(h.receiver.receipts[index].headers['webhook-id'])
+/** The audit entries of `action`, newest first. */
+const audits = async (action: string) =>
+  (await h.services.events.auditPage<{ action: string; outcome: string; statusCode: number }>(NS, null, 500))
+    .map((entry) => entry.value)
+    .filter((entry) => entry.action === action)
 
 describe('resend', () => {
   it('sends the same events under a new webhook-id at the back of the queue, keeping order with what waited then', async () => {
@@ -71,6 +76,26 @@ describe('resend', () => {
     expect(gone.status).toBe(409)
     expect(gone.body.code).toBe('events_unavailable')
     expect(gone.body.detail).toContain(h.receiver.receipts[0].json.events[0].id)
+    expect((await audits('webhook.delivery.resend')).map((e) => [e.outcome, e.statusCode])).toEqual([
+      ['failure', 409],
+      ['failure', 404],
+      ['failure', 403],
+    ])
+  })
+
+  it('is paced like any batch: the webhook rateLimit spaces it from the deliveries around it', async () => {
+    h = await startHarness()
+    const webhook = await h.createWebhook({ rateLimit: 0.5 })
+    const [first] = await h.appendEvents(1)
+    await h.runFor(500)
+    const resent = await h.api('POST', `${base(webhook.id)}/deliveries/${webhookId(0)}/resend`)
+    expect(resent.status).toBe(202)
+    expect((await audits('webhook.delivery.resend')).map((e) => [e.outcome, e.statusCode])).toEqual([['success', 202]])
+    const [second] = await h.appendEvents(1)
+    await h.runUntil(T0 + 10_000)
+    expect(h.receiver.receipts.map((r) => r.at - T0)).toEqual([0, 2_000, 4_000])
+    expect(h.receiver.receipts.map((_, i) => ids(i))).toEqual([[first.id], [first.id], [second.id]])
+    expect(webhookId(1)).toBe(resent.body.id)
   })
 })
 
@@ -111,6 +136,29 @@ describe('recover', () => {
     expect(h.receiver.receipts).toHaveLength(3)
     expect(ids(2)).toEqual(events.map((e) => e.id))
     expect(webhookId(2)).not.toBe(webhookId(0))
+    expect(receiptProblems(h.receiver)).toEqual([])
+  })
+
+  it('re-queues several failed deliveries oldest first, each under a new webhook-id', async () => {
+    h = await startHarness({ env: { WEBHOOK_RETRY_SCHEDULE: '1s' } })
+    const webhook = await h.createWebhook()
+    h.receiver.reply = () => ({ status: 500 })
+    const [first] = await h.appendEvents(1)
+    await h.runFor(5_000)
+    expect((await h.api('POST', `${base(webhook.id)}/release`)).status).toBe(200)
+    const [second] = await h.appendEvents(1)
+    await h.runFor(5_000)
+    const failedIds = [webhookId(0), webhookId(2)]
+    expect(new Set(failedIds).size).toBe(2)
+    h.receiver.reply = () => ({ status: 200 })
+    const recovered = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString() })
+    expect(recovered).toMatchObject({ status: 202, body: { count: 2 } })
+    expect((await audits('webhook.recover')).map((e) => [e.outcome, e.statusCode])).toEqual([['success', 202]])
+    expect((await h.api('POST', `${base(webhook.id)}/release`)).status).toBe(200)
+    await h.runFor(10_000)
+    expect(h.receiver.receipts.slice(4).map((_, i) => ids(i + 4))).toEqual([[first.id], [second.id]])
+    expect(failedIds).not.toContain(webhookId(4))
+    expect(failedIds).not.toContain(webhookId(5))
     expect(receiptProblems(h.receiver)).toEqual([])
   })
 
