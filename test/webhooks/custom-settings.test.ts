@@ -57,8 +57,11 @@ describe('webhook rateLimit and headers: the API', () => {
     expect(configs.at(-1)).toMatchObject({ rateLimit: 0.5, headers: { Authorization: '[REDACTED]' } })
     expect(h.receiver.receipts.map((r) => r.body).join()).not.toContain('s3cret')
     expect(receiptProblems(h.receiver)).toEqual([])
-    const schema = await (await fetch(`${h.origin}/schemas/webhook-events-v1.json`)).text()
-    expect(schema).toContain('rateLimit')
+    const schema = await (await fetch(`${h.origin}/schemas/webhook-events-v1.json`)).json()
+    const config = schema.$defs.ConfigWebhookData.properties.config
+    expect(config.additionalProperties).toBe(false)
+    expect(config.properties.rateLimit).toEqual({ type: 'number' })
+    expect(config.properties.headers).toMatchObject({ type: 'object', additionalProperties: { type: 'string' } })
   })
 })
 
