@@ -64,7 +64,7 @@ const AttemptSchema = z.object({
 
 const DeliveryParams = WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) })
 
-/** The webhook operations of CONTRACT section 3; handlers only translate HTTP to the domain. */
+/** The webhook operations (see the OpenAPI document); handlers only translate HTTP to the domain. */
 export const webhookOperations = [
   defineOperation({
     id: 'listWebhooks',

@@ -166,7 +166,7 @@ export async function saveWebhookAction(req: DashboardRequest, form: Form): Prom
   const values = valuesFrom(form)
   return orInPlace(
     async () => {
-      // The API's access check before the body is judged (CONTRACT section 8).
+      // The API's access check before the body is judged.
       await namespaceAccess('ns:webhooks:manage')(req.ctx, req.params)
       const saved = await updateWebhook(req.ctx, webhook.id, inputOf(values, webhook))
       return { redirect: whPath(req.viewer.ns, saved.id), flash: `Webhook ${saved.name} saved.` }
