@@ -5,6 +5,8 @@ import { keys } from './repositories/keys'
 export interface LogEntry<T = unknown> {
   /** Opaque, ordered cursor of the entry within its log. */
   cursor: string
+  /** When it was written (ms epoch): what retention judges it by. */
+  time: number
   value: T
 }
 
@@ -74,25 +76,18 @@ export interface Backend {
   logTrimBefore(log: string, beforeMs: number): Promise<number>
   logLength(log: string): Promise<number>
 
-  /** FIFO queue with a cap: pushing past `cap` drops the oldest. */
-  queuePush(queue: string, items: unknown[], cap: number): Promise<{ length: number; dropped: number }>
-  queuePeek<T>(queue: string, count: number): Promise<T[]>
-  queueDrop(queue: string, count: number): Promise<void>
-  queueLength(queue: string): Promise<number>
-  queueClear(queue: string): Promise<void>
-  /** Removes and returns up to `count` items from the front, atomically. */
-  queuePopFront<T>(queue: string, count: number): Promise<T[]>
   /**
-   * Moves the first `count` items into `key` as `{ ...meta, items }`, atomically, but only
-   * when the front item's `id` is still `expectFirstId` (false otherwise: the front moved).
+   * Appends entries dated `time` (ms epoch) instead of now: for a migration moving entries
+   * between logs with their age, so retention still judges them by it. Times never go back: an
+   * entry older than the log's newest is dated like it (Redis stream ids only grow).
    */
-  queueMoveFront(
-    queue: string,
-    count: number,
-    expectFirstId: string,
-    key: string,
-    meta: Record<string, string>,
-  ): Promise<boolean>
+  logAppendAt(log: string, entries: { time: number; value: unknown }[]): Promise<string[]>
+
+  /**
+   * Every item of a queue, oldest first. Only the storage migration reads queues: releases
+   * before events were stored once kept per-webhook buffers in them; nothing writes one now.
+   */
+  queueItems<T>(queue: string): Promise<T[]>
 
   /** Acquire or renew a lease for `owner`; false when another owner holds it. */
   leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean>

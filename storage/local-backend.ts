@@ -19,7 +19,7 @@ const pad = (n: number) => n.toString().padStart(12, '0')
 
 /**
  * The single-process backend: any unstorage driver (fs by default, memory in unit tests)
- * plus in-process locks. Logs and queues keep one key per item, so an append writes one
+ * plus in-process locks. Logs keep one key per entry, so an append writes one
  * small file and a crash loses nothing that was acknowledged.
  */
 export class LocalBackend implements Backend {
@@ -106,7 +106,7 @@ export class LocalBackend implements Backend {
     }
   }
 
-  // ---- logs and queues: one key per item, sequence numbers kept in memory ------------
+  // ---- logs: one key per entry, sequence numbers kept in memory -----------------------
 
   private sequence(prefix: string): Promise<Sequence> {
     let sequence = this.sequences.get(prefix)
@@ -121,15 +121,36 @@ export class LocalBackend implements Backend {
     return sequence
   }
 
-  async logAppend(log: string, entries: unknown[]): Promise<string[]> {
+  logAppend(log: string, entries: unknown[]): Promise<string[]> {
+    const now = Date.now()
+    return this.appendDated(
+      log,
+      entries.map((value) => ({ time: now, value })),
+      false,
+    )
+  }
+
+  logAppendAt(log: string, entries: { time: number; value: unknown }[]): Promise<string[]> {
+    return this.appendDated(log, entries, true)
+  }
+
+  /** `keepOrder`: no entry dated before the one written ahead of it (what `logAppendAt` promises). */
+  private async appendDated(
+    log: string,
+    entries: { time: number; value: unknown }[],
+    keepOrder: boolean,
+  ): Promise<string[]> {
     const prefix = `log:${log}`
     return this.mutex.runExclusive([prefix], async () => {
       const sequence = await this.sequence(prefix)
-      const now = Date.now()
+      let floor = 0
+      if (keepOrder && sequence.tail > sequence.head)
+        floor = (await this.get<StoredLogEntry>(`${prefix}:${pad(sequence.tail - 1)}`))?.t ?? 0
       const cursors: string[] = []
-      for (const value of entries) {
+      for (const { time, value } of entries) {
         const slot = sequence.tail++
-        await this.set(`${prefix}:${pad(slot)}`, { t: now, v: value } satisfies StoredLogEntry)
+        floor = keepOrder ? Math.max(floor, time) : time
+        await this.set(`${prefix}:${pad(slot)}`, { t: floor, v: value } satisfies StoredLogEntry)
         cursors.push(pad(slot))
       }
       return cursors
@@ -150,7 +171,9 @@ export class LocalBackend implements Backend {
       for (; slot < sequence.tail && slots.length < options.limit; slot++) slots.push(slot)
     }
     const stored = await this.getMany<StoredLogEntry>(slots.map((slot) => `${prefix}:${pad(slot)}`))
-    return stored.flatMap((entry, index) => (entry ? [{ cursor: pad(slots[index]), value: entry.v as T }] : []))
+    return stored.flatMap((entry, index) =>
+      entry ? [{ cursor: pad(slots[index]), time: entry.t, value: entry.v as T }] : [],
+    )
   }
 
   async logTrimBefore(log: string, beforeMs: number): Promise<number> {
@@ -175,81 +198,13 @@ export class LocalBackend implements Backend {
     return sequence.tail - sequence.head
   }
 
-  async queuePush(queue: string, items: unknown[], cap: number): Promise<{ length: number; dropped: number }> {
+  async queueItems<T>(queue: string): Promise<T[]> {
     const prefix = `queue:${queue}`
-    return this.mutex.runExclusive([prefix], async () => {
-      const sequence = await this.sequence(prefix)
-      for (const item of items) await this.set(`${prefix}:${pad(sequence.tail++)}`, item)
-      let dropped = 0
-      while (sequence.tail - sequence.head > cap) {
-        await this.delete(`${prefix}:${pad(sequence.head++)}`)
-        dropped++
-      }
-      return { length: sequence.tail - sequence.head, dropped }
-    })
-  }
-
-  async queuePeek<T>(queue: string, count: number): Promise<T[]> {
-    const prefix = `queue:${queue}`
-    const sequence = await this.sequence(prefix)
-    const end = Math.min(sequence.tail, sequence.head + count)
-    const keys: string[] = []
-    for (let slot = sequence.head; slot < end; slot++) keys.push(`${prefix}:${pad(slot)}`)
-    return (await this.getMany<T>(keys)).filter((item): item is Awaited<T> => item !== null) as T[]
-  }
-
-  async queueDrop(queue: string, count: number): Promise<void> {
-    const prefix = `queue:${queue}`
-    await this.mutex.runExclusive([prefix], async () => {
-      const sequence = await this.sequence(prefix)
-      const end = Math.min(sequence.tail, sequence.head + count)
-      for (; sequence.head < end; sequence.head++) await this.delete(`${prefix}:${pad(sequence.head)}`)
-    })
-  }
-
-  async queueLength(queue: string): Promise<number> {
-    const sequence = await this.sequence(`queue:${queue}`)
-    return sequence.tail - sequence.head
-  }
-
-  async queueClear(queue: string): Promise<void> {
-    await this.queueDrop(queue, Number.MAX_SAFE_INTEGER)
-  }
-
-  async queuePopFront<T>(queue: string, count: number): Promise<T[]> {
-    const prefix = `queue:${queue}`
-    return this.mutex.runExclusive([prefix], async () => {
-      const sequence = await this.sequence(prefix)
-      const end = Math.min(sequence.tail, sequence.head + Math.max(0, count))
-      const keys: string[] = []
-      for (let slot = sequence.head; slot < end; slot++) keys.push(`${prefix}:${pad(slot)}`)
-      const items = await this.getMany<T>(keys)
-      for (; sequence.head < end; sequence.head++) await this.delete(`${prefix}:${pad(sequence.head)}`)
-      return items.filter((item): item is Awaited<T> => item !== null) as T[]
-    })
-  }
-
-  async queueMoveFront(
-    queue: string,
-    count: number,
-    expectFirstId: string,
-    key: string,
-    meta: Record<string, string>,
-  ): Promise<boolean> {
-    const prefix = `queue:${queue}`
-    return this.mutex.runExclusive([prefix], async () => {
-      const sequence = await this.sequence(prefix)
-      if (count <= 0 || sequence.tail - sequence.head < count) return false
-      const keys: string[] = []
-      for (let slot = sequence.head; slot < sequence.head + count; slot++) keys.push(`${prefix}:${pad(slot)}`)
-      const items = await this.getMany<{ id?: string }>(keys)
-      if (items[0]?.id !== expectFirstId) return false
-      // The batch is written before the items leave the queue: a crash in between re-sends, never loses.
-      await this.set(key, { ...meta, items })
-      for (const itemKey of keys) await this.delete(itemKey)
-      sequence.head += count
-      return true
-    })
+    const slots = (await this.storage.getKeys(prefix))
+      .map((key) => key.slice(prefix.length + 1))
+      .filter((slot) => /^\d+$/.test(slot))
+      .sort()
+    return (await this.getMany<T>(slots.map((slot) => `${prefix}:${slot}`))).filter((item) => item !== null)
   }
 
   // ---- leases and counters -----------------------------------------------------------

@@ -9,7 +9,7 @@ import {
   type LogRangeOptions,
   type TxOutcome,
 } from './backend'
-import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, QUEUE_MOVE_FRONT, QUEUE_PUSH } from './redis-scripts'
+import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, LOG_APPEND_AT } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
 import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
 
@@ -182,13 +182,23 @@ export class RedisBackend implements Backend {
     return replies.slice(0, entries.length).map(([, id]) => String(id))
   }
 
+  async logAppendAt(log: string, entries: { time: number; value: unknown }[]): Promise<string[]> {
+    if (entries.length === 0) return []
+    const args = entries.flatMap(({ time, value }) => [String(Math.floor(time)), JSON.stringify(value)])
+    return (await this.client.eval(LOG_APPEND_AT, 1, this.raw(`log:${log}`), ...args)) as string[]
+  }
+
   async logRange<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]> {
     const key = this.raw(`log:${log}`)
     const newestFirst = options.newestFirst ?? options.before != null
     const raw = newestFirst
       ? await this.client.xrevrange(key, options.before ? `(${options.before}` : '+', '-', 'COUNT', options.limit)
       : await this.client.xrange(key, options.after ? `(${options.after}` : '-', '+', 'COUNT', options.limit)
-    return raw.map(([id, fields]) => ({ cursor: id, value: JSON.parse(fields[1]) as T }))
+    return raw.map(([id, fields]) => ({
+      cursor: id,
+      time: Number(id.split('-')[0]),
+      value: JSON.parse(fields[1]) as T,
+    }))
   }
 
   async logTrimBefore(log: string, beforeMs: number): Promise<number> {
@@ -199,61 +209,8 @@ export class RedisBackend implements Backend {
     return this.client.xlen(this.raw(`log:${log}`))
   }
 
-  async queuePush(queue: string, items: unknown[], cap: number): Promise<{ length: number; dropped: number }> {
-    if (items.length === 0) return { length: await this.queueLength(queue), dropped: 0 }
-    const [length, dropped] = (await this.client.eval(
-      QUEUE_PUSH,
-      1,
-      this.raw(`queue:${queue}`),
-      String(cap),
-      ...items.map((item) => JSON.stringify(item)),
-    )) as [number, number]
-    return { length, dropped }
-  }
-
-  async queuePeek<T>(queue: string, count: number): Promise<T[]> {
-    if (count <= 0) return []
-    const raw = await this.client.lrange(this.raw(`queue:${queue}`), 0, count - 1)
-    return raw.map((item) => JSON.parse(item) as T)
-  }
-
-  async queueDrop(queue: string, count: number): Promise<void> {
-    if (count > 0) await this.client.ltrim(this.raw(`queue:${queue}`), count, -1)
-  }
-
-  queueLength(queue: string): Promise<number> {
-    return this.client.llen(this.raw(`queue:${queue}`))
-  }
-
-  async queueClear(queue: string): Promise<void> {
-    await this.client.del(this.raw(`queue:${queue}`))
-  }
-
-  async queuePopFront<T>(queue: string, count: number): Promise<T[]> {
-    if (count <= 0) return []
-    const raw = (await this.client.lpop(this.raw(`queue:${queue}`), count)) ?? []
-    return raw.map((item) => JSON.parse(item) as T)
-  }
-
-  async queueMoveFront(
-    queue: string,
-    count: number,
-    expectFirstId: string,
-    key: string,
-    meta: Record<string, string>,
-  ): Promise<boolean> {
-    if (count <= 0) return false
-    if (this.cluster) assertOneSlot([this.raw(`queue:${queue}`), this.raw(key)])
-    const moved = await this.client.eval(
-      QUEUE_MOVE_FRONT,
-      2,
-      this.raw(`queue:${queue}`),
-      this.raw(key),
-      String(count),
-      expectFirstId,
-      JSON.stringify(meta),
-    )
-    return moved === 1
+  async queueItems<T>(queue: string): Promise<T[]> {
+    return (await this.client.lrange(this.raw(`queue:${queue}`), 0, -1)).map((item) => JSON.parse(item) as T)
   }
 
   async leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {

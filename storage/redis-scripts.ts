@@ -31,17 +31,22 @@ if spec.notify ~= cjson.null and spec.notify ~= '' then redis.call('PUBLISH', sp
 return result
 `
 
-/** Push with a cap: returns {length, dropped}. */
-export const QUEUE_PUSH = `
-local length = redis.call('RPUSH', KEYS[1], unpack(ARGV, 2))
-local cap = tonumber(ARGV[1])
-local dropped = 0
-if length > cap then
-  dropped = length - cap
-  redis.call('LTRIM', KEYS[1], dropped, -1)
-  length = cap
+/**
+ * Appends ARGV pairs (time in ms, entry) to the stream KEYS[1] under ids `<ms>-<seq>`, so the
+ * entries keep their age; a time before the stream's newest id takes that id's. Returns the ids.
+ */
+export const LOG_APPEND_AT = `
+local newest = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local floor = 0
+if #newest > 0 then floor = tonumber(string.match(newest[1][1], '^(%d+)')) end
+local ids = {}
+for i = 1, #ARGV, 2 do
+  local ms = tonumber(ARGV[i])
+  if ms < floor then ms = floor end
+  floor = ms
+  table.insert(ids, redis.call('XADD', KEYS[1], string.format('%d-*', ms), 'd', ARGV[i + 1]))
 end
-return {length, dropped}
+return ids
 `
 
 /** Acquire or renew a lease held by ARGV[1] for ARGV[2] ms. */
@@ -59,22 +64,4 @@ return 1
 export const LEASE_RELEASE = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
-`
-
-/**
- * Moves the first ARGV[1] items of KEYS[1] into KEYS[2] as {<meta>, "items": [...]}, only when
- * the front item's id is ARGV[2]. ARGV[3] is the meta object's JSON. Returns 1 when moved.
- */
-export const QUEUE_MOVE_FRONT = `
-local count = tonumber(ARGV[1])
-local items = redis.call('LRANGE', KEYS[1], 0, count - 1)
-if #items < count or #items == 0 then return 0 end
-local first = cjson.decode(items[1])
-if first.id ~= ARGV[2] then return 0 end
-local meta = string.sub(ARGV[3], 1, -2)
-local sep = ','
-if meta == '{' then sep = '' end
-redis.call('SET', KEYS[2], meta .. sep .. '"items":[' .. table.concat(items, ',') .. ']}')
-redis.call('LTRIM', KEYS[1], count, -1)
-return 1
 `

@@ -14,10 +14,9 @@ import type { Backend } from '../backend'
  * | `log:fwlog:<ns>:<fw>`          | `log:ns:{<ns>}:fwlog:<fw>`       |
  *
  * On the fs backend a log is one key per entry (`<name>:<slot>`): the slot follows.
- * The keys of the event layout before per-namespace logs (`legacyEventKeys`: the global
- * `events` log, `wh-buffer:` queues, `ns:<ns>:wh-batch:` batches, the router cursor) keep their
- * names, so the step that converts them reads them where older releases left them, whether it
- * runs before or after this one. Rate-limit windows, refusal tallies and leases expire on their
+ * The keys of the event layout before per-namespace logs (legacy-events.ts: the global `events`
+ * log, `wh-buffer:` queues, `ns:<ns>:wh-batch:` batches, the router cursor) keep their names:
+ * the `events-once` step after this one converts them where older releases left them. Rate-limit windows, refusal tallies and leases expire on their
  * own and are left behind.
  */
 export function hashTaggedName(key: string): string | null {

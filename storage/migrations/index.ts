@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Backend } from '../backend'
 import { keys } from '../repositories/keys'
 import { moveToHashTags } from './hash-tags'
+import { storeEventsOnce } from './events-once'
 
 /** One step from layout `version - 1` to `version`. Steps are idempotent: an interrupted run is repeated. */
 export interface MigrationStep {
@@ -13,9 +14,14 @@ export interface MigrationStep {
 
 /**
  * Every layout change, in order. Layout 1 is what releases before hash tags wrote (they stored
- * no version). A step that reads keys of an older layout must come before the step renaming them.
+ * no version). A step that reads keys of an older layout must come before the step renaming them:
+ * the event layout's keys (legacy-events.ts) keep their names through `hash-tags`, so converting
+ * them comes after it and writes the tagged names.
  */
-export const MIGRATION_STEPS: readonly MigrationStep[] = [{ version: 2, name: 'hash-tags', run: moveToHashTags }]
+export const MIGRATION_STEPS: readonly MigrationStep[] = [
+  { version: 2, name: 'hash-tags', run: moveToHashTags },
+  { version: 3, name: 'events-once', run: storeEventsOnce },
+]
 
 /** The layout this release reads and writes. */
 export const STORAGE_LAYOUT = MIGRATION_STEPS[MIGRATION_STEPS.length - 1].version

@@ -99,15 +99,3 @@ export const webhookKeys = {
   /** Lease: one owner per webhook actor. */
   webhookLease: (ns: string, id: string) => `webhook:${ns}:${id}`,
 }
-
-/**
- * The layout before events were stored once per namespace (one global `events` log, a router
- * copying each event into per-webhook queues). Only the migration reads these.
- */
-export const legacyEventKeys = {
-  eventLog: 'events',
-  routerCursor: 'wh-router-cursor',
-  routerLease: 'webhook-router',
-  buffer: (ns: string, id: string) => `wh-buffer:${ns}:${id}`,
-  batch: (ns: string, id: string) => `ns:${ns}:wh-batch:${id}`,
-}

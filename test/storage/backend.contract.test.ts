@@ -3,6 +3,7 @@ import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
 import { keys } from '../../storage/repositories/keys'
 import { CrossSlotError } from '../../storage/redis-target'
+import { writeLegacyData } from '../support/legacy-events'
 
 describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   let backend: Backend
@@ -125,31 +126,36 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect((await backend.logRange<number>('old', { limit: 5 })).map((e) => e.value)).toEqual([3])
   })
 
-  it('caps a queue by dropping the oldest items', async () => {
-    expect(await backend.queuePush('q', [1, 2, 3], 5)).toEqual({ length: 3, dropped: 0 })
-    expect(await backend.queuePush('q', [4, 5, 6, 7], 5)).toEqual({ length: 5, dropped: 2 })
-    expect(await backend.queuePeek('q', 2)).toEqual([3, 4])
-    await backend.queueDrop('q', 2)
-    expect(await backend.queuePeek('q', 10)).toEqual([5, 6, 7])
-    expect(await backend.queueLength('q')).toBe(3)
+  it('appends entries with their own time, never going back, and trims them by it', async () => {
+    const now = Date.now()
+    const day = 86_400_000
+    await backend.logAppend('dated', ['kept'])
+    const cursors = await backend.logAppendAt('dated', [
+      { time: now - 3 * day, value: 'behind' },
+      { time: now + day, value: 'ahead' },
+      { time: now, value: 'after ahead' },
+    ])
+    expect(cursors).toHaveLength(3)
+    const entries = await backend.logRange<string>('dated', { limit: 10 })
+    expect(entries.map((entry) => entry.value)).toEqual(['kept', 'behind', 'ahead', 'after ahead'])
+    // Dated like the newest entry before it when older; later entries keep their order.
+    expect(entries[1].time).toBe(entries[0].time)
+    expect(entries[2].time).toBe(now + day)
+    expect(entries[3].time).toBe(now + day)
+    expect(await backend.logTrimBefore('dated', now + 1000)).toBe(2)
+    expect((await backend.logRange<string>('dated', { limit: 10 })).map((entry) => entry.value)).toEqual([
+      'ahead',
+      'after ahead',
+    ])
+
+    await backend.logAppendAt('old-first', [{ time: now - 3 * day, value: 'old' }])
+    expect(await backend.logTrimBefore('old-first', now - day)).toBe(1)
   })
 
-  it('pops items from the front of a queue and returns them', async () => {
-    await backend.queuePush('pq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
-    expect(await backend.queuePopFront('pq', 2)).toEqual([{ id: 'a' }, { id: 'b' }])
-    expect(await backend.queuePopFront('pq', 5)).toEqual([{ id: 'c' }])
-    expect(await backend.queuePopFront('pq', 1)).toEqual([])
-  })
-
-  it('moves the front of a queue into a key only while the front is what the caller saw', async () => {
-    // One hash tag: on a cluster, both keys must live in one slot.
-    await backend.queuePush('{t}mq', [{ id: 'a' }, { id: 'b' }, { id: 'c' }], 10)
-    expect(await backend.queueMoveFront('{t}mq', 2, 'b', '{t}batch', { deliveryId: 'd1' })).toBe(false)
-    expect(await backend.get('{t}batch')).toBeNull()
-    expect(await backend.queueMoveFront('{t}mq', 2, 'a', '{t}batch', { deliveryId: 'd1' })).toBe(true)
-    expect(await backend.get('{t}batch')).toEqual({ deliveryId: 'd1', items: [{ id: 'a' }, { id: 'b' }] })
-    expect(await backend.queuePeek('{t}mq', 10)).toEqual([{ id: 'c' }])
-    expect(await backend.queueMoveFront('{t}mq', 5, 'c', '{t}batch2', { deliveryId: 'd2' })).toBe(false)
+  it('reads the queues older releases wrote, oldest first', async () => {
+    await writeLegacyData(backend, { token: '', values: {}, logs: {}, queues: { 'wh-buffer:ns:w1': [{ id: 'a' }, 2] } })
+    expect(await backend.queueItems('wh-buffer:ns:w1')).toEqual([{ id: 'a' }, 2])
+    expect(await backend.queueItems('wh-buffer:ns:none')).toEqual([])
   })
 
   it('gives a lease to one owner at a time and lets it renew', async () => {

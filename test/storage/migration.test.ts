@@ -157,7 +157,7 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     expect(await services.namespaces.ids()).toEqual([])
 
     const outcome = await migrateStorage(backend)
-    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags'] })
+    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once'] })
     expect(await readBack(services, backend)).toEqual(expected)
     expect((await backend.keys('')).filter((key) => hashTaggedName(key) !== null)).toEqual([])
     expect(await backend.get(keys.storageLayout)).toEqual({ version: STORAGE_LAYOUT })
@@ -217,7 +217,7 @@ describe('storage migration with several processes starting at once (redis)', ()
     // A process took the lease and was killed: its lease runs out after 300 ms.
     expect(await backend.leaseAcquire(keys.migrationLease, 'killed', 300)).toBe(true)
     const outcome = await migrateStorage(backend, { owner: 'next', pollMs: 20 })
-    expect(outcome.ran).toEqual(['hash-tags'])
+    expect(outcome.ran).toEqual(['hash-tags', 'events-once'])
     expect(await readBack(services, backend)).toEqual(expected)
   })
 })
