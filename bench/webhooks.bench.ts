@@ -10,16 +10,17 @@
  * 3. Redis memory per 1,000,000 events for 100 webhooks: stored once, against the old layout that
  *    copied every event into each webhook's buffer (its per-copy size measured in the same run).
  * 4. One webhook with a 5,000-event backlog against its 500 events/s ceiling.
- * Targets: a single Redis here; `benchTargets()` is where a Redis Cluster target is added (its
- * figures print beside these).
+ * Targets (`benchTargets()`): a single Redis, then a 3-master Redis Cluster this run starts on
+ * free loopback ports and stops after; the figures print side by side.
  */
-import type Redis from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { createBackend, type Backend, RedisBackend } from '../storage'
 import { keys, webhookKeys } from '../storage/repositories/keys'
 import { makeEvent } from '../server/events/factory'
 import { systemClock } from '../server/common/clock'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 import { startServer, type RunningServer } from '../test/support/server'
+import { startRedisCluster } from '../test/support/redis-cluster'
 import { audit, percentile, WebhookSink } from './support/webhook-sink'
 
 const NS = 'default'
@@ -31,27 +32,60 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20)
 /** Where the service keeps its data: env for the server, and a backend and raw client for this process. */
 export interface BenchTarget {
   label: string
+  /** Starts what the target needs (a cluster is started here, not before its turn). */
+  open(): Promise<OpenTarget>
+}
+
+export interface OpenTarget {
   env: Record<string, string>
   backend: () => Backend
-  /** Raw client for MEMORY USAGE (the node holding a key, on a cluster). */
-  redis: (backend: Backend) => Redis
+  /** Raw client to run a command on `key` with (MEMORY USAGE): on a cluster, the node holding it. */
+  redis: (backend: Backend, key: string) => Promise<Redis>
   prefix: string
   close?: () => Promise<void>
 }
 
-/** The targets measured, side by side. A Redis Cluster target goes here (REDIS_CLUSTER_NODES). */
+/** The targets measured, side by side: one Redis, and a 3-master Redis Cluster on loopback. */
 export async function benchTargets(): Promise<BenchTarget[]> {
-  const url = await redisUrl()
-  const prefix = uniquePrefix('bench-wh')
-  return [
-    {
-      label: 'single Redis',
-      env: { REDIS_URL: url, REDIS_PREFIX: prefix },
-      backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
-      redis: (backend) => (backend as RedisBackend).redis as Redis,
-      prefix,
+  const single: BenchTarget = {
+    label: 'single Redis',
+    async open() {
+      const url = await redisUrl()
+      const prefix = uniquePrefix('bench-wh')
+      return {
+        env: { REDIS_URL: url, REDIS_PREFIX: prefix },
+        backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
+        redis: async (backend) => (backend as RedisBackend).redis as Redis,
+        prefix,
+      }
     },
-  ]
+  }
+  const cluster: BenchTarget = {
+    label: 'Redis Cluster, 3 masters',
+    async open() {
+      const started = await startRedisCluster(3)
+      const prefix = uniquePrefix('bench-wh')
+      return {
+        env: { REDIS_CLUSTER_NODES: started.nodes, REDIS_PREFIX: prefix },
+        backend: () => createBackend({ redisClusterNodes: started.nodes, redisPrefix: prefix }),
+        redis: (backend, key) => nodeHolding((backend as RedisBackend).redis as Cluster, key),
+        prefix,
+        close: () => started.stop(),
+      }
+    },
+  }
+  return [single, cluster]
+}
+
+/** The master serving `key`'s slot: MEMORY USAGE is answered only there. */
+async function nodeHolding(cluster: Cluster, key: string): Promise<Redis> {
+  const slot = Number(await cluster.cluster('KEYSLOT', key))
+  const [address] = cluster.slots[slot] ?? []
+  const node = cluster
+    .nodes('master')
+    .find((candidate) => `${candidate.options.host}:${candidate.options.port}` === address)
+  if (!node) throw new Error(`no master holds slot ${slot}`)
+  return node
 }
 
 type Figures = Record<string, string>
@@ -192,14 +226,15 @@ async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], f
 }
 
 async function memory(
-  target: BenchTarget,
+  target: OpenTarget,
   backend: Backend,
   hooks: string[],
   webhookIds: string[],
   figures: Figures,
 ): Promise<void> {
-  const redis = target.redis(backend)
   const logKey = `${target.prefix}:log:${keys.eventLog(NS)}`
+  // The log and the cursors share the namespace's hash tag: one node holds them all.
+  const redis = await target.redis(backend, logKey)
   const [usage, length] = await Promise.all([redis.memory('USAGE', logKey, 'SAMPLES', '0'), redis.xlen(logKey)])
   const perEntry = Number(usage) / length
   const cursorBytes = (
@@ -210,9 +245,10 @@ async function memory(
     JSON.stringify(entry.value),
   )
   const listKey = `${target.prefix}:bench-copy-sample`
-  await redis.rpush(listKey, ...sample)
-  const perCopy = Number(await redis.memory('USAGE', listKey, 'SAMPLES', '0')) / sample.length
-  await redis.del(listKey)
+  const listNode = await target.redis(backend, listKey)
+  await listNode.rpush(listKey, ...sample)
+  const perCopy = Number(await listNode.memory('USAGE', listKey, 'SAMPLES', '0')) / sample.length
+  await listNode.del(listKey)
   const million = 1_000_000
   const once = million * perEntry + cursorBytes
   const copying = million * perEntry + million * hooks.length * perCopy
@@ -242,8 +278,9 @@ async function oneWebhook(server: RunningServer, backend: Backend, sink: Webhook
     `${rate.toFixed(0)} events/s = ${((rate / 500) * 100).toFixed(1)}% of the 500 events/s ceiling`
 }
 
-async function run(target: BenchTarget): Promise<Figures> {
+async function run(benchTarget: BenchTarget): Promise<Figures> {
   const figures: Figures = {}
+  const target = await benchTarget.open()
   const sink = await new WebhookSink().start()
   const server = await startServer({
     ...target.env,
