@@ -1,6 +1,7 @@
 import type { Backend } from './backend'
 import { RedisBackend } from './redis-backend'
 import { keys } from './repositories/keys'
+import { evalScript } from './redis-eval'
 
 /** The count of one subject in its current fixed window. */
 export interface WindowHit {
@@ -32,7 +33,7 @@ class RedisRateCounter implements RateCounter {
     const resetAt = (window + 1) * windowMs
     const key = `${this.backend.prefix}:${keys.rateWindow(subject, windowMs, window)}`
     // A second of slack so clock skew between processes and Redis never drops a live window.
-    const count = Number(await this.backend.redis.eval(FIXED_WINDOW_HIT, 1, key, String(resetAt - now + 1000)))
+    const count = Number(await evalScript(this.backend.redis, FIXED_WINDOW_HIT, 1, key, String(resetAt - now + 1000)))
     return { count, resetAt }
   }
 }
@@ -104,9 +105,15 @@ class RedisRefusalTally implements RefusalTally {
 
   private run(subject: string, windowMs: number, count: boolean): Promise<number> {
     const base = `${this.backend.prefix}:${keys.refusalTally(subject)}`
-    return this.backend.redis
-      .eval(REFUSAL_NOTE, 2, `${base}:pending`, `${base}:gate`, String(windowMs), count ? '1' : '0')
-      .then(Number)
+    return evalScript(
+      this.backend.redis,
+      REFUSAL_NOTE,
+      2,
+      `${base}:pending`,
+      `${base}:gate`,
+      String(windowMs),
+      count ? '1' : '0',
+    ).then(Number)
   }
 
   note(subject: string, windowMs: number): Promise<number> {

@@ -11,6 +11,7 @@ import {
 } from './backend'
 import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, LOG_APPEND_AT } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
+import { evalScript } from './redis-eval'
 import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
 
 /** A single Redis or a Redis Cluster: both take the same commands for one-slot work. */
@@ -161,7 +162,8 @@ export class RedisBackend implements Backend {
         ...new Set([...spec.watch, ...spec.set.map(([key]) => key), ...spec.del, ...logs.map(([log]) => log)]),
       ]
       if (this.cluster) assertOneSlot(touched)
-      const reply = (await this.client.eval(
+      const reply = (await evalScript(
+        this.client,
         COMPARE_AND_SET,
         touched.length,
         ...touched,
@@ -185,7 +187,7 @@ export class RedisBackend implements Backend {
   async logAppendAt(log: string, entries: { time: number; value: unknown }[]): Promise<string[]> {
     if (entries.length === 0) return []
     const args = entries.flatMap(({ time, value }) => [String(Math.floor(time)), JSON.stringify(value)])
-    return (await this.client.eval(LOG_APPEND_AT, 1, this.raw(`log:${log}`), ...args)) as string[]
+    return (await evalScript(this.client, LOG_APPEND_AT, 1, this.raw(`log:${log}`), ...args)) as string[]
   }
 
   async logRange<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]> {
@@ -214,11 +216,11 @@ export class RedisBackend implements Backend {
   }
 
   async leaseAcquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
-    return (await this.client.eval(LEASE_ACQUIRE, 1, this.raw(`lease:${name}`), owner, String(ttlMs))) === 1
+    return (await evalScript(this.client, LEASE_ACQUIRE, 1, this.raw(`lease:${name}`), owner, String(ttlMs))) === 1
   }
 
   async leaseRelease(name: string, owner: string): Promise<void> {
-    await this.client.eval(LEASE_RELEASE, 1, this.raw(`lease:${name}`), owner)
+    await evalScript(this.client, LEASE_RELEASE, 1, this.raw(`lease:${name}`), owner)
   }
 
   leaseOwner(name: string): Promise<string | null> {
