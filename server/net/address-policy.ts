@@ -99,10 +99,25 @@ export function normalizeCidr(text: string): string | null {
   return `${network.toString()}/${bits}`
 }
 
+/**
+ * Parsed ranges by CIDR text. The texts come from settings (a handful, fixed per process), and every
+ * outbound connection is judged: parsing them each time showed in delivery profiles.
+ */
+const parsedRanges = new Map<string, [Address, number]>()
+
+function parsedRange(cidr: string): [Address, number] {
+  let range = parsedRanges.get(cidr)
+  if (!range) {
+    range = ipaddr.parseCIDR(cidr)
+    parsedRanges.set(cidr, range)
+  }
+  return range
+}
+
 /** The first network of `networks` any candidate lies in (v4 networks match v4 candidates only). */
 function matchingNetwork(candidates: Address[], networks: readonly string[]): string | null {
   for (const cidr of networks) {
-    const range = ipaddr.parseCIDR(cidr)
+    const range = parsedRange(cidr)
     if (candidates.some((candidate) => candidate.kind() === range[0].kind() && candidate.match(range))) return cidr
   }
   return null
