@@ -201,3 +201,67 @@ describe('sendAttempt address policy', () => {
     expect(checkConnectedSocket({ remoteAddress: undefined }, loopback)).toMatch(/no remote address/)
   })
 })
+
+describe('sendAttempt connection reuse', () => {
+  /** A receiver that counts connections; `dropSecond` resets a kept-alive connection's second request unanswered. */
+  async function receiver(dropSecond: boolean) {
+    let connections = 0
+    let arrived = 0
+    const handled: string[] = []
+    const perSocket = new WeakMap<object, number>()
+    const server = http.createServer((req, res) => {
+      const seen = (perSocket.get(req.socket) ?? 0) + 1
+      perSocket.set(req.socket, seen)
+      arrived++
+      req.resume()
+      req.on('end', () => {
+        if (dropSecond && seen === 2) return req.socket.destroy()
+        handled.push(req.headers['webhook-id'] as string)
+        res.writeHead(204).end()
+      })
+    })
+    server.on('connection', () => connections++)
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`
+    const close = async () => {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    }
+    return { url, handled, connections: () => connections, arrived: () => arrived, close }
+  }
+  // One policy object per test, as one per process in the service: the pool is the policy's.
+  const policy = () => ({ allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [] })
+
+  it('sends consecutive attempts to one receiver over one kept-alive connection', async () => {
+    const target = await receiver(false)
+    const settings = policy()
+    try {
+      for (const id of ['a', 'b', 'c']) {
+        const outcome = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': id } })
+        expect(outcome).toMatchObject({ kind: 'success', responseStatus: 204 })
+      }
+      expect(target.handled).toEqual(['a', 'b', 'c'])
+      expect(target.connections()).toBe(1)
+    } finally {
+      await target.close()
+    }
+  })
+
+  it('sends again on a fresh connection when the receiver dropped the kept-alive one', async () => {
+    const target = await receiver(true)
+    const settings = policy()
+    try {
+      expect(await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'first' } })).toMatchObject({
+        kind: 'success',
+      })
+      const outcome = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })
+      expect(outcome).toMatchObject({ kind: 'success', responseStatus: 204 })
+      expect(target.handled).toEqual(['first', 'second'])
+      // The second attempt went out on the reused connection, was dropped, and went again on a new one.
+      expect(target.arrived()).toBe(3)
+      expect(target.connections()).toBe(2)
+    } finally {
+      await target.close()
+    }
+  })
+})

@@ -64,71 +64,121 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
       clearTimeout(timer)
       resolve(outcome)
     }
-    const transport = url.protocol === 'https:' ? https : http
-    const req = transport.request(url, {
-      method: 'POST',
-      // A fresh connection per attempt: a pooled socket would skip both address checks.
-      agent: false,
-      lookup: guardedLookup(request.settings, request.lookup) as never,
-      headers: {
-        ...request.headers,
-        'content-type': 'application/json',
-        'user-agent': USER_AGENT,
-        'content-length': String(Buffer.byteLength(request.body)),
-      },
-    })
+    let req: http.ClientRequest
     const timer = setTimeout(() => {
       settle(refused('timeout'))
       req.destroy()
     }, request.timeoutMs)
-
-    req.on('socket', (socket) => {
-      // Headers and body go out only after the peer address passed the check.
-      const onConnect = () => {
-        const problem = checkConnectedSocket(socket, request.settings)
-        if (problem) {
-          settle(refused(problem))
-          req.destroy()
-          return
+    const send = (pooled: boolean) => {
+      req = post(url, request, pooled)
+      let answered = false
+      req.on('socket', (socket) => {
+        // Headers and body go out only after the peer address passed the check (a pooled socket
+        // passed it when it connected, and stays connected to that address).
+        const onConnect = () => {
+          const problem = checkConnectedSocket(socket, request.settings)
+          if (problem) {
+            settle(refused(problem))
+            req.destroy()
+            return
+          }
+          req.end(request.body)
         }
-        req.end(request.body)
-      }
-      if (socket.remoteAddress && !socket.connecting) onConnect()
-      else socket.once('connect', onConnect)
-    })
-    req.on('error', (error: NodeJS.ErrnoException) => {
-      settle(refused(error.code === NOT_PUBLIC_ERROR ? `url_not_public: ${error.message}` : describe(error)))
-    })
-    req.on('response', (res) => {
-      const chunks: Buffer[] = []
-      let size = 0
-      const complete = () => {
-        const status = res.statusCode ?? 0
-        const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8')
-        const retryAfterMs = applicableRetryAfter(status, parseRetryAfter(res.headers['retry-after'], now()))
-        const ok = status >= 200 && status < 300
-        settle(
-          finish({
-            kind: ok ? 'success' : 'failure',
-            responseStatus: status,
-            responseBody,
-            ...(ok ? {} : status >= 300 && status < 400 ? { error: 'redirect not followed' } : {}),
-            ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-          }),
-        )
-        // Nothing more is needed from this connection.
-        res.destroy()
-      }
-      res.on('data', (chunk: Buffer) => {
-        chunks.push(chunk)
-        size += chunk.length
-        if (size >= RESPONSE_BODY_LIMIT) complete()
+        if (socket.remoteAddress && !socket.connecting) onConnect()
+        else socket.once('connect', onConnect)
       })
-      res.on('end', complete)
-      // A body cut short after the status arrived still leaves a usable status.
-      res.on('error', complete)
-      res.on('aborted', complete)
-    })
+      req.on('error', (error: NodeJS.ErrnoException) => {
+        // A kept-alive socket the receiver closed while idle: send once more on a fresh one.
+        if (pooled && req.reusedSocket && !answered && !settled && STALE_SOCKET_ERRORS.has(error.code ?? '')) {
+          return send(false)
+        }
+        settle(refused(error.code === NOT_PUBLIC_ERROR ? `url_not_public: ${error.message}` : describe(error)))
+      })
+      req.on('response', (res) => {
+        answered = true
+        const chunks: Buffer[] = []
+        let size = 0
+        const complete = () => {
+          const status = res.statusCode ?? 0
+          const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8')
+          const retryAfterMs = applicableRetryAfter(status, parseRetryAfter(res.headers['retry-after'], now()))
+          const ok = status >= 200 && status < 300
+          settle(
+            finish({
+              kind: ok ? 'success' : 'failure',
+              responseStatus: status,
+              responseBody,
+              ...(ok ? {} : status >= 300 && status < 400 ? { error: 'redirect not followed' } : {}),
+              ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+            }),
+          )
+        }
+        res.on('data', (chunk: Buffer) => {
+          chunks.push(chunk)
+          size += chunk.length
+          if (size >= RESPONSE_BODY_LIMIT) {
+            complete()
+            // The rest is not read: the connection cannot go back to the pool.
+            res.destroy()
+          }
+        })
+        // Read to the end, the socket returns to the pool for the next attempt.
+        res.on('end', complete)
+        // A body cut short after the status arrived still leaves a usable status.
+        res.on('error', complete)
+        res.on('aborted', complete)
+      })
+    }
+    send(true)
+  })
+}
+
+const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED'])
+
+/** Idle kept-alive sockets close after this, before common receiver keep-alive timeouts (Node: 5 s). */
+const IDLE_SOCKET_MS = 4_000
+
+interface Pools {
+  http: http.Agent
+  https: https.Agent
+}
+
+/**
+ * Kept-alive connections per address policy and resolver (one pair per process in the service;
+ * tests pass their own). A new socket is only ever made through the guarded lookup and judged
+ * again once connected, so a pooled one is always to an address the policy allowed.
+ */
+const pools = new WeakMap<AttemptRequest['settings'], Map<LookupAll | undefined, Pools>>()
+
+function poolsFor(request: AttemptRequest): Pools {
+  let byLookup = pools.get(request.settings)
+  if (!byLookup) {
+    byLookup = new Map()
+    pools.set(request.settings, byLookup)
+  }
+  let found = byLookup.get(request.lookup)
+  if (!found) {
+    const options = { keepAlive: true, timeout: IDLE_SOCKET_MS, maxFreeSockets: 64 }
+    found = { http: new http.Agent(options), https: new https.Agent(options) }
+    byLookup.set(request.lookup, found)
+  }
+  return found
+}
+
+function post(url: URL, request: AttemptRequest, pooled: boolean): http.ClientRequest {
+  const secure = url.protocol === 'https:'
+  const transport = secure ? https : http
+  const agent = pooled ? poolsFor(request)[secure ? 'https' : 'http'] : false
+  return transport.request(url, {
+    method: 'POST',
+    agent,
+    lookup: guardedLookup(request.settings, request.lookup) as never,
+    headers: {
+      ...request.headers,
+      'content-type': 'application/json',
+      'user-agent': USER_AGENT,
+      'content-length': String(Buffer.byteLength(request.body)),
+    },
   })
 }
 
