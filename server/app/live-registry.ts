@@ -29,15 +29,20 @@ export const liveId = {
 
 const keyOf = (kind: LiveKind, id: string) => `${kind}:${id}`
 
+/**
+ * The states sit in one Map changed in place: a host publishes every transition of every actor
+ * it runs, and copying the whole registry on each (an object spread) cost O(actors) per
+ * transition. Each change still gives the store a new context, so subscribers hear of it.
+ */
 const store = createStore({
-  context: { actors: {} as Record<string, LiveState> },
+  context: { actors: new Map<string, LiveState>() },
   on: {
     published: (context, event: { key: string; state: LiveState }) => ({
-      actors: { ...context.actors, [event.key]: event.state },
+      actors: context.actors.set(event.key, event.state),
     }),
     forgotten: (context, event: { key: string }) => {
-      const { [event.key]: _gone, ...actors } = context.actors
-      return { actors }
+      context.actors.delete(event.key)
+      return { actors: context.actors }
     },
   },
 })
@@ -65,7 +70,7 @@ export function forget(kind: LiveKind, id: string): void {
 
 /** The last published state, if an actor of this process published one. */
 export function latest(kind: LiveKind, id: string): LiveState | undefined {
-  return store.getSnapshot().context.actors[keyOf(kind, id)]
+  return store.getSnapshot().context.actors.get(keyOf(kind, id))
 }
 
 /** Calls `listener` with each newly published state of one actor; returns the unsubscribe. */
@@ -73,7 +78,7 @@ export function subscribeLive(kind: LiveKind, id: string, listener: (state: Live
   const key = keyOf(kind, id)
   let last = latest(kind, id)
   const subscription = store.subscribe((snapshot) => {
-    const state = snapshot.context.actors[key]
+    const state = snapshot.context.actors.get(key)
     if (state && state !== last) {
       last = state
       listener(state)
