@@ -28,6 +28,8 @@ const TOKEN = `pf_bench_${'a'.repeat(40)}`
 const HOOKS = 100
 const RATE = 500
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20)
+/** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, one); all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,one').split(','))
 
 /** Where the service keeps its data: env for the server, and a backend and raw client for this process. */
 export interface BenchTarget {
@@ -288,6 +290,8 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
     LOG_LEVEL: 'error',
     API_RATE_LIMIT: 'off',
+    // e.g. --cpu-prof --cpu-prof-dir=/tmp/prof, to see where the service spends its time
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
   })
   const backend = target.backend()
   try {
@@ -307,10 +311,10 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
       webhookIds.push(created.body.id)
     }
     await sleep(1_000)
-    await fanOut(server, backend, sink, hooks, figures)
-    await memory(target, backend, hooks, webhookIds, figures)
-    await lightLoad(backend, sink, hooks, figures)
-    await oneWebhook(server, backend, sink, figures)
+    if (PHASES.has('fan-out')) await fanOut(server, backend, sink, hooks, figures)
+    if (PHASES.has('memory')) await memory(target, backend, hooks, webhookIds, figures)
+    if (PHASES.has('light')) await lightLoad(backend, sink, hooks, figures)
+    if (PHASES.has('one')) await oneWebhook(server, backend, sink, figures)
   } finally {
     await server.stop()
     await sink.stop()
