@@ -56,15 +56,26 @@ export class FirewallRepository {
     return { ...entry, config: this.open(ns, id, entry.config) }
   }
 
-  /** One firewall; from the namespace cache while its stamp is unchanged, else from storage. */
+  /**
+   * One firewall; from this process's caches while the namespace's write stamp is unchanged,
+   * else from storage. (One request reads the same firewall several times: permission, references,
+   * the edit; after a write each read would otherwise cost two round trips.)
+   */
   async get(ns: string, id: string): Promise<Firewall | null> {
-    const cached = this.cache.get(ns)
-    if (cached) {
-      const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
-      if (stamp !== null && cached.stamp === stamp) return cached.firewalls.find((fw) => fw.id === id) ?? null
-    }
+    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+    const listed = this.cache.get(ns)
+    if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
+    const single = this.singles.get(ns)?.get(id)
+    if (single && stamp !== null && single.stamp === stamp) return single.firewall
     const stored = await this.backend.get<Firewall>(keys.firewall(ns, id))
-    return stored && this.open(ns, id, stored)
+    const firewall = stored && this.open(ns, id, stored)
+    // Read after the stamp: a write in between leaves a newer document under an older stamp, which the next read misses.
+    if (stamp !== null) {
+      const byId = this.singles.get(ns) ?? new Map<string, { stamp: string; firewall: Firewall | null }>()
+      byId.set(id, { stamp, firewall })
+      this.singles.set(ns, byId)
+    }
+    return firewall
   }
 
   /**
@@ -81,6 +92,8 @@ export class FirewallRepository {
   }
 
   private readonly cache = new Map<string, { stamp: string; firewalls: Firewall[] }>()
+  /** Firewalls read one by one, per namespace and id, with the stamp they were read under. */
+  private readonly singles = new Map<string, Map<string, { stamp: string; firewall: Firewall | null }>>()
 
   private async load(ns: string): Promise<Firewall[]> {
     const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))
