@@ -1,7 +1,7 @@
 import { fromPromise } from 'xstate'
 import { newId } from '../../common/ids'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
-import { sendAttempt } from '../protocol/attempt'
+import { sendAttempt, type AttemptRequest } from '../protocol/attempt'
 import { envelope } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
 import { recordAfterAttempt } from './record'
@@ -18,18 +18,22 @@ import { signingSecrets } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { signatureHeader } from '../protocol/signing'
 import type { WebhookFeed } from './webhook-feed'
+import type { WorkLimit } from './work-limit'
+import type { WebhookRecord } from '../configuration/model'
+import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
+import type { NamespaceEvent } from '../../events/schemas'
 
 export interface AdapterDeps {
   runtime: WebhookRuntime
   clock: TimerClock
-  /** Resolves once the actor's latest snapshot is stored (called before a batch's bytes go out). */
-  beforeSend: (ref: string) => Promise<void>
   /** The feed (buffer and batch in flight) of a webhook whose actor runs here. */
   feedOf: (ref: string) => WebhookFeed | null
   /** False once the host is shutting down: no new batch is taken or sent. */
   accepting: () => boolean
   /** Registers running work so shutdown and tests can wait for it. */
   track: <T>(work: Promise<T>) => Promise<T>
+  /** Bounds the taking and recording steps of all actors in this process (work-limit.ts). */
+  limit: WorkLimit
 }
 
 /** A promise that never settles: during shutdown the actor is persisted in front of the step instead. */
@@ -49,19 +53,13 @@ export function createDeliveryActors(deps: AdapterDeps) {
     }),
     deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
-      const work = deps.track(
-        (async () => {
-          // The batch (delivery id and event ids) is stored before its first byte goes out.
-          await deps.beforeSend(input.webhookId)
-          return deps.accepting() ? deliver(deps, input) : PARK
-        })(),
-      )
-      return work.then((report) => (report === PARK ? parked<AttemptReport>() : report))
+      // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
+      // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
+      // snapshot was stored last.
+      return deps.track(deliver(deps, input))
     }),
   }
 }
-
-const PARK = Symbol('park')
 
 function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
   const feed = deps.feedOf(ref)
@@ -69,7 +67,11 @@ function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
   return feed
 }
 
-async function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
+function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
+  return deps.limit.run(() => takeNow(deps, input))
+}
+
+async function takeNow(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
   // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
   const { ns, id } = parseWebhookRef(input.webhookId)
@@ -89,23 +91,46 @@ const noSend = (error: string): AttemptOutcome => ({
   durationMillis: 0,
 })
 
+/** What an attempt needs once its batch was read and signed. */
+interface PreparedAttempt {
+  webhook: WebhookRecord
+  inFlight: { batch: CursorBatch; events: NamespaceEvent[] }
+  startedAt: number
+  request: AttemptRequest
+}
+
+/**
+ * One attempt: reading and signing, then recording, each count against the work limit; the
+ * request itself does not, so slow receivers never hold up the others.
+ */
 async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
+  const prepared = await deps.limit.run(() => prepare(deps, input))
+  if ('report' in prepared) return prepared.report
+  const outcome = await sendAttempt(prepared.request)
+  return deps.limit.run(() => record(deps, input, prepared, outcome))
+}
+
+async function prepare(
+  deps: AdapterDeps,
+  input: DeliverBatchInput,
+): Promise<PreparedAttempt | { report: AttemptReport }> {
   const { runtime, clock } = deps
   const { ns, id } = parseWebhookRef(input.webhookId)
   const feed = feedOf(deps, input.webhookId)
   const [webhook, inFlight] = await Promise.all([runtime.webhooks.get(ns, id), feed.batch(input.deliveryId)])
-  const events = inFlight?.events ?? []
   const startedAt = clock.now()
   // Deleted webhook, or a batch already done (or past the log's retention): nothing left to send.
-  if (!webhook || events.length === 0) {
+  if (!webhook || !inFlight || inFlight.events.length === 0) {
     if (webhook) await feed.complete(input.deliveryId)
     return {
-      outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'),
-      startedAt,
-      finishedAt: startedAt,
+      report: {
+        outcome: noSend(webhook ? 'batch already delivered' : 'webhook deleted'),
+        startedAt,
+        finishedAt: startedAt,
+      },
     }
   }
-  const { body } = envelope(events)
+  const { body } = envelope(inFlight.events)
   const timestamp = Math.floor(startedAt / 1000)
   const headers = {
     // Custom headers first: validation refuses webhook-* names, and the sender's own win regardless.
@@ -114,14 +139,27 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
     'webhook-timestamp': String(timestamp),
     'webhook-signature': signatureHeader(signingSecrets(webhook, startedAt), input.deliveryId, timestamp, body),
   }
-  const outcome = await sendAttempt({
+  const request: AttemptRequest = {
     url: webhook.url,
     body,
     headers,
     timeoutMs: runtime.settings.attemptTimeoutMs,
     settings: runtime.settings,
     lookup: runtime.lookup,
-  })
+  }
+  return { webhook, inFlight, startedAt, request }
+}
+
+async function record(
+  deps: AdapterDeps,
+  input: DeliverBatchInput,
+  { webhook, inFlight, startedAt }: PreparedAttempt,
+  outcome: AttemptOutcome,
+): Promise<AttemptReport> {
+  const { runtime, clock } = deps
+  const { ns, id } = parseWebhookRef(input.webhookId)
+  const feed = feedOf(deps, input.webhookId)
+  const events = inFlight.events
   const finishedAt = clock.now()
   const ok = outcome.kind === 'success'
   const status = ok ? 'success' : input.lastAttempt ? 'failed' : 'retrying'
@@ -149,7 +187,7 @@ async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<Att
           attempt: input.attempt,
           status,
           events,
-          source: { eventIds: inFlight!.batch.eventIds, after: inFlight!.batch.after, last: inFlight!.batch.last },
+          source: { eventIds: inFlight.batch.eventIds, after: inFlight.batch.after, last: inFlight.batch.last },
           outcome,
           startedAt,
           finishedAt,

@@ -4,7 +4,7 @@ import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import type { WebhookSignal } from '../../../storage/webhook-signals'
-import { Activity, settle } from './activity'
+import { Activity } from './activity'
 import type { TimerClock } from './deadline-timer'
 import { createDeliveryActors } from './adapter'
 import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from '../../../machines/webhook-delivery/types'
@@ -16,6 +16,14 @@ import { onMetricsCollect } from '../../observability/metrics'
 import type { LogFollower } from './log-follower'
 import { WebhookFeed } from './webhook-feed'
 import { RedeliveryQueue } from './redelivery'
+import { WorkLimit } from './work-limit'
+
+/**
+ * Taking and recording steps of this process's actors running at once. Enough to keep Redis and
+ * the receivers busy (a step is a few round trips); few enough that an API request is not queued
+ * behind a hundred actors' continuations.
+ */
+const DELIVERY_STEPS_IN_FLIGHT = 16
 
 export interface HostOptions {
   /** Lease owner id of this process. */
@@ -81,10 +89,10 @@ export class DeliveryHost {
       actors: createDeliveryActors({
         runtime,
         clock: options.clock,
-        beforeSend: (ref) => this.flush(ref),
         feedOf: (ref) => this.actors.get(ref)?.feed ?? null,
         accepting: () => this.accepting,
         track: (work) => this.activity.track(work),
+        limit: new WorkLimit(DELIVERY_STEPS_IN_FLIGHT),
       }),
     })
   }
@@ -264,13 +272,6 @@ export class DeliveryHost {
           if (managed.dirty) this.persist(managed)
         }),
     )
-  }
-
-  /** Resolves once the actor's latest transition is stored. */
-  private async flush(ref: string): Promise<void> {
-    await settle(1)
-    const managed = this.actors.get(ref)
-    while (managed?.writing) await managed.writing
   }
 
   /** Stops an actor here without storing it (deleted webhook, or another process owns it now). */
