@@ -15,6 +15,8 @@ import { forget, publish } from '../../app/live-registry'
 import { onMetricsCollect } from '../../observability/metrics'
 import type { LogFollower } from './log-follower'
 import { WebhookFeed } from './webhook-feed'
+import { SnapshotWriter } from './snapshot-writer'
+import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { WorkLimit } from './work-limit'
 
@@ -41,23 +43,8 @@ interface Managed {
   actor: DeliveryActor
   feed: WebhookFeed
   unsubscribe: () => void
-  writing: Promise<void> | null
-  dirty: boolean
+  snapshots: SnapshotWriter
   retired: boolean
-  /** The snapshot last handed to `persist` (what storage holds, or is about to). */
-  persisted: { value: unknown; context: DeliveryContext } | null
-}
-
-/**
- * Whether a transition changed anything a restore needs. A new buffered count alone does not
- * (the feed recounts on adoption): storing every one would cost a snapshot write per webhook for
- * each append.
- */
-function worthStoring(previous: Managed['persisted'], next: { value: unknown; context: DeliveryContext }): boolean {
-  if (!previous || stateName(previous.value) !== stateName(next.value)) return true
-  const before = previous.context as unknown as Record<string, unknown>
-  const after = next.context as unknown as Record<string, unknown>
-  return Object.keys(after).some((key) => key !== 'bufferedEvents' && key !== 'now' && after[key] !== before[key])
 }
 
 /**
@@ -200,15 +187,19 @@ export class DeliveryHost {
       input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
       ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
     })
+    const { ns, id } = parseWebhookRef(ref)
     const managed: Managed = {
       ref,
       actor,
       feed,
       unsubscribe: () => undefined,
-      writing: null,
-      dirty: false,
+      snapshots: new SnapshotWriter(
+        ref,
+        actor,
+        (snapshot) => this.runtime.webhooks.saveSnapshot(ns, id, snapshot),
+        (work) => this.activity.track(work),
+      ),
       retired: false,
-      persisted: null,
     }
     let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
     const subscription = actor.subscribe({
@@ -224,7 +215,7 @@ export class DeliveryHost {
           previous = current
         }
         publish('webhook', ref, { value: next.value, context: next.context })
-        this.persist(managed)
+        managed.snapshots.note()
       },
       error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
     })
@@ -243,35 +234,9 @@ export class DeliveryHost {
       state: previous,
     })
     actor.start()
-    this.persist(managed)
+    managed.snapshots.note()
     // A restored snapshot's count is old; the feed's is current.
     this.noteBuffered(ref)
-  }
-
-  /** Coalescing write-behind of the latest snapshot, one write at a time per actor. */
-  private persist(managed: Managed): void {
-    const current = managed.actor.getSnapshot()
-    if (!worthStoring(managed.persisted, current)) return
-    managed.persisted = { value: current.value, context: current.context }
-    managed.dirty = true
-    if (managed.writing || managed.retired) return
-    managed.writing = this.activity.track(
-      (async () => {
-        while (managed.dirty && !managed.retired) {
-          managed.dirty = false
-          const snapshot = managed.actor.getPersistedSnapshot()
-          if (snapshot.status !== 'active') continue
-          const { ns, id } = parseWebhookRef(managed.ref)
-          await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
-        }
-      })()
-        .catch((error) => logger.error('webhook snapshot write failed', { webhook: managed.ref, error: String(error) }))
-        .finally(() => {
-          managed.writing = null
-          // A transition that arrived after the loop's last check but before this line.
-          if (managed.dirty) this.persist(managed)
-        }),
-    )
   }
 
   /** Stops an actor here without storing it (deleted webhook, or another process owns it now). */
@@ -279,6 +244,7 @@ export class DeliveryHost {
     const managed = this.actors.get(ref)
     if (!managed) return
     managed.retired = true
+    managed.snapshots.stop()
     managed.unsubscribe()
     managed.actor.stop()
     managed.feed.stop()
@@ -296,16 +262,8 @@ export class DeliveryHost {
       const doc = docs[index]
       if (doc === null) return this.retireDeleted(ref)
       managed.feed.setWebhook(doc)
-      const { value, context } = managed.actor.getSnapshot()
-      const now = this.options.clock.now()
-      if (doc && value === 'quarantined' && doc.releasedAt && context.quarantinedUntil !== null) {
-        const since = doc.quarantinedAt
-          ? Date.parse(doc.quarantinedAt)
-          : context.quarantinedUntil - context.settings.quarantineMs
-        if (Date.parse(doc.releasedAt) >= since) managed.actor.send({ type: 'RELEASE', now })
-      }
-      if (doc.enabled === (context.disabled === true))
-        managed.actor.send({ type: doc.enabled ? 'ENABLED' : 'DISABLED', now })
+      for (const change of documentChanges(doc, managed.actor.getSnapshot(), this.options.clock.now()))
+        managed.actor.send(change)
       this.noteBuffered(ref)
       // A resend or recover signals a change too; the queue it wrote counts as buffered.
       void this.activity
@@ -355,11 +313,8 @@ export class DeliveryHost {
       [...this.actors.values()].map(async (managed) => {
         managed.retired = true
         managed.unsubscribe()
-        // An older write still running must not land after the final one.
-        if (managed.writing) await managed.writing
+        await managed.snapshots.final()
         const { ns, id } = parseWebhookRef(managed.ref)
-        const snapshot = managed.actor.getPersistedSnapshot()
-        if (snapshot.status === 'active') await this.runtime.webhooks.saveSnapshot(ns, id, snapshot)
         managed.actor.stop()
         managed.feed.stop()
         await this.services.leases.webhook(ns, id).release(this.options.owner)
