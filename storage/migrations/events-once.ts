@@ -25,21 +25,22 @@ const PAGE = 1_000
  *   again.
  * - **Notices only a buffer held.** The old router put its overflow notice
  *   (`webhook.rate_limited`) into the buffer alone. Such an event of the webhook itself is added
- *   to the namespace log next to its buffer neighbours: right after the preceding buffered event,
- *   else right before the following one, else after the last routed entry. A `webhook.*` event
- *   reaches only the webhook it names, so no other webhook sees it.
+ *   to the namespace log next to its neighbours in the same buffer (or batch): right after the
+ *   preceding one the global log holds, else right before the following one, else after the last
+ *   routed entry. A `webhook.*` event reaches only the webhook it names, so no other webhook sees it.
  * - **Buffered events the global log no longer holds** (past LOG_RETENTION while the copy waited)
  *   are not carried over: one namespace log cannot give them back to only the webhooks still owing
  *   them, and from now on the documented rule applies (a webhook that does not catch up within
- *   LOG_RETENTION loses what was trimmed). They are counted in the step's result, never sent twice.
+ *   LOG_RETENTION loses what was trimmed).
  * - **Cursors.** A webhook's cursor is the entry just before its first buffered event, so its new
  *   buffer (matching entries after the cursor) is its old buffer followed by the events the router
  *   had not routed yet. With an empty buffer it is the last entry the router had routed. Matching
  *   is by the webhook's subscription at migration time, as after any restart of the new engine.
  * - **The batch in flight** becomes the cursor's batch under its old delivery id (the range from
  *   just before its first event to its last): the restored actor retries it with the same
- *   `webhook-id`, and it is done before anything after it, as before. Duplicates within a buffer
- *   (a router pass repeated after a crash) are delivered once.
+ *   `webhook-id`, and it is done before anything after it, as before. An event buffered twice (a
+ *   router pass repeated after a crash), or buffered and also after the router cursor, is
+ *   delivered once.
  * - Then the global log, the buffers, the batches, the router cursor and its lease are removed.
  *
  * Idempotent: everything is read from the old keys, which stay until the end; appends skip events
@@ -66,12 +67,17 @@ interface Placed {
   previous: string | null
 }
 
+interface Owed {
+  batch: NamespaceEvent[]
+  buffer: NamespaceEvent[]
+}
+
 type Emission = { kind: 'entry'; time: number; event: NamespaceEvent } | { kind: 'routed-end' }
 
 /** Writes the namespace logs and the cursors; returns how many entries and cursors it wrote. */
 async function convert(backend: Backend, state: LegacyState): Promise<number> {
   const owed = new Map(state.webhooks.map((webhook) => [webhook, owedEvents(webhook)]))
-  const wanted = new Set([...owed.values()].flat().map((event) => event.id))
+  const wanted = new Set([...owed.values()].flatMap(({ batch, buffer }) => [...batch, ...buffer].map((e) => e.id)))
   const inGlobalLog = new Set<string>()
   for await (const entry of globalLog(backend)) if (wanted.has(entry.value.id)) inGlobalLog.add(entry.value.id)
   const placement = placeNotices(owed, inGlobalLog)
@@ -101,10 +107,9 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
 
   let written = writer.appended
   for (const webhook of state.webhooks) {
-    const events = owed.get(webhook)!.filter((event) => writer.placed.has(event.id))
-    const inBatch = new Set(webhook.batch?.items.map((event) => event.id))
-    const batchEvents = events.filter((event) => inBatch.has(event.id))
-    const buffered = events.filter((event) => !inBatch.has(event.id))
+    const carried = (events: NamespaceEvent[]) => events.filter((event) => writer.placed.has(event.id))
+    const batchEvents = carried(owed.get(webhook)!.batch)
+    const buffered = carried(owed.get(webhook)!.buffer)
     const batch = batchEvents.length
       ? {
           deliveryId: webhook.batch!.deliveryId,
@@ -123,14 +128,17 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
   return written
 }
 
-/** The batch's events then the buffer's, each once, oldest first. */
-function owedEvents(webhook: LegacyWebhook): NamespaceEvent[] {
+/** The batch's events and the buffer's, oldest first; an event in both (or twice) counts once, first. */
+function owedEvents(webhook: LegacyWebhook): Owed {
   const seen = new Set<string>()
-  return [...(webhook.batch?.items ?? []), ...webhook.buffer].filter((event) => {
-    if (seen.has(event.id)) return false
-    seen.add(event.id)
-    return true
-  })
+  const once = (events: NamespaceEvent[]) =>
+    events.filter((event) => {
+      if (seen.has(event.id)) return false
+      seen.add(event.id)
+      return true
+    })
+  const batch = once(webhook.batch?.items ?? [])
+  return { batch, buffer: once(webhook.buffer) }
 }
 
 /** An event about this webhook (`webhook.*` naming it): it reaches no other webhook. */
@@ -138,8 +146,13 @@ function ownNotice(event: NamespaceEvent, webhook: LegacyWebhook): boolean {
   return event.type.startsWith('webhook.') && (event.data as { webhook?: string }).webhook === webhook.id
 }
 
-/** Where the notices only buffers held go: next to a buffered neighbour the global log holds. */
-function placeNotices(owed: Map<LegacyWebhook, NamespaceEvent[]>, inGlobalLog: Set<string>) {
+/**
+ * Where the notices only buffers held go: next to a neighbour the global log holds, within the
+ * same list (batch or buffer). After the preceding one, else before the following one, else after
+ * the routed end. Never anchored across the two lists: events dropped after the batch was taken lie
+ * between them in the log, and must stay before the webhook's cursor.
+ */
+function placeNotices(owed: Map<LegacyWebhook, Owed>, inGlobalLog: Set<string>) {
   const after = new Map<string, NamespaceEvent[]>()
   const before = new Map<string, NamespaceEvent[]>()
   const atRoutedEnd = new Map<string, NamespaceEvent[]>()
@@ -148,19 +161,19 @@ function placeNotices(owed: Map<LegacyWebhook, NamespaceEvent[]>, inGlobalLog: S
     if (list) list.push(event)
     else map.set(key, [event])
   }
-  for (const [webhook, events] of owed) {
-    events.forEach((event, index) => {
-      if (inGlobalLog.has(event.id) || !ownNotice(event, webhook)) return
-      const preceding = events
-        .slice(0, index)
-        .reverse()
-        .find((other) => inGlobalLog.has(other.id))
-      const following = events.slice(index + 1).find((other) => inGlobalLog.has(other.id))
-      if (preceding) add(after, preceding.id, event)
-      else if (following) add(before, following.id, event)
-      else add(atRoutedEnd, webhook.ns, event)
-    })
-  }
+  for (const [webhook, lists] of owed)
+    for (const events of [lists.batch, lists.buffer])
+      events.forEach((event, index) => {
+        if (inGlobalLog.has(event.id) || !ownNotice(event, webhook)) return
+        const preceding = events
+          .slice(0, index)
+          .reverse()
+          .find((other) => inGlobalLog.has(other.id))
+        const following = events.slice(index + 1).find((other) => inGlobalLog.has(other.id))
+        if (preceding) add(after, preceding.id, event)
+        else if (following) add(before, following.id, event)
+        else add(atRoutedEnd, webhook.ns, event)
+      })
   return { after, before, atRoutedEnd }
 }
 

@@ -4,7 +4,7 @@ import { redisUrl, uniquePrefix } from '../support/redis'
 import { readLegacyFixture, writeLegacyData, type LegacyFixture } from '../support/legacy-events'
 import { createBackend, type Backend } from '../../storage'
 import { createServices } from '../../server/app/services'
-import { keys } from '../../storage/repositories/keys'
+import { keys, webhookKeys } from '../../storage/repositories/keys'
 import { compareCursors } from '../../storage/repositories/event-log'
 import { migrateStorage, STORAGE_LAYOUT } from '../../storage/migrations'
 import { storeEventsOnce } from '../../storage/migrations/events-once'
@@ -182,5 +182,88 @@ describe.each(['redis', 'cluster'] as const)('events-once migration with process
       ...owed.buffer.map((event) => event.id),
       ...owed.unrouted,
     ])
+  })
+})
+
+/** Hand-made old-layout storage for the cases one captured run does not show. */
+function edgeCases(): LegacyFixture {
+  const event = (id: string, second: number): Event => ({
+    id,
+    type: 'audit.team.create',
+    time: `2026-12-01T00:00:0${second}.000Z`,
+    namespace: 'default',
+    data: { action: 'team.create', outcome: 'success', statusCode: 201 },
+  })
+  const notice = (id: string, webhook: string): Event => ({
+    id,
+    type: 'webhook.rate_limited',
+    time: '2026-12-01T00:00:09.000Z',
+    namespace: 'default',
+    data: { webhook, reason: 'buffer_overflow', droppedEvents: 1, bufferedEvents: 3 },
+  })
+  const doc = (id: string) => ({
+    id,
+    namespace: 'default',
+    name: id,
+    url: 'http://127.0.0.1:9/hook',
+    enabled: true,
+    eventTypes: ['audit.team.create'],
+    firewalls: [],
+    secret: 'whsec_Hl/AopiDObBshs3FygvU8kllQhP6z4dh3ouFsbUMFMk=',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    updatedAt: '2026-01-01T00:00:00.000Z',
+  })
+  const e = [1, 2, 3, 4, 5, 6].map((n) => event(`e${n}`, n))
+  return {
+    token: '',
+    values: {
+      'wh-all': { items: { 'default/wh-a': true, 'default/wh-b': true, 'default/wh-d': true } },
+      'ns:default:wh:wh-a': doc('wh-a'),
+      'ns:default:wh:wh-b': doc('wh-b'),
+      'ns:default:wh:wh-d': doc('wh-d'),
+      // wh-b's batch in flight; wh-c was deleted, its batch and buffer left behind.
+      'ns:default:wh-batch:wh-b': { deliveryId: 'whdel-b', items: [e[1]] },
+      'ns:default:wh-batch:wh-c': { deliveryId: 'whdel-c', items: [e[0]] },
+      // The router had routed up to e4; e5 reached wh-a's buffer in a pass that died before saving that.
+      'wh-router-cursor': { cursor: '1004-0' },
+    },
+    logs: { events: e.map((value, i) => ({ id: `${1001 + i}-0`, value })) },
+    queues: {
+      // x0: trimmed from the global log past retention; e4 twice: a repeated router pass.
+      'wh-buffer:default:wh-a': [event('x0', 0), e[2], e[3], e[3], e[4], notice('n-a', 'wh-a')],
+      // An overflow notice heading a buffer.
+      'wh-buffer:default:wh-b': [notice('n-b', 'wh-b'), e[3]],
+      'wh-buffer:default:wh-c': [e[5]],
+    },
+  }
+}
+
+describe.each(BACKEND_KINDS)('events stored once: cases the captured run does not show (%s)', (kind) => {
+  const opened: Backend[] = []
+  afterEach(async () => {
+    await Promise.all(opened.splice(0).map((backend) => backend.close()))
+  })
+
+  it('places notices by their buffer neighbours, drops what the log lost, sends nothing twice, forgets deleted webhooks', async () => {
+    const backend = await makeBackend(kind)
+    opened.push(backend)
+    await writeLegacyData(backend, edgeCases())
+    await migrateStorage(backend)
+    const log = await backend.logRange<Event>(keys.eventLog('default'), { limit: 100 })
+    expect(log.map((entry) => entry.value.id)).toEqual(['e1', 'e2', 'e3', 'n-b', 'e4', 'e5', 'n-a', 'e6'])
+    expect(await bufferOf(backend, 'wh-a')).toEqual({
+      batch: null,
+      batchEvents: [],
+      buffered: ['e3', 'e4', 'e5', 'n-a', 'e6'],
+    })
+    expect(await bufferOf(backend, 'wh-b')).toEqual({
+      batch: { deliveryId: 'whdel-b', eventIds: ['e2'] },
+      batchEvents: ['e2'],
+      buffered: ['n-b', 'e4', 'e5', 'e6'],
+    })
+    // Nothing buffered: from the last routed entry on.
+    expect(await bufferOf(backend, 'wh-d')).toEqual({ batch: null, batchEvents: [], buffered: ['e5', 'e6'] })
+    expect(await backend.get(webhookKeys.cursor('default', 'wh-c'))).toBeNull()
+    expect(await legacyKeys(backend)).toEqual([])
   })
 })
