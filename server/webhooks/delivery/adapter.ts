@@ -175,33 +175,34 @@ async function record(
   const nextAttemptAt = retryDelay === null ? null : finishedAt + retryDelay
   const attempt = attemptRecord({ attempt: input.attempt, outcome, startedAt, nextAttemptAt })
   // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
-  await Promise.all([
-    runtime.records.saveDelivery(
-      ns,
-      id,
-      input.deliveryId,
-      (previous) =>
-        recordAfterAttempt(previous, {
-          webhook: id,
-          deliveryId: input.deliveryId,
-          attempt: input.attempt,
-          status,
-          events,
-          source: { eventIds: inFlight.batch.eventIds, after: inFlight.batch.after, last: inFlight.batch.last },
-          outcome,
-          startedAt,
-          finishedAt,
-        }),
-      attempt,
-    ),
-    runtime.records.addMetrics(ns, id, finishedAt, {
-      deliveriesSuccess: ok ? 1 : 0,
-      deliveriesFailed: ok ? 0 : 1,
-      eventsSent: ok ? events.length : 0,
-      eventsDropped: status === 'failed' ? events.length : 0,
-      totalDeliveryMillis: outcome.durationMillis,
-    }),
-  ])
+  await runtime.records.saveDelivery(
+    ns,
+    id,
+    input.deliveryId,
+    (previous) =>
+      recordAfterAttempt(previous, {
+        webhook: id,
+        deliveryId: input.deliveryId,
+        attempt: input.attempt,
+        status,
+        events,
+        source: { eventIds: inFlight.batch.eventIds, after: inFlight.batch.after, last: inFlight.batch.last },
+        outcome,
+        startedAt,
+        finishedAt,
+      }),
+    attempt,
+    {
+      at: finishedAt,
+      delta: {
+        deliveriesSuccess: ok ? 1 : 0,
+        deliveriesFailed: ok ? 0 : 1,
+        eventsSent: ok ? events.length : 0,
+        eventsDropped: status === 'failed' ? events.length : 0,
+        totalDeliveryMillis: outcome.durationMillis,
+      },
+    },
+  )
   if (status !== 'retrying') await feed.complete(input.deliveryId)
   return { outcome, startedAt, finishedAt, bufferedEvents: feed.buffered(), rateLimit: webhook.rateLimit ?? null }
 }
