@@ -8,12 +8,19 @@ type DeliveryActor = Actor<typeof webhookDeliveryMachine>
 type Persisted = ReturnType<DeliveryActor['getPersistedSnapshot']>
 type Seen = { value: unknown; context: DeliveryContext }
 
+/** States an actor only passes through: choosing what to do next, taking a batch, sending it. */
+const isPassing = (value: unknown) =>
+  value === 'dispatching' || (typeof value === 'object' && value !== null && 'delivering' in value)
+
 /**
  * Whether a transition changed anything a restore needs. A new buffered count alone does not
  * (the feed recounts on adoption): storing every one would cost a snapshot write per webhook for
  * each append.
  */
 function worthStoring(previous: Seen | null, next: Seen): boolean {
+  // Taking and sending are redone from the last resting state: the stored cursor holds the batch
+  // in flight (same delivery id), and every outcome leads to a resting state that is stored.
+  if (isPassing(next.value)) return false
   if (!previous || stateName(previous.value) !== stateName(next.value)) return true
   const before = previous.context as unknown as Record<string, unknown>
   const after = next.context as unknown as Record<string, unknown>
