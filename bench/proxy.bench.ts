@@ -142,7 +142,7 @@ async function main() {
 }
 
 main().then(
-  () => process.exit(0),
+  () => process.stdout.write('', () => process.exit(0)),
   (error) => {
     console.error(error)
     process.exit(1)

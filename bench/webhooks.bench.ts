@@ -337,7 +337,8 @@ async function main() {
     for (const name of names) console.log(`  ${name.padEnd(width)}  ${results[index][name] ?? '-'}`)
   }
   console.log('')
-  process.exit(0)
+  // Exit once stdout is flushed: piped output is written asynchronously and would be cut short.
+  process.stdout.write('', () => process.exit(0))
 }
 
 void main().catch((error) => {
