@@ -311,18 +311,35 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
       webhookIds.push(created.body.id)
     }
     await sleep(1_000)
+    stage = `${benchTarget.label}: fan-out`
     if (PHASES.has('fan-out')) await fanOut(server, backend, sink, hooks, figures)
+    stage = `${benchTarget.label}: memory`
     if (PHASES.has('memory')) await memory(target, backend, hooks, webhookIds, figures)
+    stage = `${benchTarget.label}: light`
     if (PHASES.has('light')) await lightLoad(backend, sink, hooks, figures)
+    stage = `${benchTarget.label}: one`
     if (PHASES.has('one')) await oneWebhook(server, backend, sink, figures)
   } finally {
+    stage = `${benchTarget.label}: stopping the service`
     await server.stop()
+    stage = `${benchTarget.label}: stopping the receiver`
     await sink.stop()
+    stage = `${benchTarget.label}: closing the storage client`
     await backend.close()
+    stage = `${benchTarget.label}: stopping the target`
     await target.close?.()
+    stage = 'done'
   }
   return figures
 }
+
+/** Where the run is, named when the process would otherwise end silently (nothing left to wait on). */
+let stage = 'starting'
+process.on('beforeExit', () => {
+  if (stage === 'printed') return
+  console.error(`bench:webhooks stopped while ${stage}: a promise nothing will settle`)
+  process.exitCode = 1
+})
 
 async function main() {
   const targets = await benchTargets()
@@ -337,6 +354,7 @@ async function main() {
     for (const name of names) console.log(`  ${name.padEnd(width)}  ${results[index][name] ?? '-'}`)
   }
   console.log('')
+  stage = 'printed'
   // Exit once stdout is flushed: piped output is written asynchronously and would be cut short.
   process.stdout.write('', () => process.exit(0))
 }

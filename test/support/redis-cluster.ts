@@ -76,16 +76,22 @@ export async function startRedisCluster(masters = 3): Promise<RedisClusterHandle
   const dir = mkdtempSync(join(tmpdir(), 'pf-redis-cluster-'))
   const children: ChildProcess[] = []
   const killAll = () => {
-    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL')
+    for (const child of children) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   }
   process.once('exit', killAll)
   const stop = async () => {
     process.off('exit', killAll)
     await Promise.all(
       children.map((child) =>
-        child.exitCode !== null
+        // Ended already (an exit code, or a signal: exitCode stays null then), so no 'exit' is coming.
+        child.exitCode !== null || child.signalCode !== null
           ? undefined
-          : new Promise<void>((resolve) => (child.once('exit', () => resolve()), child.kill('SIGKILL'))),
+          : new Promise<void>((resolve) => {
+              // Held again while it ends: an unreferenced child would let the process exit before its 'exit' event.
+              child.ref()
+              child.once('exit', () => resolve())
+              child.kill('SIGKILL')
+            }),
       ),
     )
     rmSync(dir, { recursive: true, force: true })
