@@ -247,18 +247,21 @@ describe('sendAttempt connection reuse', () => {
     }
   })
 
-  it('sends again on a fresh connection when the receiver dropped the kept-alive one', async () => {
+  it('reports a reused connection the receiver drops as a failed attempt, sending nothing behind its back', async () => {
     const target = await receiver(true)
     const settings = policy()
     try {
       expect(await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'first' } })).toMatchObject({
         kind: 'success',
       })
-      const outcome = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })
-      expect(outcome).toMatchObject({ kind: 'success', responseStatus: 204 })
+      const dropped = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })
+      expect(dropped).toMatchObject({ kind: 'failure', responseStatus: 0 })
+      expect(dropped.error).toMatch(/ECONNRESET|socket hang up/)
+      // One request per attempt reached the receiver; the next attempt opens a new connection.
+      expect(target.arrived()).toBe(2)
+      const retried = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })
+      expect(retried).toMatchObject({ kind: 'success', responseStatus: 204 })
       expect(target.handled).toEqual(['first', 'second'])
-      // The second attempt went out on the reused connection, was dropped, and went again on a new one.
-      expect(target.arrived()).toBe(3)
       expect(target.connections()).toBe(2)
     } finally {
       await target.close()

@@ -64,79 +64,72 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
       clearTimeout(timer)
       resolve(outcome)
     }
-    let req: http.ClientRequest
+    const req = post(url, request)
     const timer = setTimeout(() => {
       settle(refused('timeout'))
       req.destroy()
     }, request.timeoutMs)
-    const send = (pooled: boolean) => {
-      req = post(url, request, pooled)
-      let answered = false
-      req.on('socket', (socket) => {
-        // Headers and body go out only after the peer address passed the check (a pooled socket
-        // passed it when it connected, and stays connected to that address).
-        const onConnect = () => {
-          const problem = checkConnectedSocket(socket, request.settings)
-          if (problem) {
-            settle(refused(problem))
-            req.destroy()
-            return
-          }
-          req.end(request.body)
+    req.on('socket', (socket) => {
+      // Headers and body go out only after the peer address passed the check (a pooled socket
+      // passed it when it connected, and stays connected to that address).
+      const onConnect = () => {
+        const problem = checkConnectedSocket(socket, request.settings)
+        if (problem) {
+          settle(refused(problem))
+          req.destroy()
+          return
         }
-        if (socket.remoteAddress && !socket.connecting) onConnect()
-        else socket.once('connect', onConnect)
-      })
-      req.on('error', (error: NodeJS.ErrnoException) => {
-        // A kept-alive socket the receiver closed while idle: send once more on a fresh one.
-        if (pooled && req.reusedSocket && !answered && !settled && STALE_SOCKET_ERRORS.has(error.code ?? '')) {
-          return send(false)
+        req.end(request.body)
+      }
+      if (socket.remoteAddress && !socket.connecting) onConnect()
+      else socket.once('connect', onConnect)
+    })
+    req.on('error', (error: NodeJS.ErrnoException) => {
+      settle(refused(error.code === NOT_PUBLIC_ERROR ? `url_not_public: ${error.message}` : describe(error)))
+    })
+    req.on('response', (res) => {
+      const chunks: Buffer[] = []
+      let size = 0
+      const complete = () => {
+        const status = res.statusCode ?? 0
+        const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8')
+        const retryAfterMs = applicableRetryAfter(status, parseRetryAfter(res.headers['retry-after'], now()))
+        const ok = status >= 200 && status < 300
+        settle(
+          finish({
+            kind: ok ? 'success' : 'failure',
+            responseStatus: status,
+            responseBody,
+            ...(ok ? {} : status >= 300 && status < 400 ? { error: 'redirect not followed' } : {}),
+            ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+          }),
+        )
+      }
+      res.on('data', (chunk: Buffer) => {
+        chunks.push(chunk)
+        size += chunk.length
+        if (size >= RESPONSE_BODY_LIMIT) {
+          complete()
+          // The rest is not read: the connection cannot go back to the pool.
+          res.destroy()
         }
-        settle(refused(error.code === NOT_PUBLIC_ERROR ? `url_not_public: ${error.message}` : describe(error)))
       })
-      req.on('response', (res) => {
-        answered = true
-        const chunks: Buffer[] = []
-        let size = 0
-        const complete = () => {
-          const status = res.statusCode ?? 0
-          const responseBody = Buffer.concat(chunks).subarray(0, RESPONSE_BODY_LIMIT).toString('utf8')
-          const retryAfterMs = applicableRetryAfter(status, parseRetryAfter(res.headers['retry-after'], now()))
-          const ok = status >= 200 && status < 300
-          settle(
-            finish({
-              kind: ok ? 'success' : 'failure',
-              responseStatus: status,
-              responseBody,
-              ...(ok ? {} : status >= 300 && status < 400 ? { error: 'redirect not followed' } : {}),
-              ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-            }),
-          )
-        }
-        res.on('data', (chunk: Buffer) => {
-          chunks.push(chunk)
-          size += chunk.length
-          if (size >= RESPONSE_BODY_LIMIT) {
-            complete()
-            // The rest is not read: the connection cannot go back to the pool.
-            res.destroy()
-          }
-        })
-        // Read to the end, the socket returns to the pool for the next attempt.
-        res.on('end', complete)
-        // A body cut short after the status arrived still leaves a usable status.
-        res.on('error', complete)
-        res.on('aborted', complete)
-      })
-    }
-    send(true)
+      // Read to the end, the socket returns to the pool for the next attempt.
+      res.on('end', complete)
+      // A body cut short after the status arrived still leaves a usable status.
+      res.on('error', complete)
+      res.on('aborted', complete)
+    })
   })
 }
 
-const STALE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED'])
-
-/** Idle kept-alive sockets close after this, before common receiver keep-alive timeouts (Node: 5 s). */
-const IDLE_SOCKET_MS = 4_000
+/**
+ * Idle kept-alive sockets close after this, well before receivers' own keep-alive timeouts
+ * (gunicorn 2 s, Node 5 s; a shorter `Keep-Alive: timeout` hint is honoured by the agent), so a
+ * socket is not reused just as the receiver closes it. Nothing is resent behind the record's
+ * back: a reused socket that fails is a failed attempt like any other, retried on schedule.
+ */
+const IDLE_SOCKET_MS = 1_000
 
 interface Pools {
   http: http.Agent
@@ -165,10 +158,10 @@ function poolsFor(request: AttemptRequest): Pools {
   return found
 }
 
-function post(url: URL, request: AttemptRequest, pooled: boolean): http.ClientRequest {
+function post(url: URL, request: AttemptRequest): http.ClientRequest {
   const secure = url.protocol === 'https:'
   const transport = secure ? https : http
-  const agent = pooled ? poolsFor(request)[secure ? 'https' : 'http'] : false
+  const agent = poolsFor(request)[secure ? 'https' : 'http']
   return transport.request(url, {
     method: 'POST',
     agent,
