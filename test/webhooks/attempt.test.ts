@@ -179,6 +179,8 @@ describe('sendAttempt address policy', () => {
         return reads++ === 0 ? ['127.0.0.0/8'] : []
       },
     }
+    // The connection the attempt opens, and its end: a request would be read before the socket closes.
+    const closed = new Promise<void>((resolve) => server.once('connection', (socket) => socket.once('close', resolve)))
     const outcome = await request('/ok', {
       url: `http://receiver.test:${port}/ok`,
       settings: shifting,
@@ -186,7 +188,7 @@ describe('sendAttempt address policy', () => {
     })
     expect(outcome).toMatchObject({ kind: 'failure', responseStatus: 0 })
     expect(outcome.error).toMatch(/connected to 127\.0\.0\.1/)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await closed
     expect(received.length).toBe(before)
   })
 

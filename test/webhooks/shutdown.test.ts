@@ -29,8 +29,12 @@ describe('graceful shutdown (SIGTERM)', () => {
     expect(record).toMatchObject({ status: 'success', attempts: 1, responseStatus: 200, eventCount: 2 })
 
     const second = await cluster.start()
-    await new Promise((r) => setTimeout(r, 1_500))
-    expect(receiver.receipts).toHaveLength(1)
+    // One event appended after the restart: had the finished batch been sent again, it would arrive
+    // first (one batch in flight, oldest first); the next receipt is the new event alone.
+    const [later] = await cluster.append(1)
+    await waitFor(() => receiver.receipts.length >= 2, 10_000, 'the event appended after the restart')
+    expect(receiver.receipts).toHaveLength(2)
+    expect(receiver.receipts[1].json.events.map((e) => e.id)).toEqual([later])
     expect(second.output()).toContain('webhook delivery actor restored')
   })
 })
