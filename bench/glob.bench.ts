@@ -1,5 +1,5 @@
 /**
- * Glob benchmark (CONTRACT section 8, "patterns"): 1,000 package-name patterns at the limits, a
+ * Glob benchmark: 1,000 package-name patterns at the limits, a
  * mix of realistic ones and adversarial ones (up to 107 stars, 214 characters), each matched
  * against one 214-character name. Prints per-pattern p50, p99 and max in microseconds and
  * whether every pattern stays under 1 ms; then the old backtracking RegExp on the realistic

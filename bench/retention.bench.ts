@@ -39,7 +39,7 @@ const REPORT_EVERY = Math.ceil(ENTRIES / 10)
 const NS = 'bench'
 const FW = 'web'
 
-/** A decision as the proxy records it (spec 6.3 fields), ~500 bytes of JSON. */
+/** A decision as the proxy records it (docs/webhooks.md fields), ~500 bytes of JSON. */
 function decision(i: number, at: number): DecisionLogEntry {
   const blocked = i % 20 === 0
   return {

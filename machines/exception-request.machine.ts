@@ -1,7 +1,7 @@
 import { and, assign, or, setup } from 'xstate'
 
 /**
- * One actor per exception request (spec 3.1, CONTRACT section 6):
+ * One actor per exception request:
  * `pending` -> `approved` | `denied` | `withdrawn`; `denied` -> `approved`; `approved` and
  * `withdrawn` are final.
  *

@@ -22,7 +22,7 @@ import { maxAttempts } from './webhook-delivery/retry'
 
 /**
  * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,
- * paces to `rate` attempts per second and quarantines after retry exhaustion (spec 3.2, 6.7).
+ * paces to `rate` attempts per second and quarantines after retry exhaustion.
  *
  * Pure definition: the buffer lives in storage, time arrives on events and actor outputs, and
  * every wait is the `deadlineTimer` actor invoked with an absolute deadline kept in context, so a
@@ -172,7 +172,7 @@ export const webhookDeliveryMachine = setup({
       pacedUntil: ({ context }) => pacingDeadline(context),
     }),
     clearPacing: assign({ pacedUntil: null }),
-    /** Pacing against a large backlog is reported once per backlog episode (spec 6.6). */
+    /** Pacing against a large backlog is reported once per backlog episode. */
     reportRateLimited: enqueueActions(({ context, enqueue }) => {
       if (context.rateLimitedNoticeSent || context.bufferedEvents <= context.settings.backlogNoticeThreshold) return
       enqueue.assign({ rateLimitedNoticeSent: true })

@@ -128,7 +128,7 @@ export interface WebhookTestData {
   message: 'Test event'
 }
 
-/** One namespace event (spec 6.2); `data` depends on `type`. */
+/** One namespace event; `data` depends on `type`. */
 export interface EventBase {
   /** Stable across retries */
   id: string

@@ -5,8 +5,8 @@
  *   npm run admin -- create-user --namespace <ns> --user <id>
  *   npm run admin -- rotate-secrets-key
  *   npm run admin -- advisories sync|status [--ecosystem npm] [--file all.zip]
- * The first two print the new user's first personal token alone on the last line of stdout
- * (CONTRACT section 1); rotate-secrets-key re-encrypts every stored secret with SECRETS_KEY and
+ * The first two print the new user's first personal token alone on the last line of stdout;
+ * rotate-secrets-key re-encrypts every stored secret with SECRETS_KEY and
  * prints the count.
  */
 import { parseArgs } from 'node:util'

@@ -47,7 +47,7 @@ export function remainingAfterBatch(context: DeliveryContext, report: AttemptRep
   return report.bufferedEvents ?? Math.max(0, context.bufferedEvents - (context.batch?.eventIds.length ?? 0))
 }
 
-/** Body of `GET .../webhooks/{id}/state` (CONTRACT section 3) from a machine snapshot. */
+/** Body of `GET .../webhooks/{id}/state` from a machine snapshot. */
 export interface DeliveryStateView {
   state: string
   bufferedEvents: number

@@ -1,4 +1,4 @@
-/** Longest wait a `Retry-After` header may impose (spec 6.7 item 4). */
+/** Longest wait a `Retry-After` header may impose. */
 export const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
 
 /** Statuses whose `Retry-After` is honoured. */

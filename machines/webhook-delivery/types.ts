@@ -3,7 +3,7 @@
  * Everything here is JSON-serialisable: it lives in persisted snapshots.
  */
 
-/** Result of one POST, as data (spec 2.7 fields of the last attempt). */
+/** Result of one POST, as data (docs/webhooks.md fields of the last attempt). */
 export interface AttemptOutcome {
   kind: 'success' | 'failure'
   /** HTTP status; 0 when no response arrived (network error, timeout, refused address). */
@@ -34,7 +34,7 @@ export interface DeliverySettings {
   quarantineMs: number
   /** Attempts started per second, at most. */
   rate: number
-  /** Backlog above which pacing is reported as `webhook.rate_limited` (spec 8: 1000). */
+  /** Backlog above which pacing is reported as `webhook.rate_limited` (1000). */
   backlogNoticeThreshold: number
 }
 

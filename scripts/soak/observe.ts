@@ -5,7 +5,7 @@ import { apiClient } from '../../test/support/server'
 import type { Cluster } from './cluster'
 import { NS, type SoakWebhook } from './setup'
 
-/** A delivery record as the API shows it (spec 2.7). */
+/** A delivery record as the API shows it. */
 export interface RecordView {
   id: string
   status: 'retrying' | 'success' | 'failed'

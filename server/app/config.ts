@@ -1,7 +1,7 @@
 import type { UpstreamAddressSettings } from '../net/address-policy'
 import { parseUpstreamAddressSettings } from '../net/upstream-settings'
 
-/** Operator settings read once from the environment (CONTRACT section 1). */
+/** Operator settings read once from the environment. */
 export interface AppConfig {
   port: number
   /** API and registry origin; null means "the request's own origin". */
@@ -14,7 +14,7 @@ export interface AppConfig {
   bootstrap: { token: string | null; namespace: string; user: string }
   /** API body limit in bytes. */
   bodyLimit: number
-  /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS (CONTRACT section 8). */
+  /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS. */
   upstreamAddresses: UpstreamAddressSettings
 }
 

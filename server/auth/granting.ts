@@ -4,7 +4,7 @@ import { firewallPermissions } from './permissions'
 import type { Principal } from './principal'
 
 /**
- * The granting rule (CONTRACT section 8): a change of a firewall's `permissions` may only add
+ * The granting rule: a change of a firewall's `permissions` may only add
  * strings the caller itself holds on that firewall. Removing needs nothing beyond the edit's
  * own permission. Shared by PUT, rollback, clone and the dashboard through the firewall commands.
  */

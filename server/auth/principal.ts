@@ -28,7 +28,7 @@ export interface RequestMeta {
   path?: string
 }
 
-/** The actor object of spec 6.5: every field omitted when empty. */
+/** The actor object of docs/webhooks.md: every field omitted when empty. */
 export function actorOf(principal: Principal | null, meta: RequestMeta): Actor {
   const actor: Actor = {}
   if (principal) {

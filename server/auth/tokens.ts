@@ -38,7 +38,7 @@ export interface PresentedToken {
   interaction?: string
 }
 
-/** Splits the optional, non-secret `~interactionId` suffix (CONTRACT section 4). */
+/** Splits the optional, non-secret `~interactionId` suffix. */
 export function splitInteraction(presented: string): PresentedToken {
   const tilde = presented.indexOf('~')
   if (tilde < 0) return { material: presented }

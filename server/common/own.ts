@@ -1,6 +1,6 @@
 /**
  * Reading maps keyed by ids or other client-given strings out of plain JSON objects. An id may be
- * `constructor`, `valueOf` or `toString` (CONTRACT section 8): `obj[id]` would find Object.prototype's
+ * `constructor`, `valueOf` or `toString`: `obj[id]` would find Object.prototype's
  * member instead of "absent", and `obj['__proto__'] = v` would replace the prototype instead of
  * adding a key. Code keyed by such strings uses a Map, or reads plain objects through these helpers.
  */

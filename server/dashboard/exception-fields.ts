@@ -12,7 +12,7 @@ import { html, type Html } from './html'
 import type { Form } from './request'
 
 /**
- * The fields of one exception (spec 2.4), shared by the exception form of a firewall and the
+ * The fields of one exception, shared by the exception form of a firewall and the
  * approve form of an exception request (which shows the proposal in them).
  */
 

@@ -1,7 +1,7 @@
 import { setResponseHeaders, type H3Event } from 'h3'
 
 /**
- * The headers every dashboard answer carries (CONTRACT section 8): no framing (clickjacking of
+ * The headers every dashboard answer carries: no framing (clickjacking of
  * approve, rotate and reveal buttons), no script, style or connection from anywhere but this
  * origin, no MIME sniffing, and no dashboard URL (ids, request ids) in a Referer sent elsewhere.
  * The pages are built for this policy: no inline script, style attribute or event handler.

@@ -5,7 +5,7 @@ import { html, type Html } from './html'
 import type { Form } from './request'
 
 /**
- * The rule selector builder: every selector of CONTRACT section 5 as form fields, nested for
+ * The rule selector builder: every rule selector the API accepts as form fields, nested for
  * `all`, `any` and `not`, with the resulting JSON shown beside it. A node at path `p` (`s`,
  * `s.0`, `s.0.1`, ...) posts `p.name`, its arguments as `p.<argument>` and its children as
  * `p.0`, `p.1`, ... The server reads the tree back from those names; CSS (`:has`) shows only

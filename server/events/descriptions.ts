@@ -1,7 +1,7 @@
 import type { FixedEventType } from './schemas'
 
 /**
- * What each event type means (spec 6.1), published as the `description` of its entry in
+ * What each event type means, published as the `description` of its entry in
  * `/schemas/webhook-events-v1.json` and listed by the dashboard's event catalog. A closed table:
  * a new event type does not build until it is described here.
  */

@@ -15,7 +15,7 @@ import { EVENT_TYPE_DESCRIPTIONS } from './descriptions'
 
 type JsonSchema = Record<string, unknown>
 
-/** Path of the published document (spec 4.4, CONTRACT section 1). */
+/** Path of the published document. */
 export const WEBHOOK_EVENTS_SCHEMA_PATH = '/schemas/webhook-events-v1.json'
 
 /** Names of the `$defs` entries, one per data schema (several event types share one). */
@@ -51,7 +51,7 @@ const typeIs = (type: string): JsonSchema => ({ properties: { type: { const: typ
 const dataRef = (name: string): JsonSchema => ({ properties: { data: { $ref: `#/$defs/${name}` } } })
 
 /**
- * The JSON Schema (draft 2020-12) of a delivery body: the envelope of spec 6.2 and, through
+ * The JSON Schema (draft 2020-12) of a delivery body: the envelope of docs/webhooks.md and, through
  * if/then on `type`, the `data` of every event type, generated from the zod schemas the code
  * emits with. `audit.*` types match by prefix and their data is open.
  * @example buildWebhookEventsSchema('https://fw.example.com').$id
@@ -74,7 +74,7 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
 
   defs.Event = {
     type: 'object',
-    description: 'One namespace event (spec 6.2); `data` depends on `type`.',
+    description: 'One namespace event; `data` depends on `type`.',
     required: ['id', 'type', 'time', 'namespace', 'data'],
     additionalProperties: false,
     properties: {

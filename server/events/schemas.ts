@@ -2,12 +2,12 @@ import { z } from 'zod'
 import { Ecosystem } from '../firewall/schema'
 
 /**
- * The data of every event type (spec 6.3-6.6). These schemas are the single source for the
+ * The data of every event type. These schemas are the single source for the
  * published JSON Schema document (`/schemas/webhook-events-v1.json`) and for the types the
  * code emits. Fields the spec marks "when set" are optional and omitted when empty.
  */
 
-/** Actor object: every field omitted when empty (spec 6.5). */
+/** Actor object: every field omitted when empty. */
 export const Actor = z.object({
   userId: z.string().optional(),
   tokenIdentifier: z.string().optional(),
@@ -152,7 +152,7 @@ export type EventType = FixedEventType | `audit.${string}`
 
 export const EventTypeSchema = z.string().regex(/^[a-z][a-z0-9_.-]*$/)
 
-/** One event as stored in the event log and delivered in the envelope (spec 6.2). */
+/** One event as stored in the event log and delivered in the envelope. */
 export interface NamespaceEvent<D = Record<string, unknown>> {
   id: string
   type: EventType

@@ -22,7 +22,7 @@ const MAX_PLANS = 20
 
 /**
  * Other pending requests whose proposal names the same rule and selector (packageName,
- * version) as the proposal of the request being approved (CONTRACT section 6).
+ * version) as the proposal of the request being approved.
  */
 function identicalPending(index: RequestIndex, id: string): string[] {
   const target = index[id]
@@ -41,7 +41,7 @@ function identicalPending(index: RequestIndex, id: string): string[] {
 }
 
 /**
- * `POST .../approve` (spec 4.1, needs `fw:update:exception`). In ONE transaction: the exception
+ * `POST .../approve` (needs `fw:update:exception`). In ONE transaction: the exception
  * is added to the firewall as one new version (one `config.firewall.updated`), the request and
  * every identical pending request move to `approved` (one `exception-request.approved` each).
  * A used exception id or a request no longer pending/denied refuses with 409 and writes nothing;
@@ -56,7 +56,7 @@ export async function approveExceptionRequest(
   const firewall = await visibleFirewall(ctx, firewallId)
   const stored = await visibleRequest(ctx, firewall, id)
   requireFirewallPermission(ctx.principal, firewall, DECIDE_PERMISSION)
-  // Without an `exception` the reviewer approves the proposal as it stands (CONTRACT section 8).
+  // Without an `exception` the reviewer approves the proposal as it stands.
   const exception = Exception.parse(body.exception ?? stored.record.proposedException)
   await requireKnownRule(ctx, firewall, exception.rule, 'exception.rule')
   for (let plan = 0; plan < MAX_PLANS; plan++) {

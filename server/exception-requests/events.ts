@@ -20,7 +20,7 @@ export function requestLink(config: Parameters<typeof eventLinkOrigin>[0], ns: s
   return `${eventLinkOrigin(config)}/${path}`
 }
 
-/** One `exception-request.*` event (spec 6.5): the complete request after the change, no caller flags. */
+/** One `exception-request.*` event: the complete request after the change, no caller flags. */
 export function requestEvent(
   ctx: CallContext,
   type: ExceptionRequestEventType,

@@ -1,14 +1,14 @@
 import { z } from 'zod'
 import { Exception } from '../firewall/schema'
 
-/** Status values of an exception request (spec 3.1, CONTRACT section 6). */
+/** Status values of an exception request. */
 export const EXCEPTION_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn'] as const
 export const ExceptionRequestStatus = z.enum(EXCEPTION_REQUEST_STATUSES)
 
 const Comment = z.string().max(4000)
 
 /**
- * The request as events carry it (spec 2.5 without the per-caller flags); decision fields are
+ * The request as events carry it (the OpenAPI document without the per-caller flags); decision fields are
  * omitted until set.
  */
 export const ExceptionRequest = z.object({
@@ -52,7 +52,7 @@ export type ApproveBody = z.infer<typeof ApproveBody>
 /** `POST .../deny`: the reviewer's comment, shown to the requester. */
 export const DenyBody = z.object({ comment: Comment.optional() })
 
-/** The answer of an approval (spec 4.1). */
+/** The answer of an approval. */
 export const ApproveResult = z.object({
   request: ExceptionRequestView,
   exception: Exception,

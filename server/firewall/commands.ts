@@ -57,7 +57,7 @@ interface Edit {
   watch?: string[]
   /** Further writes and events in the same transaction, after the change was accepted. */
   also?: (stored: Firewall, current: Firewall, watched: Map<string, unknown>) => TxWrites
-  /** Refusals of the body (400) that must come after the permission checks (CONTRACT section 8). */
+  /** Refusals of the body (400) that must come after the permission checks. */
   validate?: (current: Firewall, next: Firewall) => void
 }
 
@@ -87,7 +87,7 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
       const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
       for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
       // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
-      // and permissions are only handed out by someone who holds them (CONTRACT section 8).
+      // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
       requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
       edit.validate?.(current, next)

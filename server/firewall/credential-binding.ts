@@ -1,7 +1,7 @@
 import type { Upstream } from './schema'
 
 /**
- * Credentials belong to their endpoint (CONTRACT section 8): an upstream's `credentials` and
+ * Credentials belong to their endpoint: an upstream's `credentials` and
  * `artifactCredentials` were given for one endpoint, and no edit that keeps them may point them
  * somewhere else without `fw:update:credentials`.
  */

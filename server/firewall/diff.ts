@@ -53,7 +53,7 @@ export function isSameConfig(before: Comparable, after: Comparable): boolean {
 }
 
 /**
- * Does the change alter a stored secret, or move one to another endpoint (CONTRACT section 8:
+ * Does the change alter a stored secret, or move one to another endpoint (docs/security.md:
  * credentials follow their endpoint)? Either needs `fw:update:credentials`.
  */
 export function touchesCredentials(

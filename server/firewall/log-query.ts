@@ -2,8 +2,8 @@ import type { DecisionOutcome } from './rules/evaluate'
 import type { FirewallDecisionData } from '../events/schemas'
 
 /**
- * One decision in the firewall log (CONTRACT section 3): `id`, `time` and the fields of spec
- * 6.3. `rule` is absent on a plain allow (no rule matched); `outcome` says which of the four
+ * One decision in the firewall log: `id`, `time` and the decision's
+ * fields (the OpenAPI document). `rule` is absent on a plain allow (no rule matched); `outcome` says which of the four
  * decisions it was.
  */
 export type DecisionLogEntry = Omit<FirewallDecisionData, 'rule'> & {
@@ -15,7 +15,7 @@ export type DecisionLogEntry = Omit<FirewallDecisionData, 'rule'> & {
 
 /**
  * A failed call to an upstream (unreachable, timed out, refused address, 5xx, too many
- * redirects), an entry of its own in the firewall log (spec 6.1 rule 6: never an event).
+ * redirects), an entry of its own in the firewall log (never an event).
  * No package is named: the call may have been for an index or a document, not a version.
  */
 export interface UpstreamErrorLogEntry {

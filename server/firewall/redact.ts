@@ -43,7 +43,7 @@ export interface Restored {
  * Replaces `[REDACTED]` values in an incoming configuration with the stored ones, so a client
  * can PUT back what it read. A stored value is kept only for the same upstream id at the same
  * endpoint (and, for artifact tokens, the same host): a placeholder never carries a secret to a
- * new endpoint (CONTRACT section 8). Placeholders that cannot be restored are reported, not
+ * new endpoint. Placeholders that cannot be restored are reported, not
  * thrown, so the caller can check permissions first (a 403 comes before a 400).
  */
 export function restoreRedacted(input: FirewallInput, stored: Firewall | null): Restored {

@@ -3,7 +3,7 @@ import { ClientId } from '../common/ids'
 import { DURATION_PATTERN } from '../common/duration'
 import { MAX_PATTERNS_PER_RULE, MAX_PATTERN_LENGTH, patternLimitProblems } from './rules/pattern-limits'
 
-/** Firewall permission strings (spec 2.1). */
+/** Firewall permission strings. */
 export const FIREWALL_PERMISSIONS = [
   'fw:access',
   'fw:clone',
@@ -39,18 +39,18 @@ export const SEVERITIES = ['low', 'moderate', 'high', 'critical'] as const
 export const Severity = z.enum(SEVERITIES)
 export type Severity = z.infer<typeof Severity>
 
-/** The placeholder every read shows in place of a credential value (CONTRACT section 2). */
+/** The placeholder every read shows in place of a credential value. */
 export const REDACTED = '[REDACTED]'
 
 const Duration = z.string().regex(DURATION_PATTERN, 'must be a duration such as 72h or 7d')
 
-/** A package-name glob (rules/glob.ts); bounded so that matching stays cheap (CONTRACT section 8). */
+/** A package-name glob (rules/glob.ts); bounded so that matching stays cheap. */
 const PackagePattern = z
   .string()
   .min(1)
   .max(MAX_PATTERN_LENGTH, `a package-name pattern is at most ${MAX_PATTERN_LENGTH} characters`)
 
-// ---- Rule selectors (CONTRACT section 5) ----------------------------------------------
+// ---- Rule selectors ----------------------------------------------
 
 export type SelectorFunction =
   | { name: 'packageName'; patterns: string[] }
@@ -223,7 +223,7 @@ export const FirewallInput = z
   .meta({ id: 'FirewallInput' })
 export type FirewallInput = z.infer<typeof FirewallInput>
 
-/** A stored firewall configuration (spec 2.1 plus `extends`). */
+/** A stored firewall configuration (the OpenAPI document plus `extends`). */
 export const Firewall = z
   .object({
     id: ClientId,

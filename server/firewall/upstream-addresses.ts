@@ -4,7 +4,7 @@ import { judgeAddress, upstreamAddressPolicy, type UpstreamAddressSettings } fro
 import type { Upstream } from './schema'
 
 /**
- * Save-time check of upstream endpoints (CONTRACT section 8): no userinfo in the URL, and a
+ * Save-time check of upstream endpoints: no userinfo in the URL, and a
  * literal-IP host must be allowed by the upstream address policy. Names are judged at every
  * connection instead (they may resolve differently later). Only new or changed endpoints are
  * checked, so a firewall stored before a setting changed stays editable; its connections are

@@ -9,7 +9,7 @@ import type { NamespacePermission } from '../namespace/schema'
 /**
  * What an operation's path demands of the caller, checked by the router after authentication and
  * BEFORE the query and body are read: a caller without the permission gets 403 (or 404 for a firewall
- * it cannot see) whatever it sent (CONTRACT section 8). The domain functions check again inside their
+ * it cannot see) whatever it sent. The domain functions check again inside their
  * transactions; this check is the one every operation declares, so none can forget it.
  */
 export type Access = (ctx: CallContext, params: Record<string, string>) => void | Promise<void>

@@ -10,7 +10,7 @@ export interface RateLimit {
   windowMs: number
 }
 
-/** `auth`: calls without a valid token, counted per client address (CONTRACT section 8). */
+/** `auth`: calls without a valid token, counted per client address. */
 export type RateLimitScope = 'api' | 'registry' | 'auth'
 
 export interface RateLimitResult {

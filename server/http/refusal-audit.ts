@@ -38,7 +38,7 @@ async function report(services: Services, refusal: Refusal, count: number): Prom
 }
 
 /**
- * Audits refusals past a limit in aggregate (CONTRACT section 8): the first refusal of a window writes
+ * Audits refusals past a limit in aggregate: the first refusal of a window writes
  * one `audit.request.refused` entry at once; later ones are counted and written as one entry when the
  * window has passed, so a flood can never push real events out of a receiver's buffer.
  */

@@ -57,7 +57,7 @@ function pathParams(event: H3Event): Record<string, string> {
 }
 
 /**
- * Wraps one operation, in the order CONTRACT section 8 fixes: request id, path parameters,
+ * Wraps one operation, in the order docs/security.md fixes: request id, path parameters,
  * authentication (with the per-address failure limit), the token's rate limit, the access the path
  * demands, then query and body validation, the handler, the problem mapping and the audit record.
  */

@@ -3,7 +3,7 @@ import spdxLicenseIds from 'spdx-license-ids/index.json'
 import { ClientId } from '../common/ids'
 import { FIREWALL_PERMISSIONS } from '../firewall/schema'
 
-/** Namespace permissions (CONTRACT section 3); `fw:*` strings held at namespace level apply to every firewall. */
+/** Namespace permissions; `fw:*` strings held at namespace level apply to every firewall. */
 export const NAMESPACE_PERMISSIONS = [
   'ns:admin',
   'ns:firewalls:create',

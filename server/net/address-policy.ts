@@ -1,7 +1,7 @@
 import ipaddr from 'ipaddr.js'
 
 /**
- * Which addresses one kind of outbound traffic may contact (CONTRACT section 8). Pure data,
+ * Which addresses one kind of outbound traffic may contact. Pure data,
  * built from settings once; judged by `judgeAddress`.
  */
 export interface AddressPolicy {

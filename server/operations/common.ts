@@ -6,7 +6,7 @@ import type { Firewall } from '../firewall/schema'
 export const NsParams = z.object({ ns: ClientId })
 export const FwParams = NsParams.extend({ fw: ClientId })
 
-/** `?limit=&cursor=` of long lists (CONTRACT section 2). */
+/** `?limit=&cursor=` of long lists. */
 export const PageQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   cursor: z.string().max(200).optional(),

@@ -28,7 +28,7 @@ const audit = (action: string) => ({
   resourceId: (p: Record<string, string | undefined>) => p.id,
 })
 
-/** The exception-request operations of CONTRACT section 3 (approve: spec 4.1). */
+/** The exception-request operations: list, read, create, approve, deny, withdraw. */
 export const exceptionRequestOperations = [
   defineOperation({
     id: 'createExceptionRequest',

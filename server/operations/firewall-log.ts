@@ -15,7 +15,7 @@ const DecisionEntry = z
     request: z.string(),
   })
   .passthrough()
-  .meta({ id: 'FirewallDecisionLogEntry', description: 'a download or upload decision: the fields of spec 6.3' })
+  .meta({ id: 'FirewallDecisionLogEntry', description: 'a download or upload decision' })
 const UpstreamErrorEntry = z
   .object({
     id: z.string(),

@@ -27,7 +27,7 @@ export interface AdvisoryCatalog extends Omit<AdvisorySource, 'close'> {
 }
 
 /**
- * Advisory data a rule needs and nobody loaded (CONTRACT section 8, facts a rule needs): the
+ * Advisory data a rule needs and nobody loaded: the
  * request fails closed with 503 and Retry-After, naming the ecosystem and why.
  */
 function notLoaded(ecosystem: Ecosystem, reasons: string[]): RegistryError {

@@ -18,7 +18,7 @@ export interface AdvisorySource {
 const RETRY_MS = 10_000
 
 /**
- * Advisory data that could not be read (CONTRACT section 8, facts a rule needs): a rule that
+ * Advisory data that could not be read: a rule that
  * looks a version up refuses the request with 503 instead of deciding on no data. Rules that
  * do not need advisories never call `lookup`, so they are unaffected.
  */

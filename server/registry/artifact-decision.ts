@@ -76,7 +76,7 @@ export async function decideArtifact(
 }
 
 /**
- * A `package.published` or `package.unlisted` event (spec 6.5); `file` for ecosystems that
+ * A `package.published` or `package.unlisted` event; `file` for ecosystems that
  * upload one file per request (its path below the firewall prefix: Maven's repository path,
  * PyPI's `files/{project}/{filename}`).
  */

@@ -88,7 +88,7 @@ export async function recordDecision(
   return entry
 }
 
-/** The `package.published` event (spec 6.5) for a version forwarded to the publish target. */
+/** The `package.published` event for a version forwarded to the publish target. */
 export function publishedEvent(
   services: Services,
   record: Pick<DecisionRecord, 'ns' | 'firewall' | 'facts' | 'principal' | 'meta'>,

@@ -3,7 +3,7 @@ import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 
 /**
- * Facts a rule needs (license, publish time, advisory data) fail closed (CONTRACT section 8):
+ * Facts a rule needs (license, publish time, advisory data) fail closed:
  * when fetching one failed the request is refused naming what is missing, never decided as if
  * the fact were absent. A fact the upstream simply does not have is no failure: the rule's
  * own semantics decide about a missing one.

@@ -42,7 +42,7 @@ function decodeSegment(raw: string): string {
 }
 
 /**
- * The caller of a registry request (NuGet push and unlist carry the token as X-NuGet-ApiKey, CONTRACT 5).
+ * The caller of a registry request (NuGet push and unlist carry the token as X-NuGet-ApiKey, the README (Using a firewall)).
  * Past `AUTH_FAILURE_RATE_LIMIT` failures from one address the answer is 429, audited in aggregate.
  */
 async function authenticateOrRefuse(
@@ -81,7 +81,7 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
     return sendJson(exchange, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
   }
   if (error instanceof UpstreamUnavailable) {
-    // Logged, never an event (spec 6.1 rule 6); 503 + Retry-After so clients retry.
+    // Logged, never an event; 503 + Retry-After so clients retry.
     logger.warn('upstream unavailable', { requestId, firewall, upstream: error.upstream, reason: error.reason })
     return sendJson(
       exchange,

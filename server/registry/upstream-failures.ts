@@ -47,7 +47,7 @@ export function upstreamErrorEntry(
 /**
  * Writes one firewall log entry per failed upstream call of a request (each failure once):
  * the one that failed the request and those skipped on the way to another upstream. Never
- * an event (spec 6.1 rule 6).
+ * an event.
  */
 export async function recordUpstreamFailures(
   services: Services,

@@ -4,7 +4,7 @@ import type { NamespaceEvent } from '../../server/events/schemas'
 import { ownRecord } from '../../server/common/own'
 import { keys } from './keys'
 
-/** The immutable part of an exception request, fixed at creation (spec 2.5). */
+/** The immutable part of an exception request, fixed at creation. */
 export interface ExceptionRequestRecord {
   id: string
   firewallId: string

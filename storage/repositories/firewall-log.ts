@@ -11,7 +11,7 @@ import { keys } from './keys'
 export class FirewallLogRepository {
   constructor(private readonly backend: Backend) {}
 
-  /** Appends entries that carry no event (upstream failures, spec 6.1 rule 6). */
+  /** Appends entries that carry no event (upstream failures, docs/webhooks.md). */
   async appendWithoutEvents(ns: string, firewallId: string, entries: FirewallLogEntry[]): Promise<void> {
     if (entries.length) await this.backend.logAppend(keys.firewallLog(ns, firewallId), entries)
   }

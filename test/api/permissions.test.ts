@@ -24,7 +24,7 @@ const upstream = { id: 'up', endpoint: 'https://registry.example.com', credentia
 /**
  * Each firewall operation and the one permission it needs; success statuses per operation.
  * `grantsMore`: even its holder is refused here, because the operation would grant strings of the
- * matrix's permissions map that the holder lacks (CONTRACT section 8, granting).
+ * matrix's permissions map that the holder lacks (the granting rule, docs/security.md).
  */
 const FIREWALL_OPERATIONS: {
   permission: FwPermission

@@ -7,7 +7,7 @@ import { pypiRoot } from '../../server/registry/pypi/endpoint'
 import { pip } from './pip'
 
 /**
- * CONTRACT section 5: a PyPI upstream written as the index root or as the simple index URL pip
+ * the README (Using a firewall): a PyPI upstream written as the index root or as the simple index URL pip
  * takes (`.../simple/`) is the same upstream. Real pip against a static PEP 503 index served by
  * `python3 -m http.server`.
  */

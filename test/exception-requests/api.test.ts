@@ -107,7 +107,7 @@ describe('exception requests over HTTP', () => {
     ).toMatchObject({ eventData: { permission: 'fw:update:exception' } })
   })
 
-  it('approves with the spec 4.1 answer, then refuses a second approval with 409 invalid_state', async () => {
+  it('approves with the documented approval answer, then refuses a second approval with 409 invalid_state', async () => {
     const created = await alice('POST', BASE, { proposedException: proposal('ex-3', 'pkg-ok'), justification: 'x' })
     const twin = await carl('POST', BASE, { proposedException: proposal('ex-twin', 'pkg-ok'), justification: 'me too' })
     const res = await rita('POST', `${BASE}/${created.body.id}/approve`, {

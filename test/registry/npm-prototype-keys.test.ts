@@ -9,7 +9,7 @@ import { startProxy, type ProxyHarness } from './harness'
 /**
  * Package names, versions and dist-tags are client and upstream strings: `constructor` is a real
  * npm package, and a tag or version may be named after any built-in property. The proxy must
- * answer them as ordinary names (CONTRACT section 8, ids), never from Object.prototype.
+ * answer them as ordinary names (ids), never from Object.prototype.
  */
 const BUILT_INS = ['constructor', '__proto__', 'valueOf', 'toString', 'hasOwnProperty']
 

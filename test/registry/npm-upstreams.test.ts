@@ -123,7 +123,7 @@ describe('upstreams', () => {
     expect(response.headers.get('retry-after')).toBe('10')
     expect(((await response.json()) as any).error).toContain('unavailable')
     expect((await proxy.events()).length).toBe(eventsBefore)
-    // The log holds the failures as entries of their own (spec 6.1 rule 6), no decision.
+    // The log holds the failures as entries of their own, no decision.
     const added = (await proxy.log('guarded')).slice(0, -logBefore || undefined)
     expect(added.length).toBeGreaterThan(0)
     expect(added.every((entry) => entry.outcome === 'upstream_error')).toBe(true)

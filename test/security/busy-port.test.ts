@@ -9,7 +9,7 @@ import { redisUrl, uniquePrefix } from '../support/redis'
 import { freePort, SERVER_ENTRY, startServer, type RunningServer } from '../support/server'
 
 /**
- * Finding 7, start (CONTRACT section 8): a second process started on a port in use exits
+ * Finding 7, start: a second process started on a port in use exits
  * non-zero at once, before it takes any lease. Before the fix it logged EADDRINUSE, kept
  * running and took webhook and retention leases from the storage it shares with the first.
  */

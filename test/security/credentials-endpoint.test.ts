@@ -4,7 +4,7 @@ import { createUser } from '../support/admin'
 import { send, startLoopback, type Loopback } from '../support/loopback'
 
 /**
- * Finding 4: stored upstream credentials belong to their endpoint (CONTRACT section 8). A user
+ * Finding 4: stored upstream credentials belong to their endpoint. A user
  * with fw:update:config but not fw:update:credentials cannot point an upstream that holds a
  * secret somewhere else, by any route; a holder of fw:update:credentials must give the secret
  * again for a new endpoint; and the stored Authorization never reaches the attacker's server.
@@ -72,7 +72,7 @@ describe('credentials follow their endpoint', () => {
   beforeAll(async () => {
     legit = await recordingRegistry(legitSeen)
     attacker = await recordingRegistry(attackerSeen)
-    // Loopback upstreams are refused by default (CONTRACT section 8); this test runs its registries there.
+    // Loopback upstreams are refused by default; this test runs its registries there.
     server = await startServer({ UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })
     owner = apiClient(server.url, bootstrapToken(server))
     const names = ['mallory', 'carol', 'cloner', 'dev']

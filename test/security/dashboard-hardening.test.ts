@@ -3,7 +3,7 @@ import { redisUrl, uniquePrefix } from '../support/redis'
 import { startServer, type RunningServer } from '../support/server'
 
 /**
- * Finding 7, dashboard part (CONTRACT section 8): every dashboard answer forbids framing and
+ * Finding 7, dashboard part: every dashboard answer forbids framing and
  * sniffing, carries a CSP the pages actually obey, and keeps its Referer on this origin; signing
  * out ends the session on the server, so a copied cookie is worthless afterwards, in every
  * process sharing the storage.

@@ -3,7 +3,7 @@ import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } 
 import { createUser } from '../support/admin'
 
 /**
- * CONTRACT section 8, as an attacker meets it: the order of checks (403/404 before any body
+ * docs/security.md, as an attacker meets it: the order of checks (403/404 before any body
  * validation), a firewall the caller cannot see is invisible on every path below it, encoded
  * separators in path parameters never reach storage, and action bodies.
  */

@@ -8,7 +8,7 @@ import { send, startLoopback, type Loopback } from '../support/loopback'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
 
 /**
- * Finding 7, facts a rule needs (CONTRACT section 8): when fetching a fact a rule needs fails
+ * Finding 7, facts a rule needs: when fetching a fact a rule needs fails
  * (5xx, reset, an unreadable answer, 429), the download is refused 503/502 naming the fact,
  * never served. A fact the upstream simply does not have (404: no JSON API) is missing and the
  * rule's own semantics decide. Before the fix a deny-list license rule let the package through

@@ -5,7 +5,7 @@ import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } 
 import { keys } from '../../storage/repositories/keys'
 
 /**
- * CONTRACT section 8, "patterns", as an attacker meets it: a package-name glob that makes a
+ * docs/security.md, as an attacker meets it: a package-name glob that makes a
  * backtracking RegExp run for years (`*a*a…*ab` against a long run of `a`) is matched in linear
  * time, so a publish through the firewall answers promptly and the process keeps serving; and
  * patterns past the limits are refused on every path that stores rules.

@@ -5,7 +5,7 @@ import { createUser } from '../support/admin'
 /**
  * Finding 3: a user holding only fw:read and fw:update:config must not grant anyone (itself,
  * a team, everybody) a permission it does not hold, through PUT, rollback or clone
- * (CONTRACT section 8, granting).
+ * (docs/security.md, granting).
  */
 const ALL = [
   'fw:access',

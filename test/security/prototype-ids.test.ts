@@ -4,7 +4,7 @@ import { adminCli } from '../support/admin'
 import { redisUrl, uniquePrefix } from '../support/redis'
 
 /**
- * Finding 2 (CONTRACT section 8, ids): names of built-in object properties are ordinary ids or
+ * Finding 2 (ids): names of built-in object properties are ordinary ids or
  * refused with 400, never a 5xx and never a broken namespace. Every id-bearing path is driven with
  * each name; after every call the namespace must still answer its owner's reads.
  * `__proto__` is refused (400): the client id pattern cannot start with `_`.

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
 
 /**
- * Finding 5: upstream addresses are restricted (CONTRACT section 8). An endpoint whose literal
+ * Finding 5: upstream addresses are restricted. An endpoint whose literal
  * address the policy refuses is refused when saved; a name is judged where it resolves, at
  * every connection; redirects go only to allowed addresses, at most 5 hops. Each listener
  * below counts TCP connections, so "not reached" means not even connected to.

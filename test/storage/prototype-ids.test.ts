@@ -8,7 +8,7 @@ import { ExceptionRequestRepository, exceptionRequestKeys } from '../../storage/
 import type { Firewall } from '../../server/firewall/schema'
 import type { Team } from '../../server/namespace/schema'
 
-/** Ids a plain object would answer for by itself (CONTRACT section 8, ids). */
+/** Ids a plain object would answer for by itself. */
 const BUILT_INS = ['constructor', 'valueOf', 'toString', 'hasOwnProperty', '__proto__']
 
 const team = (id: string): Team => ({ id, name: id, permissions: [], members: [], createdAt: 't', updatedAt: 't' })

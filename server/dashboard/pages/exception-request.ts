@@ -36,7 +36,7 @@ import type { Form } from '../request'
 const requestPath = (ns: string, fw: string, id: string, ...rest: string[]) =>
   href('namespaces', ns, 'firewalls', fw, 'exception-requests', id, ...rest)
 
-/** The approve form: the proposal in fields; unchanged, it approves the proposal as is (CONTRACT section 8). */
+/** The approve form: the proposal in fields; unchanged, it approves the proposal as is. */
 async function approveCard(
   req: DashboardRequest,
   request: ExceptionRequestView,

@@ -11,7 +11,7 @@ import type { Form } from '../request'
 /**
  * `.../permissions`: who holds which permission on the firewall, as a grid of checkboxes. Saved
  * with the API's `PUT` (`putFirewall`): granting a string needs `fw:update:config` and holding
- * that string yourself (CONTRACT section 8); the refusal names it on the form.
+ * that string yourself; the refusal names it on the form.
  */
 
 /** Principal key -> permission strings, in the order the form lists them. */

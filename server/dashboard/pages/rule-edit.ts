@@ -170,7 +170,7 @@ export async function saveRuleAction(req: DashboardRequest, form: Form): Promise
   const values = valuesFrom(form, fw)
   return orInPlace(
     async () => {
-      // Authorize before judging the body, as the API does (CONTRACT section 8).
+      // Authorize before judging the body, as the API does.
       await firewallAccess('fw:update:rule')(req.ctx, req.params)
       if (values.mode === 'new' && fw.rules.some((rule) => rule.id === values.id)) {
         throw invalid('rule_exists', `rule "${values.id}" already exists`, [

@@ -13,7 +13,7 @@ import type { Form } from '../request'
  * Add, edit or remove one upstream: `.../upstreams/new`, `.../upstreams/{id}/edit`. Saving is a
  * `PUT` of the whole configuration (`putFirewall`). Credentials are never shown: the form offers
  * to keep what is stored (the `[REDACTED]` placeholder, which keeps the stored secret only at
- * the same endpoint, CONTRACT section 8), to remove it, or to give new ones.
+ * the same endpoint, docs/security.md), to remove it, or to give new ones.
  */
 
 type CredentialChoice = 'keep' | 'none' | 'basic' | 'token'

@@ -4,7 +4,7 @@
  * surprising reading); `?` matches one character (UTF-16 code unit); everything else is literal.
  *
  * Matched without a RegExp: a pattern such as `*a*a*a…*b` makes a backtracking engine take
- * exponential time on a long name, and patterns come from clients (CONTRACT section 8).
+ * exponential time on a long name, and patterns come from clients.
  */
 
 const ANY = 63 // '?'

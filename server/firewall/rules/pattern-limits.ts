@@ -3,7 +3,7 @@ import type { Rule, Selector } from '../schema'
 
 /** Longest package-name pattern a rule or exception may hold (npm's own name limit). */
 export const MAX_PATTERN_LENGTH = 214
-/** Most package-name patterns one rule may hold, all its selectors together (CONTRACT section 8). */
+/** Most package-name patterns one rule may hold, all its selectors together. */
 export const MAX_PATTERNS_PER_RULE = 1000
 
 /** A place in a rule, as zod paths are: `['selector', 'function', 'patterns', 3]`. */

@@ -87,8 +87,8 @@ export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, 
 const BULK_WHAT = 'the bulk advisories (npm audit)'
 
 /**
- * The upstream's 2xx answer as a JSON object. An answer that cannot be read fails closed (CONTRACT
- * section 8): 502 naming the upstream, never an audit that silently lacks the upstream's half.
+ * The upstream's 2xx answer as a JSON object. An answer that cannot be read fails closed
+ * (docs/security.md): 502 naming the upstream, never an audit that silently lacks the upstream's half.
  */
 async function readBulkAnswer(response: Response, upstream: string): Promise<Record<string, unknown>> {
   let text: string

@@ -3,8 +3,7 @@ import { upstreamUrl } from '../upstream/client'
 
 /**
  * The index root of a PyPI upstream. Users write either the root (`https://pypi.org/`) or the
- * simple index URL pip takes (`https://pypi.org/simple/`); both mean the same upstream
- * (CONTRACT section 5), so a trailing `simple` segment is dropped before `simple/{name}/`,
+ * simple index URL pip takes (`https://pypi.org/simple/`); both mean the same upstream, so a trailing `simple` segment is dropped before `simple/{name}/`,
  * `pypi/{name}/{version}/json` or an upload is addressed.
  * @example pypiRoot('https://pypi.org/simple/') // 'https://pypi.org/'
  * @example pypiRoot('https://nexus.example/repository/pypi-proxy/') // unchanged

@@ -50,7 +50,7 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
     authorization: pypiAuthorization(target),
     timeoutMs: request.scope.timeoutMs,
   })
-  // `file` is the file's path below the firewall prefix, as Maven's is (spec 6.5): where it is downloaded from.
+  // `file` is the file's path below the firewall prefix, as Maven's is: where it is downloaded from.
   const file = proxyFileUrl('', normalizePackageName('pypi', name), content.filename ?? '')
   const published = response.ok ? [packageEvent(request, 'package.published', facts, target.id, file)] : []
   await recordDecision(request.services, record, published)

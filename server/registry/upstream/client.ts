@@ -72,7 +72,7 @@ export interface UpstreamRequest {
   timeoutMs?: number
 }
 
-/** Redirect hops followed per call (CONTRACT section 8). */
+/** Redirect hops followed per call. */
 export const MAX_UPSTREAM_REDIRECTS = 5
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308])

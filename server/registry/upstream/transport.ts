@@ -4,7 +4,7 @@ import { createGuardedAgent } from '../../net/guarded-agent'
 
 /**
  * The one pooled connection agent of this process for upstream registries, bound to the
- * upstream address policy (CONTRACT section 8). Configured by the composition root from
+ * upstream address policy. Configured by the composition root from
  * AppConfig; until then the defaults apply (no network exempted).
  */
 let policy: AddressPolicy = upstreamAddressPolicy({ allowedNetworks: [], deniedNetworks: [] })

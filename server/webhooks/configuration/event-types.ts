@@ -6,19 +6,19 @@ export interface FieldError {
   message: string
 }
 
-/** Exact types listed in spec 6.1 (system `webhook.*` types excluded: they cannot be subscribed). */
+/** Exact types listed in docs/webhooks.md (system `webhook.*` types excluded: they cannot be subscribed). */
 const KNOWN_TYPES = new Set(Object.keys(EVENT_DATA_SCHEMAS).filter((type) => !type.startsWith('webhook.')))
 /** First segments a subscription may start with. */
 const FAMILIES = new Set(['firewall', 'audit', 'config', 'package', 'exception-request', 'vulnerability'])
 /** Families open to any name (rule 3). */
 const OPEN_FAMILIES = ['audit.', 'vulnerability.']
-/** Events limited by the webhook's firewall scope (spec 6.1, "Firewall scope"). */
+/** Events limited by the webhook's firewall scope ("Firewall scope"). */
 const SCOPED_FAMILIES = ['firewall.', 'package.', 'exception-request.']
 
 const SEGMENT = /^[a-z0-9][a-z0-9_-]*$/
 
 /**
- * Checks a webhook's `eventTypes` against spec 6.1 rules 1-4; returns one error per bad entry
+ * Checks a webhook's `eventTypes` against docs/webhooks.md rules 1-4; returns one error per bad entry
  * with a path like `eventTypes[2]`; an empty array is refused as a whole, naming the families.
  * @example validateEventTypes(['firewall.*', '*']) // [{ path: 'eventTypes[1]', message: ... }]
  */

@@ -3,10 +3,10 @@ import { ClientId } from '../../common/ids'
 import { WebhookConfigSnapshot } from '../../events/schemas'
 import { CustomHeaders, redactCustomHeaders } from './custom-headers'
 
-/** Placeholder shown instead of a signing secret in lists and reads (CONTRACT section 2). */
+/** Placeholder shown instead of a signing secret in lists and reads. */
 export const REDACTED = '[REDACTED]'
 
-/** A webhook as stored (spec 2.6 plus rotation and quarantine bookkeeping). */
+/** A webhook as stored (docs/webhooks.md plus rotation and quarantine bookkeeping). */
 export interface WebhookRecord {
   id: string
   namespace: string
@@ -126,7 +126,7 @@ export function webhookView(record: WebhookRecord, revealSecret = false): Webhoo
   }
 }
 
-/** The `config` of `config.webhook.*` events: no field for any secret exists in it (spec 6.5); header values are redacted. */
+/** The `config` of `config.webhook.*` events: no field for any secret exists in it; header values are redacted. */
 export function configSnapshot(record: WebhookRecord): z.infer<typeof WebhookConfigSnapshot> {
   return {
     id: record.id,

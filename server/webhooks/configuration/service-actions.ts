@@ -168,7 +168,7 @@ export async function webhookMetrics(
   return { bucket: query.bucket, buckets: rows.map((row) => bucketView(row.start, row.counters)) }
 }
 
-/** `GET .../state` (CONTRACT section 3). */
+/** `GET .../state`. */
 export async function webhookState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)

@@ -20,7 +20,7 @@ import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
 
-/** Webhook create, read, update and delete (CONTRACT section 3); actions are in service-actions.ts. */
+/** Webhook create, read, update and delete; actions are in service-actions.ts. */
 
 /** The `config.webhook.*` event of a change, in the same transaction as the change. */
 export function configEvent(ctx: CallContext, type: EventType, record: WebhookRecord) {

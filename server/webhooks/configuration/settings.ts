@@ -1,7 +1,7 @@
 import { parseDuration, parseDurationList } from '../../common/duration'
 import { normalizeCidr } from '../../net/address-policy'
 
-/** Operator settings for webhook delivery (CONTRACT section 1), already parsed. */
+/** Operator settings for webhook delivery, already parsed. */
 export interface WebhookSettings {
   /** Delays before retries 2..n; attempts per batch = length + 1. */
   retryScheduleMs: number[]

@@ -2,7 +2,7 @@ import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 
 /**
  * One attempt of a delivery as `GET .../deliveries/{deliveryId}/attempts` answers it (#14).
- * The delivery record keeps only the last attempt's fields (spec 2.7); this keeps every one.
+ * The delivery record keeps only the last attempt's fields; this keeps every one.
  */
 export interface AttemptRecord {
   /** 1-based. */

@@ -1,7 +1,7 @@
 import type { NamespaceEvent } from '../../events/schemas'
 
 /**
- * Buffer overflow as a pure rule (spec 6.6, 6.7 item 8). The cap counts the events waiting, the
+ * Buffer overflow as a pure rule. The cap counts the events waiting, the
  * batch in flight and overflow notices on their way; only waiting events are dropped, oldest
  * first, and one slot is kept for the ONE `webhook.rate_limited` (`buffer_overflow`) notice that
  * reports exactly what was dropped. A dropped earlier notice passes its own count on, so no gap

@@ -2,12 +2,12 @@ import type { NamespaceEvent } from '../../events/schemas'
 import { envelope } from '../protocol/batching'
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 
-/** Bytes of the delivered body kept in a record (spec 2.7, section 8). */
+/** Bytes of the delivered body kept in a record. */
 export const PAYLOAD_LIMIT = 64 * 1024
 /** Delivery records kept per webhook, oldest dropped first. */
 export const RECORDS_KEPT = 128
 
-/** One delivery (a batch and all its attempts), spec 2.7. */
+/** One delivery (a batch and all its attempts), docs/webhooks.md. */
 export interface DeliveryRecord {
   id: string
   webhook: string
@@ -109,7 +109,7 @@ export function recordAfterAttempt(
   }
 }
 
-/** Metric buckets (spec 2.8) and their sizes. */
+/** Metric buckets and their sizes. */
 export const BUCKETS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const
 export type BucketSize = keyof typeof BUCKETS
 
@@ -130,7 +130,7 @@ export const ZERO_COUNTERS: MetricCounters = {
   totalDeliveryMillis: 0,
 }
 
-/** One bucket in the metrics answer (CONTRACT: `{bucket, buckets: [{start, ...}]}`). */
+/** One bucket in the metrics answer (`{bucket, buckets: [{start, ...}]}`). */
 export interface MetricBucket {
   start: string
   deliveriesSuccess: number

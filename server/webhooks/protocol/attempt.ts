@@ -6,9 +6,9 @@ import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 import type { WebhookSettings } from '../configuration/settings'
 import { checkUrlSyntax, guardedLookup, isAllowedAddress, NOT_PUBLIC_ERROR, type LookupAll } from './ssrf'
 
-/** User agent on every delivery (spec 6.7). */
+/** User agent on every delivery. */
 export const USER_AGENT = 'service-d3-webhooks/1'
-/** Bytes of the receiver's answer kept (spec 2.7). */
+/** Bytes of the receiver's answer kept. */
 export const RESPONSE_BODY_LIMIT = 4 * 1024
 
 export interface AttemptRequest {
@@ -27,7 +27,7 @@ export interface AttemptRequest {
 
 /**
  * Refuses a connected socket whose peer is not an allowed address (the check after connecting
- * that spec 6.7 asks for; catches anything the lookup guard could not see).
+ * that docs/webhooks.md asks for; catches anything the lookup guard could not see).
  */
 export function checkConnectedSocket(
   socket: Pick<Socket, 'remoteAddress'>,

@@ -1,6 +1,6 @@
 import type { NamespaceEvent } from '../../events/schemas'
 
-/** Per-delivery limits (spec 6.7 item 7, section 8). */
+/** Per-delivery limits. */
 export interface BatchLimits {
   maxEvents: number
   maxBytes: number
@@ -51,7 +51,7 @@ export interface Envelope {
 }
 
 /**
- * Builds the delivery envelope (spec 6.2) and serialises it once; sign and send `body` as is.
+ * Builds the delivery envelope and serialises it once; sign and send `body` as is.
  * @example envelope([event]).body // '{"version":1,"events":[{...}]}'
  */
 export function envelope(events: NamespaceEvent[]): Envelope {

@@ -3,7 +3,7 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 const SECRET_PREFIX = 'whsec_'
 
 /**
- * A new signing secret: `whsec_` + base64 of 32 random bytes (spec 2.6).
+ * A new signing secret: `whsec_` + base64 of 32 random bytes.
  * @example generateSecret() // 'whsec_q1w2...='
  */
 export function generateSecret(): string {
@@ -19,7 +19,7 @@ export function secretKey(secret: string): Buffer {
 }
 
 /**
- * One `v1,<base64>` signature over `{id}.{timestamp}.{body}` (spec 6.7).
+ * One `v1,<base64>` signature over `{id}.{timestamp}.{body}`.
  * `body` must be the exact bytes sent.
  * @example sign(secret, 'whdel-1', 1700000000, '{"version":1,"events":[]}')
  */
