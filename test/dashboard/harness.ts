@@ -1,3 +1,4 @@
+import { eventually as readUntil } from '../support/wait-for'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
@@ -162,17 +163,11 @@ export class TestReceiver {
   }
 }
 
-/** Polls `check` until it returns a truthy value or the time runs out. */
+/** Polls `check` until it returns a truthy value or the time runs out (test/support/wait-for.ts). */
 export async function eventually<T>(
   check: () => Promise<T>,
   timeoutMs = 15_000,
   what = 'condition',
 ): Promise<NonNullable<T>> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value) return value as NonNullable<T>
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
+  return (await readUntil(check, { timeoutMs, what, accept: Boolean, intervalMs: 100 })) as NonNullable<T>
 }

@@ -1,3 +1,4 @@
+import { eventually as waitUntilRead } from '../support/wait-for'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
 import { createUser } from '../support/admin'
@@ -11,15 +12,9 @@ const proposal = (id: string, packageName = 'left-pad') => ({
   selector: { packageName, version: '1.3.0' },
 })
 
-/** Polls `read` until `done` holds: the audit entry is written after the response is sent. */
-async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const value = await read()
-    if (done(value) || Date.now() > deadline) return value
-    await new Promise((resolve) => setImmediate(resolve))
-  }
-}
+/** Reads until `done` holds: the audit entry is written after the response is sent. */
+const eventually = <T>(read: () => Promise<T>, done: (value: T) => boolean) =>
+  waitUntilRead(read, { accept: done, what: 'the awaited state' })
 
 describe('exception requests over HTTP', () => {
   let server: RunningServer

@@ -1,3 +1,4 @@
+import { waitFor } from '../support/wait-for'
 import { describe, expect, it } from 'vitest'
 import { deliveryStateView } from '../../machines/webhook-delivery/policy'
 import { systemTimerClock } from '../../server/webhooks/delivery/deadline-timer'
@@ -109,11 +110,3 @@ describe('webhook delivery machine: real timers', () => {
     harness.actor.stop()
   })
 })
-
-async function waitFor(condition: () => boolean, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 5))
-  }
-}

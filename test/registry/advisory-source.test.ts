@@ -1,3 +1,4 @@
+import { waitFor } from '../support/wait-for'
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,13 +17,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true })
 })
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+const until = (check: () => boolean, what: string) => waitFor(check, 5_000, what, 20)
 
 const lookupError = (s: AdvisorySource) => {
   try {

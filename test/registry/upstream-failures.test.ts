@@ -1,3 +1,4 @@
+import { eventually as readUntil } from '../support/wait-for'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyHarness } from './harness'
 import { send, startLoopback, type Loopback } from '../support/loopback'
@@ -40,14 +41,8 @@ afterAll(async () => {
 
 const get = (url: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } })
 
-async function eventually<T>(read: () => Promise<T | undefined>): Promise<T> {
-  for (let tries = 0; tries < 100; tries++) {
-    const value = await read()
-    if (value !== undefined) return value
-    await new Promise((r) => setTimeout(r, 50))
-  }
-  throw new Error('never appeared')
-}
+const eventually = <T>(read: () => Promise<T | undefined>) =>
+  readUntil(read, { timeoutMs: 5_000, what: 'the log entry', intervalMs: 50 }) as Promise<T>
 
 describe('upstream failures in the firewall log', () => {
   it('records an upstream answering 500 as an upstream_error entry and no event', async () => {

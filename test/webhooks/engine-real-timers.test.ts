@@ -1,16 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { waitFor } from '../support/wait-for'
 import { NS, receiptProblems, startHarness, type Harness } from './support/harness'
 
 let h: Harness
 afterEach(async () => h?.close())
-
-async function waitFor(condition: () => boolean | Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
 
 describe('webhook engine on real timers and Redis', () => {
   it('retries on a short schedule and delivers everything in order, signed and schema-valid', async () => {

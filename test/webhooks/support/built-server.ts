@@ -34,15 +34,5 @@ export async function startBuiltServer(env: Record<string, string>): Promise<Bui
   }
 }
 
-/** Polls until `condition` holds: for state observed in another process, where no callback exists. */
-export async function waitFor(
-  condition: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  what = 'condition',
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
+/** The shared wait (test/support/wait-for.ts), re-exported for the suites built on this harness. */
+export { waitFor } from '../../support/wait-for'
