@@ -1,3 +1,4 @@
+import { ManualClock } from '../support/manual-clock'
 import type { CallContext } from '../../server/app/context'
 import { configFromEnv } from '../../server/app/config'
 import { createServices, type Services } from '../../server/app/services'
@@ -35,15 +36,6 @@ export function principal(id: string, owner = false): Principal {
   }
 }
 
-/** A clock the test moves by hand, so times in requests and events are exact. */
-export class ManualClock {
-  constructor(public value = Date.parse('2030-01-01T00:00:00.000Z')) {}
-  now = () => this.value
-  advance(ms: number) {
-    this.value += ms
-  }
-}
-
 export interface Harness {
   backend: Backend
   services: Services
@@ -56,7 +48,8 @@ export interface Harness {
 /** Real storage of the given kind, services over it and a firewall with one rule. */
 export async function harness(kind: BackendKind, firewall: Partial<FirewallInput> = {}): Promise<Harness> {
   const backend = await makeBackend(kind)
-  const clock = new ManualClock()
+  // Moved by hand, so times in requests and events are exact.
+  const clock = new ManualClock(Date.parse('2030-01-01T00:00:00.000Z'))
   const services = createServices(backend, { clock, config: configFromEnv({ DASHBOARD_URL: DASHBOARD + '/' }) })
   let request = 0
   const as = (user: string): CallContext => ({
