@@ -30,7 +30,7 @@ export type ExceptionRequestEvent =
   | ({ type: 'WITHDRAW' } & CallerFacts)
 
 /** The mutable part of a request; the immutable part lives in the stored request record. */
-export interface ExceptionRequestContext {
+interface ExceptionRequestContext {
   requestedBy: string
   updatedAt: string
   decidedBy?: string
@@ -39,7 +39,7 @@ export interface ExceptionRequestContext {
   exceptionId?: string
 }
 
-export interface ExceptionRequestInput {
+interface ExceptionRequestInput {
   requestedBy: string
   requestedAt: string
 }
@@ -97,5 +97,3 @@ export const exceptionRequestMachine = setup({
     withdrawn: { type: 'final' },
   },
 })
-
-export type ExceptionRequestMachine = typeof exceptionRequestMachine

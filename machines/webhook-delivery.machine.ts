@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup, type SnapshotFrom } from 'xstate'
+import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup } from 'xstate'
 import type {
   AttemptReport,
   DeadlineInput,
@@ -320,6 +320,3 @@ export const webhookDeliveryMachine = setup({
     },
   },
 })
-
-/** A snapshot of the delivery machine; `getPersistedSnapshot()` of it is JSON. */
-export type WebhookDeliverySnapshot = SnapshotFrom<typeof webhookDeliveryMachine>

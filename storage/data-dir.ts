@@ -2,7 +2,7 @@ import { chmodSync, mkdirSync, statSync } from 'node:fs'
 import { resolve } from 'node:path'
 
 /** What `secureDataDir` did, for the start-up log. */
-export interface DataDirCheck {
+interface DataDirCheck {
   path: string
   /** The mode the directory had when it was wider than 0700 (now tightened), else null. */
   tightenedFrom: number | null

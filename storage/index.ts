@@ -56,7 +56,7 @@ export async function openBackend(
   }
 }
 
-export function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOptions {
+function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOptions {
   return {
     redisUrl: env.REDIS_URL || undefined,
     redisClusterNodes: env.REDIS_CLUSTER_NODES || undefined,

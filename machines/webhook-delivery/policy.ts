@@ -12,14 +12,14 @@ import { applicableRetryAfter, nextDelay } from './retry'
  * fractional: 0.5 allows one start per 2 s, 2.5 two per 800 ms.
  * @example pacingRule({ ...context, rateLimit: 0.5 }) // { limit: 1, windowMs: 2000 }
  */
-export function pacingRule(context: DeliveryContext): { limit: number; windowMs: number } {
+function pacingRule(context: DeliveryContext): { limit: number; windowMs: number } {
   const rate = Math.min(context.rateLimit ?? context.settings.rate, context.settings.rate)
   const limit = Math.max(1, Math.floor(rate))
   return { limit, windowMs: Math.round((1000 * limit) / rate) }
 }
 
 /** Attempt starts inside the pacing window ending at `context.now`. */
-export function startsInWindow(context: DeliveryContext): number[] {
+function startsInWindow(context: DeliveryContext): number[] {
   const { windowMs } = pacingRule(context)
   return context.recentStarts.filter((start) => start > context.now - windowMs)
 }

@@ -1,5 +1,5 @@
 /** Longest wait a `Retry-After` header may impose. */
-export const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
+const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
 
 /** Statuses whose `Retry-After` is honoured. */
 const RETRY_AFTER_STATUSES = new Set([429, 503])

@@ -19,7 +19,7 @@ export interface FeedSyncReport {
 /** Where an archive came from: the feed (with its validators) or a file the admin CLI imported. */
 export type ArchiveOrigin = Pick<AdvisoryFeedState, 'origin' | 'urlHash' | 'etag' | 'lastModified'>
 
-export interface StoreArchiveInput {
+interface StoreArchiveInput {
   repository: AdvisoryFeedRepository
   ecosystem: Ecosystem
   /** The state before: its snapshot is deleted once the new one is stored. */

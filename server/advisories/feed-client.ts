@@ -15,7 +15,7 @@ export type FeedFetcher = (url: string, validators: FeedValidators) => Promise<F
 /** The download failed; `message` is safe to show (no URL, no credentials). */
 export class FeedError extends Error {}
 
-export interface FeedClientOptions {
+interface FeedClientOptions {
   /** Until the answer's headers arrive. Default 30 s. */
   headersTimeoutMs?: number
   /** Longest pause between two body chunks. Default 60 s. */

@@ -44,7 +44,7 @@ export interface DownloadContext {
 }
 
 /** The snapshot this process holds and the one that failed to load here. */
-export interface HeldSnapshot {
+interface HeldSnapshot {
   snapshotId: string | null
   broken: string | null
   /** Whether this process serves data of the ecosystem (for the log of a failure). */

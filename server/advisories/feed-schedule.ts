@@ -1,7 +1,7 @@
 import type { AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 
 /** A failed download is tried again after this (or ADVISORY_REFRESH when shorter). */
-export const ERROR_RETRY_MS = 60_000
+const ERROR_RETRY_MS = 60_000
 /** Processes look for a snapshot another one stored at least this often. */
 export const POLL_MAX_MS = 15_000
 /** While another process downloads data this one lacks, its snapshot is looked for this often. */
@@ -12,7 +12,7 @@ export const IN_USE_MAX_MS = 60_000
 export const LEASE_TTL_MS = 60_000
 
 /** What the schedule needs to know of one ecosystem besides the shared state. */
-export interface RefreshDueInput {
+interface RefreshDueInput {
   state: AdvisoryFeedState | null
   /** Hash of this process's feed URL: data from another URL is downloaded again. */
   urlHash: string | undefined

@@ -23,7 +23,7 @@ import type { AdvisoryFeedSettings } from './settings'
 export type { FeedSyncReport } from './archive-store'
 
 /** What one process holds of an ecosystem's feed, and the shared state it last read. */
-export interface FeedEcosystemView {
+interface FeedEcosystemView {
   ecosystem: Ecosystem
   /** Data this process serves from (downloaded here or loaded from the stored snapshot). */
   index: AdvisoryIndex | null

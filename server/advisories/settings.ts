@@ -3,7 +3,7 @@ import type { Ecosystem } from '../firewall/schema'
 import { OSV_ECOSYSTEMS } from '../firewall/advisories/ecosystems'
 
 /** OSV's public bucket: one `all.zip` per ecosystem under `{base}/{ecosystem}/all.zip`. */
-export const DEFAULT_FEED_URL = 'https://osv-vulnerabilities.storage.googleapis.com'
+const DEFAULT_FEED_URL = 'https://osv-vulnerabilities.storage.googleapis.com'
 
 export interface AdvisoryFeedSettings {
   /** Feed base URL; null when `ADVISORY_FEED_URL=off`. */
@@ -14,7 +14,7 @@ export interface AdvisoryFeedSettings {
 }
 
 /** An operator setting that stops the start (the message names the variable). */
-export class AdvisorySettingError extends Error {}
+class AdvisorySettingError extends Error {}
 
 /**
  * Reads `ADVISORY_FEED_URL` and `ADVISORY_REFRESH`; throws `AdvisorySettingError` on a value

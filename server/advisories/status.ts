@@ -3,7 +3,7 @@ import type { AdvisoryIndex } from '../firewall/advisories/types'
 import type { Ecosystem } from '../firewall/schema'
 
 /** Where an ecosystem's advisory data comes from right now. */
-export type AdvisorySourceName = 'feed' | 'file' | 'directory' | 'feed+directory' | 'file+directory' | 'none'
+type AdvisorySourceName = 'feed' | 'file' | 'directory' | 'feed+directory' | 'file+directory' | 'none'
 
 /** One ecosystem in `GET /v1/{ns}/advisories/status`. */
 export interface AdvisoryEcosystemStatus {
@@ -31,7 +31,7 @@ export interface AdvisoryStatus {
   ecosystems: AdvisoryEcosystemStatus[]
 }
 
-export interface StatusInputs {
+interface StatusInputs {
   now: number
   feedEnabled: boolean
   refresh: string

@@ -12,7 +12,7 @@ import { createStore } from '@xstate/store'
 export type LiveKind = 'webhook' | 'exception-request'
 
 /** What a publisher hands over: the snapshot's `value` and (optionally) its `context`. */
-export interface LiveSnapshot {
+interface LiveSnapshot {
   value: unknown
   context?: unknown
 }

@@ -20,11 +20,6 @@ export function runWithRequestContext<T>(context: RequestContext, fn: () => T): 
   return storage.run(context, fn)
 }
 
-/** The current request's context, when running inside one. */
-export function currentRequestContext(): RequestContext | undefined {
-  return storage.getStore()
-}
-
 /** The current request id, when running inside a request that has not ended yet. */
 export function currentRequestId(): string | undefined {
   const context = storage.getStore()

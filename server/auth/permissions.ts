@@ -12,7 +12,7 @@ import type { Principal } from './principal'
 const ALL_FIREWALL_PERMISSIONS = new Set<FirewallPermission>(FIREWALL_PERMISSIONS)
 
 /** The literal principal key that means every authenticated principal of the namespace. */
-export const EVERYBODY = 'everybody'
+const EVERYBODY = 'everybody'
 
 function isAdmin(principal: Principal): boolean {
   return principal.owner || principal.grants.includes('ns:admin')

@@ -1,6 +1,6 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
+import { createHash, randomBytes } from 'node:crypto'
 
-export type TokenKind = 'personal' | 'service'
+type TokenKind = 'personal' | 'service'
 
 const PREFIX: Record<TokenKind, string> = { personal: 'fwp_', service: 'fws_' }
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789'
@@ -33,7 +33,7 @@ export function displayPrefix(material: string): string {
   return material.slice(0, 8)
 }
 
-export interface PresentedToken {
+interface PresentedToken {
   material: string
   interaction?: string
 }
@@ -53,11 +53,4 @@ export function splitInteraction(presented: string): PresentedToken {
  */
 export function isPlausibleToken(material: string): boolean {
   return /^[\x21-\x7e]{8,512}$/.test(material)
-}
-
-/** Constant-time comparison of two secrets of any length. */
-export function secretsEqual(a: string, b: string): boolean {
-  const left = createHash('sha256').update(a).digest()
-  const right = createHash('sha256').update(b).digest()
-  return timingSafeEqual(left, right) && a.length === b.length
 }

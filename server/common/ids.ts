@@ -6,7 +6,7 @@ export const CLIENT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/
 
 export const ClientId = z.string().regex(CLIENT_ID_PATTERN, 'must match ^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$')
 
-export type IdPrefix = 'evt' | 'whdel' | 'wh' | 'exr' | 'tok' | 'team' | 'ls' | 'req' | 'svc' | 'log'
+type IdPrefix = 'evt' | 'whdel' | 'wh' | 'exr' | 'tok' | 'team' | 'ls' | 'req' | 'svc' | 'log'
 
 /**
  * A generated id with its type prefix; time-ordered (base36 millis first) so that

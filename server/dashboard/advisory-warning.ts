@@ -3,7 +3,7 @@ import type { Firewall, Selector } from '../firewall/schema'
 import { html, time, type Html } from './html'
 
 /** Whether a selector (or one nested in all/any/not) needs advisory data. */
-export function needsAdvisories(selector: Selector): boolean {
+function needsAdvisories(selector: Selector): boolean {
   const fn = selector.function
   if (fn.name === 'vulnerability' || fn.name === 'malware') return true
   if (fn.name === 'all' || fn.name === 'any') return fn.selectors.some(needsAdvisories)

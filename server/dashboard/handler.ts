@@ -33,7 +33,7 @@ export interface DashboardRequest {
  */
 export type ActionResult = { redirect: string; flash?: string } | { page: Html; status?: number; problem?: Problem }
 
-export interface AuditSpec {
+interface AuditSpec {
   action: string
   resourceType: string
   resourceId?: (params: Record<string, string>) => string | undefined

@@ -11,7 +11,7 @@ export interface Viewer {
   csrf: string
 }
 
-export interface PageOptions {
+interface PageOptions {
   title: string
   /** Which navigation entry is current. */
   section?: Section
@@ -22,7 +22,7 @@ export interface PageOptions {
   body: Renderable
 }
 
-export type Section = 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
+type Section = 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
 
 const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Principal) => boolean }[] = [
   { id: 'firewalls', label: 'Firewalls', path: 'firewalls' },

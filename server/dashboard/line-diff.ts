@@ -5,7 +5,7 @@ import { diffArrays } from 'diff'
  * versions as pretty-printed JSON.
  */
 
-export interface DiffLine {
+interface DiffLine {
   kind: 'same' | 'add' | 'del'
   text: string
   /** 1-based line numbers in the old / new text (absent on the side that lacks the line). */
@@ -32,7 +32,7 @@ export function diffLines(a: string[], b: string[]): DiffLine[] {
   return lines
 }
 
-export interface Hunk {
+interface Hunk {
   oldStart: number
   newStart: number
   lines: DiffLine[]

@@ -28,7 +28,7 @@ export async function liveDiagram(
 }
 
 /** `{ delivering: 'sending' }` as `delivering.sending`. */
-export function describe(value: unknown): string {
+function describe(value: unknown): string {
   if (typeof value === 'string') return value
   if (value && typeof value === 'object')
     return Object.entries(value as Record<string, unknown>)

@@ -5,12 +5,12 @@ import { escapeHtml } from './html'
  * legend and a text summary, and the numbers are in the page's table fallback.
  */
 
-export interface Series {
+interface Series {
   name: string
   colour: string
 }
 
-export interface ChartBucket {
+interface ChartBucket {
   start: string
   values: number[]
 }

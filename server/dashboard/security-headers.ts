@@ -6,7 +6,7 @@ import { setResponseHeaders, type H3Event } from 'h3'
  * origin, no MIME sniffing, and no dashboard URL (ids, request ids) in a Referer sent elsewhere.
  * The pages are built for this policy: no inline script, style attribute or event handler.
  */
-export const DASHBOARD_CSP = [
+const DASHBOARD_CSP = [
   "default-src 'self'",
   "frame-ancestors 'none'",
   "base-uri 'none'",
@@ -14,7 +14,7 @@ export const DASHBOARD_CSP = [
   "object-src 'none'",
 ].join('; ')
 
-export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
+const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
   'content-security-policy': DASHBOARD_CSP,
   'x-content-type-options': 'nosniff',
@@ -22,7 +22,7 @@ export const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
 }
 
 /** Paths the dashboard serves: `/`, sign-in and sign-out, its assets and every page under `/namespaces`. */
-export function isDashboardPath(path: string): boolean {
+function isDashboardPath(path: string): boolean {
   const pathname = path.split('?')[0]
   return (
     pathname === '/' ||

@@ -45,7 +45,7 @@ const ARGUMENTS: Argument[] = [
 /** Nesting deeper than this is not offered (the JSON API takes any depth). */
 const MAX_DEPTH = 5
 const MAX_CHILDREN = 50
-export const SELECTOR_ROOT = 's'
+const SELECTOR_ROOT = 's'
 
 /** A selector as the form holds it: raw strings, possibly invalid. */
 export interface SelectorDraft {

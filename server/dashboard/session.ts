@@ -11,7 +11,7 @@ import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
  * token never sits in plain text anywhere but the browser's encrypted cookie. Revoking the
  * token ends every session using it, because each request authenticates the token again.
  */
-export interface SessionData {
+interface SessionData {
   token?: string
   /** Id of the server-side record; a token without a live record is ignored. */
   sid?: string
@@ -27,7 +27,7 @@ export interface Flash {
   text: string
 }
 
-export const SESSION_COOKIE = 'pf_dashboard'
+const SESSION_COOKIE = 'pf_dashboard'
 /** Sessions end after 12 hours even while the token stays valid. */
 const MAX_AGE_SECONDS = 12 * 60 * 60
 
@@ -40,7 +40,7 @@ const sessionRecords = (services: Services) => services.dashboardSessions
  * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
  * secret created once per data dir / Redis and kept in storage so restarts keep sessions valid.
  */
-export function sessionPassword(services: Services): Promise<string> {
+function sessionPassword(services: Services): Promise<string> {
   let password = passwords.get(services)
   if (!password) {
     password = resolvePassword(services)

@@ -150,8 +150,6 @@ export const EVENT_DATA_SCHEMAS = {
 export type FixedEventType = keyof typeof EVENT_DATA_SCHEMAS
 export type EventType = FixedEventType | `audit.${string}`
 
-export const EventTypeSchema = z.string().regex(/^[a-z][a-z0-9_.-]*$/)
-
 /** One event as stored in the event log and delivered in the envelope. */
 export interface NamespaceEvent<D = Record<string, unknown>> {
   id: string

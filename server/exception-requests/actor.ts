@@ -15,7 +15,7 @@ import type { ExceptionRequest, ExceptionRequestView } from './model'
  * its persisted snapshot, sends one event and persists the next snapshot. Nothing here does I/O.
  */
 
-export type RequestSnapshot = SnapshotFrom<typeof exceptionRequestMachine>
+type RequestSnapshot = SnapshotFrom<typeof exceptionRequestMachine>
 
 /** The persisted snapshot of a new request's actor (status `pending`). */
 export function initialSnapshot(requestedBy: string, requestedAt: string): unknown {
@@ -32,11 +32,11 @@ function actorOf(stored: StoredExceptionRequest) {
 }
 
 /** The live snapshot behind a stored request, restored from its persisted form. */
-export function restore(stored: StoredExceptionRequest): RequestSnapshot {
+function restore(stored: StoredExceptionRequest): RequestSnapshot {
   return actorOf(stored).getSnapshot()
 }
 
-export const statusOf = (snapshot: RequestSnapshot) => snapshot.value as ExceptionRequestStatus
+const statusOf = (snapshot: RequestSnapshot) => snapshot.value as ExceptionRequestStatus
 
 /** The request as events carry it: the record plus status and decision fields from the snapshot. */
 export function requestData(
@@ -59,7 +59,7 @@ export function requestData(
  * What the caller may do now, asked of the actor itself: the approval is probed with a free
  * exception id, since the id is only known when the reviewer sends it.
  */
-export function flagsFor(snapshot: RequestSnapshot, facts: CallerFacts) {
+function flagsFor(snapshot: RequestSnapshot, facts: CallerFacts) {
   return {
     canApprove: snapshot.can({ type: 'APPROVE', ...facts, exceptionId: '', exceptionIdFree: true }),
     canDeny: snapshot.can({ type: 'DENY', ...facts }),

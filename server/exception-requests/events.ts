@@ -5,7 +5,7 @@ import type { NamespaceEvent } from '../events/schemas'
 import type { Firewall } from '../firewall/schema'
 import type { ExceptionRequest } from './model'
 
-export type ExceptionRequestEventType =
+type ExceptionRequestEventType =
   | 'exception-request.created'
   | 'exception-request.approved'
   | 'exception-request.denied'
@@ -15,7 +15,7 @@ export type ExceptionRequestEventType =
  * The dashboard page of a request.
  * @example requestLink(config, 'default', 'npm-main', 'exr-...') // 'http://localhost:3000/namespaces/default/firewalls/npm-main/exception-requests/exr-...'
  */
-export function requestLink(config: Parameters<typeof eventLinkOrigin>[0], ns: string, fw: string, id: string): string {
+function requestLink(config: Parameters<typeof eventLinkOrigin>[0], ns: string, fw: string, id: string): string {
   const path = ['namespaces', ns, 'firewalls', fw, 'exception-requests', id].map(encodeURIComponent).join('/')
   return `${eventLinkOrigin(config)}/${path}`
 }

@@ -2,8 +2,8 @@ import { z } from 'zod'
 import { Exception } from '../firewall/schema'
 
 /** Status values of an exception request. */
-export const EXCEPTION_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn'] as const
-export const ExceptionRequestStatus = z.enum(EXCEPTION_REQUEST_STATUSES)
+const EXCEPTION_REQUEST_STATUSES = ['pending', 'approved', 'denied', 'withdrawn'] as const
+const ExceptionRequestStatus = z.enum(EXCEPTION_REQUEST_STATUSES)
 
 const Comment = z.string().max(4000)
 

@@ -20,7 +20,7 @@ import { FirewallInput, type Exception, type Firewall, type FirewallPermission, 
 
 const readableBy = (ctx: CallContext) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
 
-export interface FirewallWrite {
+interface FirewallWrite {
   firewall: Firewall
   created: boolean
 }

@@ -4,7 +4,7 @@ import { notFound } from '../common/errors'
 import type { FirewallLogFilter } from './log-query'
 import { firewallLogPage, type FirewallLogPage } from './log-page'
 
-export interface FirewallLogQuery extends FirewallLogFilter {
+interface FirewallLogQuery extends FirewallLogFilter {
   limit?: number
   cursor?: string | null
 }

@@ -45,7 +45,7 @@ export async function listFirewallsBody(ctx: CallContext): Promise<Buffer> {
 }
 
 /** The stored firewall after checking `permission` (404 when the caller cannot see it). */
-export async function loadFirewall(
+async function loadFirewall(
   ctx: CallContext,
   id: string,
   permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read',

@@ -27,13 +27,13 @@ export function redactFirewall(firewall: Firewall): Firewall {
 }
 
 /** A `[REDACTED]` placeholder that could not be replaced by a stored value, and why. */
-export interface Unrestored {
+interface Unrestored {
   path: string
   /** `no_value`: nothing stored behind it; `endpoint_changed`: the stored value belongs to another endpoint. */
   reason: 'no_value' | 'endpoint_changed'
 }
 
-export interface Restored {
+interface Restored {
   /** The input with every restorable placeholder replaced; the others stay `[REDACTED]`. */
   input: FirewallInput
   unrestored: Unrestored[]

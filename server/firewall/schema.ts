@@ -33,7 +33,7 @@ export const EXCEPTION_REASONS = [
   'temporary_workaround',
   'other',
 ] as const
-export const ExceptionReason = z.enum(EXCEPTION_REASONS)
+const ExceptionReason = z.enum(EXCEPTION_REASONS)
 
 export const SEVERITIES = ['low', 'moderate', 'high', 'critical'] as const
 export const Severity = z.enum(SEVERITIES)
@@ -112,7 +112,7 @@ const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z
 
 // ---- Rules and exceptions --------------------------------------------------------------
 
-export const RuleEffect = z.object({ block: z.boolean().default(true), log: z.boolean().default(true) }).strict()
+const RuleEffect = z.object({ block: z.boolean().default(true), log: z.boolean().default(true) }).strict()
 
 // One selector's list is bounded above; this bounds a rule's selectors together. On the field,
 // not on Rule: zod refuses to `.extend()` an object schema that carries refinements.
@@ -162,7 +162,7 @@ export const Credentials = z.union([
 ])
 export type Credentials = z.infer<typeof Credentials>
 
-export const ArtifactCredential = z
+const ArtifactCredential = z
   .object({ host: z.string().min(1).max(253), credentials: z.object({ token: z.string().min(1) }).strict() })
   .strict()
 
@@ -185,7 +185,7 @@ export type Upstream = z.infer<typeof Upstream>
  * A principal key (user id, service principal id, team id) or `everybody`. `__proto__` is refused:
  * no principal can have that id, and zod would otherwise drop the key without a word.
  */
-export const Permissions = z.preprocess(
+const Permissions = z.preprocess(
   (value, ctx) => {
     if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
       ctx.issues.push({

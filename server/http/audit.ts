@@ -3,7 +3,7 @@ import type { Principal, RequestMeta } from '../auth/principal'
 import { compact, makeEvent } from '../events/factory'
 import type { AuditData } from '../events/schemas'
 
-export interface AuditRecord {
+interface AuditRecord {
   ns: string
   action: string
   outcome: 'success' | 'failure'

@@ -17,7 +17,7 @@ import { checkAuthFailureLimit, checkRateLimit } from './rate-limit'
  * (problem JSON, `{ error }` JSON, an HTML page), which they map from the errors thrown here.
  */
 
-export interface EdgeRequest {
+interface EdgeRequest {
   requestId: string
   meta: RequestMeta
 }

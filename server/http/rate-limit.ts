@@ -5,7 +5,7 @@ import { parseDuration } from '../common/duration'
 import { observeRateLimited } from '../observability/metrics'
 
 /** `limit` requests per `windowMs`, per token. */
-export interface RateLimit {
+interface RateLimit {
   limit: number
   windowMs: number
 }
@@ -13,7 +13,7 @@ export interface RateLimit {
 /** `auth`: calls without a valid token, counted per client address. */
 export type RateLimitScope = 'api' | 'registry' | 'auth'
 
-export interface RateLimitResult {
+interface RateLimitResult {
   allowed: boolean
   limit: number
   remaining: number
@@ -29,7 +29,7 @@ const UNITS: Record<string, string> = { s: '1s', m: '1m', h: '1h', d: '1d' }
  * Parses `600/m`, `100/10s` or `5000/1h`; `off` or `0` disables the limit (null).
  * @example parseRateLimit('600/m') // { limit: 600, windowMs: 60000 }
  */
-export function parseRateLimit(text: string): RateLimit | null {
+function parseRateLimit(text: string): RateLimit | null {
   const trimmed = text.trim()
   if (trimmed === 'off' || trimmed === '0') return null
   const match = /^(\d+)\/(\w+)$/.exec(trimmed)
@@ -103,9 +103,4 @@ async function countHit(services: Services, scope: RateLimitScope, subject: stri
     observeRateLimited(scope)
   }
   return { allowed, limit: policy.limit, remaining, resetSeconds, headers }
-}
-
-/** Tests only: forget the cached settings so a changed env applies. */
-export function resetRateLimitSettings(): void {
-  settings = null
 }

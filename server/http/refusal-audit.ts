@@ -5,9 +5,9 @@ import { recordAudit } from './audit'
 import type { RateLimitScope } from './rate-limit'
 
 /** At most one audit entry per subject (client address or token) and window. */
-export const REFUSAL_AUDIT_WINDOW_MS = 60_000
+const REFUSAL_AUDIT_WINDOW_MS = 60_000
 
-export interface Refusal {
+interface Refusal {
   ns: string
   scope: RateLimitScope
   /** The caller, when its token was valid (rate limits of a token); null for failed authentication. */

@@ -2,9 +2,9 @@ import { requireNamespacePermission } from '../auth/permissions'
 import type { CallContext } from '../app/context'
 import type { AuditData } from '../events/schemas'
 
-export type AuditEntry = AuditData & { id: string; time: string }
+type AuditEntry = AuditData & { id: string; time: string }
 
-export interface AuditQuery {
+interface AuditQuery {
   action?: string
   outcome?: 'success' | 'failure'
   since?: string

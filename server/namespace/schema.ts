@@ -58,7 +58,7 @@ export const ServiceTokenInput = z
 
 const SPDX_IDS = new Set<string>(spdxLicenseIds as string[])
 /** SPDX license ids (case-sensitive as published), plus LicenseRef-* custom ids. */
-export const SpdxId = z
+const SpdxId = z
   .string()
   .refine((id) => SPDX_IDS.has(id) || /^LicenseRef-[A-Za-z0-9.-]+$/.test(id), 'must be an SPDX license id')
 

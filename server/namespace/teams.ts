@@ -8,7 +8,7 @@ import type { Team, TeamInput, TeamMember } from './schema'
 type TeamBody = z.infer<typeof TeamInput>
 
 /** The team as the API shows it (members are listed by their own endpoint). */
-export const publicTeam = ({ members: _members, ...team }: Team) => team
+const publicTeam = ({ members: _members, ...team }: Team) => team
 
 export async function listTeams(ctx: CallContext) {
   return (await ctx.services.teams(ctx.ns).all()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(publicTeam)

@@ -8,7 +8,7 @@ import { displayPrefix, generateToken, hashToken } from '../auth/tokens'
 import type { TokenRecord } from '../../storage/repositories/tokens'
 import type { PersonalTokenInput, ServiceTokenInput } from './schema'
 
-export interface IssueTokenInput {
+interface IssueTokenInput {
   ns: string
   kind: 'personal' | 'service'
   name: string
@@ -46,7 +46,7 @@ export async function issueToken(
 }
 
 /** The token as lists show it: never the material or its hash. */
-export function publicToken(record: TokenRecord) {
+function publicToken(record: TokenRecord) {
   const base = {
     id: record.id,
     name: record.name,

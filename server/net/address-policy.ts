@@ -15,7 +15,7 @@ export interface AddressPolicy {
   settings: { allowed: string; denied?: string }
 }
 
-export type AddressVerdict = { allowed: true } | { allowed: false; reason: string }
+type AddressVerdict = { allowed: true } | { allowed: false; reason: string }
 
 /** Outbound webhooks: public unicast only, `WEBHOOK_ALLOWED_NETWORKS` exempted. */
 export function webhookAddressPolicy(settings: { allowedNetworks: readonly string[] }): AddressPolicy {

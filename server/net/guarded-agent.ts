@@ -6,7 +6,7 @@ import { guardedLookup, type LookupAll } from './guarded-lookup'
 /** The `code` of every connection the policy refuses (before, during or after connecting). */
 export const ADDRESS_REFUSED = 'ERR_ADDRESS_REFUSED'
 
-export interface GuardedAgentOptions {
+interface GuardedAgentOptions {
   /** Connections kept per origin. */
   connections?: number
   keepAliveTimeoutMs?: number

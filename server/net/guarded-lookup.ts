@@ -13,7 +13,7 @@ export const systemLookupAll: LookupAll = (hostname) =>
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void
 
-export interface GuardOptions {
+interface GuardOptions {
   /** The `code` of the error a refused name fails with. */
   errorCode: string
   /** Builds the error message from the name and the refusal reason. */

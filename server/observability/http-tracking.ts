@@ -17,7 +17,7 @@ const STATIC_ROUTES = new Set([
  * path. Never the raw path: ids, package names and query strings stay out of labels and logs.
  * @example routeTemplate('/registry/acme/fw/left-pad', {}) // '/registry/{ns}/{fw}/*'
  */
-export function routeTemplate(path: string, context: Pick<RequestContext, 'route'>): string {
+function routeTemplate(path: string, context: Pick<RequestContext, 'route'>): string {
   if (context.route) return context.route
   const bare = path.split('?')[0]
   if (STATIC_ROUTES.has(bare)) return bare

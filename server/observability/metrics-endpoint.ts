@@ -10,7 +10,7 @@ const digest = (text: string) => createHash('sha256').update(text).digest()
  * Whether the Authorization header carries `Bearer <expected>`. Both sides are hashed first,
  * so the comparison takes the same time whatever the length or content of the guess.
  */
-export function bearerMatches(header: string | undefined, expected: string): boolean {
+function bearerMatches(header: string | undefined, expected: string): boolean {
   const presented = /^Bearer\s+(.+)$/i.exec(header ?? '')?.[1]?.trim() ?? ''
   return timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
 }

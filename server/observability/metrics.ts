@@ -5,7 +5,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  * the default Node metrics. Other modules report through the small functions below; label
  * values are bounded by the callers (route templates, outcome kinds, configured hosts).
  */
-export const metricsRegistry = new Registry()
+const metricsRegistry = new Registry()
 collectDefaultMetrics({ register: metricsRegistry })
 
 const registers = [metricsRegistry]
@@ -155,7 +155,7 @@ export function setBufferedEvents(count: number): void {
 }
 
 /** Sets how many actors of `machine` this process hosts in `state`. */
-export function setActorStateGauge(machine: string, state: string, count: number): void {
+function setActorStateGauge(machine: string, state: string, count: number): void {
   actorStates.set({ machine: label(machine), state: label(state) }, count)
 }
 
@@ -200,7 +200,7 @@ export function observeRetentionRun(removedByKind: Record<string, number>): void
 }
 
 /** One ecosystem's advisory figures, as `GET /v1/{ns}/advisories/status` reports them. */
-export interface AdvisoryGaugeRow {
+interface AdvisoryGaugeRow {
   ecosystem: string
   source: string
   records: number

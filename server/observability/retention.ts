@@ -6,7 +6,7 @@ import { observeRetentionRun, setLeaseOwnership } from './metrics'
 
 export type { RetainedLogKind }
 
-export interface RetentionOptions {
+interface RetentionOptions {
   /** The logs to trim and the retention lease. */
   logs: RetainedLogRepository
   clock: Clock
@@ -25,7 +25,7 @@ export interface RetentionOptions {
   prune?: Record<string, (now: number) => Promise<number>>
 }
 
-export interface RetentionReport {
+interface RetentionReport {
   /** Entries written before this instant (ms) were dropped. */
   cutoff: number
   logs: number

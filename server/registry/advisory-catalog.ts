@@ -49,7 +49,7 @@ function merged(first: AdvisoryMatches, second: AdvisoryMatches | null): Advisor
   }
 }
 
-export interface AdvisoryCatalogOptions {
+interface AdvisoryCatalogOptions {
   /** `ADVISORY_DIR`; unset: no directory. */
   dir?: string
   settings: AdvisoryFeedSettings

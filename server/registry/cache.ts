@@ -3,7 +3,7 @@ import type { RegistryCacheStore } from '../../storage/repositories/registry-cac
 import type { Clock } from '../common/clock'
 
 /** What an upstream said about a package name, as cached. */
-export interface CachedPackument<P = unknown> {
+interface CachedPackument<P = unknown> {
   found: boolean
   packument?: P
   fetchedAt: number

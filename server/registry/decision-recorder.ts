@@ -24,7 +24,7 @@ export interface DecisionRecord {
 }
 
 /** Spec 6.3 data of a decision; "when set" fields are omitted when empty. */
-export function decisionData(record: DecisionRecord): FirewallDecisionData {
+function decisionData(record: DecisionRecord): FirewallDecisionData {
   const { decision, facts, principal, meta } = record
   const rule = decision.rule
   const exception = decision.exception
@@ -56,7 +56,7 @@ export function decisionData(record: DecisionRecord): FirewallDecisionData {
 }
 
 /** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
-export function decisionWrites(
+function decisionWrites(
   services: Services,
   record: DecisionRecord,
 ): { entry: DecisionLogEntry; events: NamespaceEvent[] } {

@@ -11,7 +11,7 @@ import type { ProxyRequest } from './proxy-request'
  * normalisation, version ordering, selectors, license source: server/firewall/ecosystems.ts)
  * plus the protocol handler for `/registry/{ns}/{fw}/...`.
  */
-export interface EcosystemProtocol extends EcosystemProfile {
+interface EcosystemProtocol extends EcosystemProfile {
   handle(request: ProxyRequest): Promise<void>
   /** Refusals also carry their text in the HTTP reason phrase (clients that print only the status line). */
   reasonPhrase: boolean

@@ -1,7 +1,7 @@
 import { Response } from 'undici'
 
 /** One part of a `multipart/form-data` body. */
-export interface FormPart {
+interface FormPart {
   name: string
   filename?: string
   contentType?: string

@@ -77,7 +77,7 @@ export function sendBytes(reply: Reply, status: number, bytes: Buffer, contentTy
 }
 
 /** Where a block happened: enough to name the request id and link the exception form. */
-export interface BlockSite {
+interface BlockSite {
   ns: string
   /** The firewall the client called (exceptions are requested there, even for an inherited rule). */
   firewall: { id: string }
@@ -91,7 +91,7 @@ export interface BlockSite {
  * request id (`exception-requests/new?request=req-...`).
  * @example exceptionFormLink(site) // 'http://localhost:3000/namespaces/default/firewalls/web/exception-requests/new?request=req-...'
  */
-export function exceptionFormLink(site: BlockSite): string {
+function exceptionFormLink(site: BlockSite): string {
   const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new']
     .map(encodeURIComponent)
     .join('/')

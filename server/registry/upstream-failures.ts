@@ -18,11 +18,7 @@ export interface FailureSite {
  * The firewall log entry of one failed upstream call. Pure but for the id and the clock.
  * @example upstreamErrorEntry(services.clock.now(), site, new UpstreamUnavailable('npmjs', 'status 500'))
  */
-export function upstreamErrorEntry(
-  now: number,
-  site: FailureSite,
-  failure: UpstreamUnavailable,
-): UpstreamErrorLogEntry {
+function upstreamErrorEntry(now: number, site: FailureSite, failure: UpstreamUnavailable): UpstreamErrorLogEntry {
   return compact({
     id: newId('log', now),
     time: new Date(now).toISOString(),

@@ -18,7 +18,7 @@ export interface MigrationStep {
  * the event layout's keys (legacy-events.ts) keep their names through `hash-tags`, so converting
  * them comes after it and writes the tagged names.
  */
-export const MIGRATION_STEPS: readonly MigrationStep[] = [
+const MIGRATION_STEPS: readonly MigrationStep[] = [
   { version: 2, name: 'hash-tags', run: moveToHashTags },
   { version: 3, name: 'events-once', run: storeEventsOnce },
 ]
@@ -44,7 +44,7 @@ export interface MigrationOptions {
   onStep?: (step: MigrationStep, changed: number) => void
 }
 
-export interface MigrationOutcome {
+interface MigrationOutcome {
   from: number
   to: number
   /** Names of the steps this process ran (empty when the layout was current or another process migrated). */

@@ -2,7 +2,7 @@ import type { Backend } from '../backend'
 import { keys } from './keys'
 
 /** What the server knows of a signed-in dashboard session; the token stays in the sealed cookie. */
-export interface DashboardSessionRecord {
+interface DashboardSessionRecord {
   ns: string
   createdAt: string
   expiresAt: string

@@ -49,7 +49,7 @@ export interface ChangedRequest {
   status: string
 }
 
-export interface ListFilter {
+interface ListFilter {
   statuses?: readonly string[]
   /** Only requests of this principal (a requester without `fw:read`). */
   requestedBy?: string

@@ -23,7 +23,7 @@ interface FirewallIndex {
   items: Record<string, { deletedAtVersion?: number; createdAtVersion?: number }>
 }
 
-export interface FirewallChange<R> {
+interface FirewallChange<R> {
   /** The next configuration (its `version` is assigned here), or null to delete. */
   next: Firewall | null
   summary: string

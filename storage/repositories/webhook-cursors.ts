@@ -22,7 +22,7 @@ export interface WebhookCursor {
 }
 
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */
-export interface CursorChange<R> {
+interface CursorChange<R> {
   next: WebhookCursor
   events?: NamespaceEvent[]
   result: R

@@ -12,7 +12,7 @@ interface Index {
 }
 
 /** What `mutate` decides: the next document (null deletes) and writes to add to the same transaction. */
-export interface WebhookChange<R> {
+interface WebhookChange<R> {
   next: WebhookRecord | null
   also?: (stored: WebhookRecord | null) => TxWrites
   result: R

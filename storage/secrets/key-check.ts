@@ -13,7 +13,7 @@ export const KEY_CHECK_KEY = keys.secretsKeyCheck
 const CHECK_TEXT = 'package-firewall secrets key check'
 const CHECK_CONTEXT = JSON.stringify(['secrets', 'key-check'])
 
-export interface KeyCheckRecord {
+interface KeyCheckRecord {
   check: string
   /** Keys that may have sealed stored values; rotation narrows this to the current key. */
   keyIds: string[]

@@ -14,7 +14,7 @@ import {
   type SecretTransform,
 } from './secret-fields'
 
-export interface RotationResult {
+interface RotationResult {
   /** Secret values sealed anew with the current key (plaintext ones included). */
   secrets: number
   /** Stored records rewritten. */

@@ -66,6 +66,3 @@ export function secretBoxFromEnv(env: NodeJS.ProcessEnv = process.env): SecretBo
   const previous = env.SECRETS_KEY_PREVIOUS ? parseSecretKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS') : null
   return new SecretBox(current, previous?.id === current?.id ? null : previous)
 }
-
-/** A box without keys: values stored as given (unit tests, deployments without SECRETS_KEY). */
-export const PLAINTEXT_BOX = new SecretBox()

@@ -44,7 +44,7 @@ interface GuardLike {
 }
 
 /** A readable guard: named guards by name, `and`/`or`/`not` spelled out. */
-export function guardLabel(guard: unknown): string {
+function guardLabel(guard: unknown): string {
   if (!guard) return ''
   if (typeof guard === 'string') return guard
   const g = guard as GuardLike

@@ -2,13 +2,13 @@ import type { GraphNode } from './machine-graph'
 
 /** Sizes from character counts: the renderer uses fixed font sizes, so estimates are stable. */
 
-export interface Size {
+interface Size {
   w: number
   h: number
 }
 
 /** Approximate advance of one character at the given font size (system sans-serif). */
-export const textWidth = (text: string, fontSize: number) => Math.ceil(text.length * fontSize * 0.6)
+const textWidth = (text: string, fontSize: number) => Math.ceil(text.length * fontSize * 0.6)
 
 export const NODE_FONT = 14
 export const SMALL_FONT = 11

@@ -9,7 +9,7 @@ import { LABEL_LINE, NODE_FONT, SMALL_FONT, nodeDetails } from './measure'
  * with its own CSS (its CSP refuses inline styles); exported files embed it (`standalone`).
  */
 
-export interface RenderOptions {
+interface RenderOptions {
   /** Active state paths (see `activePaths`). */
   active?: string[]
   /** Accessible title. */

@@ -13,7 +13,7 @@ import { layout } from '../layout'
 
 type Json = Record<string, unknown>
 
-export interface CatalogEntry {
+interface CatalogEntry {
   type: string
   description: string
   family: string
@@ -23,7 +23,7 @@ export interface CatalogEntry {
 }
 
 /** The catalog entries of the schema document: one per `if type = ... then data: $ref` rule. */
-export function catalogOf(document: Json): CatalogEntry[] {
+function catalogOf(document: Json): CatalogEntry[] {
   const defs = document.$defs as Record<string, Json>
   const rules = (defs.Event.allOf ?? []) as Json[]
   return rules.map((rule) => {

@@ -24,7 +24,7 @@ function selectorSummary(selector: Rule['selector']): string {
 }
 
 /** "expired", or how long until it expires; exceptions without `expires` never do. */
-export function expiry(expires: string | undefined, now: number): Html {
+function expiry(expires: string | undefined, now: number): Html {
   if (!expires) return html`<span class="muted">never</span>`
   const left = Date.parse(expires) - now
   if (left <= 0) return html`${status('expired')} ${time(expires)}`

@@ -20,7 +20,7 @@ function versionParam(value: string | null | undefined, fallback: number, max: n
 }
 
 /** Versions listed per page of the history. */
-export const HISTORY_PAGE = 20
+const HISTORY_PAGE = 20
 
 /**
  * `/namespaces/{ns}/firewalls/{fw}/history?from=&to=&before=`: the diff between two versions

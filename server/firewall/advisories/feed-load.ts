@@ -5,7 +5,7 @@ import type { Pace } from './pace'
 import { readZipStream, type ZipReadOptions } from './zip-stream'
 
 /** A feed archive read into a new index; the figures are what status and logs report. */
-export interface FeedLoadResult {
+interface FeedLoadResult {
   index: PackedAdvisoryIndex
   /** Valid, not withdrawn records indexed. */
   records: number

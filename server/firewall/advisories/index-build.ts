@@ -15,7 +15,7 @@ function key(ecosystem: Ecosystem, name: string): string {
  * other work and only handed out (`finish`) when complete: readers keep the previous index
  * until then. A later advisory with an id already held is ignored.
  */
-export class AdvisoryIndexBuilder {
+class AdvisoryIndexBuilder {
   private readonly byId = new Map<string, Advisory>()
   private readonly byPackage = new Map<string, Advisory[]>()
   private readonly perEcosystem = new Map<Ecosystem, number>()

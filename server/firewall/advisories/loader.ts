@@ -54,7 +54,7 @@ export async function loadAdvisoryDir(dir: string): Promise<AdvisoryLoadResult> 
   return { index: createAdvisoryIndex(advisories), files, records: advisories.length, withdrawn, warnings }
 }
 
-export interface WatchAdvisoryOptions {
+interface WatchAdvisoryOptions {
   /** Quiet period after the last change before reloading; editors and unzip write in bursts. */
   debounceMs?: number
   /** Watcher failures (e.g. the directory was removed); the watcher is closed afterwards. */

@@ -43,7 +43,7 @@ const OsvRecordSchema = z.object({
 })
 
 /** Outcome of parsing one record: data, never an exception. */
-export type OsvParseResult =
+type OsvParseResult =
   { kind: 'advisory'; advisory: Advisory } | { kind: 'withdrawn'; id: string } | { kind: 'invalid'; error: string }
 
 /** Summaries are shown in block messages and outputs; a runaway one is cut. */

@@ -20,6 +20,3 @@ export function pacer(budgetMs = 2): Pace {
     })
   }
 }
-
-/** No pacing: for the admin CLI and tests, where nothing else waits. */
-export const unpaced: Pace = () => undefined

@@ -27,7 +27,7 @@ export interface RawEntry {
 }
 
 /** The stream is not a zip archive, or its entries are out of step: nothing after this can be read. */
-export class ZipFormatError extends Error {}
+class ZipFormatError extends Error {}
 
 /** Bytes received and not read yet; copied only when a piece spans two chunks. */
 class ByteQueue {

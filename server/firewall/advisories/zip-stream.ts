@@ -16,7 +16,7 @@ export interface ZipReadOptions {
   sliceBytes?: number
 }
 
-export interface ZipReadResult {
+interface ZipReadResult {
   entries: number
   /** Entries that could not be inflated or were too large. */
   unreadable: number

@@ -159,7 +159,7 @@ export function evaluate(
   return { ...base, outcome: 'allowed', message: 'no rule matched' }
 }
 
-export type DecisionEventType = 'firewall.blocked' | 'firewall.exception-allowed' | 'firewall.allowed'
+type DecisionEventType = 'firewall.blocked' | 'firewall.exception-allowed' | 'firewall.allowed'
 
 /**
  * The event a decision emits, or `null`. Blocks always emit (the 403 quotes the request id an

@@ -2,7 +2,7 @@ import parse from 'spdx-expression-parse'
 import satisfies from 'spdx-satisfies'
 
 /** Whether a text is a valid SPDX expression (`UNLICENSED`, `SEE LICENSE IN ...` are not). */
-export function isValidSpdxExpression(expression: string): boolean {
+function isValidSpdxExpression(expression: string): boolean {
   try {
     parse(expression)
     return true

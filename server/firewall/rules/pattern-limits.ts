@@ -7,9 +7,9 @@ export const MAX_PATTERN_LENGTH = 214
 export const MAX_PATTERNS_PER_RULE = 1000
 
 /** A place in a rule, as zod paths are: `['selector', 'function', 'patterns', 3]`. */
-export type RulePath = (string | number)[]
+type RulePath = (string | number)[]
 
-export interface PatternLimitProblem {
+interface PatternLimitProblem {
   kind: 'length' | 'count'
   path: RulePath
   message: string

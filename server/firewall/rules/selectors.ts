@@ -85,7 +85,7 @@ function meetsThreshold(advisory: Advisory, fn: Fn<'vulnerability'>): boolean {
 }
 
 /** Where a reader finds the full advisory. */
-export const advisoryLink = (id: string) => `https://osv.dev/vulnerability/${encodeURIComponent(id)}`
+const advisoryLink = (id: string) => `https://osv.dev/vulnerability/${encodeURIComponent(id)}`
 
 function describeAdvisory(advisory: Advisory, severity: string): string {
   const summary = advisory.summary ? ` ${advisory.summary.slice(0, 200)}` : ''

@@ -3,7 +3,7 @@ import { ecosystemProfile, ecosystemsWith } from '../ecosystems'
 import { rangeProblem } from './versions/range'
 
 /** A problem with a rule for a firewall's ecosystem: `error` should be rejected, `warning` shown. */
-export interface RuleProblem {
+interface RuleProblem {
   level: 'error' | 'warning'
   /** Where in the rule, e.g. `selector.function.selectors[1].function`. */
   path: string

@@ -13,7 +13,7 @@ type FilePath = Extract<MavenPath, { kind: 'file' }>
 type MetadataPath = Extract<MavenPath, { kind: 'metadata' }>
 
 /** A file as one upstream serves it. */
-export interface UpstreamFile {
+interface UpstreamFile {
   bytes: Buffer
   contentType: string
   /** `Last-Modified`, ISO 8601: the closest Maven repositories come to a publish time. */

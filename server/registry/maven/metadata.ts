@@ -15,7 +15,7 @@ const unescapeXml = (text: string) =>
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 /** The versions an artifact-level `maven-metadata.xml` lists, in document order. */
-export function metadataVersions(xml: string): string[] {
+function metadataVersions(xml: string): string[] {
   const block = VERSIONS_BLOCK.exec(xml)?.[1] ?? ''
   return [...block.matchAll(VERSION)].map((m) => unescapeXml(m[1]))
 }
@@ -34,7 +34,7 @@ function setElement(xml: string, element: 'latest' | 'release', value: string | 
  * Maven's ordering (removed when there is none). Everything else is left as written.
  * @example withVersions(xml, ['1.0']) // <versions><version>1.0</version></versions>, latest 1.0
  */
-export function withVersions(xml: string, versions: string[]): string {
+function withVersions(xml: string, versions: string[]): string {
   if (!VERSIONS_BLOCK.test(xml)) return xml
   const indent = /\n([ \t]*)<version>/.exec(VERSIONS_BLOCK.exec(xml)![1])?.[1] ?? '      '
   const closing = indent.length >= 2 ? indent.slice(2) : ''

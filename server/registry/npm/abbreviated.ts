@@ -6,7 +6,7 @@ import type { Manifest, Packument } from './types'
  * registry's package-metadata docs plus what the public registry also sends today (`funding`,
  * `license`, `libc`, `acceptDependencies`).
  */
-export const ABBREVIATED_VERSION_FIELDS = [
+const ABBREVIATED_VERSION_FIELDS = [
   'name',
   'version',
   'deprecated',

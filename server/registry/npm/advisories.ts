@@ -8,7 +8,7 @@ import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
 
 /** One entry of npm's bulk advisory answer (what `npm audit` reads). */
-export interface BulkAdvisory {
+interface BulkAdvisory {
   id: string | number
   url: string
   title: string
@@ -67,7 +67,7 @@ function toBulk(advisory: Advisory, name: string): BulkAdvisory {
 }
 
 /** The firewall's own advisories (ADVISORY_DIR) for the requested names and versions. */
-export function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, unknown>): BulkAnswer {
+function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, unknown>): BulkAnswer {
   const answer: BulkAnswer = new Map()
   for (const [name, versions] of Object.entries(query)) {
     const found = new Map<string, Advisory>()

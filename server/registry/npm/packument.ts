@@ -6,7 +6,7 @@ import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './
 export type { Dist, Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 export { factsFromManifest, licenseExpressionOf } from './facts'
 export { parseTarballPath, tarballFileName, type TarballPath } from './tarball-path'
-export { toAbbreviated, ABBREVIATED_VERSION_FIELDS } from './abbreviated'
+export { toAbbreviated } from './abbreviated'
 
 /**
  * Where a dist-tag should point once `removed` is gone: the highest remaining version at or
@@ -65,7 +65,7 @@ export function filterPackument(
 }
 
 /** A packument whose tarball URLs point at the proxy, and where each file really lives. */
-export interface RewrittenPackument {
+interface RewrittenPackument {
   packument: Packument
   /** Rewritten file name (`name-1.0.0.tgz`) to the upstream tarball URL. */
   tarballs: Map<string, string>

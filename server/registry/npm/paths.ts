@@ -1,5 +1,5 @@
 /** A package request path taken apart: the package name and the segments after it. */
-export interface PackagePath {
+interface PackagePath {
   name: string
   rest: string[]
 }

@@ -48,7 +48,7 @@ type Context = Awaited<ReturnType<typeof evaluationContext>>
  * The packument a client sees: `versions`-phase rules applied (no events: metadata filtering
  * is not a decision), tarball URLs pointing at the proxy, `dist.integrity` and `time` kept.
  */
-export async function renderPackument(request: ProxyRequest, resolved: Resolved): Promise<Packument> {
+async function renderPackument(request: ProxyRequest, resolved: Resolved): Promise<Packument> {
   const [chain, ctx] = await Promise.all([
     firewallChain(request.services, request.ns, request.firewall),
     evaluationContext(request.services, request.ns, request.advisories),

@@ -1,7 +1,7 @@
 import { unzipSync } from 'fflate'
 
 /** What a push needs from a package: its identity and declared license. */
-export interface NuspecFacts {
+interface NuspecFacts {
   id: string
   version: string
   /** `<license type="expression">`, the SPDX form NuGet supports. */

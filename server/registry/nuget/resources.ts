@@ -6,7 +6,7 @@ import { parseFactJson } from '../fact-fetch'
 import { callUpstream, upstreamAuthorization } from '../upstream/client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
-export interface NugetResources {
+interface NugetResources {
   packageBaseAddress?: string
   registrationsBaseUrl?: string
   packagePublish?: string

@@ -1,7 +1,7 @@
 import { normalizePackageName } from '../../firewall/rules/names'
 
 /** What a request below a PyPI firewall's prefix asks for. */
-export type PypiPath =
+type PypiPath =
   | { kind: 'root' }
   | { kind: 'project'; project: string }
   | { kind: 'file'; project: string; filename: string }

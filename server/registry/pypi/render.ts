@@ -3,7 +3,7 @@ import type { ProjectPage } from './simple-index'
 import { versionOfFile } from './paths'
 
 /** The representations of the simple API (PEP 691 "Choosing a format"). */
-export type SimpleFormat = 'json' | 'html-v1' | 'html'
+type SimpleFormat = 'json' | 'html-v1' | 'html'
 
 const CONTENT_TYPES: Record<SimpleFormat, string> = {
   json: 'application/vnd.pypi.simple.v1+json',

@@ -51,7 +51,7 @@ function withHash(href: string, base: string): { url: string; hashes: Record<str
 }
 
 /** Reads a PEP 503 HTML project page: every anchor is a file. */
-export function parseHtmlPage(html: string, name: string, base: string): ProjectPage {
+function parseHtmlPage(html: string, name: string, base: string): ProjectPage {
   const files: PyFile[] = []
   for (const m of html.matchAll(/<a\s([^>]*)>([\s\S]*?)<\/a>/gi)) {
     const href = attribute(m[1], 'href')
@@ -71,7 +71,7 @@ export function parseHtmlPage(html: string, name: string, base: string): Project
 }
 
 /** Reads a PEP 691 JSON project page. */
-export function parseJsonPage(
+function parseJsonPage(
   doc: { name?: string; files?: Record<string, unknown>[] },
   name: string,
   base: string,

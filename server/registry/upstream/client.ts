@@ -18,7 +18,7 @@ export class UpstreamUnavailable extends Error {
 }
 
 /** Default time an upstream call may take before it counts as unreachable. */
-export const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000
+const DEFAULT_UPSTREAM_TIMEOUT_MS = 30_000
 
 /** The Authorization header for an upstream's own credentials, if it has any. */
 export function upstreamAuthorization(upstream: Upstream): string | undefined {
@@ -63,7 +63,7 @@ export function escapePackageName(name: string): string {
   return name.startsWith('@') ? `@${encodeURIComponent(name.slice(1))}` : encodeURIComponent(name)
 }
 
-export interface UpstreamRequest {
+interface UpstreamRequest {
   method?: string
   headers?: Record<string, string>
   body?: Buffer | string

@@ -20,10 +20,6 @@ export function configureUpstreamTransport(settings: UpstreamAddressSettings): v
   void previous?.close().catch(() => undefined)
 }
 
-export function upstreamPolicy(): AddressPolicy {
-  return policy
-}
-
 /** The agent (built lazily, so processes that never call an upstream open nothing). */
 export function upstreamAgent(): Agent {
   agent ??= createGuardedAgent(policy)

@@ -8,14 +8,14 @@ import type { FieldError } from '../../common/errors'
  */
 
 /** Custom headers a webhook may carry. */
-export const MAX_CUSTOM_HEADERS = 10
+const MAX_CUSTOM_HEADERS = 10
 
 /** Token characters minus `_` and friends: plain header names only (`__proto__` cannot be one). */
-export const HeaderName = z
+const HeaderName = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9-]{0,63}$/, 'a header name: letters, digits and -, at most 64')
 /** Visible ASCII and spaces only: no CR, LF or NUL can split the request. */
-export const HeaderValue = z
+const HeaderValue = z
   .string()
   .max(1024)
   .regex(/^[\x20-\x7e]*$/, 'printable ASCII only, at most 1024 characters')
@@ -53,7 +53,7 @@ const RESERVED = new Set([
 ])
 
 /** Why `name` cannot be a custom header, or null when it can. */
-export function reservedHeaderReason(name: string): string | null {
+function reservedHeaderReason(name: string): string | null {
   const lower = name.toLowerCase()
   if (lower.startsWith('webhook-')) return 'webhook-* headers are set by the sender (Standard Webhooks)'
   if (RESERVED.has(lower)) return `"${lower}" is set by the sender or is a hop-by-hop header`

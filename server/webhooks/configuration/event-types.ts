@@ -1,7 +1,7 @@
 import { EVENT_DATA_SCHEMAS, type NamespaceEvent } from '../../events/schemas'
 
 /** A validation problem in the API's `errors` shape. */
-export interface FieldError {
+interface FieldError {
   path: string
   message: string
 }
@@ -62,7 +62,7 @@ function entryProblem(entry: unknown): string | null {
 }
 
 /** The subscription fields matching needs. */
-export interface WebhookSubscription {
+interface WebhookSubscription {
   eventTypes: string[]
   /** Firewall ids; empty = all firewalls. */
   firewalls: string[]
@@ -70,7 +70,7 @@ export interface WebhookSubscription {
 }
 
 /** True when `type` is named by `pattern` (exact, or `prefix.*` covering deeper names). */
-export function typeMatches(pattern: string, type: string): boolean {
+function typeMatches(pattern: string, type: string): boolean {
   if (pattern.endsWith('.*')) return type.startsWith(pattern.slice(0, -1))
   return pattern === type
 }

@@ -1,5 +1,5 @@
 /** Lets queued promise callbacks and immediate-scheduled work run. */
-export async function settle(rounds = 3): Promise<void> {
+async function settle(rounds = 3): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((resolve) => setImmediate(resolve))
 }
 

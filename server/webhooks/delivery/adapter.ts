@@ -23,7 +23,7 @@ import type { WebhookRecord } from '../configuration/model'
 import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
 import type { NamespaceEvent } from '../../events/schemas'
 
-export interface AdapterDeps {
+interface AdapterDeps {
   runtime: WebhookRuntime
   clock: TimerClock
   /** The feed (buffer and batch in flight) of a webhook whose actor runs here. */

@@ -19,7 +19,7 @@ export interface AttemptRecord {
 }
 
 /** What one finished attempt tells its attempt record. */
-export interface AttemptRecordFacts {
+interface AttemptRecordFacts {
   attempt: number
   outcome: AttemptOutcome
   startedAt: number

@@ -7,7 +7,7 @@ import { DeliveryHost } from './host'
 import { LogFollower } from './log-follower'
 import type { WebhookRuntime } from './runtime'
 
-export interface EngineOptions {
+interface EngineOptions {
   /** Clock for every delivery wait; the system clock by default, a fake one in tests. */
   clock?: TimerClock
   /** Lease owner id; unique per process by default. */

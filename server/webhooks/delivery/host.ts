@@ -29,7 +29,7 @@ import { WorkLimit } from './work-limit'
  */
 const DELIVERY_STEPS_IN_FLIGHT = 32
 
-export interface HostOptions {
+interface HostOptions {
   /** Lease owner id of this process. */
   owner: string
   leaseTtlMs: number

@@ -2,7 +2,7 @@ import { compareCursors, type EventLogRepository } from '../../../storage/reposi
 import type { NamespaceEvent } from '../../events/schemas'
 
 /** Events named by id within a range of a namespace log: after `after`, up to `last` (inclusive). */
-export interface LogSelection {
+interface LogSelection {
   eventIds: string[]
   after: string | null
   last: string

@@ -11,7 +11,7 @@ const DAY = 86_400_000
  * (60 minutes, 24 hours, 30 days) stay inside these windows.
  * @example metricWindows(30 * DAY)['1m'] // 86_400_000
  */
-export function metricWindows(retentionMs: number): Record<BucketSize, number> {
+function metricWindows(retentionMs: number): Record<BucketSize, number> {
   return { '1m': DAY, '1h': 30 * DAY, '1d': retentionMs }
 }
 

@@ -8,7 +8,7 @@ import type { NamespaceEvent } from '../../events/schemas'
  * goes unreported.
  */
 
-export interface Occupancy {
+interface Occupancy {
   /** Matching events after the cursor, not yet in a batch. */
   waiting: number
   /** Events of the batch in flight (never dropped). */

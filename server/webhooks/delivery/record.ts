@@ -3,7 +3,7 @@ import { envelope } from '../protocol/batching'
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 
 /** Bytes of the delivered body kept in a record. */
-export const PAYLOAD_LIMIT = 64 * 1024
+const PAYLOAD_LIMIT = 64 * 1024
 /** Delivery records kept per webhook, oldest dropped first. */
 export const RECORDS_KEPT = 128
 
@@ -46,7 +46,7 @@ export type StoredDeliveryRecord = Omit<DeliveryRecord, 'payload' | 'payloadTrun
 export type AnyStoredRecord = StoredDeliveryRecord | DeliveryRecord
 
 /** What one finished attempt tells the record. */
-export interface AttemptFacts {
+interface AttemptFacts {
   webhook: string
   deliveryId: string
   attempt: number
@@ -71,7 +71,7 @@ export function recordView(stored: AnyStoredRecord, events: NamespaceEvent[] | n
 }
 
 /** Cuts a UTF-8 string to at most `limit` bytes without splitting a character. */
-export function truncateUtf8(text: string, limit: number): { text: string; truncated: boolean } {
+function truncateUtf8(text: string, limit: number): { text: string; truncated: boolean } {
   const bytes = Buffer.from(text, 'utf8')
   if (bytes.length <= limit) return { text, truncated: false }
   // Step back over continuation bytes (10xxxxxx) so no character is split.

@@ -18,7 +18,7 @@ import { routes } from './routing'
 import { readSelection } from './log-range'
 import type { RedeliveryQueue } from './redelivery'
 
-export interface FeedDeps {
+interface FeedDeps {
   events: EventLogRepository
   cursors: WebhookCursorRepository
   follower: LogFollower
@@ -36,7 +36,7 @@ export interface FeedDeps {
 }
 
 /** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
-export class StaleCursorError extends Error {}
+class StaleCursorError extends Error {}
 
 /** Entries scanned past a quiet cursor before it is stored, so a restart does not rescan them. */
 const ADVANCE_EVERY = 1_000

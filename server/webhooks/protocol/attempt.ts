@@ -9,7 +9,7 @@ import { checkUrlSyntax, guardedLookup, isAllowedAddress, NOT_PUBLIC_ERROR, type
 /** User agent on every delivery. */
 export const USER_AGENT = 'service-d3-webhooks/1'
 /** Bytes of the receiver's answer kept. */
-export const RESPONSE_BODY_LIMIT = 4 * 1024
+const RESPONSE_BODY_LIMIT = 4 * 1024
 
 export interface AttemptRequest {
   url: string

@@ -1,12 +1,12 @@
 import type { NamespaceEvent } from '../../events/schemas'
 
 /** Per-delivery limits. */
-export interface BatchLimits {
+interface BatchLimits {
   maxEvents: number
   maxBytes: number
 }
 
-export const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEvents: 100, maxBytes: 512 * 1024 }
+const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEvents: 100, maxBytes: 512 * 1024 }
 
 /** Bytes of the envelope around the events: `{"version":1,"events":[` + `]}`. */
 const ENVELOPE_OVERHEAD = Buffer.byteLength('{"version":1,"events":[]}')
@@ -15,7 +15,7 @@ const ENVELOPE_OVERHEAD = Buffer.byteLength('{"version":1,"events":[]}')
  * A test send is a delivery of its own: its record says `test: true`, which must never cover
  * real events (#14 conformance review).
  */
-export const deliveredAlone = (event: { type: string }): boolean => event.type === 'webhook.test'
+const deliveredAlone = (event: { type: string }): boolean => event.type === 'webhook.test'
 
 /**
  * Takes the next batch from a buffer ordered oldest first: as many leading events as fit in
@@ -45,7 +45,7 @@ export function takeBatch<E extends { type: string }>(
 }
 
 /** A delivery body and the exact bytes that are signed and sent. */
-export interface Envelope {
+interface Envelope {
   envelope: { version: 1; events: NamespaceEvent[] }
   body: string
 }

@@ -11,7 +11,7 @@ export function generateSecret(): string {
 }
 
 /** The binary HMAC key inside a `whsec_` secret; throws on anything else. */
-export function secretKey(secret: string): Buffer {
+function secretKey(secret: string): Buffer {
   if (!secret.startsWith(SECRET_PREFIX)) throw new Error('webhook secret must start with whsec_')
   const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
   if (key.length === 0) throw new Error('webhook secret holds no key')

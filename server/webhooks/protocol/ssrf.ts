@@ -5,8 +5,8 @@ import { guardedLookup as policyGuardedLookup, systemLookupAll, type LookupAll }
 import type { WebhookSettings } from '../configuration/settings'
 
 /** Why a webhook URL or address was refused; problems are data, never thrown. */
-export type UrlProblemCode = 'url_not_public' | 'url_scheme' | 'url_rejected_domain' | 'url_invalid'
-export type UrlCheck = { ok: true; url: URL } | { ok: false; code: UrlProblemCode; message: string }
+type UrlProblemCode = 'url_not_public' | 'url_scheme' | 'url_rejected_domain' | 'url_invalid'
+type UrlCheck = { ok: true; url: URL } | { ok: false; code: UrlProblemCode; message: string }
 
 type PolicySettings = Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'>
 

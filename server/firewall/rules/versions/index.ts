@@ -1,5 +1,5 @@
 export { versionOrdering, sameVersion, type VersionOrdering } from './ordering'
 export { inVersionRange, rangeProblem } from './range'
-export { parsePep440, comparePep440, type Pep440Version } from './pep440'
-export { compareMaven, parseMaven } from './maven'
-export { parseNuGet, compareNuGet, normalizeNuGet, type NuGetVersion } from './nuget'
+export { parsePep440, comparePep440 } from './pep440'
+export { compareMaven } from './maven'
+export { normalizeNuGet } from './nuget'

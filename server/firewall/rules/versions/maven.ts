@@ -42,7 +42,7 @@ function normalize(list: Item[]): void {
  * Parses any text into Maven's item tree (every string is a Maven version).
  * @example parseMaven('1.0-SNAPSHOT')
  */
-export function parseMaven(version: string): Item {
+function parseMaven(version: string): Item {
   const text = version.toLowerCase()
   const root: Item[] = []
   let list = root

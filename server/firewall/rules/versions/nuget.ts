@@ -3,7 +3,7 @@
  * https://learn.microsoft.com/nuget/concepts/package-versioning): parsing, normalisation
  * (the form flat-container paths use) and ordering; build metadata is ignored.
  */
-export interface NuGetVersion {
+interface NuGetVersion {
   numbers: [number, number, number, number]
   prerelease: string[]
 }

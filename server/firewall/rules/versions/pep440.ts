@@ -3,7 +3,7 @@
  * parsing with the specification's normalisations (case, separators, `alpha`->`a`, `c`->`rc`,
  * `rev`->`post`, implicit numbers) and the total ordering of its "Summary of permitted suffixes".
  */
-export interface Pep440Version {
+interface Pep440Version {
   epoch: number
   release: number[]
   pre?: [letter: 'a' | 'b' | 'rc', number: number]

@@ -1,6 +1,0 @@
-export type { Advisory, AdvisoryIndex, AdvisoryMatches, AffectedPackage, AffectedRange, RangeEvent } from './types'
-export { cvss3BaseScore, severityFromScore, SEVERITY_MIN_SCORE, SEVERITY_RANK } from './cvss'
-export { parseOsvRecord, type OsvParseResult } from './osv'
-export { isVersionAffected } from './affected'
-export { createAdvisoryIndex, mergeAdvisoryIndexes, EMPTY_ADVISORY_INDEX, OSV_ECOSYSTEMS } from './index-build'
-export { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult, type WatchAdvisoryOptions } from './loader'
