@@ -1,10 +1,10 @@
+import { emptyFirewall } from '../support/documents'
 import { afterEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import { redisUrl, uniquePrefix } from '../support/redis'
 import { createBackend, type Backend } from '../../storage'
 import { createServices, type Services } from '../../server/app/services'
 import { createNamespaceWithOwner } from '../../server/namespace/directory'
-import type { Firewall } from '../../server/firewall/schema'
 import { keys } from '../../storage/repositories/keys'
 import { hashTaggedName } from '../../storage/migrations/hash-tags'
 import { migrateStorage, STORAGE_LAYOUT, StorageLayoutError } from '../../storage/migrations'
@@ -34,19 +34,7 @@ async function downgrade(backend: Backend): Promise<void> {
   await backend.delete(keys.storageLayout)
 }
 
-const firewall = (id: string): Firewall => ({
-  id,
-  version: 0,
-  ecosystem: 'npm',
-  name: id,
-  description: '',
-  upstreams: [],
-  rules: [],
-  exceptions: [],
-  permissions: {},
-  extends: [],
-  updatedAt: '',
-})
+const firewall = emptyFirewall
 
 /** One of everything a namespace holds, written through the repositories. */
 async function populate(services: Services): Promise<void> {

@@ -1,3 +1,4 @@
+import { emptyFirewall } from '../support/documents'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
@@ -5,26 +6,13 @@ import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { keys } from '../../storage/repositories/keys'
 import { ExceptionRequestRepository, exceptionRequestKeys } from '../../storage/repositories/exception-requests'
-import type { Firewall } from '../../server/firewall/schema'
 import type { Team } from '../../server/namespace/schema'
 
 /** Ids a plain object would answer for by itself. */
 const BUILT_INS = ['constructor', 'valueOf', 'toString', 'hasOwnProperty', '__proto__']
 
 const team = (id: string): Team => ({ id, name: id, permissions: [], members: [], createdAt: 't', updatedAt: 't' })
-const firewall = (id: string): Firewall => ({
-  id,
-  version: 0,
-  ecosystem: 'npm',
-  name: id,
-  description: '',
-  upstreams: [],
-  rules: [],
-  exceptions: [],
-  permissions: {},
-  extends: [],
-  updatedAt: '',
-})
+const firewall = emptyFirewall
 
 describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (%s)', (kind) => {
   let backend: Backend

@@ -1,25 +1,13 @@
+import { emptyFirewall } from '../support/documents'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
 import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
-import type { Firewall } from '../../server/firewall/schema'
 import { keys } from '../../storage/repositories/keys'
 
-const firewall = (id: string): Firewall => ({
-  id,
-  version: 0,
-  ecosystem: 'npm',
-  name: id,
-  description: '',
-  upstreams: [],
-  rules: [],
-  exceptions: [],
-  permissions: {},
-  extends: [],
-  updatedAt: '',
-})
+const firewall = emptyFirewall
 
 describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
   let backend: Backend
