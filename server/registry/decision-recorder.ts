@@ -23,7 +23,7 @@ export interface DecisionRecord {
   meta: RequestMeta
 }
 
-/** Spec 6.3 data of a decision; "when set" fields are omitted when empty. */
+/** The `firewall.*` data of a decision (docs/webhooks.md); "when set" fields are omitted when empty. */
 function decisionData(record: DecisionRecord): FirewallDecisionData {
   const { decision, facts, principal, meta } = record
   const rule = decision.rule

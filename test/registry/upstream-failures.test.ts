@@ -6,7 +6,7 @@ import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
 import { freePort } from '../support/server'
 import { wheel } from '../fixtures/ecosystems/packages'
 
-/** Spec 6.1 rule 6: failed upstream calls are firewall log entries of their own, never events. */
+/** Failed upstream calls are firewall log entries of their own, never events. */
 
 let proxy: ProxyHarness
 let broken: Loopback

@@ -39,7 +39,7 @@ export async function loadWebhook(ctx: CallContext, id: string): Promise<Webhook
 }
 
 /**
- * Spec 6.1 rules 1-4, the URL policy (scheme, rejected domains, public address at resolution)
+ * The subscription rules (docs/webhooks.md), the URL policy (scheme, rejected domains, public address at resolution)
  * and the firewall scope. Firewalls already selected by `current` stay acceptable after their
  * deletion, so a deleted firewall never blocks a later edit.
  */
