@@ -33,6 +33,16 @@ export interface TxWrites {
   events?: NamespaceEvent[]
 }
 
+export interface TxOptions {
+  /**
+   * What the caller knows the keys hold (the values it wrote last, null for absent), for every
+   * key of the transaction: a backend that reads over the network may run the body on these
+   * without reading first. The write still commits only when they are current; when they are
+   * not (or the body throws on them), the transaction reads and runs the body again.
+   */
+  assume?: Map<string, unknown>
+}
+
 /** The result of a transaction body: the writes and what the caller gets back. */
 export interface TxOutcome<R> {
   writes: TxWrites
@@ -67,7 +77,11 @@ export interface Backend {
    * writes; conflicting concurrent writers (other processes on Redis) cause a re-run.
    * Throwing from `body` aborts with nothing written.
    */
-  transact<R>(keys: string[], body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>): Promise<R>
+  transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+    options?: TxOptions,
+  ): Promise<R>
 
   /** Appends entries to a log; returns their cursors. */
   logAppend(log: string, entries: unknown[]): Promise<string[]>

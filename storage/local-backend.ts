@@ -80,6 +80,7 @@ export class LocalBackend implements Backend {
     return this.storage.setItemRaw(key, bytes)
   }
 
+  /** Reads are local and the keys locked: `options.assume` saves nothing here and is ignored. */
   transact<R>(
     keys: string[],
     body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,

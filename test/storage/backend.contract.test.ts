@@ -52,6 +52,27 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(await backend.get('counter')).toBe(40)
   })
 
+  it('runs a transaction on assumed values when they are current, and on the stored ones when not', async () => {
+    await backend.set('doc', { v: 1 })
+    const seen: unknown[] = []
+    const bump = (assumed: unknown) =>
+      backend.transact(
+        ['doc'],
+        (values) => {
+          const current = values.get('doc') as { v: number }
+          seen.push(current)
+          return { writes: { set: { doc: { v: current.v + 1 } } }, result: current.v + 1 }
+        },
+        { assume: new Map([['doc', assumed]]) },
+      )
+    expect(await bump({ v: 1 })).toBe(2)
+    // Out of date (another writer moved on): the stored value decides, never the assumed one.
+    expect(await bump({ v: 1 })).toBe(3)
+    expect(await bump(null)).toBe(4)
+    expect(await backend.get('doc')).toEqual({ v: 4 })
+    expect(seen.at(-1)).toEqual({ v: 3 })
+  })
+
   it('writes nothing when the transaction body throws', async () => {
     await backend.set('k', 1)
     await expect(
