@@ -42,14 +42,24 @@ export class WebhookCursorRepository {
   /**
    * Atomic change: `change` sees the stored cursor (null when absent) and returns the next one,
    * plus events (of `ns`) to append in the same write, so moving the cursor past dropped events
-   * and announcing the drop commit together or not at all.
+   * and announcing the drop commit together or not at all. `assumed`: the cursor the caller
+   * wrote last (null: none stored), which saves reading it when it is still current.
    */
-  update<R>(ns: string, id: string, change: (current: WebhookCursor | null) => CursorChange<R>): Promise<R> {
+  update<R>(
+    ns: string,
+    id: string,
+    change: (current: WebhookCursor | null) => CursorChange<R>,
+    assumed?: WebhookCursor | null,
+  ): Promise<R> {
     const key = keys.cursor(ns, id)
-    return this.backend.transact([key], (values) => {
-      const { next, events, result } = change(values.get(key) as WebhookCursor | null)
-      return { writes: { set: { [key]: next }, ...(events?.length ? { events } : {}) }, result }
-    })
+    return this.backend.transact(
+      [key],
+      (values) => {
+        const { next, events, result } = change(values.get(key) as WebhookCursor | null)
+        return { writes: { set: { [key]: next }, ...(events?.length ? { events } : {}) }, result }
+      },
+      assumed === undefined ? {} : { assume: new Map([[key, assumed]]) },
+    )
   }
 
   delete(ns: string, id: string): Promise<void> {

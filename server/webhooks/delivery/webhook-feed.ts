@@ -191,13 +191,18 @@ export class WebhookFeed {
     // In transit from now: the notice may be read back before the write below returns.
     if (notice) this.noticesInTransit.add(notice.id)
     try {
-      await this.deps.cursors.update(this.ns, this.id, (current) => {
-        const same = current
-          ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
-          : !this.stored
-        if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
-        return { next: target, events: notice ? [notice] : [], result: undefined }
-      })
+      await this.deps.cursors.update(
+        this.ns,
+        this.id,
+        (current) => {
+          const same = current
+            ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
+            : !this.stored
+          if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
+          return { next: target, events: notice ? [notice] : [], result: undefined }
+        },
+        this.stored ? expected : null,
+      )
     } catch (error) {
       if (notice) this.noticesInTransit.delete(notice.id)
       throw error
