@@ -22,7 +22,7 @@ describe('WorkLimit', () => {
         started.push(index)
         await g.done
         return index
-      }),
+      }, 'take'),
     )
     await Promise.resolve()
     expect(started).toEqual([0, 1])
@@ -38,6 +38,68 @@ describe('WorkLimit', () => {
     gates[2].open()
     gates[3].open()
     expect(await Promise.all(runs.slice(2))).toEqual([2, 3])
+    expect(limit.active).toBe(0)
+  })
+
+  it('starts waiting work by lane, send before take before record, first come first served within one', async () => {
+    const limit = new WorkLimit(1)
+    const first = gate()
+    const started: string[] = []
+    const runs = [limit.run(() => first.done, 'record')]
+    for (const [name, lane] of [
+      ['record-1', 'record'],
+      ['take-1', 'take'],
+      ['send-1', 'send'],
+      ['take-2', 'take'],
+      ['send-2', 'send'],
+    ] as const)
+      runs.push(
+        limit.run(async () => {
+          started.push(name)
+        }, lane),
+      )
+    await Promise.resolve()
+    expect(started).toEqual([])
+    first.open()
+    await Promise.all(runs)
+    expect(started).toEqual(['send-1', 'send-2', 'take-1', 'take-2', 'record-1'])
+    expect(limit.active).toBe(0)
+  })
+
+  it('starts fewer pieces while the work it gives way to is busy, and the held-back ones once it is idle', async () => {
+    let busy = false
+    let idle = () => undefined as void
+    const limit = new WorkLimit(3, {
+      busy: () => busy,
+      limit: 1,
+      onIdle: (listener) => {
+        idle = listener
+        return () => undefined
+      },
+    })
+    const gates = [gate(), gate(), gate(), gate()]
+    const started: number[] = []
+    busy = true
+    const runs = gates.map((g, index) =>
+      limit.run(async () => {
+        started.push(index)
+        await g.done
+      }, 'take'),
+    )
+    await Promise.resolve()
+    expect(started).toEqual([0])
+    gates[0].open()
+    await runs[0]
+    // Still busy: the finished piece hands its slot to one waiting piece only.
+    expect(started).toEqual([0, 1])
+    expect(limit.active).toBe(1)
+    busy = false
+    idle()
+    await Promise.resolve()
+    expect(started).toEqual([0, 1, 2, 3])
+    expect(limit.active).toBe(3)
+    for (const g of gates.slice(1)) g.open()
+    await Promise.all(runs)
     expect(limit.active).toBe(0)
   })
 })

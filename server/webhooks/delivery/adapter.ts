@@ -45,18 +45,19 @@ const parked = <T>() => new Promise<T>(() => undefined)
  * @example webhookDeliveryMachine.provide({ actors: createDeliveryActors(deps) })
  */
 export function createDeliveryActors(deps: AdapterDeps) {
+  const readAtTake: DocumentsReadAtTake = new Map()
   return {
     deadlineTimer: createDeadlineTimer(deps.clock),
     takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
-      return deps.track(take(deps, input))
+      return deps.track(take(deps, input, readAtTake))
     }),
     deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
       // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
       // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
       // snapshot was stored last.
-      return deps.track(deliver(deps, input))
+      return deps.track(deliver(deps, input, readAtTake))
     }),
   }
 }
@@ -67,11 +68,22 @@ function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
   return feed
 }
 
-function take(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
-  return deps.limit.run(() => takeNow(deps, input))
+/**
+ * The webhook document each actor's last take read, by actor: the first attempt of that batch,
+ * which follows within milliseconds, sends with it instead of reading it again. Later attempts
+ * read afresh, so an edit between retries (a new URL, secret or header) applies to the next one.
+ */
+type DocumentsReadAtTake = Map<string, { deliveryId: string; webhook: WebhookRecord }>
+
+function take(deps: AdapterDeps, input: TakeBatchInput, readAtTake: DocumentsReadAtTake): Promise<TakeBatchOutput> {
+  return deps.limit.run(() => takeNow(deps, input, readAtTake), 'take')
 }
 
-async function takeNow(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBatchOutput> {
+async function takeNow(
+  deps: AdapterDeps,
+  input: TakeBatchInput,
+  readAtTake: DocumentsReadAtTake,
+): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
   // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
   const { ns, id } = parseWebhookRef(input.webhookId)
@@ -80,6 +92,8 @@ async function takeNow(deps: AdapterDeps, input: TakeBatchInput): Promise<TakeBa
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   const taken = await feed.take(() => newId('whdel', deps.clock.now()))
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
+  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook })
+  else readAtTake.delete(input.webhookId)
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
 
@@ -103,21 +117,33 @@ interface PreparedAttempt {
  * One attempt: reading and signing, then recording, each count against the work limit; the
  * request itself does not, so slow receivers never hold up the others.
  */
-async function deliver(deps: AdapterDeps, input: DeliverBatchInput): Promise<AttemptReport> {
-  const prepared = await deps.limit.run(() => prepare(deps, input))
+async function deliver(
+  deps: AdapterDeps,
+  input: DeliverBatchInput,
+  readAtTake: DocumentsReadAtTake,
+): Promise<AttemptReport> {
+  const taken = readAtTake.get(input.webhookId)
+  readAtTake.delete(input.webhookId)
+  const document = input.attempt === 1 && taken?.deliveryId === input.deliveryId ? taken.webhook : undefined
+  const prepared = await deps.limit.run(() => prepare(deps, input, document), 'send')
   if ('report' in prepared) return prepared.report
   const outcome = await sendAttempt(prepared.request)
-  return deps.limit.run(() => record(deps, input, prepared, outcome))
+  return deps.limit.run(() => record(deps, input, prepared, outcome), 'record')
 }
 
 async function prepare(
   deps: AdapterDeps,
   input: DeliverBatchInput,
+  /** The document the take of this batch read just now; read afresh when absent. */
+  document: WebhookRecord | undefined,
 ): Promise<PreparedAttempt | { report: AttemptReport }> {
   const { runtime, clock } = deps
   const { ns, id } = parseWebhookRef(input.webhookId)
   const feed = feedOf(deps, input.webhookId)
-  const [webhook, inFlight] = await Promise.all([runtime.webhooks.get(ns, id), feed.batch(input.deliveryId)])
+  const [webhook, inFlight] = await Promise.all([
+    document ?? runtime.webhooks.get(ns, id),
+    feed.batch(input.deliveryId),
+  ])
   const startedAt = clock.now()
   // Deleted webhook, or a batch already done (or past the log's retention): nothing left to send.
   if (!webhook || !inFlight || inFlight.events.length === 0) {

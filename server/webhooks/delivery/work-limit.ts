@@ -1,27 +1,57 @@
 /**
- * Runs at most `limit` pieces of work at once; the rest wait, first come first served.
+ * Which queue a piece of work waits in, most urgent first: `send` (reading and signing a batch
+ * taken already), `take` (taking the next batch), `record` (storing an attempt's outcome).
+ */
+export type WorkLane = 'send' | 'take' | 'record'
+const LANES: readonly WorkLane[] = ['send', 'take', 'record']
+
+/** Interactive work the limited work gives way to: while it is busy, a lower limit applies. */
+export interface GiveWayTo {
+  busy(): boolean
+  /** Pieces of work running at once while `busy()`. */
+  limit: number
+  /** Calls `listener` when it stops being busy; returns the unsubscribe. */
+  onIdle(listener: () => void): () => void
+}
+
+/**
+ * Runs at most `limit` pieces of work at once; the rest wait, first come first served within a
+ * lane, the lanes in order of urgency.
  *
  * Why the delivery engine needs it: under a full fan-out every actor has work, and each step
  * (taking a batch, recording an attempt) is a chain of storage round trips. Their replies arrive
  * together and their continuations run as one burst of microtasks, ahead of any API request's
  * next step. Bounding the steps in flight bounds that burst, so API latency stays flat; the
  * throughput, bound by CPU rather than by how many steps wait on Redis at once, stays the same.
- * @example const limit = new WorkLimit(32); await limit.run(() => feed.take(...))
+ * While HTTP requests are being handled (`giveWayTo`), fewer steps start: each round trip of a
+ * request then waits behind a few continuations instead of dozens.
+ * Why lanes: when one event reaches many webhooks at once, every actor takes a batch together;
+ * first come first served, the first batch taken would wait for the other 99 takes before it is
+ * sent, and recording the first deliveries would delay sending the last ones. A batch taken goes
+ * out first; a record only needs storing before its webhook takes its next batch, which waits
+ * for it anyway.
+ * @example const limit = new WorkLimit(32); await limit.run(() => feed.take(...), 'take')
  */
 export class WorkLimit {
   private running = 0
-  private readonly waiting: (() => void)[] = []
+  private readonly waiting: Record<WorkLane, (() => void)[]> = { send: [], take: [], record: [] }
+  readonly close: () => void
 
-  constructor(readonly limit: number) {}
+  constructor(
+    readonly limit: number,
+    private readonly giveWayTo?: GiveWayTo,
+  ) {
+    this.close = giveWayTo?.onIdle(() => this.startWaiting()) ?? (() => undefined)
+  }
 
-  async run<T>(work: () => Promise<T>): Promise<T> {
-    if (this.running < this.limit) this.running++
+  async run<T>(work: () => Promise<T>, lane: WorkLane): Promise<T> {
+    if (this.running < this.currentLimit()) this.running++
     // The slot is handed over by the finishing work (`running` unchanged), so none is lost or doubled.
-    else await new Promise<void>((resolve) => this.waiting.push(resolve))
+    else await new Promise<void>((resolve) => this.waiting[lane].push(resolve))
     try {
       return await work()
     } finally {
-      const next = this.waiting.shift()
+      const next = this.running <= this.currentLimit() ? this.nextWaiting() : undefined
       if (next) next()
       else this.running--
     }
@@ -30,5 +60,24 @@ export class WorkLimit {
   /** Work running now (tests). */
   get active(): number {
     return this.running
+  }
+
+  private currentLimit(): number {
+    return this.giveWayTo?.busy() ? Math.min(this.giveWayTo.limit, this.limit) : this.limit
+  }
+
+  private nextWaiting(): (() => void) | undefined {
+    const lane = LANES.find((name) => this.waiting[name].length > 0)
+    return lane && this.waiting[lane].shift()
+  }
+
+  /** Requests are done: the work held back starts, up to the full limit. */
+  private startWaiting(): void {
+    while (this.running < this.currentLimit()) {
+      const next = this.nextWaiting()
+      if (!next) return
+      this.running++
+      next()
+    }
   }
 }
