@@ -6,6 +6,7 @@ import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
 import { whenListening } from '../app/listening'
 import { runWithRequestContext, type RequestContext } from '../app/request-context'
+import { requestStarted } from '../app/requests-in-flight'
 import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
 import { RetentionWorker, retentionSettings } from '../observability/retention'
@@ -28,7 +29,10 @@ export default defineNitroPlugin((nitroApp) => {
     const context: RequestContext = { requestId: newId('req') }
     event.context.requestId = context.requestId
     trackRequest(event, context)
-    return runWithRequestContext(context, () => inner(event))
+    // Counted until the handler settles (a streamed body goes on without it) or the response closes.
+    const done = requestStarted()
+    event.node.res.once('close', done)
+    return runWithRequestContext(context, () => inner(event)).finally(done)
   }) as typeof inner
 
   // Parsed now, so an invalid LOG_RETENTION or *_RATE_LIMIT stops start-up instead of silently keeping logs forever.

@@ -19,6 +19,7 @@ import { SnapshotWriter } from './snapshot-writer'
 import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { WorkLimit } from './work-limit'
+import { onRequestsDrained, requestsInFlight } from '../../app/requests-in-flight'
 
 /**
  * Taking and recording steps of this process's actors running at once. Enough to keep Redis and
@@ -28,6 +29,11 @@ import { WorkLimit } from './work-limit'
  * 32 gives 48k and p99 ~170 ms; 48 and up let upserts slide back towards the unbounded 600+ ms.
  */
 const DELIVERY_STEPS_IN_FLIGHT = 32
+/**
+ * Steps started while this process handles an HTTP request (API, registry, dashboard): the
+ * request's own round trips then queue behind a few delivery continuations, not 32 chains.
+ */
+const STEPS_IN_FLIGHT_DURING_REQUESTS = 4
 
 interface HostOptions {
   /** Lease owner id of this process. */
@@ -63,6 +69,11 @@ export class DeliveryHost {
   private accepting = true
   private ticking: Promise<void> | null = null
   private readonly stopMetrics: () => void
+  private readonly limit = new WorkLimit(DELIVERY_STEPS_IN_FLIGHT, {
+    busy: () => requestsInFlight() > 0,
+    limit: STEPS_IN_FLIGHT_DURING_REQUESTS,
+    onIdle: onRequestsDrained,
+  })
 
   constructor(
     private readonly services: Services,
@@ -81,7 +92,7 @@ export class DeliveryHost {
         feedOf: (ref) => this.actors.get(ref)?.feed ?? null,
         accepting: () => this.accepting,
         track: (work) => this.activity.track(work),
-        limit: new WorkLimit(DELIVERY_STEPS_IN_FLIGHT),
+        limit: this.limit,
       }),
     })
   }
@@ -307,6 +318,7 @@ export class DeliveryHost {
   async stop(): Promise<void> {
     this.accepting = false
     this.stopMetrics()
+    this.limit.close()
     const bound = this.runtime.settings.attemptTimeoutMs + 2_000
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.activity.idle(), new Promise((resolve) => (timer = setTimeout(resolve, bound)))])
