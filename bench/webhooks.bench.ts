@@ -28,8 +28,12 @@ const TOKEN = `pf_bench_${'a'.repeat(40)}`
 const HOOKS = 100
 const RATE = 500
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20)
+/** Length of the light-load part; its p99 is about the slowest of a few dozen bursts, so longer is steadier. */
+const LIGHT_SECONDS = Number(process.env.BENCH_LIGHT_SECONDS ?? 30)
 /** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, one); all by default. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,one').split(','))
+/** BENCH_TARGETS=single (or cluster) measures one target only; both by default. */
+const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'single,cluster').split(','))
 
 /** Where the service keeps its data: env for the server, and a backend and raw client for this process. */
 export interface BenchTarget {
@@ -76,7 +80,7 @@ export async function benchTargets(): Promise<BenchTarget[]> {
       }
     },
   }
-  return [single, cluster]
+  return [single, cluster].filter((target) => TARGETS.has(target === single ? 'single' : 'cluster'))
 }
 
 /** The master serving `key`'s slot: MEMORY USAGE is answered only there. */
@@ -217,7 +221,7 @@ async function fanOut(
 async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
   sink.reset()
   const appended = new Map<string, number>()
-  const ids = await produce(backend, 'bench', 2, 15, appended)
+  const ids = await produce(backend, 'bench', 2, LIGHT_SECONDS, appended)
   await until(() => sink.received() >= ids.length * hooks.length, 30_000)
   const latencies: number[] = []
   for (const log of sink.hooks.values())
@@ -290,7 +294,7 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
     WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
     LOG_LEVEL: 'error',
     API_RATE_LIMIT: 'off',
-    // e.g. --cpu-prof --cpu-prof-dir=/tmp/prof, to see where the service spends its time
+    // e.g. --import $PWD/bench/support/cpu-profile-hook.mjs, to see where the service spends its time
     ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
   })
   const backend = target.backend()
