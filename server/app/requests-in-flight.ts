@@ -5,20 +5,32 @@
  */
 let inFlight = 0
 const drainedListeners = new Set<() => void>()
+/** The end of each request counted, by its response object (see `requestHandled`). */
+const ends = new WeakMap<object, () => void>()
 
 /**
  * Counts a request from now until the returned function is called (extra calls do nothing).
- * @example const done = requestStarted(); try { await handle() } finally { done() }
+ * @example const done = requestStarted(event.node.res); try { await handle() } finally { done() }
  */
-export function requestStarted(): () => void {
+export function requestStarted(response?: object): () => void {
   inFlight++
   let ended = false
-  return () => {
+  const end = () => {
     if (ended) return
     ended = true
     inFlight--
     if (inFlight === 0) for (const listener of drainedListeners) listener()
   }
+  if (response) ends.set(response, end)
+  return end
+}
+
+/**
+ * The handler's own work is over though the response goes on (a live event stream stays open
+ * for as long as a page shows it): the request no longer counts.
+ */
+export function requestHandled(response: object): void {
+  ends.get(response)?.()
 }
 
 export function requestsInFlight(): number {

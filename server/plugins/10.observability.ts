@@ -29,8 +29,8 @@ export default defineNitroPlugin((nitroApp) => {
     const context: RequestContext = { requestId: newId('req') }
     event.context.requestId = context.requestId
     trackRequest(event, context)
-    // Counted until the handler settles (a streamed body goes on without it) or the response closes.
-    const done = requestStarted()
+    // Counted until the handler settles or the response closes (or a live stream says it is handled).
+    const done = requestStarted(event.node.res)
     event.node.res.once('close', done)
     return runWithRequestContext(context, () => inner(event)).finally(done)
   }) as typeof inner

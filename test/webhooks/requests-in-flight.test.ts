@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { onRequestsDrained, requestStarted, requestsInFlight } from '../../server/app/requests-in-flight'
+import {
+  onRequestsDrained,
+  requestHandled,
+  requestStarted,
+  requestsInFlight,
+} from '../../server/app/requests-in-flight'
 
 describe('requests in flight', () => {
   it('counts each request once, however often it ends, and says when none is left', () => {
@@ -17,5 +22,17 @@ describe('requests in flight', () => {
     expect(requestsInFlight()).toBe(before)
     expect(drained).toEqual(before === 0 ? [0] : [])
     off()
+  })
+
+  it('stops counting a request its handler declares handled while the response goes on', () => {
+    const before = requestsInFlight()
+    const response = {}
+    const done = requestStarted(response)
+    expect(requestsInFlight()).toBe(before + 1)
+    requestHandled(response)
+    expect(requestsInFlight()).toBe(before)
+    done()
+    requestHandled({})
+    expect(requestsInFlight()).toBe(before)
   })
 })

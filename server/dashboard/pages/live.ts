@@ -12,6 +12,7 @@ import {
 } from '../live-source'
 import { enforceTokenRateLimit, openRequest } from '../../http/edge'
 import { dashboardSession } from '../session'
+import { requestHandled } from '../../app/requests-in-flight'
 
 /** Polling interval of the persisted state (the fallback when no publisher runs here). */
 const POLL_MS = 1000
@@ -73,6 +74,8 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
       await stream.close()
     })
     send(first)
+    // From here the stream only relays changes: delivery need not give way to it (requests-in-flight.ts).
+    requestHandled(event.node.res)
     return stream.send()
   }
 }
