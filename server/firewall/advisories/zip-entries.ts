@@ -17,13 +17,25 @@ const FLAG_UTF8 = 0x0800
 const ZIP64_EXTRA = 0x0001
 const MAX32 = 0xffffffff
 
-/** One entry's compressed bytes (null when they were over the size limit and dropped). */
-export interface RawEntry {
+/** What an entry's local header says: enough to tell an entry unchanged since an earlier archive. */
+export interface EntryHeader {
   name: string
+  crc32: number
+  compressedSize: number
+  size: number
+  /** Written with a data descriptor: the CRC and sizes above may be zeros, not the entry's own. */
+  descriptor: boolean
+}
+
+/** One entry's compressed bytes (null when over the size limit, or passed over at the caller's wish). */
+export interface RawEntry {
+  header: EntryHeader
   /** 0 stored, 8 deflate, ... */
   method: number
   compressed: Buffer | null
   compressedSize: number
+  /** Passed over unread because the caller's `skip` asked so. */
+  skipped: boolean
 }
 
 /** The stream is not a zip archive, or its entries are out of step: nothing after this can be read. */
@@ -66,11 +78,12 @@ class ByteQueue {
 }
 
 interface Header {
-  name: string
+  entry: EntryHeader
   method: number
   descriptor: boolean
   zip64: boolean
   compressedSize: number
+  skipped: boolean
 }
 
 type State =
@@ -106,7 +119,8 @@ function zip64Sizes(extra: Buffer, size: number, compressedSize: number): { size
 /**
  * Splits a zip byte stream into entries: `push` the bytes as they come, get back the entries they
  * complete; `done` says whether the archive's entries ended (its central directory began).
- * Entries larger than `maxEntryBytes` compressed are passed over and handed out without bytes.
+ * Entries larger than `maxEntryBytes` compressed are passed over and handed out without bytes, as
+ * are those `skip` picks from their local header (a caller that still holds what they produced).
  * @example const reader = new ZipEntryReader(4 << 20); for (const e of reader.push(chunk)) inflate(e)
  */
 export class ZipEntryReader {
@@ -114,7 +128,10 @@ export class ZipEntryReader {
   private state: State = { kind: 'header' }
   private offset = 0
 
-  constructor(private readonly maxEntryBytes: number) {}
+  constructor(
+    private readonly maxEntryBytes: number,
+    private readonly skip: (header: EntryHeader) => boolean = () => false,
+  ) {}
 
   get done(): boolean {
     return this.state.kind === 'end'
@@ -132,6 +149,11 @@ export class ZipEntryReader {
   private consume(n: number): Buffer {
     this.offset += n
     return this.queue.take(n)
+  }
+
+  private pass(n: number): void {
+    this.offset += n
+    this.queue.skip(n)
   }
 
   /** One step of the state machine; false when it needs more bytes. */
@@ -159,17 +181,15 @@ export class ZipEntryReader {
         const nameBytes = bytes.subarray(30, 30 + nameLength)
         const name = nameBytes.toString(flags & FLAG_UTF8 ? 'utf8' : 'latin1')
         let compressedSize = bytes.readUInt32LE(18)
-        const size = bytes.readUInt32LE(22)
+        let size = bytes.readUInt32LE(22)
         const zip64 = compressedSize === MAX32 || size === MAX32
-        if (zip64) compressedSize = zip64Sizes(bytes.subarray(30 + nameLength), size, compressedSize).compressedSize
-        const header: Header = {
-          name,
-          method: bytes.readUInt16LE(8),
-          descriptor: !!(flags & FLAG_DESCRIPTOR),
-          zip64,
-          compressedSize,
-        }
-        const parts = compressedSize <= this.maxEntryBytes ? [] : null
+        if (zip64) ({ size, compressedSize } = zip64Sizes(bytes.subarray(30 + nameLength), size, compressedSize))
+        const descriptor = !!(flags & FLAG_DESCRIPTOR)
+        const entry: EntryHeader = { name, crc32: bytes.readUInt32LE(14), compressedSize, size, descriptor }
+        // An entry with a data descriptor is always read: its header need not carry its CRC and sizes.
+        const skipped = !descriptor && this.skip(entry)
+        const header: Header = { entry, method: bytes.readUInt16LE(8), descriptor, zip64, compressedSize, skipped }
+        const parts = !skipped && compressedSize <= this.maxEntryBytes ? [] : null
         // With a data descriptor the header's sizes are usually zero: the end is found by scanning.
         if (header.descriptor && compressedSize === 0) this.state = { kind: 'scan', header, seen: 0, parts: [] }
         else this.state = { kind: 'data', header, left: compressedSize, parts }
@@ -178,9 +198,11 @@ export class ZipEntryReader {
       case 'data': {
         if (state.left > 0) {
           if (queue.length === 0) return false
-          const piece = this.consume(Math.min(state.left, queue.length))
-          state.left -= piece.length
-          state.parts?.push(piece)
+          const n = Math.min(state.left, queue.length)
+          state.left -= n
+          // Bytes nobody reads are dropped without being copied together.
+          if (state.parts) state.parts.push(this.consume(n))
+          else this.pass(n)
           if (state.left > 0) return false
         }
         this.finish(out, state.header, state.parts, state.header.compressedSize)
@@ -237,6 +259,7 @@ export class ZipEntryReader {
 
   private finish(out: RawEntry[], header: Header, parts: Buffer[] | null, compressedSize: number): void {
     const compressed = parts === null ? null : parts.length === 1 ? parts[0] : Buffer.concat(parts)
-    out.push({ name: header.name, method: header.method, compressed, compressedSize })
+    const { entry, method, skipped } = header
+    out.push({ header: entry, method, compressed, compressedSize, skipped })
   }
 }

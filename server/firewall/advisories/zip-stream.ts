@@ -1,11 +1,22 @@
 import { inflateRawSync } from 'node:zlib'
 import type { Pace } from './pace'
-import { ZipEntryReader, type RawEntry } from './zip-entries'
+import { ZipEntryReader, type EntryHeader, type RawEntry } from './zip-entries'
+
+export type { EntryHeader } from './zip-entries'
 
 /** One file of the archive, whole (OSV records are small). */
 export interface ZipEntry {
   name: string
   data: Uint8Array
+  header: EntryHeader
+}
+
+/** Entries the caller already holds the result of: passed over unread, reported in their turn. */
+export interface ZipReuse {
+  /** Asked at each local header (never for entries with a data descriptor). */
+  wanted(header: EntryHeader): boolean
+  /** A wanted entry, in archive order among the entries handed to `onEntry`. */
+  take(header: EntryHeader): void
 }
 
 export interface ZipReadOptions {
@@ -14,6 +25,7 @@ export interface ZipReadOptions {
   maxEntryBytes?: number
   /** Bytes pushed to the decoder at once (a slice inflates every entry it completes). Default 4 KiB. */
   sliceBytes?: number
+  reuse?: ZipReuse
 }
 
 interface ZipReadResult {
@@ -86,22 +98,29 @@ export async function readZipStream(
     result.unreadable++
     if (result.problems.length < 20) result.problems.push(`${name}: ${reason}`)
   }
-  const reader = new ZipEntryReader(maxEntryBytes)
+  const reuse = options.reuse
+  const reader = new ZipEntryReader(maxEntryBytes, reuse ? (header) => reuse.wanted(header) : undefined)
   // Entries completed by one push, handed out one at a time so the caller's work paces too.
-  let ready: ZipEntry[] = []
+  let ready: (ZipEntry | EntryHeader)[] = []
   const take = (entry: RawEntry) => {
+    const { header } = entry
+    if (entry.skipped) {
+      result.entries++
+      return void ready.push(header)
+    }
     const data = inflate(entry, maxEntryBytes)
-    if (typeof data === 'string') return fail(entry.name, data)
+    if (typeof data === 'string') return fail(header.name, data)
     result.entries++
     // Directories and other non-record files are read (so the stream stays in step) and dropped.
-    if (!entry.name.endsWith('/')) ready.push({ name: entry.name, data })
+    if (!header.name.endsWith('/')) ready.push({ name: header.name, data, header })
   }
   const tail = new Tail()
   const handOut = async () => {
     const entries = ready
     ready = []
     for (const entry of entries) {
-      onEntry(entry)
+      if ('data' in entry) onEntry(entry)
+      else reuse?.take(entry)
       await options.pace?.()
     }
   }
