@@ -1,26 +1,22 @@
 import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
-import { loadOsvZip } from '../firewall/advisories/feed-load'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
 import { packedIndexFromData, type PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
 import type { Pace } from '../firewall/advisories/pace'
-import { decodeSnapshot, encodeSnapshot } from '../firewall/advisories/snapshot'
-import type { LoaderReply, LoaderRequest } from './loader-protocol'
+import { decodeSnapshot } from '../firewall/advisories/snapshot'
+import { readArchive, type LoadedArchive } from './archive-read'
+import type { LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
 
-/** An archive read into a new index, with its snapshot and figures. */
-export interface LoadedArchive {
-  index: PackedAdvisoryIndex
-  snapshot: Uint8Array
-  records: number
-  invalid: number
-  withdrawn: number
-  warnings: string[]
-}
+export type { LoadedArchive } from './archive-read'
 
 /** Where the CPU-heavy reading happens: archives as they download, and stored snapshots. */
 export interface ArchiveLoader {
-  /** Throws when the archive cannot be read. */
-  archive(source: AsyncIterable<Uint8Array>, pace?: Pace): Promise<LoadedArchive>
+  /**
+   * Throws when the archive cannot be read. `previous`: the memory of the load whose index is
+   * served now (its unchanged entries are taken, not read again); null for a full read.
+   */
+  archive(source: AsyncIterable<Uint8Array>, pace?: Pace, previous?: LoadMemory | null): Promise<LoadedArchive>
   /** Throws when the snapshot is damaged. */
   snapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex>
 }
@@ -30,12 +26,7 @@ const IN_FLIGHT = 8
 
 /** Loads on the calling thread in paced slices (the admin CLI, and where no loader thread exists). */
 export const inThreadLoader: ArchiveLoader = {
-  async archive(source, pace) {
-    const loaded = await loadOsvZip(source, { pace })
-    const snapshot = await encodeSnapshot(loaded.index, pace)
-    const { index, records, invalid, withdrawn, warnings } = loaded
-    return { index, snapshot, records, invalid, withdrawn, warnings }
-  },
+  archive: (source, pace, previous) => readArchive(source, pace, previous),
   snapshot: (bytes, pace) => decodeSnapshot(bytes, pace),
 }
 
@@ -49,14 +40,15 @@ function loaderEntry(): URL | string | null {
 /** One job on a fresh thread: `send` feeds it, the reply settles it, the thread ends either way. */
 function inThread(
   entry: URL | string,
-  lowPriority: boolean,
+  start: LoaderStart,
   send: (worker: Worker, acked: () => Promise<void>) => Promise<void>,
 ) {
-  const worker = new Worker(entry, { workerData: { lowPriority } })
+  // The previous load's memory is all shared memory: the thread reads it where it is.
+  const worker = new Worker(entry, { workerData: start })
   let settled = false
   let inFlight = 0
   let wakeSender: (() => void) | null = null
-  const result = new Promise<Extract<LoaderReply, { type: 'done' }>>((resolve, reject) => {
+  const result = new Promise<Extract<LoaderReply, { type: 'archive' | 'snapshot' }>>((resolve, reject) => {
     const settle = (fn: () => void) => {
       if (settled) return
       settled = true
@@ -94,8 +86,8 @@ export function threadLoader(options: { lowPriority?: boolean } = {}): ArchiveLo
   if (!entry) return null
   const lowPriority = options.lowPriority ?? true
   return {
-    async archive(source) {
-      const reply = await inThread(entry, lowPriority, async (worker, acked) => {
+    async archive(source, _pace, previous) {
+      const reply = await inThread(entry, { lowPriority, previous: previous ?? null }, async (worker, acked) => {
         for await (const chunk of source) {
           // A copy with a buffer of its own, transferred: the body's chunks may share theirs.
           const bytes = new Uint8Array(chunk)
@@ -104,11 +96,12 @@ export function threadLoader(options: { lowPriority?: boolean } = {}): ArchiveLo
         }
         worker.postMessage({ type: 'end' } satisfies LoaderRequest)
       })
-      const { data, snapshot, records, invalid, withdrawn, warnings } = reply
-      return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings }
+      if (reply.type !== 'archive') throw new Error('advisory loader thread answered out of turn')
+      const { data, snapshot, records, invalid, withdrawn, warnings, reused, memory } = reply
+      return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings, reused, memory }
     },
     async snapshot(bytes) {
-      const reply = await inThread(entry, lowPriority, async (worker) => {
+      const reply = await inThread(entry, { lowPriority, previous: null }, async (worker) => {
         worker.postMessage({ type: 'snapshot', bytes } satisfies LoaderRequest)
       })
       return packedIndexFromData(reply.data)

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import { logger } from '../app/logger'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { Pace } from '../firewall/advisories/pace'
 import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
 import { inThreadLoader, type ArchiveLoader } from './archive-loader'
@@ -13,6 +14,8 @@ export interface FeedSyncReport {
   records?: number
   invalid?: number
   withdrawn?: number
+  /** Archive entries taken unread from the previous load (unchanged since). */
+  reused?: number
   error?: string
 }
 
@@ -31,6 +34,8 @@ interface StoreArchiveInput {
   pace?: () => Pace | undefined
   /** Where the archive is read: default this thread, paced. */
   load?: ArchiveLoader
+  /** The memory of the load this process serves now: unchanged entries are not read again. */
+  memory?: LoadMemory | null
 }
 
 /**
@@ -41,12 +46,13 @@ interface StoreArchiveInput {
  */
 export async function storeArchive(input: StoreArchiveInput): Promise<{
   index: PackedAdvisoryIndex
+  memory: LoadMemory
   state: AdvisoryFeedState
   report: FeedSyncReport
 }> {
   const { repository, ecosystem, previous, origin, at } = input
   const started = Date.now()
-  const loaded = await (input.load ?? inThreadLoader).archive(input.source, input.pace?.())
+  const loaded = await (input.load ?? inThreadLoader).archive(input.source, input.pace?.(), input.memory)
   const bytes = loaded.snapshot
   const snapshotId = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
   await repository.saveSnapshot(ecosystem, snapshotId, bytes)
@@ -67,8 +73,9 @@ export async function storeArchive(input: StoreArchiveInput): Promise<{
   if (previous?.snapshotId && previous.snapshotId !== snapshotId) {
     await repository.deleteSnapshot(ecosystem, previous.snapshotId).catch(() => undefined)
   }
-  const figures = { records, invalid, withdrawn, bytes: bytes.length, ms: Date.now() - started }
+  const figures = { records, invalid, withdrawn, reused: loaded.reused, bytes: bytes.length, ms: Date.now() - started }
   logger.info('advisory feed loaded', { ecosystem, origin: origin.origin, ...figures })
   for (const warning of loaded.warnings.slice(0, 5)) logger.warn('advisory record skipped', { ecosystem, warning })
-  return { index: loaded.index, state, report: { ecosystem, outcome: 'loaded', records, invalid, withdrawn } }
+  const report: FeedSyncReport = { ecosystem, outcome: 'loaded', records, invalid, withdrawn, reused: loaded.reused }
+  return { index: loaded.index, memory: loaded.memory, state, report }
 }

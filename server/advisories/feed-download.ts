@@ -1,6 +1,7 @@
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import type { Lease } from '../../storage/repositories/leases'
 import { logger } from '../app/logger'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { Pace } from '../firewall/advisories/pace'
 import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
 import type { Ecosystem } from '../firewall/schema'
@@ -49,6 +50,8 @@ interface HeldSnapshot {
   broken: string | null
   /** Whether this process serves data of the ecosystem (for the log of a failure). */
   loaded: boolean
+  /** The memory of the archive load it serves (null after loading a stored snapshot). */
+  memory: LoadMemory | null
 }
 
 /** A download's outcome: the report, the state now stored, and a new index to swap in (when loaded). */
@@ -56,7 +59,7 @@ export interface DownloadResult {
   report: FeedSyncReport
   /** Absent when nothing was recorded (stopped meanwhile). */
   state?: AdvisoryFeedState
-  loaded?: { index: PackedAdvisoryIndex; snapshotId: string }
+  loaded?: { index: PackedAdvisoryIndex; memory: LoadMemory; snapshotId: string }
 }
 
 /**
@@ -93,7 +96,7 @@ export async function downloadFeed(
     ctx.downloads.add(abort)
     const { etag, lastModified } = answer
     const origin = { origin: 'feed' as const, urlHash: ctx.urlHash, etag, lastModified }
-    return await storeLoaded(ctx, ecosystem, state, answer.body, origin, at)
+    return await storeLoaded(ctx, ecosystem, { previous: state, memory: held.memory }, answer.body, origin, at)
   } catch (error) {
     if (ctx.stopped()) return { report: { ecosystem, outcome: 'failed', error: 'stopped' } }
     const base = state ?? { ecosystem, records: 0, invalid: 0, withdrawn: 0 }
@@ -111,20 +114,24 @@ export async function downloadFeed(
   }
 }
 
-/** Reads an archive (downloaded or imported) into a new index and stores it as the snapshot. */
+/**
+ * Reads an archive (downloaded or imported) into a new index and stores it as the snapshot;
+ * `before.memory` (the load served now) spares reading the entries that did not change.
+ */
 export async function storeLoaded(
   ctx: Pick<DownloadContext, 'repository' | 'loader' | 'pace'>,
   ecosystem: Ecosystem,
-  previous: AdvisoryFeedState | null,
+  before: { previous: AdvisoryFeedState | null; memory: LoadMemory | null },
   source: AsyncIterable<Uint8Array>,
   origin: ArchiveOrigin,
   at: string,
 ): Promise<DownloadResult> {
   const { repository, pace, loader: load } = ctx
-  const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load })
+  const { previous, memory } = before
+  const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load, memory })
   return {
     report: stored.report,
     state: stored.state,
-    loaded: { index: stored.index, snapshotId: stored.state.snapshotId! },
+    loaded: { index: stored.index, memory: stored.memory, snapshotId: stored.state.snapshotId! },
   }
 }

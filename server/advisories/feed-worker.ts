@@ -3,6 +3,7 @@ import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/re
 import type { Lease } from '../../storage/repositories/leases'
 import { logger } from '../app/logger'
 import { isoTime, type Clock } from '../common/clock'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
 import { pacer, type Pace } from '../firewall/advisories/pace'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
@@ -53,6 +54,11 @@ export interface AdvisoryFeedOptions {
 
 interface Local {
   index: AdvisoryIndex | null
+  /**
+   * What the archive load behind `index` left for the next refresh (in this process only); null
+   * when the index came from a stored snapshot, whose next refresh then reads every entry.
+   */
+  memory: LoadMemory | null
   snapshotId: string | null
   /** A stored snapshot that failed to load here: not retried, and not trusted for a 304. */
   broken: string | null
@@ -151,7 +157,10 @@ export class AdvisoryFeed {
 
   private slot(ecosystem: Ecosystem): Local {
     let local = this.local.get(ecosystem)
-    if (!local) this.local.set(ecosystem, (local = { index: null, snapshotId: null, broken: null, state: null }))
+    if (!local) {
+      local = { index: null, memory: null, snapshotId: null, broken: null, state: null }
+      this.local.set(ecosystem, local)
+    }
     return local
   }
 
@@ -212,7 +221,7 @@ export class AdvisoryFeed {
     if (!bytes) return
     try {
       const index = await (this.options.loader ?? inThreadLoader).snapshot(bytes, this.pace())
-      this.swap(ecosystem, index, id)
+      this.swap(ecosystem, index, null, id)
       logger.info('advisory snapshot loaded', { ecosystem, records: index.size })
     } catch (error) {
       local.broken = id
@@ -247,7 +256,7 @@ export class AdvisoryFeed {
       return storeLoaded(
         this.downloadContext(),
         ecosystem,
-        state,
+        { previous: state, memory: this.slot(ecosystem).memory },
         source,
         { origin: 'file' },
         isoTime(this.options.clock),
@@ -269,7 +278,8 @@ export class AdvisoryFeed {
         return null
       }
       const local = this.slot(ecosystem)
-      const held = { snapshotId: local.snapshotId, broken: local.broken, loaded: local.index !== null }
+      const { snapshotId, broken, memory } = local
+      const held = { snapshotId, broken, loaded: local.index !== null, memory }
       return downloadFeed(this.downloadContext(), ecosystem, state, held, isoTime(this.options.clock))
     })
     return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
@@ -290,15 +300,23 @@ export class AdvisoryFeed {
 
   /** Takes a download's outcome: its state, and its index when it loaded one. */
   private adopt(ecosystem: Ecosystem, result: DownloadResult): FeedSyncReport {
-    if (result.loaded) this.swap(ecosystem, result.loaded.index, result.loaded.snapshotId, result.state)
+    const { loaded } = result
+    if (loaded) this.swap(ecosystem, loaded.index, loaded.memory, loaded.snapshotId, result.state)
     else if (result.state) this.slot(ecosystem).state = result.state
     return result.report
   }
 
   /** The one step readers see: the new index replaces the old in a single assignment. */
-  private swap(ecosystem: Ecosystem, index: AdvisoryIndex, snapshotId: string, state?: AdvisoryFeedState): void {
+  private swap(
+    ecosystem: Ecosystem,
+    index: AdvisoryIndex,
+    memory: LoadMemory | null,
+    snapshotId: string,
+    state?: AdvisoryFeedState,
+  ): void {
     const local = this.slot(ecosystem)
     local.index = index
+    local.memory = memory
     local.snapshotId = snapshotId
     local.broken = null
     if (state) local.state = state

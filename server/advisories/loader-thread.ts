@@ -1,19 +1,19 @@
 import { readlinkSync } from 'node:fs'
 import { constants, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { loadOsvZip } from '../firewall/advisories/feed-load'
-import { packedIndexTransferList } from '../firewall/advisories/packed-index'
-import { decodeSnapshot, encodeSnapshot } from '../firewall/advisories/snapshot'
-import type { LoaderReply, LoaderRequest } from './loader-protocol'
+import { decodeSnapshot } from '../firewall/advisories/snapshot'
+import { readArchive } from './archive-read'
+import type { LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
 
 /**
  * The body of the advisory loader thread (bundled as its own entry, `advisory-loader.mjs`): it
  * receives an archive's bytes as they download, reads and indexes them and compresses the
- * snapshot (or reads a stored snapshot back), and hands back the packed index as transferable
- * buffers. The request thread only forwards bytes, so a refresh of 200,000 records does not slow
- * the requests it serves.
+ * snapshot (or reads a stored snapshot back), and hands back the packed index, which lives in
+ * shared memory. The request thread only forwards bytes, so a refresh of 200,000 records does not
+ * slow the requests it serves. `previous` is the memory of the load served now: the entries it
+ * already holds are not read again.
  */
-function run(port: NonNullable<typeof parentPort>): void {
+function run(port: NonNullable<typeof parentPort>, previous: LoaderStart['previous']): void {
   const queue: Uint8Array[] = []
   let ended = false
   let wake: (() => void) | null = null
@@ -39,13 +39,15 @@ function run(port: NonNullable<typeof parentPort>): void {
   }
   void (async () => {
     try {
-      const loaded = await loadOsvZip(source())
-      // A copy with a buffer of its own: a small result may sit in Node's shared Buffer pool.
-      const snapshot = new Uint8Array(await encodeSnapshot(loaded.index))
-      const { records, invalid, withdrawn, warnings } = loaded
-      const data = loaded.index.data
-      const reply: LoaderReply = { type: 'done', data, snapshot, records, invalid, withdrawn, warnings }
-      port.postMessage(reply, [...packedIndexTransferList(data), snapshot.buffer as ArrayBuffer])
+      const { index, snapshot, records, invalid, withdrawn, warnings, reused, memory } = await readArchive(
+        source(),
+        undefined,
+        previous,
+      )
+      const figures = { records, invalid, withdrawn, warnings, reused }
+      const reply: LoaderReply = { type: 'archive', data: index.data, snapshot, ...figures, memory }
+      // The index and memory are shared memory; only the snapshot is an ArrayBuffer, moved rather than copied.
+      port.postMessage(reply, [snapshot.buffer as ArrayBuffer])
     } catch (error) {
       port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
     }
@@ -55,9 +57,7 @@ function run(port: NonNullable<typeof parentPort>): void {
 async function readSnapshot(port: NonNullable<typeof parentPort>, bytes: Uint8Array): Promise<void> {
   try {
     const index = await decodeSnapshot(bytes)
-    const figures = { records: index.size, invalid: 0, withdrawn: 0, warnings: [] }
-    const reply: LoaderReply = { type: 'done', data: index.data, snapshot: new Uint8Array(0), ...figures }
-    port.postMessage(reply, packedIndexTransferList(index.data))
+    port.postMessage({ type: 'snapshot', data: index.data } satisfies LoaderReply)
   } catch (error) {
     port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
   }
@@ -82,7 +82,8 @@ function yieldCpu(): void {
 }
 
 if (parentPort) {
+  const start = workerData as Partial<LoaderStart> | undefined
   // The benchmark turns it off to show what it is worth.
-  if ((workerData as { lowPriority?: boolean } | undefined)?.lowPriority !== false) yieldCpu()
-  run(parentPort)
+  if (start?.lowPriority !== false) yieldCpu()
+  run(parentPort, start?.previous ?? null)
 }

@@ -110,6 +110,29 @@ describe('advisory feed on shared storage', () => {
     feed.publish('npm', osvZip(npm))
   })
 
+  it('reads only the changed entries at the next refresh, also after a corrupt one; not after a snapshot load', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    const worker = await process_('a')
+    expect((await worker.sync(['npm']))[0]).toMatchObject({ outcome: 'loaded', records: 29, reused: 0 })
+    const zip = osvZip(npm)
+    feed.publish('npm', zip.subarray(0, zip.length >> 1))
+    expect((await worker.sync(['npm']))[0].outcome).toBe('failed')
+    const later = malRecord('MAL-2025-7002', 'npm', 'later-evil')
+    feed.publish('npm', osvZip([...npm, later]))
+    // The 31 entries of the first archive (29 records, 2 withdrawn) are taken from the first load.
+    expect((await worker.sync(['npm']))[0]).toMatchObject({ outcome: 'loaded', records: 30, withdrawn: 2, reused: 31 })
+    expect(malwareOf(worker, 'later-evil', '1.0.0')).toEqual(['MAL-2025-7002'])
+
+    // Another process serves the stored snapshot: it knows nothing of the entries, so reads them all.
+    const other = await process_('b')
+    await other.runPass()
+    expect(malwareOf(other, 'later-evil', '1.0.0')).toEqual(['MAL-2025-7002'])
+    feed.publish('npm', osvZip([...npm, later, malRecord('MAL-2025-7003', 'npm', 'last-evil')]))
+    expect((await other.sync(['npm']))[0]).toMatchObject({ outcome: 'loaded', records: 31, reused: 0 })
+    expect((await other.sync(['npm']))[0]).toMatchObject({ outcome: 'unchanged' })
+    feed.publish('npm', osvZip(npm))
+  })
+
   it('lets one process download at a time (the lease)', async () => {
     backend = (await makeBackend('redis')) as RedisBackend
     await new LeaseRepository(backend).advisoryFeed('npm').acquire('someone-else', 60_000)

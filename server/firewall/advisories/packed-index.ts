@@ -1,7 +1,8 @@
-import type { Ecosystem } from '../schema'
+import { ECOSYSTEMS, type Ecosystem } from '../schema'
 import { normalizePackageName } from '../rules/names'
 import { collectMatches } from './matches'
 import { fromOsvEcosystem } from './ecosystems'
+import { hash32, LineStore, U32List } from './packed-store'
 import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
 
 /**
@@ -13,82 +14,9 @@ import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
  * (a small cache keeps the recently used ones).
  */
 
-const CHUNK_BYTES = 1 << 20
 const CACHE_RECORDS = 4096
 
-/** FNV-1a over UTF-16 code units: fast, and collisions are checked against the record anyway. */
-function hash32(text: string): number {
-  let hash = 0x811c9dc5
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i)
-    hash = Math.imul(hash, 0x01000193)
-  }
-  return hash >>> 0
-}
-
 const packageKey = (ecosystem: Ecosystem, name: string) => `${ecosystem}\u0000${normalizePackageName(ecosystem, name)}`
-
-/** A growable list of 32-bit numbers. */
-class U32List {
-  data = new Uint32Array(1024)
-  length = 0
-
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const next = new Uint32Array(this.data.length * 2)
-      next.set(this.data)
-      this.data = next
-    }
-    this.data[this.length++] = value
-  }
-}
-
-/** Record lines in Buffers of 1 MiB (a longer record gets a Buffer of its own). */
-class LineStore {
-  readonly chunks: Buffer[] = []
-  private current = Buffer.allocUnsafe(CHUNK_BYTES)
-  private used = 0
-  readonly chunkOf = new U32List()
-  readonly startOf = new U32List()
-  readonly lengthOf = new U32List()
-
-  get count(): number {
-    return this.startOf.length
-  }
-
-  /** Appends one line; returns its record number. */
-  append(text: string): number {
-    const length = Buffer.byteLength(text)
-    if (length > CHUNK_BYTES - this.used) {
-      this.seal()
-      if (length > CHUNK_BYTES) this.current = Buffer.allocUnsafe(length)
-    }
-    this.current.write(text, this.used, 'utf8')
-    this.chunkOf.push(this.chunks.length)
-    this.startOf.push(this.used)
-    this.lengthOf.push(length)
-    this.used += length
-    return this.count - 1
-  }
-
-  private seal(): void {
-    if (this.used > 0) this.chunks.push(this.current.subarray(0, this.used))
-    this.current = Buffer.allocUnsafe(CHUNK_BYTES)
-    this.used = 0
-  }
-
-  /** The bytes of record `r`. */
-  line(r: number): Buffer {
-    const chunk = this.chunkOf.data[r]
-    const buffer = chunk < this.chunks.length ? this.chunks[chunk] : this.current
-    const start = this.startOf.data[r]
-    return buffer.subarray(start, start + this.lengthOf.data[r])
-  }
-
-  finish(): void {
-    this.seal()
-  }
-}
 
 /** An index that can also hand out its records as stored (for snapshots, without re-serialising). */
 export interface PackedAdvisoryIndex extends AdvisoryIndex {
@@ -101,6 +29,19 @@ export interface PackedAdvisoryIndex extends AdvisoryIndex {
 }
 
 /**
+ * What the index derives from a record besides its line, per record number: kept by a feed load so
+ * that the next one can add an unchanged record by its stored line, without parsing it.
+ */
+export interface RecordFacts {
+  idHash: Uint32Array
+  /** Bit i set: the record names a package of ECOSYSTEMS[i]. */
+  ecosystems: Uint32Array
+  /** The record's package key hashes are keyHash[keyStart[r]] up to keyHash[keyStart[r + 1]]. */
+  keyStart: Uint32Array
+  keyHash: Uint32Array
+}
+
+/**
  * Builds a `PackedAdvisoryIndex` one advisory at a time; readers keep the previous index until
  * `finish`. A later advisory with an id already held is ignored.
  * @example const builder = new PackedIndexBuilder(); builder.add(advisory); const index = builder.finish()
@@ -109,9 +50,13 @@ export class PackedIndexBuilder {
   private readonly store = new LineStore()
   private readonly pairHash = new U32List()
   private readonly pairRecord = new U32List()
-  /** id hash -> record number(s): numbers only, nothing for the collector to trace. */
+  private readonly keyStart = new U32List()
+  private readonly idHashes = new U32List()
+  private readonly masks = new U32List()
+  /** id hash (as int32, which V8 hashes as a small integer) -> record number(s): nothing for the GC to trace. */
   private readonly ids = new Map<number, number | number[]>()
-  private readonly perEcosystem = new Map<Ecosystem, number>()
+  /** Records per ECOSYSTEMS[i]. */
+  private readonly perEcosystem = new Uint32Array(ECOSYSTEMS.length)
 
   get size(): number {
     return this.store.count
@@ -119,29 +64,61 @@ export class PackedIndexBuilder {
 
   /** Adds one advisory (`json`: its serialised form when the caller has it); false for a known id. */
   add(advisory: Advisory, json?: string): boolean {
-    const idHash = hash32(advisory.id)
-    const known = this.ids.get(idHash)
-    const same = known === undefined ? [] : typeof known === 'number' ? [known] : known
-    if (same.some((r) => (JSON.parse(this.store.line(r).toString('utf8')) as Advisory).id === advisory.id)) return false
-    const r = this.store.append(json ?? JSON.stringify(advisory))
-    this.ids.set(idHash, same.length === 0 ? r : [...same, r])
     const keys = new Set<string>()
-    const ecosystems = new Set<Ecosystem>()
+    let mask = 0
     for (const affected of advisory.affected) {
       const ecosystem = fromOsvEcosystem(affected.ecosystem)
       if (!ecosystem) continue
       keys.add(packageKey(ecosystem, affected.name))
-      ecosystems.add(ecosystem)
+      mask |= 1 << ECOSYSTEMS.indexOf(ecosystem)
     }
-    for (const ecosystem of ecosystems) this.perEcosystem.set(ecosystem, (this.perEcosystem.get(ecosystem) ?? 0) + 1)
-    for (const key of keys) {
-      this.pairHash.push(hash32(key))
+    const hashes = Array.from(keys, hash32)
+    return this.insert(json ?? JSON.stringify(advisory), hash32(advisory.id), hashes, mask, advisory.id)
+  }
+
+  /**
+   * Adds a record by its stored line and facts (from an earlier build); the line is copied as it
+   * is, so the index holds the same bytes a build from the parsed record would.
+   */
+  addLine(line: Uint8Array, idHash: number, keyHashes: ArrayLike<number>, ecosystems: number): boolean {
+    return this.insert(line, idHash, keyHashes, ecosystems)
+  }
+
+  private insert(line: string | Uint8Array, idHash: number, keys: ArrayLike<number>, mask: number, id?: string) {
+    const known = this.ids.get(idHash | 0)
+    const same = known === undefined ? [] : typeof known === 'number' ? [known] : known
+    if (same.length > 0) {
+      const text = typeof line === 'string' ? line : Buffer.from(line).toString('utf8')
+      const own = id ?? (JSON.parse(text) as Advisory).id
+      if (same.some((r) => (JSON.parse(this.store.line(r).toString('utf8')) as Advisory).id === own)) return false
+    }
+    const r = this.store.append(line)
+    this.ids.set(idHash | 0, same.length === 0 ? r : [...same, r])
+    this.idHashes.push(idHash)
+    this.masks.push(mask)
+    this.keyStart.push(this.pairHash.length)
+    for (let bit = 0; mask >> bit !== 0; bit++) if (mask & (1 << bit)) this.perEcosystem[bit]++
+    for (let k = 0; k < keys.length; k++) {
+      this.pairHash.push(keys[k])
       this.pairRecord.push(r)
     }
     return true
   }
 
-  /** The finished index as plain buffers and numbers, which a worker thread can transfer. */
+  /** The facts of every record added, for the next build to reuse (after `finishData`). */
+  facts(): RecordFacts {
+    const keyStart = new U32List()
+    for (let r = 0; r < this.keyStart.length; r++) keyStart.push(this.keyStart.data[r])
+    keyStart.push(this.pairHash.length)
+    return {
+      idHash: this.idHashes.shared(),
+      ecosystems: this.masks.shared(),
+      keyStart: keyStart.shared(),
+      keyHash: this.pairHash.shared(),
+    }
+  }
+
+  /** The finished index as plain buffers and numbers, shared with (not copied to) other threads. */
   finishData(): PackedIndexData {
     const { store, pairHash, pairRecord } = this
     store.finish()
@@ -149,23 +126,24 @@ export class PackedIndexBuilder {
     while (capacity < pairHash.length * 2) capacity *= 2
     const mask = capacity - 1
     // slots hold record + 1 (0 = empty); linear probing keeps one package's records in insertion order.
-    const slots = new Uint32Array(capacity)
-    const slotHash = new Uint32Array(capacity)
+    const slots = new Uint32Array(new SharedArrayBuffer(capacity * 4))
+    const slotHash = new Uint32Array(new SharedArrayBuffer(capacity * 4))
     for (let i = 0; i < pairHash.length; i++) {
       let slot = pairHash.data[i] & mask
       while (slots[slot] !== 0) slot = (slot + 1) & mask
       slots[slot] = pairRecord.data[i] + 1
       slotHash[slot] = pairHash.data[i]
     }
-    const n = store.count
     return {
       chunks: store.chunks.map((chunk) => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength)),
-      chunkOf: store.chunkOf.data.slice(0, n),
-      startOf: store.startOf.data.slice(0, n),
-      lengthOf: store.lengthOf.data.slice(0, n),
+      chunkOf: store.chunkOf.shared(),
+      startOf: store.startOf.shared(),
+      lengthOf: store.lengthOf.shared(),
       slots,
       slotHash,
-      perEcosystem: Object.fromEntries(this.perEcosystem),
+      perEcosystem: Object.fromEntries(
+        ECOSYSTEMS.map((ecosystem, bit) => [ecosystem, this.perEcosystem[bit]]).filter(([, count]) => count !== 0),
+      ),
     }
   }
 
@@ -183,19 +161,6 @@ export interface PackedIndexData {
   slots: Uint32Array
   slotHash: Uint32Array
   perEcosystem: Partial<Record<Ecosystem, number>>
-}
-
-/** Every ArrayBuffer of the data, to transfer rather than copy it to another thread. */
-export function packedIndexTransferList(data: PackedIndexData): ArrayBuffer[] {
-  const views: ArrayBufferView[] = [
-    ...data.chunks,
-    data.chunkOf,
-    data.startOf,
-    data.lengthOf,
-    data.slots,
-    data.slotHash,
-  ]
-  return [...new Set(views.map((view) => view.buffer as ArrayBuffer))]
 }
 
 /**

@@ -1,0 +1,35 @@
+import { loadOsvZip } from '../firewall/advisories/feed-load'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
+import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
+import type { Pace } from '../firewall/advisories/pace'
+import { encodeSnapshot } from '../firewall/advisories/snapshot'
+
+/** An archive read into a new index, with its snapshot, figures and memory for the next read. */
+export interface LoadedArchive {
+  index: PackedAdvisoryIndex
+  snapshot: Uint8Array
+  records: number
+  invalid: number
+  withdrawn: number
+  warnings: string[]
+  /** Entries taken from `previous` unread. */
+  reused: number
+  memory: LoadMemory
+}
+
+/**
+ * The loader's one job, wherever it runs: reads an archive into an index (passing over what
+ * `previous` already holds) and compresses the snapshot other processes load.
+ * @example const loaded = await readArchive(body, pacer(), held.memory)
+ */
+export async function readArchive(
+  source: AsyncIterable<Uint8Array>,
+  pace?: Pace,
+  previous?: LoadMemory | null,
+): Promise<LoadedArchive> {
+  const loaded = await loadOsvZip(source, { pace, previous })
+  // A buffer of its own: a small result may sit in Node's shared Buffer pool, and it is transferred.
+  const snapshot = new Uint8Array(await encodeSnapshot(loaded.index, pace))
+  const { index, records, invalid, withdrawn, warnings, reused, memory } = loaded
+  return { index, snapshot, records, invalid, withdrawn, warnings, reused, memory }
+}
