@@ -1,0 +1,99 @@
+/**
+ * The request thread's share of one feed refresh (npm run bench:advisories-cpu, RECORDS=200000):
+ * a synthetic all.zip of RECORDS records is served from a thread of its own (its CPU is not
+ * counted), loaded once, then republished with one more record and refreshed. Prints the CPU time
+ * (from /proc, schedstat) the main thread spent during that refresh, beside its wall time.
+ * LOADER=inline: the archive is read on the main thread (the build without a loader thread).
+ * Linux only (per-thread CPU time). Prints figures, asserts nothing.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { performance } from 'node:perf_hooks'
+import { Worker } from 'node:worker_threads'
+import { LocalBackend } from '../storage'
+import { AdvisoryFeedRepository } from '../storage/repositories/advisory-feed'
+import { LeaseRepository } from '../storage/repositories/leases'
+import { threadLoader } from '../server/advisories/archive-loader'
+import { AdvisoryFeed, servicePace } from '../server/advisories/feed-worker'
+import { syntheticZip } from './support/synthetic-osv'
+
+const RECORDS = Number(process.env.RECORDS ?? 200_000)
+process.env.LOG_LEVEL ??= 'error'
+
+/** Builds (or reuses, from /tmp) the archive of `count` records. */
+function archive(count: number): string {
+  const path = `/tmp/advisories-cpu-${count}.zip`
+  if (!existsSync(path)) writeFileSync(path, syntheticZip(count))
+  return path
+}
+
+/** CPU time of the main thread in ms (its task's schedstat: nanoseconds on a CPU). */
+function mainThreadCpuMs(): number {
+  return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
+}
+
+// The OSV bucket on a thread of its own: serving 63 MB must not count as the request thread's work.
+const BUCKET = `
+const { createServer } = require('node:http')
+const { readFileSync } = require('node:fs')
+const { parentPort } = require('node:worker_threads')
+let current = null
+parentPort.on('message', (path) => {
+  current = { bytes: readFileSync(path), etag: JSON.stringify(path) }
+  parentPort.postMessage('published')
+})
+const server = createServer((req, res) => {
+  if (req.headers['if-none-match'] === current.etag) return res.writeHead(304).end()
+  res.writeHead(200, { 'content-type': 'application/zip', etag: current.etag, 'content-length': current.bytes.length })
+  res.end(current.bytes)
+})
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))
+`
+
+async function main() {
+  const before = archive(RECORDS)
+  const after = archive(RECORDS + 1)
+  const bucket = new Worker(BUCKET, { eval: true })
+  const next = () => new Promise<unknown>((resolve) => bucket.once('message', resolve))
+  const port = await next()
+  const publish = async (path: string) => (bucket.postMessage(path), await next())
+  await publish(before)
+
+  const backend = new LocalBackend(undefined)
+  const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? undefined)
+  const feed = new AdvisoryFeed({
+    repository: new AdvisoryFeedRepository(backend),
+    lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
+    settings: { url: `http://127.0.0.1:${port}`, refreshMs: 3_600_000, refresh: '1h' },
+    clock: { now: () => Date.now() },
+    owner: 'bench',
+    ecosystemsInUse: async () => ['npm'],
+    pace: servicePace,
+    loader,
+  })
+  console.log(`${RECORDS}-record feed, read ${loader ? 'on the loader thread' : 'on the main thread'}`)
+  const rows: [string, () => Promise<unknown>][] = [
+    ['first load (every entry read)', () => feed.sync(['npm'])],
+    ['refresh, one record added', async () => (await publish(after), await feed.sync(['npm']))],
+    ['refresh answered 304', () => feed.sync(['npm'])],
+  ]
+  for (const [label, run] of rows) {
+    const cpu = mainThreadCpuMs()
+    const start = performance.now()
+    const [report] = (await run()) as { outcome: string; reused?: number }[]
+    const wall = performance.now() - start
+    const used = mainThreadCpuMs() - cpu
+    console.log(
+      `  ${label.padEnd(32)} ${report.outcome.padEnd(9)} main thread CPU ${used.toFixed(1).padStart(6)} ms   wall ${wall.toFixed(0).padStart(6)} ms`,
+    )
+  }
+  await feed.stop()
+  await bucket.terminate()
+}
+
+main().then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  },
+)
