@@ -2,9 +2,8 @@ import { randomBytes } from 'node:crypto'
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import { logger } from '../app/logger'
 import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { Pace } from '../firewall/advisories/pace'
 import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
-import { inThreadLoader, type ArchiveLoader } from './archive-loader'
+import type { LoadedArchive } from './archive-read'
 import type { Ecosystem } from '../firewall/schema'
 
 /** The outcome of one refresh or import, for logs and the admin CLI. */
@@ -27,22 +26,19 @@ interface StoreArchiveInput {
   ecosystem: Ecosystem
   /** The state before: its snapshot is deleted once the new one is stored. */
   previous: AdvisoryFeedState | null
-  source: AsyncIterable<Uint8Array>
+  /** The archive, read by the loader. */
+  loaded: LoadedArchive
   origin: ArchiveOrigin
   /** When the refresh started (ISO). */
   at: string
-  pace?: () => Pace | undefined
-  /** Where the archive is read: default this thread, paced. */
-  load?: ArchiveLoader
-  /** The memory of the load this process serves now: unchanged entries are not read again. */
-  memory?: LoadMemory | null
+  /** When reading it started (Date.now()), for the log. */
+  started: number
 }
 
 /**
- * Reads an archive into a new index, stores it as the ecosystem's snapshot and then its state (so
- * a reader that sees the state finds the snapshot), and deletes the snapshot it replaces. Throws
- * when the archive cannot be read; nothing is stored then.
- * @example const { index, state } = await storeArchive({ repository, ecosystem: 'npm', ... })
+ * Stores an archive read into a new index as the ecosystem's snapshot and then its state (so a
+ * reader that sees the state finds the snapshot), and deletes the snapshot it replaces.
+ * @example const { index, state } = await storeArchive({ repository, ecosystem: 'npm', loaded, ... })
  */
 export async function storeArchive(input: StoreArchiveInput): Promise<{
   index: PackedAdvisoryIndex
@@ -50,9 +46,7 @@ export async function storeArchive(input: StoreArchiveInput): Promise<{
   state: AdvisoryFeedState
   report: FeedSyncReport
 }> {
-  const { repository, ecosystem, previous, origin, at } = input
-  const started = Date.now()
-  const loaded = await (input.load ?? inThreadLoader).archive(input.source, input.pace?.(), input.memory)
+  const { repository, ecosystem, previous, origin, at, loaded, started } = input
   const bytes = loaded.snapshot
   const snapshotId = `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
   await repository.saveSnapshot(ecosystem, snapshotId, bytes)

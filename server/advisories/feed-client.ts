@@ -5,22 +5,27 @@ export interface FeedValidators {
   lastModified?: string
 }
 
-export type FeedAnswer =
-  | { kind: 'not-modified' }
-  | { kind: 'changed'; body: AsyncIterable<Uint8Array>; etag?: string; lastModified?: string; abort(): void }
+/**
+ * One conditional download, as plain data: it is posted to the loader thread, which fetches.
+ * The feed URL is the operator's own setting, so no upstream address policy applies to it.
+ */
+export interface FeedRequest {
+  url: string
+  validators: FeedValidators
+  /** Until the answer's headers arrive. */
+  headersTimeoutMs: number
+  /** Longest pause between two body chunks. */
+  idleTimeoutMs: number
+}
 
-/** Fetches the archive at `url`; injectable so tests and the CLI share the worker. */
-export type FeedFetcher = (url: string, validators: FeedValidators) => Promise<FeedAnswer>
+export const FEED_HEADERS_TIMEOUT_MS = 30_000
+export const FEED_IDLE_TIMEOUT_MS = 60_000
+
+export type FeedAnswer =
+  { kind: 'not-modified' } | { kind: 'changed'; body: AsyncIterable<Uint8Array>; etag?: string; lastModified?: string }
 
 /** The download failed; `message` is safe to show (no URL, no credentials). */
 export class FeedError extends Error {}
-
-interface FeedClientOptions {
-  /** Until the answer's headers arrive. Default 30 s. */
-  headersTimeoutMs?: number
-  /** Longest pause between two body chunks. Default 60 s. */
-  idleTimeoutMs?: number
-}
 
 /** The network reason of a failed fetch (`ECONNREFUSED`, `ENOTFOUND`, ...), without addresses. */
 function reasonOf(error: unknown): string {
@@ -50,42 +55,40 @@ async function* guardedBody(
 }
 
 /**
- * A fetcher over global fetch with timeouts: 304 is `not-modified`, a 2xx is the body as a
- * stream (read as it arrives, never whole), anything else a `FeedError`. The feed URL is the
- * operator's own setting, so no address policy applies.
- * @example const answer = await httpFeedFetcher()(url, { etag: '"abc"' })
+ * Fetches the archive with global fetch and the request's timeouts: 304 is `not-modified`, a 2xx
+ * is the body as a stream (read as it arrives, never whole), anything else a `FeedError`.
+ * `signal` aborts it (the service stopping).
+ * @example const answer = await fetchFeed({ url, validators: { etag: '"abc"' }, headersTimeoutMs, idleTimeoutMs })
  */
-export function httpFeedFetcher(options: FeedClientOptions = {}): FeedFetcher {
-  const headersTimeoutMs = options.headersTimeoutMs ?? 30_000
-  const idleTimeoutMs = options.idleTimeoutMs ?? 60_000
-  return async (url, validators) => {
-    const controller = new AbortController()
-    const headers: Record<string, string> = { accept: 'application/zip' }
-    if (validators.etag) headers['if-none-match'] = validators.etag
-    if (validators.lastModified) headers['if-modified-since'] = validators.lastModified
-    const timer = setTimeout(() => controller.abort(), headersTimeoutMs)
-    let response: Response
-    try {
-      response = await fetch(url, { headers, signal: controller.signal, redirect: 'follow' })
-    } catch (error) {
-      throw new FeedError(`feed unreachable (${reasonOf(error)})`)
-    } finally {
-      clearTimeout(timer)
-    }
-    if (response.status === 304) {
-      await response.body?.cancel().catch(() => undefined)
-      return { kind: 'not-modified' }
-    }
-    if (!response.ok || !response.body) {
-      await response.body?.cancel().catch(() => undefined)
-      throw new FeedError(`feed answered ${response.status}`)
-    }
-    return {
-      kind: 'changed',
-      body: guardedBody(response.body, controller, idleTimeoutMs),
-      etag: response.headers.get('etag') ?? undefined,
-      lastModified: response.headers.get('last-modified') ?? undefined,
-      abort: () => controller.abort(),
-    }
+export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Promise<FeedAnswer> {
+  const controller = new AbortController()
+  signal?.addEventListener('abort', () => controller.abort(), { once: true })
+  if (signal?.aborted) controller.abort()
+  const headers: Record<string, string> = { accept: 'application/zip' }
+  const { validators } = request
+  if (validators.etag) headers['if-none-match'] = validators.etag
+  if (validators.lastModified) headers['if-modified-since'] = validators.lastModified
+  const timer = setTimeout(() => controller.abort(), request.headersTimeoutMs)
+  let response: Response
+  try {
+    response = await fetch(request.url, { headers, signal: controller.signal, redirect: 'follow' })
+  } catch (error) {
+    throw new FeedError(`feed unreachable (${reasonOf(error)})`)
+  } finally {
+    clearTimeout(timer)
+  }
+  if (response.status === 304) {
+    await response.body?.cancel().catch(() => undefined)
+    return { kind: 'not-modified' }
+  }
+  if (!response.ok || !response.body) {
+    await response.body?.cancel().catch(() => undefined)
+    throw new FeedError(`feed answered ${response.status}`)
+  }
+  return {
+    kind: 'changed',
+    body: guardedBody(response.body, controller, request.idleTimeoutMs),
+    etag: response.headers.get('etag') ?? undefined,
+    lastModified: response.headers.get('last-modified') ?? undefined,
   }
 }

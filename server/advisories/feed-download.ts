@@ -5,9 +5,9 @@ import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { Pace } from '../firewall/advisories/pace'
 import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
 import type { Ecosystem } from '../firewall/schema'
-import type { ArchiveLoader } from './archive-loader'
+import { inThreadLoader, type ArchiveLoader, type LoadedArchive } from './archive-loader'
 import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive-store'
-import type { FeedFetcher } from './feed-client'
+import { FEED_HEADERS_TIMEOUT_MS, FEED_IDLE_TIMEOUT_MS } from './feed-client'
 import { LEASE_TTL_MS } from './feed-schedule'
 import { feedArchiveUrl } from './settings'
 
@@ -33,10 +33,10 @@ export async function withLease<T>(lease: Lease, owner: string, work: () => Prom
 /** What a download needs; the caller owns the index it swaps in. */
 export interface DownloadContext {
   repository: AdvisoryFeedRepository
-  fetcher: FeedFetcher
   /** ADVISORY_FEED_URL (not null here) and its hash, kept in the state. */
   url: string
   urlHash: string | undefined
+  /** Where the archive is downloaded and read: default this thread, paced. */
   loader?: ArchiveLoader
   pace: () => Pace | undefined
   /** Aborts of the downloads in flight, for stop(). */
@@ -63,9 +63,10 @@ export interface DownloadResult {
 }
 
 /**
- * One conditional download of the ecosystem's archive (the caller holds the lease): a 304 only
- * records the refresh; a new archive is read into a new index and stored as the snapshot; a
- * failure is recorded as `lastError` and the data loaded before stays.
+ * One conditional download of the ecosystem's archive (the caller holds the lease), made and read
+ * by the loader (on its thread in the service): a 304 only records the refresh; a new archive is
+ * read into a new index and stored as the snapshot; a failure is recorded as `lastError` and the
+ * data loaded before stays.
  */
 export async function downloadFeed(
   ctx: DownloadContext,
@@ -83,20 +84,28 @@ export async function downloadFeed(
     id !== held.broken &&
     (id === held.snapshotId || (await repository.hasSnapshot(ecosystem, id)))
   const validators = intact ? { etag: state!.etag, lastModified: state!.lastModified } : {}
-  let abort: (() => void) | undefined
+  const request = {
+    url: feedArchiveUrl(ctx.url, ecosystem),
+    validators,
+    headersTimeoutMs: FEED_HEADERS_TIMEOUT_MS,
+    idleTimeoutMs: FEED_IDLE_TIMEOUT_MS,
+  }
+  const controller = new AbortController()
+  const abort = () => controller.abort()
+  ctx.downloads.add(abort)
+  const started = Date.now()
   try {
-    const answer = await ctx.fetcher(feedArchiveUrl(ctx.url, ecosystem), validators)
+    const options = { pace: ctx.pace(), previous: held.memory, signal: controller.signal }
+    const answer = await (ctx.loader ?? inThreadLoader).download(request, options)
     if (answer.kind === 'not-modified') {
       const next: AdvisoryFeedState = { ...state!, lastAttempt: at, lastRefresh: at, lastError: null }
       await repository.saveState(next)
       logger.info('advisory feed unchanged', { ecosystem, records: next.records })
       return { report: { ecosystem, outcome: 'unchanged', records: next.records }, state: next }
     }
-    abort = answer.abort
-    ctx.downloads.add(abort)
-    const { etag, lastModified } = answer
+    const { etag, lastModified, loaded } = answer
     const origin = { origin: 'feed' as const, urlHash: ctx.urlHash, etag, lastModified }
-    return await storeLoaded(ctx, ecosystem, { previous: state, memory: held.memory }, answer.body, origin, at)
+    return await storeLoaded(repository, ecosystem, state, { loaded, started }, origin, at)
   } catch (error) {
     if (ctx.stopped()) return { report: { ecosystem, outcome: 'failed', error: 'stopped' } }
     const base = state ?? { ecosystem, records: 0, invalid: 0, withdrawn: 0 }
@@ -110,25 +119,21 @@ export async function downloadFeed(
     })
     return { report: { ecosystem, outcome: 'failed', error: message }, state: next }
   } finally {
-    if (abort) ctx.downloads.delete(abort)
+    ctx.downloads.delete(abort)
   }
 }
 
-/**
- * Reads an archive (downloaded or imported) into a new index and stores it as the snapshot;
- * `before.memory` (the load served now) spares reading the entries that did not change.
- */
+/** Stores an archive read (downloaded or imported) as the snapshot, with the index to swap in. */
 export async function storeLoaded(
-  ctx: Pick<DownloadContext, 'repository' | 'loader' | 'pace'>,
+  repository: AdvisoryFeedRepository,
   ecosystem: Ecosystem,
-  before: { previous: AdvisoryFeedState | null; memory: LoadMemory | null },
-  source: AsyncIterable<Uint8Array>,
+  previous: AdvisoryFeedState | null,
+  read: { loaded: LoadedArchive; started: number },
   origin: ArchiveOrigin,
   at: string,
 ): Promise<DownloadResult> {
-  const { repository, pace, loader: load } = ctx
-  const { previous, memory } = before
-  const stored = await storeArchive({ repository, ecosystem, previous, source, origin, at, pace, load, memory })
+  const { loaded, started } = read
+  const stored = await storeArchive({ repository, ecosystem, previous, loaded, started, origin, at })
   return {
     report: stored.report,
     state: stored.state,

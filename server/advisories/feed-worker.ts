@@ -3,33 +3,18 @@ import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/re
 import type { Lease } from '../../storage/repositories/leases'
 import { logger } from '../app/logger'
 import { isoTime, type Clock } from '../common/clock'
-import type { LoadMemory } from '../firewall/advisories/load-memory'
 import { pacer, type Pace } from '../firewall/advisories/pace'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import type { FeedSyncReport } from './archive-store'
 import { inThreadLoader, type ArchiveLoader } from './archive-loader'
-import { FeedError, httpFeedFetcher, type FeedFetcher } from './feed-client'
-import {
-  downloadFeed,
-  errorText,
-  storeLoaded,
-  withLease,
-  type DownloadContext,
-  type DownloadResult,
-} from './feed-download'
+import { FeedError } from './feed-client'
+import { downloadFeed, errorText, storeLoaded, withLease, type DownloadContext } from './feed-download'
+import { FeedHoldings, type FeedEcosystemView } from './feed-holdings'
 import { BUSY_RETRY_MS, defaultEvery, IN_USE_MAX_MS, POLL_MAX_MS, refreshDue } from './feed-schedule'
 import type { AdvisoryFeedSettings } from './settings'
 
 export type { FeedSyncReport } from './archive-store'
-
-/** What one process holds of an ecosystem's feed, and the shared state it last read. */
-interface FeedEcosystemView {
-  ecosystem: Ecosystem
-  /** Data this process serves from (downloaded here or loaded from the stored snapshot). */
-  index: AdvisoryIndex | null
-  state: AdvisoryFeedState | null
-}
 
 export interface AdvisoryFeedOptions {
   repository: AdvisoryFeedRepository
@@ -41,28 +26,14 @@ export interface AdvisoryFeedOptions {
   owner: string
   /** Ecosystems of every firewall of every namespace: only those are downloaded. */
   ecosystemsInUse: () => Promise<Iterable<Ecosystem>>
-  fetcher?: FeedFetcher
   /** A pacer per job; default 2 ms slices (the CLI passes none: nothing else waits there). */
   pace?: () => Pace
-  /** Where archives are read (a worker thread in the service); default this thread, paced. */
+  /** Where archives are downloaded and read (a worker thread in the service); default this thread, paced. */
   loader?: ArchiveLoader
   /** Called after an index was swapped in. */
   onChange?: () => void
   /** Timer seam; returns a cancel function. */
   every?: (run: () => void, ms: number) => () => void
-}
-
-interface Local {
-  index: AdvisoryIndex | null
-  /**
-   * What the archive load behind `index` left for the next refresh (in this process only); null
-   * when the index came from a stored snapshot, whose next refresh then reads every entry.
-   */
-  memory: LoadMemory | null
-  snapshotId: string | null
-  /** A stored snapshot that failed to load here: not retried, and not trusted for a 304. */
-  broken: string | null
-  state: AdvisoryFeedState | null
 }
 
 /**
@@ -73,9 +44,8 @@ interface Local {
  * data and is recorded as the ecosystem's `lastError`.
  */
 export class AdvisoryFeed {
-  private readonly local = new Map<Ecosystem, Local>()
+  private readonly held: FeedHoldings
   private readonly wanted = new Set<Ecosystem>()
-  private readonly fetcher: FeedFetcher
   private readonly urlHash: string | undefined
   private inUse: Set<Ecosystem> | null = null
   private inUseAt = 0
@@ -88,21 +58,18 @@ export class AdvisoryFeed {
   private soonTimer: NodeJS.Timeout | undefined
 
   constructor(private readonly options: AdvisoryFeedOptions) {
-    this.fetcher = options.fetcher ?? httpFeedFetcher()
+    this.held = new FeedHoldings(options.onChange)
     const url = options.settings.url
     this.urlHash = url ? createHash('sha256').update(url).digest('base64url').slice(0, 22) : undefined
   }
 
   /** The ecosystem's data held here, or null when none is loaded yet. */
   index(ecosystem: Ecosystem): AdvisoryIndex | null {
-    return this.local.get(ecosystem)?.index ?? null
+    return this.held.index(ecosystem)
   }
 
   view(): FeedEcosystemView[] {
-    return ECOSYSTEMS.map((ecosystem) => {
-      const local = this.local.get(ecosystem)
-      return { ecosystem, index: local?.index ?? null, state: local?.state ?? null }
-    })
+    return this.held.view()
   }
 
   /**
@@ -155,15 +122,6 @@ export class AdvisoryFeed {
     })().finally(() => (this.running = null))
   }
 
-  private slot(ecosystem: Ecosystem): Local {
-    let local = this.local.get(ecosystem)
-    if (!local) {
-      local = { index: null, memory: null, snapshotId: null, broken: null, state: null }
-      this.local.set(ecosystem, local)
-    }
-    return local
-  }
-
   private pace(): Pace | undefined {
     return this.options.pace ? this.options.pace() : undefined
   }
@@ -180,7 +138,7 @@ export class AdvisoryFeed {
         this.inUse ??= new Set()
       }
     }
-    return ECOSYSTEMS.filter((e) => this.inUse!.has(e) || this.wanted.has(e) || this.local.get(e)?.index)
+    return ECOSYSTEMS.filter((e) => this.inUse!.has(e) || this.wanted.has(e) || this.held.index(e))
   }
 
   private async pass(download: boolean): Promise<void> {
@@ -212,26 +170,26 @@ export class AdvisoryFeed {
 
   /** Takes the shared state; loads its snapshot when it is not the one held here. */
   private async follow(ecosystem: Ecosystem, state: AdvisoryFeedState | null): Promise<void> {
-    const local = this.slot(ecosystem)
-    local.state = state
+    const held = this.held.slot(ecosystem)
+    held.state = state
     const id = state?.snapshotId
-    if (!id || id === local.snapshotId || id === local.broken) return
+    if (!id || id === held.snapshotId || id === held.broken) return
     const bytes = await this.options.repository.snapshot(ecosystem, id)
     // Replaced meanwhile: the next pass reads the new state.
     if (!bytes) return
     try {
       const index = await (this.options.loader ?? inThreadLoader).snapshot(bytes, this.pace())
-      this.swap(ecosystem, index, null, id)
+      this.held.swap(ecosystem, index, null, id)
       logger.info('advisory snapshot loaded', { ecosystem, records: index.size })
     } catch (error) {
-      local.broken = id
+      held.broken = id
       const text = errorText(error)
       logger.warn('stored advisory snapshot cannot be read; downloading the feed again', { ecosystem, error: text })
     }
   }
 
   private due(ecosystem: Ecosystem, state: AdvisoryFeedState | null): boolean {
-    const broken = this.local.get(ecosystem)?.broken ?? null
+    const broken = this.held.slot(ecosystem).broken
     const { refreshMs } = this.options.settings
     return refreshDue({ state, urlHash: this.urlHash, broken, refreshMs, now: this.options.clock.now() })
   }
@@ -253,16 +211,15 @@ export class AdvisoryFeed {
   async importArchive(ecosystem: Ecosystem, source: AsyncIterable<Uint8Array>): Promise<FeedSyncReport> {
     const result = await this.underLease(ecosystem, async () => {
       const state = await this.options.repository.state(ecosystem)
-      return storeLoaded(
-        this.downloadContext(),
-        ecosystem,
-        { previous: state, memory: this.slot(ecosystem).memory },
-        source,
-        { origin: 'file' },
-        isoTime(this.options.clock),
-      )
+      const at = isoTime(this.options.clock)
+      const started = Date.now()
+      // The file is read on this thread and its bytes forwarded to the loader: only the download moved there.
+      const loader = this.options.loader ?? inThreadLoader
+      const loaded = await loader.archive(source, this.pace(), this.held.slot(ecosystem).memory)
+      const { repository } = this.options
+      return storeLoaded(repository, ecosystem, state, { loaded, started }, { origin: 'file' }, at)
     })
-    return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
+    return result ? this.held.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }
 
   private underLease<T>(ecosystem: Ecosystem, work: () => Promise<T>): Promise<T | null> {
@@ -277,18 +234,16 @@ export class AdvisoryFeed {
         await this.follow(ecosystem, state)
         return null
       }
-      const local = this.slot(ecosystem)
-      const { snapshotId, broken, memory } = local
-      const held = { snapshotId, broken, loaded: local.index !== null, memory }
+      const { snapshotId, broken, memory, index } = this.held.slot(ecosystem)
+      const held = { snapshotId, broken, loaded: index !== null, memory }
       return downloadFeed(this.downloadContext(), ecosystem, state, held, isoTime(this.options.clock))
     })
-    return result ? this.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
+    return result ? this.held.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }
 
   private downloadContext(): DownloadContext {
     return {
       repository: this.options.repository,
-      fetcher: this.fetcher,
       url: this.options.settings.url ?? '',
       urlHash: this.urlHash,
       loader: this.options.loader,
@@ -296,31 +251,6 @@ export class AdvisoryFeed {
       downloads: this.downloads,
       stopped: () => this.stopped,
     }
-  }
-
-  /** Takes a download's outcome: its state, and its index when it loaded one. */
-  private adopt(ecosystem: Ecosystem, result: DownloadResult): FeedSyncReport {
-    const { loaded } = result
-    if (loaded) this.swap(ecosystem, loaded.index, loaded.memory, loaded.snapshotId, result.state)
-    else if (result.state) this.slot(ecosystem).state = result.state
-    return result.report
-  }
-
-  /** The one step readers see: the new index replaces the old in a single assignment. */
-  private swap(
-    ecosystem: Ecosystem,
-    index: AdvisoryIndex,
-    memory: LoadMemory | null,
-    snapshotId: string,
-    state?: AdvisoryFeedState,
-  ): void {
-    const local = this.slot(ecosystem)
-    local.index = index
-    local.memory = memory
-    local.snapshotId = snapshotId
-    local.broken = null
-    if (state) local.state = state
-    this.options.onChange?.()
   }
 
   /** Stops passing, aborts a download in flight and waits for the pass to end. */

@@ -1,5 +1,6 @@
 import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { PackedIndexData } from '../firewall/advisories/packed-index'
+import type { FeedRequest } from './feed-client'
 
 /** The loader thread's workerData. */
 export interface LoaderStart {
@@ -7,28 +8,40 @@ export interface LoaderStart {
   lowPriority: boolean
   /** The memory of the load served now (shared memory, not copied), or null for a full read. */
   previous: LoadMemory | null
+  /** The thread downloads this archive itself; absent: it reads the chunks it is sent (or a snapshot). */
+  download?: FeedRequest
 }
 
 /**
  * Messages to the advisory loader thread: an archive's bytes in order, then its end; or a stored
- * snapshot to read back.
+ * snapshot to read back. A download needs none: it is in the `LoaderStart`.
  */
 export type LoaderRequest =
   { type: 'chunk'; bytes: Uint8Array } | { type: 'end' } | { type: 'snapshot'; bytes: Uint8Array }
 
-/** Messages from it: one `ack` per chunk read, then the archive's index, snapshot and memory (or a snapshot's index), or why not. */
+/** An archive read: its index, snapshot, figures and memory (shared memory, the snapshot moved). */
+export interface ArchiveReply {
+  type: 'archive'
+  data: PackedIndexData
+  snapshot: Uint8Array
+  records: number
+  invalid: number
+  withdrawn: number
+  warnings: string[]
+  reused: number
+  memory: LoadMemory
+  /** The answer's validators, when the thread downloaded the archive. */
+  etag?: string
+  lastModified?: string
+}
+
+/**
+ * Messages from it: one `ack` per chunk read, then the archive (or a snapshot's index); for a
+ * download, `not-modified` or the archive; or why not.
+ */
 export type LoaderReply =
   | { type: 'ack' }
-  | {
-      type: 'archive'
-      data: PackedIndexData
-      snapshot: Uint8Array
-      records: number
-      invalid: number
-      withdrawn: number
-      warnings: string[]
-      reused: number
-      memory: LoadMemory
-    }
+  | ArchiveReply
+  | { type: 'not-modified' }
   | { type: 'snapshot'; data: PackedIndexData }
   | { type: 'failed'; message: string }

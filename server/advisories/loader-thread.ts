@@ -2,18 +2,21 @@ import { readlinkSync } from 'node:fs'
 import { constants, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { decodeSnapshot } from '../firewall/advisories/snapshot'
-import { readArchive } from './archive-read'
-import type { LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
+import { downloadArchive, readArchive, type LoadedArchive } from './archive-read'
+import type { FeedRequest } from './feed-client'
+import type { ArchiveReply, LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
+
+type Port = NonNullable<typeof parentPort>
 
 /**
  * The body of the advisory loader thread (bundled as its own entry, `advisory-loader.mjs`): it
- * receives an archive's bytes as they download, reads and indexes them and compresses the
- * snapshot (or reads a stored snapshot back), and hands back the packed index, which lives in
- * shared memory. The request thread only forwards bytes, so a refresh of 200,000 records does not
- * slow the requests it serves. `previous` is the memory of the load served now: the entries it
- * already holds are not read again.
+ * downloads the feed archive itself and reads it as it arrives (or reads the bytes it is sent, or
+ * a stored snapshot), compresses the snapshot, and hands back the packed index, which lives in
+ * shared memory. The request thread only posts the job and takes the answer, so a refresh of
+ * 200,000 records does not slow the requests it serves. `previous` is the memory of the load
+ * served now: the entries it already holds are not read again.
  */
-function run(port: NonNullable<typeof parentPort>, previous: LoaderStart['previous']): void {
+function receive(port: Port, previous: LoaderStart['previous']): void {
   const queue: Uint8Array[] = []
   let ended = false
   let wake: (() => void) | null = null
@@ -39,27 +42,42 @@ function run(port: NonNullable<typeof parentPort>, previous: LoaderStart['previo
   }
   void (async () => {
     try {
-      const { index, snapshot, records, invalid, withdrawn, warnings, reused, memory } = await readArchive(
-        source(),
-        undefined,
-        previous,
-      )
-      const figures = { records, invalid, withdrawn, warnings, reused }
-      const reply: LoaderReply = { type: 'archive', data: index.data, snapshot, ...figures, memory }
-      // The index and memory are shared memory; only the snapshot is an ArrayBuffer, moved rather than copied.
-      port.postMessage(reply, [snapshot.buffer as ArrayBuffer])
+      sendArchive(port, await readArchive(source(), undefined, previous))
     } catch (error) {
-      port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
+      sendFailure(port, error)
     }
   })()
 }
 
-async function readSnapshot(port: NonNullable<typeof parentPort>, bytes: Uint8Array): Promise<void> {
+/** Fetches the archive here, reading the body as it arrives; answers 304s and failures too. */
+async function download(port: Port, request: FeedRequest, previous: LoaderStart['previous']): Promise<void> {
+  try {
+    const outcome = await downloadArchive(request, { previous })
+    if (outcome.kind === 'not-modified') return port.postMessage({ type: 'not-modified' } satisfies LoaderReply)
+    sendArchive(port, outcome.loaded, { etag: outcome.etag, lastModified: outcome.lastModified })
+  } catch (error) {
+    sendFailure(port, error)
+  }
+}
+
+function sendArchive(port: Port, loaded: LoadedArchive, validators: Pick<ArchiveReply, 'etag' | 'lastModified'> = {}) {
+  const { index, snapshot, records, invalid, withdrawn, warnings, reused, memory } = loaded
+  const figures = { records, invalid, withdrawn, warnings, reused, ...validators }
+  const reply: LoaderReply = { type: 'archive', data: index.data, snapshot, ...figures, memory }
+  // The index and memory are shared memory; only the snapshot is an ArrayBuffer, moved rather than copied.
+  port.postMessage(reply, [snapshot.buffer as ArrayBuffer])
+}
+
+function sendFailure(port: Port, error: unknown): void {
+  port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
+}
+
+async function readSnapshot(port: Port, bytes: Uint8Array): Promise<void> {
   try {
     const index = await decodeSnapshot(bytes)
     port.postMessage({ type: 'snapshot', data: index.data } satisfies LoaderReply)
   } catch (error) {
-    port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
+    sendFailure(port, error)
   }
 }
 
@@ -85,5 +103,6 @@ if (parentPort) {
   const start = workerData as Partial<LoaderStart> | undefined
   // The benchmark turns it off to show what it is worth.
   if (start?.lowPriority !== false) yieldCpu()
-  run(parentPort, start?.previous ?? null)
+  if (start?.download) void download(parentPort, start.download, start.previous ?? null)
+  else receive(parentPort, start?.previous ?? null)
 }

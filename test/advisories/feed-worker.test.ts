@@ -3,14 +3,15 @@ import type { RedisBackend } from '../../storage'
 import { AdvisoryFeedRepository } from '../../storage/repositories/advisory-feed'
 import { LeaseRepository } from '../../storage/repositories/leases'
 import { AdvisoryFeed } from '../../server/advisories/feed-worker'
-import { httpFeedFetcher, type FeedFetcher } from '../../server/advisories/feed-client'
+import { threadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
 import type { Ecosystem } from '../../server/firewall/schema'
 import { makeBackend } from '../support/backends'
 import { fixtureRecords, malRecord, osvZip, startOsvFeed, type OsvFeed } from '../support/osv-feed'
 
 /**
  * The feed worker on a real Redis, as several processes run it: each AdvisoryFeed here stands for
- * one process (own lease owner id, own in-memory index) sharing the same storage.
+ * one process (own lease owner id, own in-memory index) sharing the same storage. Twice: with the
+ * loader thread downloading and reading (as the service runs), and on this thread (`nitro dev`).
  */
 
 const npm = fixtureRecords('npm')
@@ -29,7 +30,13 @@ afterEach(async () => {
   await backend?.close()
 })
 
-async function process_(name: string, options: { inUse?: Ecosystem[]; fetcher?: FeedFetcher } = {}) {
+const loaders: [string, ArchiveLoader | undefined][] = [
+  ['on the loader thread', threadLoader() ?? undefined],
+  ['on this thread', undefined],
+]
+let loader: ArchiveLoader | undefined
+
+async function process_(name: string, options: { inUse?: Ecosystem[] } = {}) {
   const worker = new AdvisoryFeed({
     repository: new AdvisoryFeedRepository(backend),
     lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
@@ -37,7 +44,7 @@ async function process_(name: string, options: { inUse?: Ecosystem[]; fetcher?: 
     clock: { now: () => Date.now() },
     owner: name,
     ecosystemsInUse: async () => options.inUse ?? ['npm'],
-    fetcher: options.fetcher,
+    loader,
   })
   workers.push(worker)
   return worker
@@ -49,7 +56,15 @@ const malwareOf = (worker: AdvisoryFeed, name: string, version: string) =>
     ?.lookup('npm', name, version)
     .malware.map((a) => a.id)
 
-describe('advisory feed on shared storage', () => {
+describe.each(loaders)('advisory feed on shared storage, read %s', (where, chosen) => {
+  beforeAll(() => {
+    loader = chosen
+  })
+
+  it('reads where it says (a loader thread exists from the sources)', () => {
+    expect(chosen !== undefined).toBe(where === 'on the loader thread')
+  })
+
   it('downloads once: the other process loads the stored snapshot instead', async () => {
     backend = (await makeBackend('redis')) as RedisBackend
     const before = feed.downloads('npm')
@@ -58,11 +73,10 @@ describe('advisory feed on shared storage', () => {
     expect(feed.downloads('npm')).toBe(before + 1)
     expect(malwareOf(first, 'flatmap-stream', '0.1.1')).toEqual(['MAL-2022-1142'])
 
-    let asked = 0
-    const counting: FeedFetcher = (url, validators) => (asked++, httpFeedFetcher()(url, validators))
-    const second = await process_('b', { fetcher: counting })
+    const asked = feed.requests.length
+    const second = await process_('b')
     await second.runPass()
-    expect(asked).toBe(0)
+    expect(feed.requests.length).toBe(asked)
     expect(malwareOf(second, 'flatmap-stream', '0.1.1')).toEqual(['MAL-2022-1142'])
     expect(second.view().find((v) => v.ecosystem === 'npm')?.state?.records).toBe(29)
   })

@@ -1,0 +1,84 @@
+import type { AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
+import type { LoadMemory } from '../firewall/advisories/load-memory'
+import type { AdvisoryIndex } from '../firewall/advisories/types'
+import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
+import type { FeedSyncReport } from './archive-store'
+import type { DownloadResult } from './feed-download'
+
+/** What one process holds of an ecosystem's feed, and the shared state it last read. */
+export interface FeedEcosystemView {
+  ecosystem: Ecosystem
+  /** Data this process serves from (downloaded here or loaded from the stored snapshot). */
+  index: AdvisoryIndex | null
+  state: AdvisoryFeedState | null
+}
+
+export interface Held {
+  index: AdvisoryIndex | null
+  /**
+   * What the archive load behind `index` left for the next refresh (in this process only); null
+   * when the index came from a stored snapshot, whose next refresh then reads every entry.
+   */
+  memory: LoadMemory | null
+  snapshotId: string | null
+  /** A stored snapshot that failed to load here: not retried, and not trusted for a 304. */
+  broken: string | null
+  state: AdvisoryFeedState | null
+}
+
+/**
+ * The feed data this process serves, per ecosystem, and what stands behind it. Readers see a new
+ * index in one step (`swap`): the old feed or the new one, never half.
+ */
+export class FeedHoldings {
+  private readonly held = new Map<Ecosystem, Held>()
+
+  /** `onChange`: called after an index was swapped in. */
+  constructor(private readonly onChange?: () => void) {}
+
+  /** The ecosystem's data held here, or null when none is loaded yet. */
+  index(ecosystem: Ecosystem): AdvisoryIndex | null {
+    return this.held.get(ecosystem)?.index ?? null
+  }
+
+  view(): FeedEcosystemView[] {
+    return ECOSYSTEMS.map((ecosystem) => {
+      const held = this.held.get(ecosystem)
+      return { ecosystem, index: held?.index ?? null, state: held?.state ?? null }
+    })
+  }
+
+  slot(ecosystem: Ecosystem): Held {
+    let held = this.held.get(ecosystem)
+    if (!held) {
+      held = { index: null, memory: null, snapshotId: null, broken: null, state: null }
+      this.held.set(ecosystem, held)
+    }
+    return held
+  }
+
+  /** Takes a download's outcome: its state, and its index when it loaded one. */
+  adopt(ecosystem: Ecosystem, result: DownloadResult): FeedSyncReport {
+    const { loaded } = result
+    if (loaded) this.swap(ecosystem, loaded.index, loaded.memory, loaded.snapshotId, result.state)
+    else if (result.state) this.slot(ecosystem).state = result.state
+    return result.report
+  }
+
+  /** The one step readers see: the new index replaces the old in a single assignment. */
+  swap(
+    ecosystem: Ecosystem,
+    index: AdvisoryIndex,
+    memory: LoadMemory | null,
+    snapshotId: string,
+    state?: AdvisoryFeedState,
+  ): void {
+    const held = this.slot(ecosystem)
+    held.index = index
+    held.memory = memory
+    held.snapshotId = snapshotId
+    held.broken = null
+    if (state) held.state = state
+    this.onChange?.()
+  }
+}
