@@ -3,7 +3,8 @@
  * a synthetic all.zip of RECORDS records is served from a thread of its own (its CPU is not
  * counted), loaded once, then republished with one more record and refreshed. Prints the CPU time
  * (from /proc, schedstat) the main thread spent during that refresh, beside its wall time.
- * LOADER=inline: the archive is read on the main thread (the build without a loader thread).
+ * LOADER=inline: the archive is read on the main thread (the build without a loader thread);
+ * PROFILE=file.cpuprofile: the refresh is profiled too.
  * Linux only (per-thread CPU time). Prints figures, asserts nothing.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
@@ -14,6 +15,7 @@ import { AdvisoryFeedRepository } from '../storage/repositories/advisory-feed'
 import { LeaseRepository } from '../storage/repositories/leases'
 import { threadLoader } from '../server/advisories/archive-loader'
 import { AdvisoryFeed, servicePace } from '../server/advisories/feed-worker'
+import { profiled } from './support/cpu-profile'
 import { syntheticZip } from './support/synthetic-osv'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
@@ -71,9 +73,17 @@ async function main() {
     loader,
   })
   console.log(`${RECORDS}-record feed, read ${loader ? 'on the loader thread' : 'on the main thread'}`)
+  // PROFILE=file.cpuprofile: the refresh is also sampled by V8's profiler, its busiest functions printed.
+  const refresh = async () => {
+    if (!process.env.PROFILE) return feed.sync(['npm'])
+    const { result, top } = await profiled(process.env.PROFILE, () => feed.sync(['npm']))
+    profile = top
+    return result
+  }
+  let profile: string[] = []
   const rows: [string, () => Promise<unknown>][] = [
     ['first load (every entry read)', () => feed.sync(['npm'])],
-    ['refresh, one record added', async () => (await publish(after), await feed.sync(['npm']))],
+    ['refresh, one record added', async () => (await publish(after), await refresh())],
     ['refresh answered 304', () => feed.sync(['npm'])],
   ]
   for (const [label, run] of rows) {
@@ -86,6 +96,8 @@ async function main() {
       `  ${label.padEnd(32)} ${report.outcome.padEnd(9)} main thread CPU ${used.toFixed(1).padStart(6)} ms   wall ${wall.toFixed(0).padStart(6)} ms`,
     )
   }
+  if (profile.length)
+    console.log(`\nmain thread during the refresh (V8 profile, ${process.env.PROFILE}):\n  ${profile.join('\n  ')}`)
   await feed.stop()
   await bucket.terminate()
 }
