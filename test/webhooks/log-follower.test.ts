@@ -1,0 +1,72 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { makeBackend } from '../support/backends'
+import type { Backend } from '../../storage'
+import { EventLogRepository } from '../../storage/repositories/event-log'
+import { LogFollower, type EventEntry } from '../../server/webhooks/delivery/log-follower'
+import { makeEvent } from '../../server/events/factory'
+import { systemClock } from '../../server/common/clock'
+import { waitFor } from '../support/wait-for'
+
+let backend: Backend
+let follower: LogFollower
+afterEach(async () => {
+  await follower?.stop()
+  await backend?.close()
+})
+
+const ping = () =>
+  makeEvent(systemClock, 'ns1', 'audit.test.ping', { action: 'test.ping', outcome: 'success' as const })
+
+/** Keeps the thread busy for `ms`, as a listener with much to check would. */
+function busy(ms: number) {
+  const until = performance.now() + ms
+  while (performance.now() < until);
+}
+
+describe('log follower', () => {
+  it('hands every entry to every listener in log order, letting other work run between slow listeners', async () => {
+    backend = await makeBackend('fs')
+    const events = new EventLogRepository(backend)
+    follower = new LogFollower(events)
+    await follower.ready()
+    const seen = Array.from({ length: 6 }, () => [] as string[])
+    // Counted by a timer: it only fires between listeners when the hand-out lets the event loop through.
+    let ticks = 0
+    const ticksAtCall: number[] = []
+    for (const list of seen)
+      await follower.follow('ns1', (entries: EventEntry[]) => {
+        ticksAtCall.push(ticks)
+        busy(1.5)
+        list.push(...entries.map((entry) => entry.value.id))
+      })
+    const timer = setInterval(() => ticks++, 0)
+    const appended = [ping(), ping(), ping()]
+    await events.append(appended)
+    await waitFor(() => seen.every((list) => list.length === 3), 5_000)
+    await follower.idle()
+    clearInterval(timer)
+    for (const list of seen) expect(list).toEqual(appended.map((event) => event.id))
+    expect(ticksAtCall.at(-1)).toBeGreaterThan(ticksAtCall[0])
+  })
+
+  it('gives nothing more to a listener removed while a page is being handed out', async () => {
+    backend = await makeBackend('fs')
+    const events = new EventLogRepository(backend)
+    follower = new LogFollower(events)
+    await follower.ready()
+    const late: string[] = []
+    const lateListener = (entries: EventEntry[]) => late.push(...entries.map((entry) => entry.value.id))
+    const first: string[] = []
+    await follower.follow('ns1', (entries) => {
+      busy(3)
+      first.push(...entries.map((entry) => entry.value.id))
+      // Removed after the slice this listener filled: the hand-out yields before reaching it.
+      follower.unfollow('ns1', lateListener)
+    })
+    await follower.follow('ns1', lateListener)
+    await events.append([ping()])
+    await waitFor(() => first.length === 1, 5_000)
+    await follower.idle()
+    expect(late).toEqual([])
+  })
+})
