@@ -22,16 +22,17 @@ import { WorkLimit } from './work-limit'
 import { onRequestsDrained, requestsInFlight } from '../../app/requests-in-flight'
 
 /**
- * Taking and recording steps of this process's actors running at once. Enough to keep Redis and
- * the receivers busy (a step is a few round trips); few enough that an API request is not queued
- * behind a hundred actors' continuations. Measured with bench:webhooks (100 webhooks at the pacing
- * ceiling, one Redis): 16 held rule upserts to p99 115-139 ms but fan-out to 33-42k deliveries/s;
- * 32 gives 48k and p99 ~170 ms; 48 and up let upserts slide back towards the unbounded 600+ ms.
+ * Steps (taking, sending, recording) of this process's actors running at once: enough to keep
+ * Redis and the receivers busy (a step is a round trip or two). Measured with bench:webhooks
+ * (100 webhooks at the pacing ceiling, one Redis, delivery giving way to requests): 16, 24 and 32
+ * all reach the ceiling with rule upserts at p99 50-85 ms; 64 and 100 let upserts drift to
+ * 90 ms and slow the light-load bursts.
  */
 const DELIVERY_STEPS_IN_FLIGHT = 32
 /**
  * Steps started while this process handles an HTTP request (API, registry, dashboard): the
  * request's own round trips then queue behind a few delivery continuations, not 32 chains.
+ * 1, 2 and 4 measured alike; without it (32) upserts reached p99 ~170-220 ms.
  */
 const STEPS_IN_FLIGHT_DURING_REQUESTS = 4
 
@@ -81,7 +82,12 @@ export class DeliveryHost {
     private readonly options: HostOptions,
   ) {
     this.stopMetrics = onMetricsCollect(() =>
-      reportActorMetrics([...this.actors.values()].map((managed) => managed.actor.getSnapshot())),
+      reportActorMetrics(
+        [...this.actors.values()].map((managed) => ({
+          value: managed.actor.getSnapshot().value,
+          context: { bufferedEvents: managed.feed.buffered() },
+        })),
+      ),
     )
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
@@ -175,14 +181,22 @@ export class DeliveryHost {
     })
   }
 
-  /** Tells the actor its buffered count when it differs from what it knows. */
+  /**
+   * Tells the actor its buffered count when it differs from what it knows. Only an idle (or
+   * disabled) actor acts on the count; a busy one refreshes it with each take and attempt, and
+   * is told again when it comes to rest (the subscription below). A busy actor's new count goes
+   * to the live view alone: an actor step per webhook for each read of the log cost a tenth of
+   * the process's CPU under a full fan-out.
+   */
   private noteBuffered(ref: string): void {
     const managed = this.actors.get(ref)
     if (!managed || managed.retired) return
     const bufferedEvents = managed.feed.buffered()
-    if (bufferedEvents !== managed.actor.getSnapshot().context.bufferedEvents) {
+    const snapshot = managed.actor.getSnapshot()
+    if (bufferedEvents === snapshot.context.bufferedEvents) return
+    if (snapshot.value === 'active' || snapshot.value === 'disabled')
       managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents, now: this.options.clock.now() })
-    }
+    else publish('webhook', ref, { value: snapshot.value, context: { ...snapshot.context, bufferedEvents } })
   }
 
   private start(ref: string, stored: Snapshot<unknown> | null, feed: WebhookFeed): void {
@@ -229,6 +243,8 @@ export class DeliveryHost {
         }
         publish('webhook', ref, { value: next.value, context: next.context })
         managed.snapshots.note()
+        // At rest with a count from its last step: events that came meanwhile wake it now.
+        if (next.value === 'active' || next.value === 'disabled') this.noteBuffered(ref)
       },
       error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
     })
