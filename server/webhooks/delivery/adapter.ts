@@ -87,10 +87,14 @@ async function takeNow(
   const feed = feedOf(deps, input.webhookId)
   // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
   const { ns, id } = parseWebhookRef(input.webhookId)
-  const webhook = await deps.runtime.webhooks.get(ns, id)
+  // Both at once (one round trip, not two): a batch taken for a webhook found disabled stays in
+  // its cursor, counted as buffered, and is the first sent once the webhook is enabled again.
+  const [webhook, taken] = await Promise.all([
+    deps.runtime.webhooks.get(ns, id),
+    feed.take(() => newId('whdel', deps.clock.now())),
+  ])
   if (webhook && !webhook.enabled)
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
-  const taken = await feed.take(() => newId('whdel', deps.clock.now()))
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
   if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook })
   else readAtTake.delete(input.webhookId)
