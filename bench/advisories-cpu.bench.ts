@@ -9,14 +9,15 @@
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs'
 import { performance } from 'node:perf_hooks'
-import { Worker } from 'node:worker_threads'
 import { LocalBackend } from '../storage'
 import { AdvisoryFeedRepository } from '../storage/repositories/advisory-feed'
 import { LeaseRepository } from '../storage/repositories/leases'
 import { threadLoader } from '../server/advisories/archive-loader'
+import { BUILT_LOADER } from './support/built-loader'
 import { AdvisoryFeed, servicePace } from '../server/advisories/feed-worker'
 import { profiled } from './support/cpu-profile'
 import { syntheticZip } from './support/synthetic-osv'
+import { startBucketThread } from './support/osv-bucket-thread'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
 process.env.LOG_LEVEL ??= 'error'
@@ -33,39 +34,20 @@ function mainThreadCpuMs(): number {
   return Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6
 }
 
-// The OSV bucket on a thread of its own: serving 63 MB must not count as the request thread's work.
-const BUCKET = `
-const { createServer } = require('node:http')
-const { readFileSync } = require('node:fs')
-const { parentPort } = require('node:worker_threads')
-let current = null
-parentPort.on('message', (path) => {
-  current = { bytes: readFileSync(path), etag: JSON.stringify(path) }
-  parentPort.postMessage('published')
-})
-const server = createServer((req, res) => {
-  if (req.headers['if-none-match'] === current.etag) return res.writeHead(304).end()
-  res.writeHead(200, { 'content-type': 'application/zip', etag: current.etag, 'content-length': current.bytes.length })
-  res.end(current.bytes)
-})
-server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))
-`
-
 async function main() {
   const before = archive(RECORDS)
   const after = archive(RECORDS + 1)
-  const bucket = new Worker(BUCKET, { eval: true })
-  const next = () => new Promise<unknown>((resolve) => bucket.once('message', resolve))
-  const port = await next()
-  const publish = async (path: string) => (bucket.postMessage(path), await next())
+  // The OSV bucket on a thread of its own: serving 63 MB must not count as the request thread's work.
+  const bucket = await startBucketThread()
+  const publish = (path: string) => bucket.publish('npm', readFileSync(path))
   await publish(before)
 
   const backend = new LocalBackend(undefined)
-  const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? undefined)
+  const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader({ entry: BUILT_LOADER }) ?? undefined)
   const feed = new AdvisoryFeed({
     repository: new AdvisoryFeedRepository(backend),
     lease: (ecosystem) => new LeaseRepository(backend).advisoryFeed(ecosystem),
-    settings: { url: `http://127.0.0.1:${port}`, refreshMs: 3_600_000, refresh: '1h' },
+    settings: { url: bucket.url, refreshMs: 3_600_000, refresh: '1h' },
     clock: { now: () => Date.now() },
     owner: 'bench',
     ecosystemsInUse: async () => ['npm'],
@@ -99,7 +81,7 @@ async function main() {
   if (profile.length)
     console.log(`\nmain thread during the refresh (V8 profile, ${process.env.PROFILE}):\n  ${profile.join('\n  ')}`)
   await feed.stop()
-  await bucket.terminate()
+  await bucket.close()
 }
 
 main().then(

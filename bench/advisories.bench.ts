@@ -1,7 +1,7 @@
 /**
  * Advisory feed benchmark, npm run bench:advisories (RECORDS=200000 ROUNDS=3 PACKAGES=32):
  *  - a synthetic OSV npm feed of RECORDS records (three quarters MAL- reports, a quarter GHSA
- *    advisories with ranges and CVSS) served by a local bucket: download + load time, heap and RSS
+ *    advisories with ranges and CVSS) served by a local bucket on a thread of its own: download + load time, heap and RSS
  *    growth, snapshot size and the time another process takes to load the stored snapshot, and
  *    lookup latency p50/p99;
  *  - the swap of a refreshed feed (one more record) while `npm install` runs through a firewall with
@@ -18,11 +18,12 @@ import { AdvisoryFeedRepository } from '../storage/repositories/advisory-feed'
 import { LeaseRepository } from '../storage/repositories/leases'
 import { AdvisoryFeed, servicePace, type AdvisoryFeedOptions } from '../server/advisories/feed-worker'
 import { threadLoader } from '../server/advisories/archive-loader'
+import { BUILT_LOADER } from './support/built-loader'
 import type { PackedAdvisoryIndex } from '../server/firewall/advisories/packed-index'
 import { createAdvisoryCatalog } from '../server/registry/advisory-catalog'
 import type { AdvisoryFeedSettings } from '../server/advisories/settings'
 import { benchTree } from '../test/fixtures/npm-packages'
-import { startOsvFeed } from '../test/support/osv-feed'
+import { startBucketThread } from './support/osv-bucket-thread'
 import { syntheticZip } from './support/synthetic-osv'
 import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
@@ -40,7 +41,7 @@ const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
 const gc = () => (globalThis as { gc?: () => void }).gc?.()
 // As the service loads: on a worker thread (LOADER=inline: on the request thread, in 2 ms slices).
-const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader() ?? undefined)
+const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader({ entry: BUILT_LOADER }) ?? undefined)
 
 /** A probe that GETs `url` back to back until stopped; returns every latency. */
 function probe(url: string, headers: Record<string, string>) {
@@ -154,7 +155,8 @@ async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
 
 async function main() {
   console.log(`building a ${RECORDS}-record all.zip ...`)
-  const feed = await startOsvFeed({ npm: syntheticZip(RECORDS) })
+  const feed = await startBucketThread()
+  await feed.publish('npm', syntheticZip(RECORDS))
   const settings: AdvisoryFeedSettings = { url: feed.url, refreshMs: 3_600_000, refresh: '1h' }
   gc() // the records built for the zip are gone before anything is measured
   await loadFigures(feed.url, settings)
@@ -216,8 +218,9 @@ async function main() {
         let swapMs = 0
         let swap: Promise<unknown> = Promise.resolve()
         if (kind !== 'quiet') {
-          options.loader = kind === 'swap' ? loader : (threadLoader({ lowPriority: false }) ?? undefined)
-          feed.publish('npm', syntheticZip(++published))
+          options.loader =
+            kind === 'swap' ? loader : (threadLoader({ lowPriority: false, entry: BUILT_LOADER }) ?? undefined)
+          await feed.publish('npm', syntheticZip(++published))
           gc()
         }
         const running = probe(probeUrl, probeHeaders)

@@ -101,8 +101,9 @@ function inThread(
  * the request thread and 60 ms on the new thread, and its heap is gone with it. The thread runs at
  * a lower CPU priority (nice 10) unless `lowPriority` is false. Null when the build has no loader thread entry.
  */
-export function threadLoader(options: { lowPriority?: boolean } = {}): ArchiveLoader | null {
-  const entry = loaderEntry()
+export function threadLoader(options: { lowPriority?: boolean; entry?: string } = {}): ArchiveLoader | null {
+  // `entry`: the built thread (advisory-loader.mjs) for a caller running from sources (benchmarks).
+  const entry = options.entry ?? loaderEntry()
   if (!entry) return null
   const lowPriority = options.lowPriority ?? true
   return {
