@@ -1,22 +1,11 @@
-import { loadOsvZip } from '../firewall/advisories/feed-load'
+import { loadOsvZip, type FeedLoadResult } from '../firewall/advisories/feed-load'
 import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
 import type { Pace } from '../firewall/advisories/pace'
 import { encodeSnapshot } from '../firewall/advisories/snapshot'
 import { fetchFeed, type FeedRequest } from './feed-client'
 
-/** An archive read into a new index, with its snapshot, figures and memory for the next read. */
-export interface LoadedArchive {
-  index: PackedAdvisoryIndex
-  snapshot: Uint8Array
-  records: number
-  invalid: number
-  withdrawn: number
-  warnings: string[]
-  /** Entries taken from `previous` unread. */
-  reused: number
-  memory: LoadMemory
-}
+/** An archive read into a new index (feed-load.ts's figures and memory) with its snapshot. */
+export type LoadedArchive = Omit<FeedLoadResult, 'origins'> & { snapshot: Uint8Array }
 
 /**
  * The loader's archive job, wherever it runs: reads an archive into an index (passing over what

@@ -1,6 +1,7 @@
 import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { PackedIndexData } from '../firewall/advisories/packed-index'
 import type { FeedRequest } from './feed-client'
+import type { LoadedArchive } from './archive-read'
 
 /** The loader thread's workerData. */
 export interface LoaderStart {
@@ -20,16 +21,10 @@ export type LoaderRequest =
   { type: 'chunk'; bytes: Uint8Array } | { type: 'end' } | { type: 'snapshot'; bytes: Uint8Array }
 
 /** An archive read: its index, snapshot, figures and memory (shared memory, the snapshot moved). */
-export interface ArchiveReply {
+export type ArchiveReply = Omit<LoadedArchive, 'index'> & {
   type: 'archive'
+  /** The index as shared memory (its class does not cross threads). */
   data: PackedIndexData
-  snapshot: Uint8Array
-  records: number
-  invalid: number
-  withdrawn: number
-  warnings: string[]
-  reused: number
-  memory: LoadMemory
   /** The answer's validators, when the thread downloaded the archive. */
   etag?: string
   lastModified?: string
