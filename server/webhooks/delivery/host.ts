@@ -101,8 +101,10 @@ export class DeliveryHost {
   /** One pass of lease renewal, adoption of free webhooks and reconciliation with storage. */
   tick(): Promise<void> {
     if (!this.ticking) {
+      // As one step of the record lane: a pass (a lease and a document read per webhook) waits
+      // for the sends and takes of a burst instead of slowing them.
       this.ticking = this.activity
-        .track(this.pass())
+        .track(this.limit.run(() => this.pass(), 'record'))
         .catch((error) => logger.error('webhook host pass failed', { error: String(error) }))
         .finally(() => (this.ticking = null))
     }
@@ -203,7 +205,8 @@ export class DeliveryHost {
       snapshots: new SnapshotWriter(
         ref,
         actor,
-        (snapshot) => this.runtime.webhooks.saveSnapshot(ns, id, snapshot),
+        // In the record lane: when one event reaches many webhooks, sends go out first.
+        (snapshot) => this.limit.run(() => this.runtime.webhooks.saveSnapshot(ns, id, snapshot), 'record'),
         (work) => this.activity.track(work),
       ),
       retired: false,
