@@ -85,19 +85,19 @@ async function takeNow(
   readAtTake: DocumentsReadAtTake,
 ): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
-  // A disabled webhook stops draining: nothing leaves its buffer until it is enabled (or deleted).
   const { ns, id } = parseWebhookRef(input.webhookId)
-  // Both at once (one round trip, not two): a batch taken for a webhook found disabled stays in
-  // its cursor, counted as buffered, and is the first sent once the webhook is enabled again.
+  // A disabled webhook sends nothing until it is enabled (or deleted). Document and batch are read
+  // at once (one round trip, not two): a batch taken for a webhook found disabled stays in its
+  // cursor, counted as buffered, and is the first sent once the webhook is enabled again.
   const [webhook, taken] = await Promise.all([
     deps.runtime.webhooks.get(ns, id),
     feed.take(() => newId('whdel', deps.clock.now())),
   ])
+  readAtTake.delete(input.webhookId)
   if (webhook && !webhook.enabled)
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
   if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook })
-  else readAtTake.delete(input.webhookId)
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
 
