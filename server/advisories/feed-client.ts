@@ -27,8 +27,12 @@ export type FeedAnswer =
 /** The download failed; `message` is safe to show (no URL, no credentials). */
 export class FeedError extends Error {}
 
-/** The network reason of a failed fetch (`ECONNREFUSED`, `ENOTFOUND`, ...), without addresses. */
-function reasonOf(error: unknown): string {
+/**
+ * The network reason of a failed fetch (`ECONNREFUSED`, `ENOTFOUND`, ...), without addresses. An
+ * abort is `stopped` when the caller asked for it (the service stopping), `timed out` otherwise.
+ */
+function reasonOf(error: unknown, signal: AbortSignal | undefined): string {
+  if (signal?.aborted) return 'stopped'
   const cause = (error as { cause?: { code?: string; message?: string } })?.cause
   if (cause?.code) return cause.code
   if ((error as Error)?.name === 'AbortError' || (error as Error)?.name === 'TimeoutError') return 'timed out'
@@ -39,6 +43,7 @@ async function* guardedBody(
   body: ReadableStream<Uint8Array>,
   controller: AbortController,
   idleTimeoutMs: number,
+  signal: AbortSignal | undefined,
 ): AsyncIterable<Uint8Array> {
   let timer = setTimeout(() => controller.abort(), idleTimeoutMs)
   try {
@@ -48,7 +53,7 @@ async function* guardedBody(
       yield chunk
     }
   } catch (error) {
-    throw new FeedError(`feed download broke off (${reasonOf(error)})`)
+    throw new FeedError(`feed download broke off (${reasonOf(error, signal)})`)
   } finally {
     clearTimeout(timer)
   }
@@ -73,7 +78,7 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
   try {
     response = await fetch(request.url, { headers, signal: controller.signal, redirect: 'follow' })
   } catch (error) {
-    throw new FeedError(`feed unreachable (${reasonOf(error)})`)
+    throw new FeedError(`feed unreachable (${reasonOf(error, signal)})`)
   } finally {
     clearTimeout(timer)
   }
@@ -87,7 +92,7 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
   }
   return {
     kind: 'changed',
-    body: guardedBody(response.body, controller, request.idleTimeoutMs),
+    body: guardedBody(response.body, controller, request.idleTimeoutMs, signal),
     etag: response.headers.get('etag') ?? undefined,
     lastModified: response.headers.get('last-modified') ?? undefined,
   }
