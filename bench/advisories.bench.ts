@@ -28,6 +28,7 @@ import { syntheticZip } from './support/synthetic-osv'
 import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
 import { startProxy } from '../test/registry/harness'
+import { watchLoop, type LoopFigures } from './support/loop-watch'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -212,6 +213,7 @@ async function main() {
     const times = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]))
     const installs = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]))
     const swaps = new Map<Kind, number[]>(kinds.map((kind) => [kind, []]))
+    const loops = new Map<Kind, LoopFigures[]>(kinds.map((kind) => [kind, []]))
     let published = RECORDS
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of kinds) {
@@ -224,12 +226,14 @@ async function main() {
           gc()
         }
         const running = probe(probeUrl, probeHeaders)
+        const watch = watchLoop()
         const start = performance.now()
         if (kind !== 'quiet') swap = worker.sync(['npm']).then(() => (swapMs = performance.now() - start))
         do installs.get(kind)!.push(await install(client))
         while (kind !== 'quiet' && swapMs === 0)
         await swap
         if (swapMs) swaps.get(kind)!.push(swapMs)
+        loops.get(kind)!.push(watch.stop())
         times.get(kind)!.push(...(await running.stop()))
       }
     }
@@ -257,6 +261,15 @@ async function main() {
       const refresh = kind === 'quiet' ? '' : `, refresh median ${ms(median(swaps.get(kind)!))}`
       console.log(
         `  npm install median, ${label[kind].padEnd(32)} ${ms(median(installs.get(kind)!))} (${installs.get(kind)!.length} runs)${refresh}`,
+      )
+    }
+    // The proxy runs on this thread: a probe slowed here by a long task or a GC pause shows in these.
+    for (const kind of kinds) {
+      const rounds = loops.get(kind)!
+      const most = (pick: (f: LoopFigures) => number) => ms(Math.max(...rounds.map(pick)))
+      const sum = (pick: (f: LoopFigures) => number) => rounds.reduce((total, f) => total + pick(f), 0)
+      console.log(
+        `  request thread, ${label[kind].padEnd(32)} loop delay p99 ${most((f) => f.delayP99Ms)} max ${most((f) => f.delayMaxMs)}   GC ${sum((f) => f.gcPauses)} pauses, max ${most((f) => f.gcMaxMs)}, total ${ms(sum((f) => f.gcTotalMs))}`,
       )
     }
     await worker.stop()

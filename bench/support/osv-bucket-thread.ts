@@ -2,8 +2,9 @@ import { Worker } from 'node:worker_threads'
 
 /**
  * The OSV bucket for benchmarks, on a thread of its own: `{url}/{ecosystem}/all.zip` with an ETag,
- * 304 to a matching If-None-Match. Serving a 63 MB archive on the thread that also runs the
- * service under test would count as the service's own work (in production the bucket is remote).
+ * 304 to a matching If-None-Match, single ranges (206) and If-Match, as a storage bucket answers.
+ * Serving a 63 MB archive on the thread that also runs the service under test would count as the
+ * service's own work (in production the bucket is remote).
  */
 export interface BucketThread {
   url: string
@@ -27,7 +28,18 @@ const server = createServer((req, res) => {
   const archive = match && archives.get(decodeURIComponent(match[1]))
   if (!archive) return res.writeHead(404).end('NoSuchKey')
   if (req.headers['if-none-match'] === archive.etag) return res.writeHead(304, { etag: archive.etag }).end()
-  res.writeHead(200, { 'content-type': 'application/zip', etag: archive.etag, 'content-length': archive.body.length })
+  if (req.headers['if-match'] && req.headers['if-match'] !== archive.etag) return res.writeHead(412).end()
+  const total = archive.body.length
+  const range = /^bytes=(\\d*)-(\\d*)$/.exec(req.headers.range || '')
+  if (range && (range[1] || range[2])) {
+    const start = range[1] ? Number(range[1]) : Math.max(0, total - Number(range[2]))
+    const end = range[1] && range[2] ? Math.min(Number(range[2]), total - 1) : total - 1
+    const part = archive.body.subarray(start, end + 1)
+    const headers = { etag: archive.etag, 'content-range': 'bytes ' + start + '-' + end + '/' + total }
+    res.writeHead(206, { 'content-type': 'application/zip', 'content-length': part.length, ...headers })
+    return res.end(part)
+  }
+  res.writeHead(200, { 'content-type': 'application/zip', etag: archive.etag, 'content-length': total })
   res.end(archive.body)
 })
 server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))

@@ -139,6 +139,6 @@ export function threadLoader(options: { lowPriority?: boolean; entry?: string } 
 }
 
 function loadedOf(reply: ArchiveReply): LoadedArchive {
-  const { data, snapshot, records, invalid, withdrawn, warnings, reused, memory } = reply
-  return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings, reused, memory }
+  const { data, snapshot, records, invalid, withdrawn, warnings, reused, memory, ranges } = reply
+  return { index: packedIndexFromData(data), snapshot, records, invalid, withdrawn, warnings, reused, memory, ranges }
 }

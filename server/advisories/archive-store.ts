@@ -15,6 +15,8 @@ export interface FeedSyncReport {
   withdrawn?: number
   /** Archive entries taken unread from the previous load (unchanged since). */
   reused?: number
+  /** Range requests that read the archive (absent or 0: read whole). */
+  ranges?: number
   error?: string
 }
 
@@ -67,9 +69,25 @@ export async function storeArchive(input: StoreArchiveInput): Promise<{
   if (previous?.snapshotId && previous.snapshotId !== snapshotId) {
     await repository.deleteSnapshot(ecosystem, previous.snapshotId).catch(() => undefined)
   }
-  const figures = { records, invalid, withdrawn, reused: loaded.reused, bytes: bytes.length, ms: Date.now() - started }
+  const figures = {
+    records,
+    invalid,
+    withdrawn,
+    reused: loaded.reused,
+    ranges: loaded.ranges,
+    bytes: bytes.length,
+    ms: Date.now() - started,
+  }
   logger.info('advisory feed loaded', { ecosystem, origin: origin.origin, ...figures })
   for (const warning of loaded.warnings.slice(0, 5)) logger.warn('advisory record skipped', { ecosystem, warning })
-  const report: FeedSyncReport = { ecosystem, outcome: 'loaded', records, invalid, withdrawn, reused: loaded.reused }
+  const report: FeedSyncReport = {
+    ecosystem,
+    outcome: 'loaded',
+    records,
+    invalid,
+    withdrawn,
+    reused: loaded.reused,
+    ranges: loaded.ranges,
+  }
   return { index: loaded.index, memory: loaded.memory, state, report }
 }

@@ -16,13 +16,40 @@ export interface FeedRequest {
   headersTimeoutMs: number
   /** Longest pause between two body chunks. */
   idleTimeoutMs: number
+  /** A `Range` to ask for (`bytes=-65536`, `bytes=0-99`); the answer may still be the whole archive. */
+  range?: string
+  /** Only this version of the archive (`If-Match`), for the ranges that follow a first one. */
+  ifMatch?: string
 }
 
 export const FEED_HEADERS_TIMEOUT_MS = 30_000
 export const FEED_IDLE_TIMEOUT_MS = 60_000
 
+/** The part a `206` holds: bytes `start` to `end` (inclusive) of an archive of `total` bytes. */
+export interface ContentRange {
+  start: number
+  end: number
+  total: number
+}
+
 export type FeedAnswer =
-  { kind: 'not-modified' } | { kind: 'changed'; body: AsyncIterable<Uint8Array>; etag?: string; lastModified?: string }
+  | { kind: 'not-modified' }
+  | {
+      kind: 'changed'
+      body: AsyncIterable<Uint8Array>
+      etag?: string
+      lastModified?: string
+      /** Set when the answer is the range asked for (206), absent when it is the whole archive. */
+      part?: ContentRange
+    }
+
+/** `bytes 0-99/1234` as numbers; null when it is not that form (`*` totals included). */
+function contentRange(header: string | null): ContentRange | null {
+  const match = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(header?.trim() ?? '')
+  if (!match) return null
+  const [start, end, total] = [Number(match[1]), Number(match[2]), Number(match[3])]
+  return start <= end && end < total ? { start, end, total } : null
+}
 
 /** The download failed; `message` is safe to show (no URL, no credentials). */
 export class FeedError extends Error {}
@@ -61,7 +88,8 @@ async function* guardedBody(
 
 /**
  * Fetches the archive with global fetch and the request's timeouts: 304 is `not-modified`, a 2xx
- * is the body as a stream (read as it arrives, never whole), anything else a `FeedError`.
+ * is the body as a stream (read as it arrives, never whole; a 206 with the part it holds), anything
+ * else a `FeedError` (a 412 when `ifMatch` no longer holds).
  * `signal` aborts it (the service stopping).
  * @example const answer = await fetchFeed({ url, validators: { etag: '"abc"' }, headersTimeoutMs, idleTimeoutMs })
  */
@@ -73,6 +101,8 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
   const { validators } = request
   if (validators.etag) headers['if-none-match'] = validators.etag
   if (validators.lastModified) headers['if-modified-since'] = validators.lastModified
+  if (request.range) headers.range = request.range
+  if (request.ifMatch) headers['if-match'] = request.ifMatch
   const timer = setTimeout(() => controller.abort(), request.headersTimeoutMs)
   let response: Response
   try {
@@ -86,7 +116,8 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
     await response.body?.cancel().catch(() => undefined)
     return { kind: 'not-modified' }
   }
-  if (!response.ok || !response.body) {
+  const part = response.status === 206 ? contentRange(response.headers.get('content-range')) : undefined
+  if (!response.ok || !response.body || part === null || (response.status === 206 && !request.range)) {
     await response.body?.cancel().catch(() => undefined)
     throw new FeedError(`feed answered ${response.status}`)
   }
@@ -95,5 +126,6 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
     body: guardedBody(response.body, controller, request.idleTimeoutMs, signal),
     etag: response.headers.get('etag') ?? undefined,
     lastModified: response.headers.get('last-modified') ?? undefined,
+    ...(part ? { part } : {}),
   }
 }

@@ -61,11 +61,10 @@ async function download(port: Port, request: FeedRequest, previous: LoaderStart[
 }
 
 function sendArchive(port: Port, loaded: LoadedArchive, validators: Pick<ArchiveReply, 'etag' | 'lastModified'> = {}) {
-  const { index, snapshot, records, invalid, withdrawn, warnings, reused, memory } = loaded
-  const figures = { records, invalid, withdrawn, warnings, reused, ...validators }
-  const reply: LoaderReply = { type: 'archive', data: index.data, snapshot, ...figures, memory }
+  const { index, ...rest } = loaded
+  const reply: LoaderReply = { type: 'archive', data: index.data, ...rest, ...validators }
   // The index and memory are shared memory; only the snapshot is an ArrayBuffer, moved rather than copied.
-  port.postMessage(reply, [snapshot.buffer as ArrayBuffer])
+  port.postMessage(reply, [rest.snapshot.buffer as ArrayBuffer])
 }
 
 function sendFailure(port: Port, error: unknown): void {

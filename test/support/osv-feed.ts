@@ -43,6 +43,8 @@ export interface FeedRequest {
   path: string
   ifNoneMatch?: string
   ifModifiedSince?: string
+  /** The `Range` asked for, when one was. */
+  range?: string
   status: number
 }
 
@@ -60,12 +62,31 @@ export interface OsvFeed extends Loopback {
   heal(ecosystem: string): void
   /** How many 200 answers (full downloads) the ecosystem's archive got. */
   downloads(ecosystem: string): number
+  /** Bytes sent in 206 answers (ranges) for the ecosystem's archive. */
+  rangeBytes(ecosystem: string): number
+  /** false: answer every GET whole, as a server without range support does. */
+  serveRanges(on: boolean): void
+  /** Called with each request as its answer is decided (the archive it gets is already chosen). */
+  onRequest(listener: ((request: FeedRequest) => void) | null): void
+}
+
+/** The single range `bytes=a-b`, `bytes=a-` or `bytes=-n` of `total` bytes, as [start, end] inclusive. */
+function parseRange(header: string, total: number): [number, number] | null {
+  const match = /^bytes=(\d*)-(\d*)$/.exec(header.trim())
+  if (!match || (match[1] === '' && match[2] === '')) return null
+  if (match[1] === '') return [Math.max(0, total - Number(match[2])), total - 1]
+  const start = Number(match[1])
+  const end = match[2] === '' ? total - 1 : Math.min(Number(match[2]), total - 1)
+  return start <= end ? [start, end] : null
 }
 
 export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Promise<OsvFeed> {
   const archives = new Map<string, { bytes: Buffer; etag: string; lastModified: string }>()
   const failing = new Map<string, number>()
   const requests: FeedRequest[] = []
+  const sentInRanges = new Map<string, number>()
+  let ranges = true
+  let listener: ((request: FeedRequest) => void) | null = null
   let version = 0
   const publish = (ecosystem: string, bytes: Uint8Array) => {
     failing.delete(ecosystem)
@@ -83,13 +104,16 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
   const loopback = await startLoopback((req, res, url) => {
     const match = /^\/([^/]+)\/all\.zip$/.exec(url.pathname)
     const ecosystem = match ? decodeURIComponent(match[1]) : ''
-    const record = (status: number) =>
+    const record = (status: number) => {
       requests.push({
         path: url.pathname,
         status,
         ...(req.headers['if-none-match'] ? { ifNoneMatch: String(req.headers['if-none-match']) } : {}),
         ...(req.headers['if-modified-since'] ? { ifModifiedSince: String(req.headers['if-modified-since']) } : {}),
+        ...(req.headers.range ? { range: String(req.headers.range) } : {}),
       })
+      listener?.(requests.at(-1)!)
+    }
     const status = failing.get(ecosystem)
     if (status) return (record(status), send(res, status, 'unavailable'))
     const archive = archives.get(ecosystem)
@@ -100,8 +124,18 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
       res.end()
       return
     }
-    record(200)
+    const ifMatch = req.headers['if-match']
+    if (ifMatch && ifMatch !== archive.etag) return (record(412), send(res, 412, 'PreconditionFailed'))
     const headers = { etag: archive.etag, 'last-modified': archive.lastModified }
+    const range = ranges && req.headers.range ? parseRange(req.headers.range, archive.bytes.length) : null
+    if (range) {
+      record(206)
+      const [start, end] = range
+      sentInRanges.set(ecosystem, (sentInRanges.get(ecosystem) ?? 0) + end + 1 - start)
+      const part = { ...headers, 'content-range': `bytes ${start}-${end}/${archive.bytes.length}` }
+      return send(res, 206, archive.bytes.subarray(start, end + 1), 'application/zip', part)
+    }
+    record(200)
     send(res, 200, archive.bytes, 'application/zip', headers)
   })
   return {
@@ -111,5 +145,8 @@ export async function startOsvFeed(initial: Record<string, Uint8Array> = {}): Pr
     fail: (ecosystem, status) => void failing.set(ecosystem, status),
     heal: (ecosystem) => void failing.delete(ecosystem),
     downloads: (ecosystem) => requests.filter((r) => r.path === `/${ecosystem}/all.zip` && r.status === 200).length,
+    rangeBytes: (ecosystem) => sentInRanges.get(ecosystem) ?? 0,
+    serveRanges: (on) => void (ranges = on),
+    onRequest: (next) => void (listener = next),
   }
 }

@@ -1,4 +1,5 @@
 import type { PackedIndexData, RecordFacts } from './packed-index'
+import type { SnapshotMemory } from './snapshot-blocks'
 import { U32List } from './packed-store'
 import type { EntryHeader } from './zip-entries'
 
@@ -24,6 +25,8 @@ export interface LoadMemory {
   outcome: Int32Array
   /** Why each INVALID entry was skipped, by entry number (few). */
   reasons: Map<number, string>
+  /** The compressed blocks of the snapshot stored for this load: a refresh reuses the unchanged ones. */
+  snapshot?: SnapshotMemory
 }
 
 export const WITHDRAWN = -1
@@ -45,32 +48,79 @@ export type RememberedEntry =
   | { kind: 'not-record' }
   | { kind: 'invalid'; reason: string }
 
+/**
+ * An entry's header as the memory keeps it; the name as its UTF-8 bytes (`start` to `end` of
+ * `bytes`) so that a directory of 200,000 entries is compared without a string per entry.
+ */
+export interface NotedEntry {
+  name: Uint8Array
+  start: number
+  end: number
+  crc32: number
+  compressedSize: number
+  size: number
+  descriptor: boolean
+}
+
+/** A local header in the form the memory keeps. */
+export function notedOf(header: EntryHeader): NotedEntry {
+  const name = Buffer.from(header.name, 'utf8')
+  return { ...header, name, start: 0, end: name.length }
+}
+
+/** FNV-1a over bytes. */
+function hashBytes(bytes: Uint8Array, start: number, end: number): number {
+  let hash = 0x811c9dc5
+  for (let i = start; i < end; i++) hash = Math.imul(hash ^ bytes[i], 0x01000193)
+  return hash >>> 0
+}
+
 /** Looks entries of a new archive up in the memory of the previous load. */
 export class PreviousLoad {
-  private readonly byName = new Map<string, number>()
+  /** Open addressing by name hash: entry number + 1, 0 for empty; typed, so nothing for the GC to trace. */
+  private readonly slots: Uint32Array
   private readonly chunks: Buffer[]
 
   constructor(private readonly memory: LoadMemory) {
-    const names = Buffer.from(memory.names.buffer, memory.names.byteOffset, memory.names.byteLength)
-    let start = 0
-    for (let i = 0; i < memory.nameEnd.length; i++) {
-      this.byName.set(names.toString('utf8', start, memory.nameEnd[i]), i)
-      start = memory.nameEnd[i]
+    const count = memory.nameEnd.length
+    let size = 1024
+    while (size < count * 2) size *= 2
+    this.slots = new Uint32Array(size)
+    for (let i = 0; i < count; i++) {
+      let slot = hashBytes(memory.names, this.nameStart(i), memory.nameEnd[i]) & (size - 1)
+      while (this.slots[slot] !== 0) slot = (slot + 1) & (size - 1)
+      this.slots[slot] = i + 1
     }
     this.chunks = memory.data.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))
+  }
+
+  private nameStart(i: number): number {
+    return i === 0 ? 0 : this.memory.nameEnd[i - 1]
+  }
+
+  private sameName(i: number, entry: NotedEntry): boolean {
+    const names = this.memory.names
+    const start = this.nameStart(i)
+    if (this.memory.nameEnd[i] - start !== entry.end - entry.start) return false
+    for (let k = 0; k < entry.end - entry.start; k++) if (names[start + k] !== entry.name[entry.start + k]) return false
+    return true
   }
 
   /**
    * The number of the previous entry of that name when its header is the same (so, almost surely,
    * its bytes), else -1.
    */
-  find(header: EntryHeader): number {
-    const i = this.byName.get(header.name)
-    if (i === undefined) return -1
-    const m = this.memory
-    const same =
-      m.crc32[i] === header.crc32 && m.compressedSize[i] === header.compressedSize && m.size[i] === header.size
-    return same ? i : -1
+  find(entry: NotedEntry): number {
+    const mask = this.slots.length - 1
+    for (let slot = hashBytes(entry.name, entry.start, entry.end) & mask; ; slot = (slot + 1) & mask) {
+      const i = this.slots[slot] - 1
+      if (i < 0) return -1
+      if (!this.sameName(i, entry)) continue
+      const m = this.memory
+      const same =
+        m.crc32[i] === entry.crc32 && m.compressedSize[i] === entry.compressedSize && m.size[i] === entry.size
+      return same ? i : -1
+    }
   }
 
   /** What entry `i` (from `find`) produced. */
@@ -110,21 +160,21 @@ export class MemoryRecorder {
    * An entry read (or reused) and its outcome. Entries with a data descriptor are not kept: their
    * local header does not identify them, so the next load reads them again anyway.
    */
-  note(header: EntryHeader, outcome: number, reason?: string): void {
-    if (header.descriptor) return
-    const name = Buffer.from(header.name, 'utf8')
-    if (this.used + name.length > this.names.length) {
-      const next = Buffer.alloc(Math.max(this.names.length * 2, this.used + name.length))
+  note(entry: NotedEntry, outcome: number, reason?: string): void {
+    if (entry.descriptor) return
+    const length = entry.end - entry.start
+    if (this.used + length > this.names.length) {
+      const next = Buffer.alloc(Math.max(this.names.length * 2, this.used + length))
       this.names.copy(next, 0, 0, this.used)
       this.names = next
     }
-    name.copy(this.names, this.used)
-    this.used += name.length
+    this.names.set(entry.name.subarray(entry.start, entry.end), this.used)
+    this.used += length
     if (reason !== undefined) this.reasons.set(this.nameEnd.length, reason)
     this.nameEnd.push(this.used)
-    this.crc32.push(header.crc32)
-    this.compressedSize.push(header.compressedSize)
-    this.size.push(header.size)
+    this.crc32.push(entry.crc32)
+    this.compressedSize.push(entry.compressedSize)
+    this.size.push(entry.size)
     // Negative outcomes are stored as their 32-bit pattern and read back through an Int32Array.
     this.outcome.push(outcome >>> 0)
   }

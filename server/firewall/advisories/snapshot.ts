@@ -7,7 +7,9 @@ import type { Advisory } from './types'
 /**
  * The stored form of a loaded feed: gzip-compressed lines of JSON, a header line then one
  * parsed advisory per line. Several processes load it instead of downloading the feed again;
- * both directions work in slices so a large snapshot never blocks the process for long.
+ * both directions work in slices so a large snapshot never blocks the process for long. The gzip
+ * may be one member or several back to back (RFC 1952: they read as the concatenation of their
+ * contents), which lets a refresh copy the compressed blocks of records that did not change.
  */
 const FORMAT = 'osv-advisories/1'
 
@@ -19,8 +21,13 @@ interface Header {
 /** A stored snapshot that cannot be read back. */
 export class SnapshotError extends Error {}
 
+/** Node zlib's default level: the snapshot's size and cost were measured at it. */
+export const GZIP_LEVEL = 6
+
 /** Uncompressed bytes handed to zlib at once. */
 const PIECE_BYTES = 1 << 20
+
+export const headerLine = (records: number) => `${JSON.stringify({ format: FORMAT, records } satisfies Header)}\n`
 
 /**
  * Compresses an index into a snapshot: its records as stored, one line each. Node's zlib does the
@@ -29,7 +36,7 @@ const PIECE_BYTES = 1 << 20
  * @example const bytes = await encodeSnapshot(index, pacer())
  */
 export async function encodeSnapshot(index: PackedAdvisoryIndex, pace?: Pace): Promise<Uint8Array> {
-  const gzip = createGzip({ level: 6 })
+  const gzip = createGzip({ level: GZIP_LEVEL })
   const parts: Buffer[] = []
   gzip.on('data', (chunk: Buffer) => parts.push(chunk))
   const ended = new Promise<void>((resolve, reject) => gzip.on('end', resolve).on('error', reject))
@@ -37,7 +44,7 @@ export async function encodeSnapshot(index: PackedAdvisoryIndex, pace?: Pace): P
     if (!gzip.write(piece)) await new Promise((resolve) => gzip.once('drain', resolve))
     await pace?.()
   }
-  await write(Buffer.from(`${JSON.stringify({ format: FORMAT, records: index.size } satisfies Header)}\n`))
+  await write(Buffer.from(headerLine(index.size)))
   let piece = Buffer.allocUnsafe(PIECE_BYTES)
   let used = 0
   for (const line of index.lines()) {
@@ -63,6 +70,9 @@ function checkAdvisory(value: unknown): value is Advisory {
 
 /**
  * Reads a snapshot back into a new index; throws `SnapshotError` when it is damaged or not one.
+ * Reads both forms: one gzip member (`encodeSnapshot`) or several (`encodeSnapshotReusing`), as
+ * fflate's streaming `Gunzip` reads on into the next member. A snapshot cut off between two members
+ * still inflates cleanly; the header's record count is what tells it is short.
  * @example const index = await decodeSnapshot(bytes, pacer())
  */
 export async function decodeSnapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex> {

@@ -39,16 +39,24 @@ interface ZipReadResult {
 /** The archive as a whole cannot be read: the caller keeps what it had. */
 export class ZipReadError extends Error {}
 
-/** An entry's bytes, or why they cannot be read. Deflate entries are small and inflated whole by zlib. */
-function inflate(entry: RawEntry, maxEntryBytes: number): Uint8Array | string {
-  if (!entry.compressed) return `larger than ${maxEntryBytes} bytes`
-  if (entry.method === 0) return entry.compressed
-  if (entry.method !== 8) return `unknown compression type ${entry.method}`
+/**
+ * An entry's bytes from its compressed bytes, or why they cannot be read. Deflate entries are
+ * small and inflated whole by zlib.
+ * @example const data = inflateEntry(compressed, 8, 4 << 20)
+ */
+export function inflateEntry(compressed: Buffer, method: number, maxEntryBytes: number): Uint8Array | string {
+  if (method === 0) return compressed
+  if (method !== 8) return `unknown compression type ${method}`
   try {
-    return inflateRawSync(entry.compressed, { maxOutputLength: maxEntryBytes })
+    return inflateRawSync(compressed, { maxOutputLength: maxEntryBytes })
   } catch (error) {
     return (error as Error).message
   }
+}
+
+function inflate(entry: RawEntry, maxEntryBytes: number): Uint8Array | string {
+  if (!entry.compressed) return `larger than ${maxEntryBytes} bytes`
+  return inflateEntry(entry.compressed, entry.method, maxEntryBytes)
 }
 
 const EOCD = [0x50, 0x4b, 0x05, 0x06]
