@@ -72,14 +72,14 @@ const bytes = (views: Uint8Array[]) =>
   Buffer.concat(views.map((v) => Buffer.from(v.buffer, v.byteOffset, v.byteLength)))
 const numbers = (view: ArrayLike<number>) => Array.from(view)
 
-/** Everything a load hands out, in comparable form: index data, figures, snapshot and memory. */
+/** Everything a load hands out, in comparable form: records, lookup table, figures, snapshot and memory. */
 export function comparable(loaded: LoadedArchive) {
   const { data } = loaded.index
   const { memory } = loaded
   return {
     figures: [loaded.records, loaded.invalid, loaded.withdrawn, loaded.warnings],
-    lines: bytes(data.chunks).toString('utf8'),
-    offsets: [data.chunkOf, data.startOf, data.lengthOf].map(numbers),
+    // Record by record: a refresh may keep unchanged lines in the previous index's chunks.
+    lines: Array.from(loaded.index.lines(), (line) => Buffer.from(line).toString('utf8')),
     table: [data.slots, data.slotHash].map(numbers),
     perEcosystem: data.perEcosystem,
     // The text, not the bytes: a refresh reuses compressed blocks of the previous snapshot.

@@ -105,7 +105,11 @@ class RecordLoad {
     const entry = this.previous!.take(i)
     if (entry.kind === 'record') {
       const { line, idHash, keyHashes, ecosystems } = entry
-      this.added(header, this.builder.addLine(line, idHash, keyHashes, ecosystems), entry.previous + 1)
+      this.added(
+        header,
+        this.builder.addLine(line, idHash, keyHashes, ecosystems, this.previous!.sharesLines),
+        entry.previous + 1,
+      )
     } else if (entry.kind === 'withdrawn') {
       this.withdrawn++
       this.recorder.note(header, WITHDRAWN)

@@ -1,4 +1,4 @@
-import type { PackedIndexData, RecordFacts } from './packed-index'
+import type { PackedIndexData, RecordFacts, StoredLine } from './packed-index'
 import type { SnapshotMemory } from './snapshot-blocks'
 import { U32List } from './packed-store'
 import type { EntryHeader } from './zip-entries'
@@ -39,7 +39,8 @@ export type RememberedEntry =
       kind: 'record'
       /** Its record number in the previous index. */
       previous: number
-      line: Uint8Array
+      /** Where its line lies in the previous index: chunk number, the chunk, offset and length. */
+      line: StoredLine
       idHash: number
       keyHashes: Uint32Array
       ecosystems: number
@@ -80,6 +81,12 @@ export class PreviousLoad {
   /** Open addressing by name hash: entry number + 1, 0 for empty; typed, so nothing for the GC to trace. */
   private readonly slots: Uint32Array
   private readonly chunks: Buffer[]
+  /**
+   * Whether the new index may take unchanged lines where the previous one keeps them (its chunks
+   * shared, not copied): not once a quarter of those chunks' bytes are lines no record uses any
+   * more (removed or changed since), so the load that follows copies them and leaves the waste.
+   */
+  readonly sharesLines: boolean
 
   constructor(private readonly memory: LoadMemory) {
     const count = memory.nameEnd.length
@@ -92,6 +99,9 @@ export class PreviousLoad {
       this.slots[slot] = i + 1
     }
     this.chunks = memory.data.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))
+    const held = this.chunks.reduce((sum, chunk) => sum + chunk.length, 0)
+    const used = memory.data.lengthOf.reduce((sum, length) => sum + length, 0)
+    this.sharesLines = held - used <= held / 4
   }
 
   private nameStart(i: number): number {
@@ -130,8 +140,8 @@ export class PreviousLoad {
     if (outcome === NOT_RECORD) return { kind: 'not-record' }
     if (outcome === INVALID) return { kind: 'invalid', reason: this.memory.reasons.get(i) ?? 'invalid' }
     const { data, facts } = this.memory
-    const start = data.startOf[outcome]
-    const line = this.chunks[data.chunkOf[outcome]].subarray(start, start + data.lengthOf[outcome])
+    const from = data.chunkOf[outcome]
+    const line = { from, chunk: this.chunks[from], start: data.startOf[outcome], length: data.lengthOf[outcome] }
     const keyHashes = facts.keyHash.subarray(facts.keyStart[outcome], facts.keyStart[outcome + 1])
     const { idHash, ecosystems } = facts
     return {

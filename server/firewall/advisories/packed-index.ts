@@ -41,6 +41,16 @@ export interface RecordFacts {
   keyHash: Uint32Array
 }
 
+/** A line where an earlier index keeps it: its chunk (number `from` there), offset and length. */
+export interface StoredLine {
+  from: number
+  chunk: Buffer
+  start: number
+  length: number
+}
+
+const bytesOf = (line: StoredLine) => line.chunk.subarray(line.start, line.start + line.length)
+
 /**
  * Builds a `PackedAdvisoryIndex` one advisory at a time; readers keep the previous index until
  * `finish`. A later advisory with an id already held is ignored.
@@ -77,22 +87,35 @@ export class PackedIndexBuilder {
   }
 
   /**
-   * Adds a record by its stored line and facts (from an earlier build); the line is copied as it
-   * is, so the index holds the same bytes a build from the parsed record would.
+   * Adds a record by its stored line and facts (from an earlier build), so the index holds the same
+   * bytes a build from the parsed record would: the line stays in the earlier index's chunk when
+   * `share`, else it is copied.
    */
-  addLine(line: Uint8Array, idHash: number, keyHashes: ArrayLike<number>, ecosystems: number): boolean {
-    return this.insert(line, idHash, keyHashes, ecosystems)
+  addLine(line: StoredLine, idHash: number, keyHashes: ArrayLike<number>, ecosystems: number, share: boolean): boolean {
+    return this.insert(share ? line : bytesOf(line), idHash, keyHashes, ecosystems)
   }
 
-  private insert(line: string | Uint8Array, idHash: number, keys: ArrayLike<number>, mask: number, id?: string) {
+  private insert(
+    line: string | Uint8Array | StoredLine,
+    idHash: number,
+    keys: ArrayLike<number>,
+    mask: number,
+    id?: string,
+  ) {
     const known = this.ids.get(idHash | 0)
     const same = known === undefined ? [] : typeof known === 'number' ? [known] : known
     if (same.length > 0) {
-      const text = typeof line === 'string' ? line : Buffer.from(line).toString('utf8')
+      const text =
+        typeof line === 'string'
+          ? line
+          : Buffer.from(line instanceof Uint8Array ? line : bytesOf(line)).toString('utf8')
       const own = id ?? (JSON.parse(text) as Advisory).id
       if (same.some((r) => (JSON.parse(this.store.line(r).toString('utf8')) as Advisory).id === own)) return false
     }
-    const r = this.store.append(line)
+    const r =
+      typeof line === 'string' || line instanceof Uint8Array
+        ? this.store.append(line)
+        : this.store.appendStored(line.from, line.chunk, line.start, line.length)
     this.ids.set(idHash | 0, same.length === 0 ? r : [...same, r])
     this.idHashes.push(idHash)
     this.masks.push(mask)

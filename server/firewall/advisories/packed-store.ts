@@ -44,11 +44,19 @@ export class U32List {
   }
 }
 
-/** Record lines in shared Buffers of 1 MiB (a longer record gets a Buffer of its own). */
+/**
+ * Record lines in shared Buffers of 1 MiB (a longer record gets a Buffer of its own). A line that
+ * an earlier store holds can be taken where it lies: the earlier store's chunk becomes a chunk of
+ * this one (shared memory, never written again), so a refresh copies only the lines that changed.
+ */
 export class LineStore {
-  readonly chunks: Buffer[] = []
+  /** By chunk number: sealed or adopted chunks, and a place for the one being filled. */
+  private readonly numbered: Buffer[] = []
   private current = LineStore.chunk(CHUNK_BYTES)
+  private currentNo = this.open()
   private used = 0
+  /** Earlier chunk number -> its number here. */
+  private readonly adopted = new Map<number, number>()
   readonly chunkOf = new U32List()
   readonly startOf = new U32List()
   readonly lengthOf = new U32List()
@@ -57,8 +65,25 @@ export class LineStore {
     return Buffer.from(new SharedArrayBuffer(bytes))
   }
 
+  private open(): number {
+    this.numbered.push(Buffer.alloc(0))
+    return this.numbered.length - 1
+  }
+
   get count(): number {
     return this.startOf.length
+  }
+
+  /** The chunks by number (complete after `finish`). */
+  get chunks(): Buffer[] {
+    return this.numbered
+  }
+
+  private push(chunk: number, start: number, length: number): number {
+    this.chunkOf.push(chunk)
+    this.startOf.push(start)
+    this.lengthOf.push(length)
+    return this.count - 1
   }
 
   /** Appends one line (a string, or bytes copied as they are); returns its record number. */
@@ -70,28 +95,45 @@ export class LineStore {
     }
     if (typeof line === 'string') this.current.write(line, this.used, 'utf8')
     else this.current.set(line, this.used)
-    this.chunkOf.push(this.chunks.length)
-    this.startOf.push(this.used)
-    this.lengthOf.push(length)
     this.used += length
-    return this.count - 1
+    return this.push(this.currentNo, this.used - length, length)
+  }
+
+  /**
+   * Appends the line at `start` of an earlier store's chunk number `from` (`chunk`), without
+   * copying it; returns its record number.
+   */
+  appendStored(from: number, chunk: Buffer, start: number, length: number): number {
+    let here = this.adopted.get(from)
+    if (here === undefined) {
+      here = this.numbered.push(chunk) - 1
+      this.adopted.set(from, here)
+    }
+    return this.push(here, start, length)
   }
 
   private seal(): void {
-    if (this.used > 0) this.chunks.push(this.current.subarray(0, this.used))
+    // A chunk left mostly empty (a refresh adds few lines) is copied to its size: its 1 MiB is not kept.
+    const filled = this.current.subarray(0, this.used)
+    const small = this.used * 2 < this.current.length
+    this.numbered[this.currentNo] = small ? LineStore.chunk(this.used) : filled
+    if (small) this.numbered[this.currentNo].set(filled)
     this.current = LineStore.chunk(CHUNK_BYTES)
+    this.currentNo = this.open()
     this.used = 0
   }
 
   /** The bytes of record `r`. */
   line(r: number): Buffer {
     const chunk = this.chunkOf.data[r]
-    const buffer = chunk < this.chunks.length ? this.chunks[chunk] : this.current
+    const buffer = chunk === this.currentNo ? this.current : this.numbered[chunk]
     const start = this.startOf.data[r]
     return buffer.subarray(start, start + this.lengthOf.data[r])
   }
 
   finish(): void {
     this.seal()
+    // The chunk opened by the last seal holds nothing.
+    this.numbered.pop()
   }
 }
