@@ -8,6 +8,7 @@
  *    vulnerability and malware rules (Verdaccio upstream): the latency of a probe request (a tarball
  *    through the firewall, every 5 ms) and npm install wall time, without a swap, during one, and
  *    during one with the loader thread at normal priority; ROUNDS rounds of the three, interleaved.
+ * PROFILE=file.cpuprofile: the request thread is profiled during the first swap.
  * Prints figures, asserts nothing.
  */
 import { rm } from 'node:fs/promises'
@@ -29,6 +30,7 @@ import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
 import { startProxy } from '../test/registry/harness'
 import { watchLoop, type LoopFigures } from './support/loop-watch'
+import { profiled } from './support/cpu-profile'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -228,10 +230,19 @@ async function main() {
         const running = probe(probeUrl, probeHeaders)
         const watch = watchLoop()
         const start = performance.now()
-        if (kind !== 'quiet') swap = worker.sync(['npm']).then(() => (swapMs = performance.now() - start))
-        do installs.get(kind)!.push(await install(client))
-        while (kind !== 'quiet' && swapMs === 0)
-        await swap
+        const phase = async () => {
+          if (kind !== 'quiet') swap = worker.sync(['npm']).then(() => (swapMs = performance.now() - start))
+          do installs.get(kind)!.push(await install(client))
+          while (kind !== 'quiet' && swapMs === 0)
+          await swap
+        }
+        // PROFILE=file.cpuprofile: this thread (the proxy's) is sampled during the first swap.
+        if (process.env.PROFILE && kind === 'swap' && round === 0) {
+          const { top } = await profiled(process.env.PROFILE, phase)
+          console.log(
+            `  this thread during the first swap (V8 profile, ${process.env.PROFILE}):\n    ${top.join('\n    ')}`,
+          )
+        } else await phase()
         if (swapMs) swaps.get(kind)!.push(swapMs)
         loops.get(kind)!.push(watch.stop())
         times.get(kind)!.push(...(await running.stop()))

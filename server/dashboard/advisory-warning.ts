@@ -1,15 +1,7 @@
 import type { AdvisoryStatus } from '../advisories/status'
-import type { Firewall, Selector } from '../firewall/schema'
+import { ruleNeedsAdvisories } from '../firewall/advisories/needs-advisories'
+import type { Firewall } from '../firewall/schema'
 import { html, time, type Html } from './html'
-
-/** Whether a selector (or one nested in all/any/not) needs advisory data. */
-function needsAdvisories(selector: Selector): boolean {
-  const fn = selector.function
-  if (fn.name === 'vulnerability' || fn.name === 'malware') return true
-  if (fn.name === 'all' || fn.name === 'any') return fn.selectors.some(needsAdvisories)
-  if (fn.name === 'not') return needsAdvisories(fn.selector)
-  return false
-}
 
 /**
  * A warning for a firewall whose vulnerability or malware rules, its own or inherited through
@@ -21,7 +13,7 @@ function needsAdvisories(selector: Selector): boolean {
 export function advisoryWarning(chain: readonly Firewall[], status: AdvisoryStatus): Html | null {
   const [firewall] = chain
   if (!firewall) return null
-  const deciding = chain.filter((fw) => fw.rules.some((rule) => needsAdvisories(rule.selector)))
+  const deciding = chain.filter((fw) => fw.rules.some(ruleNeedsAdvisories))
   if (deciding.length === 0) return null
   const row = status.ecosystems.find((e) => e.ecosystem === firewall.ecosystem)
   if (!row || !row.stale) return null

@@ -1,3 +1,4 @@
+import { ruleNeedsAdvisories } from '../../firewall/advisories/needs-advisories'
 import { own, recordOf } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import {
@@ -71,9 +72,9 @@ function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, c
 /**
  * Rendered documents per upstream packument object (the proxy cache hands out the same object
  * while it is fresh) and per everything the rendering depends on: the firewall chain's
- * versions, the license sets, the advisory data, the origin, the form, and time in 10 s steps
- * (`minimumAge` and exception expiry move with the clock; downloads are always decided
- * exactly). Warm installs and ETag revalidations then cost one lookup.
+ * versions, the license sets, the advisory data (when a versions rule reads it), the origin, the
+ * form, and time in 10 s steps (`minimumAge` and exception expiry move with the clock; downloads
+ * are always decided exactly). Warm installs and ETag revalidations then cost one lookup.
  */
 const renderedDocuments = new WeakMap<Packument, Map<string, { text: string; etag: string }>>()
 const advisoryIds = new WeakMap<object, number>()
@@ -81,7 +82,11 @@ let nextAdvisoryId = 0
 const RENDER_STEP_MS = 10_000
 
 function renderKey(request: ProxyRequest, chain: Chain, ctx: Context, form: string): string {
-  let advisoryId = advisoryIds.get(ctx.advisories)
+  // Advisory data counts only where a versions rule reads it: a feed refresh leaves the others rendered.
+  const readsAdvisories = chain.some((layer) =>
+    layer.firewall.rules.some((rule) => rule.executionPhase === 'versions' && ruleNeedsAdvisories(rule)),
+  )
+  let advisoryId = readsAdvisories ? advisoryIds.get(ctx.advisories) : -1
   if (advisoryId === undefined) advisoryIds.set(ctx.advisories, (advisoryId = nextAdvisoryId++))
   const layers = chain.map((layer) => `${layer.firewall.id}@${layer.firewall.version}`).join(',')
   const licenses = JSON.stringify([...ctx.licenseSets])
