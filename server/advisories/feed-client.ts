@@ -41,6 +41,8 @@ export type FeedAnswer =
       lastModified?: string
       /** Set when the answer is the range asked for (206), absent when it is the whole archive. */
       part?: ContentRange
+      /** Drops a body that will not be read (its connection is released). */
+      cancel(): Promise<void>
     }
 
 /** `bytes 0-99/1234` as numbers; null when it is not that form (`*` totals included). */
@@ -127,5 +129,9 @@ export async function fetchFeed(request: FeedRequest, signal?: AbortSignal): Pro
     etag: response.headers.get('etag') ?? undefined,
     lastModified: response.headers.get('last-modified') ?? undefined,
     ...(part ? { part } : {}),
+    cancel: async () => {
+      controller.abort()
+      await response.body?.cancel().catch(() => undefined)
+    },
   }
 }

@@ -42,14 +42,20 @@ interface Version {
   total: number
 }
 
-/** The body of a 206, whole (a tail, a directory or a few entries: bounded by the checks above). */
-async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Buffer> {
+class Mismatch extends Error {}
+
+/** The body of a 206, whole: the `expected` bytes its Content-Range announced, never more. */
+async function bytesOf(body: AsyncIterable<Uint8Array>, expected: number): Promise<Buffer> {
   const parts: Buffer[] = []
-  for await (const chunk of body) parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+  let length = 0
+  for await (const chunk of body) {
+    length += chunk.byteLength
+    if (length > expected) throw new Mismatch('range answered with more bytes than it holds')
+    parts.push(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))
+  }
+  if (length !== expected) throw new Mismatch('range cut short')
   return parts.length === 1 ? parts[0] : Buffer.concat(parts)
 }
-
-class Mismatch extends Error {}
 
 /** Bytes `start` to `end` (exclusive) of the same version; `Mismatch` when the server answers otherwise. */
 async function rangeOf(
@@ -67,16 +73,20 @@ async function rangeOf(
     if (error instanceof FeedError && /answered 412$/.test(error.message)) throw new Mismatch('archive changed')
     throw error
   })
-  if (answer.kind !== 'changed' || !answer.part) throw new Mismatch('range not honoured')
+  if (answer.kind !== 'changed') throw new Mismatch('range answered 304')
+  if (!answer.part) {
+    await answer.cancel()
+    throw new Mismatch('range not honoured')
+  }
   const same =
     answer.part.total === version.total &&
     (answer.etag ?? version.etag) === version.etag &&
     (answer.lastModified ?? version.lastModified) === version.lastModified
-  if (!same) throw new Mismatch('archive changed')
-  if (answer.part.start !== start || answer.part.end !== end - 1) throw new Mismatch('another range answered')
-  const bytes = await bytesOf(answer.body)
-  if (bytes.length !== end - start) throw new Mismatch('range cut short')
-  return bytes
+  if (!same || answer.part.start !== start || answer.part.end !== end - 1) {
+    await answer.cancel()
+    throw new Mismatch(same ? 'another range answered' : 'archive changed')
+  }
+  return bytesOf(answer.body, end - start)
 }
 
 /** Spans of the archive holding the wanted entries, merged when close; null when too many. */
@@ -117,10 +127,13 @@ export async function downloadByRanges(
   const first = await fetchFeed({ ...request, range: `bytes=-${END_SEARCH_BYTES}` }, signal)
   if (first.kind === 'not-modified') return first
   if (!first.part) return { kind: 'whole', answer: first, reason: 'ranges not supported' }
-  const tail = await bytesOf(first.body)
   const version: Version = { etag: first.etag, lastModified: first.lastModified, total: first.part.total }
-  if (!version.etag && !version.lastModified) return { kind: 'whole', reason: 'no validator to hold the version' }
+  if (!version.etag && !version.lastModified) {
+    await first.cancel()
+    return { kind: 'whole', reason: 'no validator to hold the version' }
+  }
   try {
+    const tail = await bytesOf(first.body, first.part.end + 1 - first.part.start)
     return await fromDirectory(request, previous, version, tail, first.part, options)
   } catch (error) {
     if (error instanceof Mismatch || error instanceof ZipDirectoryError) return { kind: 'whole', reason: error.message }

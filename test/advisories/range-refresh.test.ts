@@ -3,6 +3,7 @@ import { downloadArchive, readArchive, type LoadedArchive } from '../../server/a
 import type { FeedRequest } from '../../server/advisories/feed-client'
 import { comparable, chunks, first, refreshed, type Files, zipOf } from '../support/osv-archives'
 import { malRecord, startOsvFeed, type OsvFeed } from '../support/osv-feed'
+import { send, startLoopback } from '../support/loopback'
 
 /**
  * A refresh of an archive the service already loaded asks for ranges: the last bytes (with the
@@ -133,5 +134,36 @@ describe('a refresh by ranges', () => {
     const read = await refresh(loaded)
     expect(read.ranges).toBe(0)
     expect(comparable(read)).toEqual(comparable(await readArchive(chunks(changed))))
+  })
+
+  it('reads the archive whole when a range answers more bytes than it announces', async () => {
+    const { loaded } = await firstLoad()
+    feed.publish('npm', after)
+    // In front of the feed: every range but the first (the last bytes) gets one byte too many.
+    const lying = await startLoopback(async (req, res, url) => {
+      const range = req.headers.range
+      const headers: Record<string, string> = { ...(range ? { range } : {}) }
+      for (const name of ['if-none-match', 'if-match'] as const)
+        if (req.headers[name]) headers[name] = String(req.headers[name])
+      const answer = await fetch(`${feed.url}${url.pathname}`, { headers })
+      const body = Buffer.from(await answer.arrayBuffer())
+      const pass = ['etag', 'last-modified', 'content-range'].flatMap((name) => {
+        const value = answer.headers.get(name)
+        return value ? [[name, value]] : []
+      })
+      const extra = answer.status === 206 && !range?.startsWith('bytes=-') ? Buffer.from('!') : Buffer.alloc(0)
+      send(res, answer.status, Buffer.concat([body, extra]), 'application/zip', Object.fromEntries(pass))
+    })
+    try {
+      const outcome = await downloadArchive(
+        { ...request(), url: `${lying.url}/npm/all.zip` },
+        { previous: loaded.memory },
+      )
+      if (outcome.kind !== 'changed') throw new Error('expected an archive')
+      expect(outcome.loaded.ranges).toBe(0)
+      expect(comparable(outcome.loaded)).toEqual(comparable(await readArchive(chunks(after))))
+    } finally {
+      await lying.close()
+    }
   })
 })
