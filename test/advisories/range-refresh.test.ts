@@ -139,7 +139,8 @@ describe('a refresh by ranges', () => {
   it('reads the archive whole when a range answers more bytes than it announces', async () => {
     const { loaded } = await firstLoad()
     feed.publish('npm', after)
-    // In front of the feed: every range but the first (the last bytes) gets one byte too many.
+    // In front of the feed: the ranges after the last bytes and the directory (the entries) get one byte too many.
+    let ranges = 0
     const lying = await startLoopback(async (req, res, url) => {
       const range = req.headers.range
       const headers: Record<string, string> = { ...(range ? { range } : {}) }
@@ -151,7 +152,7 @@ describe('a refresh by ranges', () => {
         const value = answer.headers.get(name)
         return value ? [[name, value]] : []
       })
-      const extra = answer.status === 206 && !range?.startsWith('bytes=-') ? Buffer.from('!') : Buffer.alloc(0)
+      const extra = answer.status === 206 && ++ranges > 2 ? Buffer.from('!') : Buffer.alloc(0)
       send(res, answer.status, Buffer.concat([body, extra]), 'application/zip', Object.fromEntries(pass))
     })
     try {
