@@ -2,8 +2,9 @@
  * Advisory feed benchmark, npm run bench:advisories (RECORDS=200000 ROUNDS=3 PACKAGES=32):
  *  - a synthetic OSV npm feed of RECORDS records (three quarters MAL- reports, a quarter GHSA
  *    advisories with ranges and CVSS) served by a local bucket on a thread of its own: download + load time, heap and RSS
- *    growth, snapshot size and the time another process takes to load the stored snapshot, and
- *    lookup latency p50/p99;
+ *    growth, snapshot size and the time another process takes to load the stored snapshot, a
+ *    refresh with one record more (by ranges) and the time the other process takes to follow it,
+ *    and lookup latency p50/p99;
  *  - the swap of a refreshed feed (one more record) while `npm install` runs through a firewall with
  *    vulnerability and malware rules (Verdaccio upstream): the latency of a probe request (a tarball
  *    through the firewall, every 5 ms) and npm install wall time, without a swap, during one, and
@@ -24,7 +25,7 @@ import type { PackedAdvisoryIndex } from '../server/firewall/advisories/packed-i
 import { createAdvisoryCatalog } from '../server/registry/advisory-catalog'
 import type { AdvisoryFeedSettings } from '../server/advisories/settings'
 import { benchTree } from '../test/fixtures/npm-packages'
-import { startBucketThread } from './support/osv-bucket-thread'
+import { startBucketThread, type BucketThread } from './support/osv-bucket-thread'
 import { syntheticZip } from './support/synthetic-osv'
 import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
@@ -88,7 +89,8 @@ async function install(client: NpmClient): Promise<number> {
   return performance.now() - start
 }
 
-async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
+async function loadFigures(feed: BucketThread, settings: AdvisoryFeedSettings) {
+  const feedUrl = feed.url
   console.log(
     `\nsynthetic OSV npm feed: ${RECORDS} records, loaded ${loader ? 'on a worker thread' : 'on the request thread'}`,
   )
@@ -136,6 +138,18 @@ async function loadFigures(feedUrl: string, settings: AdvisoryFeedSettings) {
   start = performance.now()
   await other.loadStored()
   console.log(`  another process loads the snapshot    ${ms(performance.now() - start).padStart(12)}`)
+  // One record more: the refresh by ranges here, then the other process follows the new snapshot.
+  await feed.publish('npm', syntheticZip(RECORDS + 1))
+  gc()
+  start = performance.now()
+  const [refresh] = await worker.sync(['npm'])
+  const refreshMs = performance.now() - start
+  console.log(
+    `  refresh, one record added             ${ms(refreshMs).padStart(12)}   (${refresh.ranges} ranges, ${refresh.reused} entries reused)`,
+  )
+  start = performance.now()
+  await other.runPass()
+  console.log(`  another process follows that refresh  ${ms(performance.now() - start).padStart(12)}`)
   await other.stop()
 
   const index = worker.index('npm')!
@@ -162,7 +176,7 @@ async function main() {
   await feed.publish('npm', syntheticZip(RECORDS))
   const settings: AdvisoryFeedSettings = { url: feed.url, refreshMs: 3_600_000, refresh: '1h' }
   gc() // the records built for the zip are gone before anything is measured
-  await loadFigures(feed.url, settings)
+  await loadFigures(feed, settings)
 
   const registry = await startVerdaccio()
   const catalog = createAdvisoryCatalog({ settings })
@@ -218,7 +232,7 @@ async function main() {
     const loops = new Map<Kind, LoopFigures[]>(kinds.map((kind) => [kind, []]))
     // Every refreshed archive is built before the rounds: building one makes 200,000 records of
     // garbage on this thread, which is the proxy's, and its collection is no part of a swap.
-    let published = RECORDS
+    let published = RECORDS + 1 // loadFigures published one refresh
     const refreshed = Array.from({ length: ROUNDS * (kinds.length - 1) }, () => syntheticZip(++published))
     for (let round = 0; round < ROUNDS; round++) {
       for (const kind of kinds) {

@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 import { Worker } from 'node:worker_threads'
 import type { LoadMemory } from '../firewall/advisories/load-memory'
-import { packedIndexFromData, type PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
+import { packedIndexFromData } from '../firewall/advisories/packed-index'
 import type { Pace } from '../firewall/advisories/pace'
-import { decodeSnapshot } from '../firewall/advisories/snapshot'
+import { followSnapshot, type FollowedSnapshot, type FollowMemory } from '../firewall/advisories/snapshot-follow'
 import { downloadArchive, readArchive, type FeedOutcome, type LoadedArchive } from './archive-read'
 import type { FeedRequest } from './feed-client'
 import type { ArchiveReply, LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
@@ -31,8 +31,11 @@ export interface ArchiveLoader {
    * served now (its unchanged entries are taken, not read again); null for a full read.
    */
   archive(source: AsyncIterable<Uint8Array>, pace?: Pace, previous?: LoadMemory | null): Promise<LoadedArchive>
-  /** Throws when the snapshot is damaged. */
-  snapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex>
+  /**
+   * Reads a stored snapshot; `previous`: what the load of the index served now left, whose blocks
+   * are taken rather than read again. Throws when the snapshot is damaged.
+   */
+  snapshot(bytes: Uint8Array, pace?: Pace, previous?: FollowMemory | null): Promise<FollowedSnapshot>
 }
 
 /** Chunks sent to the loader thread and not read yet: bounds what waits in memory. */
@@ -42,7 +45,7 @@ const IN_FLIGHT = 8
 export const inThreadLoader: ArchiveLoader = {
   download: (request, options) => downloadArchive(request, options),
   archive: (source, pace, previous) => readArchive(source, pace, previous),
-  snapshot: (bytes, pace) => decodeSnapshot(bytes, pace),
+  snapshot: (bytes, pace, previous) => followSnapshot(bytes, previous ?? null, pace),
 }
 
 /** The loader thread's entry: beside index.mjs in the build, a tsx bootstrap next to the sources. */
@@ -128,12 +131,13 @@ export function threadLoader(options: { lowPriority?: boolean; entry?: string } 
       if (reply.type !== 'archive') throw new Error('advisory loader thread answered out of turn')
       return loadedOf(reply)
     },
-    async snapshot(bytes) {
-      const reply = await inThread(entry, { lowPriority, previous: null }, async (worker) => {
+    async snapshot(bytes, _pace, previous) {
+      const start = { lowPriority, previous: null, followed: previous ?? null }
+      const reply = await inThread(entry, start, async (worker) => {
         worker.postMessage({ type: 'snapshot', bytes } satisfies LoaderRequest)
       })
       if (reply.type !== 'snapshot') throw new Error('advisory loader thread answered out of turn')
-      return packedIndexFromData(reply.data)
+      return { index: packedIndexFromData(reply.data), memory: reply.memory, reusedBlocks: reply.reusedBlocks }
     },
   }
 }

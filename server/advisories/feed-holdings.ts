@@ -1,5 +1,6 @@
 import type { AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import type { LoadMemory } from '../firewall/advisories/load-memory'
+import type { FollowMemory } from '../firewall/advisories/snapshot-follow'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import type { FeedSyncReport } from './archive-store'
@@ -20,6 +21,11 @@ export interface Held {
    * when the index came from a stored snapshot, whose next refresh then reads every entry.
    */
   memory: LoadMemory | null
+  /**
+   * What the stored snapshot load behind `index` left (its blocks and records), for reading the
+   * next stored snapshot; null when `memory` stands (a download here) or none was left.
+   */
+  followed: FollowMemory | null
   snapshotId: string | null
   /** A stored snapshot that failed to load here: not retried, and not trusted for a 304. */
   broken: string | null
@@ -51,7 +57,7 @@ export class FeedHoldings {
   slot(ecosystem: Ecosystem): Held {
     let held = this.held.get(ecosystem)
     if (!held) {
-      held = { index: null, memory: null, snapshotId: null, broken: null, state: null }
+      held = { index: null, memory: null, followed: null, snapshotId: null, broken: null, state: null }
       this.held.set(ecosystem, held)
     }
     return held
@@ -69,13 +75,16 @@ export class FeedHoldings {
   swap(
     ecosystem: Ecosystem,
     index: AdvisoryIndex,
-    memory: LoadMemory | null,
+    memory: LoadMemory | FollowMemory | null,
     snapshotId: string,
     state?: AdvisoryFeedState,
   ): void {
     const held = this.slot(ecosystem)
     held.index = index
-    held.memory = memory
+    // A download's memory serves both kinds of refresh; a snapshot load's only the next snapshot.
+    const downloaded = memory && 'names' in memory ? memory : null
+    held.memory = downloaded
+    held.followed = downloaded ? null : memory
     held.snapshotId = snapshotId
     held.broken = null
     if (state) held.state = state

@@ -178,9 +178,10 @@ export class AdvisoryFeed {
     // Replaced meanwhile: the next pass reads the new state.
     if (!bytes) return
     try {
-      const index = await (this.options.loader ?? inThreadLoader).snapshot(bytes, this.pace())
-      this.held.swap(ecosystem, index, null, id)
-      logger.info('advisory snapshot loaded', { ecosystem, records: index.size })
+      const loader = this.options.loader ?? inThreadLoader
+      const { index, memory, reusedBlocks } = await loader.snapshot(bytes, this.pace(), held.memory ?? held.followed)
+      this.held.swap(ecosystem, index, memory, id)
+      logger.info('advisory snapshot loaded', { ecosystem, records: index.size, reusedBlocks })
     } catch (error) {
       held.broken = id
       const text = errorText(error)

@@ -1,5 +1,6 @@
 import type { LoadMemory } from '../firewall/advisories/load-memory'
 import type { PackedIndexData } from '../firewall/advisories/packed-index'
+import type { FollowMemory } from '../firewall/advisories/snapshot-follow'
 import type { FeedRequest } from './feed-client'
 import type { LoadedArchive } from './archive-read'
 
@@ -11,6 +12,8 @@ export interface LoaderStart {
   previous: LoadMemory | null
   /** The thread downloads this archive itself; absent: it reads the chunks it is sent (or a snapshot). */
   download?: FeedRequest
+  /** For a snapshot: what the load of the index served now left (its blocks are not read again). */
+  followed?: FollowMemory | null
 }
 
 /**
@@ -38,5 +41,5 @@ export type LoaderReply =
   | { type: 'ack' }
   | ArchiveReply
   | { type: 'not-modified' }
-  | { type: 'snapshot'; data: PackedIndexData }
+  | { type: 'snapshot'; data: PackedIndexData; memory: FollowMemory | null; reusedBlocks: number }
   | { type: 'failed'; message: string }

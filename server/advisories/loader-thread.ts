@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs'
 import { constants, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { decodeSnapshot } from '../firewall/advisories/snapshot'
+import { followSnapshot, type FollowMemory } from '../firewall/advisories/snapshot-follow'
 import { downloadArchive, readArchive, type LoadedArchive } from './archive-read'
 import type { FeedRequest } from './feed-client'
 import type { ArchiveReply, LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'
@@ -16,12 +16,12 @@ type Port = NonNullable<typeof parentPort>
  * 200,000 records does not slow the requests it serves. `previous` is the memory of the load
  * served now: the entries it already holds are not read again.
  */
-function receive(port: Port, previous: LoaderStart['previous']): void {
+function receive(port: Port, previous: LoaderStart['previous'], followed: FollowMemory | null): void {
   const queue: Uint8Array[] = []
   let ended = false
   let wake: (() => void) | null = null
   port.on('message', (message: LoaderRequest) => {
-    if (message.type === 'snapshot') return void readSnapshot(port, message.bytes)
+    if (message.type === 'snapshot') return void readSnapshot(port, message.bytes, followed)
     if (message.type === 'chunk') queue.push(message.bytes)
     else ended = true
     wake?.()
@@ -71,10 +71,10 @@ function sendFailure(port: Port, error: unknown): void {
   port.postMessage({ type: 'failed', message: (error as Error)?.message ?? String(error) } satisfies LoaderReply)
 }
 
-async function readSnapshot(port: Port, bytes: Uint8Array): Promise<void> {
+async function readSnapshot(port: Port, bytes: Uint8Array, followed: FollowMemory | null): Promise<void> {
   try {
-    const index = await decodeSnapshot(bytes)
-    port.postMessage({ type: 'snapshot', data: index.data } satisfies LoaderReply)
+    const { index, memory, reusedBlocks } = await followSnapshot(bytes, followed)
+    port.postMessage({ type: 'snapshot', data: index.data, memory, reusedBlocks } satisfies LoaderReply)
   } catch (error) {
     sendFailure(port, error)
   }
@@ -103,5 +103,5 @@ if (parentPort) {
   // The benchmark turns it off to show what it is worth.
   if (start?.lowPriority !== false) yieldCpu()
   if (start?.download) void download(parentPort, start.download, start.previous ?? null)
-  else receive(parentPort, start?.previous ?? null)
+  else receive(parentPort, start?.previous ?? null, start?.followed ?? null)
 }

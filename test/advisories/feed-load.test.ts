@@ -91,7 +91,7 @@ describe('loading on a worker thread', () => {
     const loaded = await loader!.archive(chunks(osvZip(npm), 777))
     expect([loaded.records, loaded.withdrawn]).toEqual([29, 2])
     expect(loaded.index.lookup('npm', 'lodash', '4.17.11').vulnerabilities).toHaveLength(4)
-    const back = await loader!.snapshot(loaded.snapshot)
+    const { index: back } = await loader!.snapshot(loaded.snapshot)
     expect(back.lookup('npm', 'flatmap-stream', '0.1.1').malware.map((a) => a.id)).toEqual(['MAL-2022-1142'])
     const zip = osvZip(npm)
     await expect(loader!.archive(chunks(zip.subarray(0, zip.length >> 1)))).rejects.toThrow(/zip/)

@@ -1,10 +1,12 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { RedisBackend } from '../../storage'
 import { AdvisoryFeedRepository } from '../../storage/repositories/advisory-feed'
 import { LeaseRepository } from '../../storage/repositories/leases'
 import { AdvisoryFeed } from '../../server/advisories/feed-worker'
+import { logger } from '../../server/app/logger'
 import { threadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
 import type { Ecosystem } from '../../server/firewall/schema'
+import type { PackedAdvisoryIndex } from '../../server/firewall/advisories/packed-index'
 import { makeBackend } from '../support/backends'
 import { fixtureRecords, malRecord, osvZip, startOsvFeed, type OsvFeed } from '../support/osv-feed'
 
@@ -26,6 +28,7 @@ afterAll(async () => {
   await feed.close()
 })
 afterEach(async () => {
+  vi.restoreAllMocks()
   for (const worker of workers.splice(0)) await worker.stop()
   await backend?.close()
 })
@@ -79,6 +82,34 @@ describe.each(loaders)('advisory feed on shared storage, read %s', (where, chose
     expect(feed.requests.length).toBe(asked)
     expect(malwareOf(second, 'flatmap-stream', '0.1.1')).toEqual(['MAL-2022-1142'])
     expect(second.view().find((v) => v.ecosystem === 'npm')?.state?.records).toBe(29)
+  })
+
+  it('the other process reads only the snapshot blocks it does not hold at the next refresh', async () => {
+    backend = (await makeBackend('redis')) as RedisBackend
+    // About 5 MB of records: several snapshot blocks of 1 MiB.
+    const fillers = Array.from({ length: 20_000 }, (_, i) => malRecord(`MAL-2024-${i}`, 'npm', `filler-${i}`))
+    const indexOf = (worker: AdvisoryFeed) => worker.index('npm') as PackedAdvisoryIndex
+    feed.publish('npm', osvZip([...npm, ...fillers]))
+    try {
+      const first = await process_('a')
+      await first.runPass()
+      const second = await process_('b')
+      await second.runPass()
+      const before = indexOf(second)
+      expect(before.size).toBe(indexOf(first).size)
+
+      feed.publish('npm', osvZip([...npm, ...fillers, malRecord('MAL-2026-0001', 'npm', 'fresh-evil')]))
+      await first.sync(['npm'])
+      // Watched, not replaced: the log line says how many blocks the load took from the index it served.
+      const info = vi.spyOn(logger, 'info')
+      await second.runPass()
+      expect(malwareOf(second, 'fresh-evil', '1.0.0')).toEqual(['MAL-2026-0001'])
+      expect(indexOf(second).size).toBe(before.size + 1)
+      const loaded = info.mock.calls.find(([message]) => message === 'advisory snapshot loaded')?.[1]
+      expect(loaded?.reusedBlocks).toBeGreaterThan(2)
+    } finally {
+      feed.publish('npm', osvZip(npm))
+    }
   })
 
   it('stores one compressed snapshot per ecosystem in Redis', async () => {

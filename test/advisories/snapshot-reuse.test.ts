@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { PackedIndexBuilder, type PackedAdvisoryIndex } from '../../server/firewall/advisories/packed-index'
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
 import { encodeSnapshotReusing, type ReusingSnapshot } from '../../server/firewall/advisories/snapshot-blocks'
+import { followSnapshot } from '../../server/firewall/advisories/snapshot-follow'
 import type { Advisory } from '../../server/firewall/advisories/types'
 
 /** Small blocks, so a few thousand records make dozens of them. */
@@ -31,7 +32,11 @@ function originsOf(before: Advisory[], next: Advisory[]): Uint32Array {
   return Uint32Array.from(next, (advisory) => (position.get(advisory) ?? -1) + 1)
 }
 
-const text = (bytes: Uint8Array) => gunzipSync(bytes)
+/** The records' text: the header line lists the blocks, which differ from one layout to another. */
+const text = (bytes: Uint8Array) => {
+  const all = gunzipSync(bytes)
+  return all.subarray(all.indexOf(0x0a) + 1)
+}
 const linesOf = (index: PackedAdvisoryIndex) => Array.from(index.lines(), (line) => Buffer.from(line).toString())
 const blocksOf = (snapshot: ReusingSnapshot) => snapshot.memory.recordEnd.length
 
@@ -139,5 +144,51 @@ describe('incremental snapshots', () => {
     await refused(flipped)
     // The header member missing.
     await refused(bytes.subarray(headerBytes))
+  })
+})
+
+describe('another process following the stored snapshot', () => {
+  const sharedChunks = (a: PackedAdvisoryIndex, b: PackedAdvisoryIndex) =>
+    a.data.chunks.filter((chunk) => b.data.chunks.some((other) => other.buffer === chunk.buffer)).length
+
+  it('reads only the blocks it does not hold, and builds what a whole read builds', async () => {
+    const before = await encodeSnapshotReusing(indexOf(first), { blockBytes: BLOCK })
+    const followed = await followSnapshot(before.bytes, null)
+    expect(followed.reusedBlocks).toBe(0)
+    expect(linesOf(followed.index)).toEqual(linesOf(await decodeSnapshot(before.bytes)))
+    expect(followed.memory).not.toBeNull()
+
+    const next = refreshed()
+    const index = indexOf(next)
+    const after = await encodeSnapshotReusing(index, {
+      previous: before.memory,
+      origins: originsOf(first, next),
+      blockBytes: BLOCK,
+    })
+    const again = await followSnapshot(after.bytes, followed.memory)
+    expect(linesOf(again.index)).toEqual(linesOf(index))
+    expect(again.index.lookup('npm', 'pkg-9000', '1.0.0').malware.map((a) => a.id)).toEqual(['MAL-2025-9000'])
+    expect(again.index.lookup('npm', 'pkg-2000', '1.0.0').malware).toEqual([])
+    expect(again.reusedBlocks).toBe(after.reusedBlocks)
+    expect(again.reusedBlocks).toBeGreaterThan(blocksOf(after) - 5)
+    expect(sharedChunks(again.index, followed.index)).toBeGreaterThan(0)
+
+    // And from that memory on: nothing changed, every block reused.
+    const same = await followSnapshot(after.bytes, again.memory)
+    expect(same.reusedBlocks).toBe(blocksOf(after))
+    expect(linesOf(same.index)).toEqual(linesOf(index))
+  })
+
+  it('reads a snapshot written whole (no block list) whole, and refuses a damaged one', async () => {
+    const whole = await encodeSnapshot(indexOf(first))
+    const read = await followSnapshot(whole, null)
+    expect(read.memory).toBeNull()
+    expect(linesOf(read.index)).toEqual(linesOf(indexOf(first)))
+
+    const { bytes } = await encodeSnapshotReusing(indexOf(first), { blockBytes: BLOCK })
+    const damaged = Buffer.from(bytes)
+    damaged[damaged.length - 100] ^= 0xff
+    await expect(followSnapshot(damaged, null)).rejects.toBeInstanceOf(SnapshotError)
+    await expect(followSnapshot(bytes.subarray(0, bytes.length - 10), null)).rejects.toBeInstanceOf(SnapshotError)
   })
 })

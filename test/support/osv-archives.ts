@@ -82,8 +82,9 @@ export function comparable(loaded: LoadedArchive) {
     lines: Array.from(loaded.index.lines(), (line) => Buffer.from(line).toString('utf8')),
     table: [data.slots, data.slotHash].map(numbers),
     perEcosystem: data.perEcosystem,
-    // The text, not the bytes: a refresh reuses compressed blocks of the previous snapshot.
-    snapshot: gunzipSync(loaded.snapshot).toString('utf8'),
+    // The records' text, not the bytes: a refresh reuses compressed blocks of the previous snapshot
+    // (and the header line lists the blocks).
+    snapshot: gunzipSync(loaded.snapshot).toString('utf8').split('\n').slice(1),
     memory: {
       names: Buffer.from(bytes([memory.names])).toString('utf8'),
       entries: [memory.nameEnd, memory.crc32, memory.compressedSize, memory.size, memory.outcome].map(numbers),

@@ -76,16 +76,23 @@ function hashBytes(bytes: Uint8Array, start: number, end: number): number {
   return hash >>> 0
 }
 
+/**
+ * Whether a new index may take unchanged lines where `data` keeps them (its chunks shared, not
+ * copied): not once a quarter of those chunks' bytes are lines no record uses any more (removed or
+ * changed since), so the load that follows copies them and leaves the waste behind.
+ */
+export function sharesLinesOf(data: PackedIndexData): boolean {
+  const held = data.chunks.reduce((sum, chunk) => sum + chunk.length, 0)
+  const used = data.lengthOf.reduce((sum, length) => sum + length, 0)
+  return held - used <= held / 4
+}
+
 /** Looks entries of a new archive up in the memory of the previous load. */
 export class PreviousLoad {
   /** Open addressing by name hash: entry number + 1, 0 for empty; typed, so nothing for the GC to trace. */
   private readonly slots: Uint32Array
   private readonly chunks: Buffer[]
-  /**
-   * Whether the new index may take unchanged lines where the previous one keeps them (its chunks
-   * shared, not copied): not once a quarter of those chunks' bytes are lines no record uses any
-   * more (removed or changed since), so the load that follows copies them and leaves the waste.
-   */
+  /** Whether the new index may share the previous one's chunks (`sharesLinesOf`). */
   readonly sharesLines: boolean
 
   constructor(private readonly memory: LoadMemory) {
@@ -99,9 +106,7 @@ export class PreviousLoad {
       this.slots[slot] = i + 1
     }
     this.chunks = memory.data.chunks.map((c) => Buffer.from(c.buffer, c.byteOffset, c.byteLength))
-    const held = this.chunks.reduce((sum, chunk) => sum + chunk.length, 0)
-    const used = memory.data.lengthOf.reduce((sum, length) => sum + length, 0)
-    this.sharesLines = held - used <= held / 4
+    this.sharesLines = sharesLinesOf(memory.data)
   }
 
   private nameStart(i: number): number {

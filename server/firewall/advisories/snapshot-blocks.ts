@@ -95,7 +95,8 @@ export async function encodeSnapshotReusing(
       await pace?.()
     }
   }
-  const header = await gzipMember(headerLine(index.size), { level: GZIP_LEVEL })
+  // The header lists the blocks, so that another process can tell which of them it already holds.
+  const header = await gzipMember(headerLine(index.size, writer.table()), { level: GZIP_LEVEL })
   return { ...writer.finish(header), reusedBlocks }
 }
 
@@ -248,6 +249,13 @@ class MemberWriter {
     this.used += member.length
     this.memberEnd.push(this.used)
     this.recordEnd.push(end)
+  }
+
+  table(): { memberEnd: number[]; recordEnd: number[] } {
+    return {
+      memberEnd: Array.from(this.memberEnd.data.subarray(0, this.memberEnd.length)),
+      recordEnd: Array.from(this.recordEnd.data.subarray(0, this.recordEnd.length)),
+    }
   }
 
   finish(header: Uint8Array): { bytes: Uint8Array; memory: SnapshotMemory } {

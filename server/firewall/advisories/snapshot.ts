@@ -11,11 +11,14 @@ import type { Advisory } from './types'
  * may be one member or several back to back (RFC 1952: they read as the concatenation of their
  * contents), which lets a refresh copy the compressed blocks of records that did not change.
  */
-const FORMAT = 'osv-advisories/1'
+export const FORMAT = 'osv-advisories/1'
 
-interface Header {
+/** The first line. `blocks`: where each block's gzip member ends (counted from the end of the
+ * header's own member) and where its records end, when the snapshot was written in blocks. */
+export interface SnapshotHeader {
   format: string
   records: number
+  blocks?: { memberEnd: number[]; recordEnd: number[] }
 }
 
 /** A stored snapshot that cannot be read back. */
@@ -27,7 +30,8 @@ export const GZIP_LEVEL = 6
 /** Uncompressed bytes handed to zlib at once. */
 const PIECE_BYTES = 1 << 20
 
-export const headerLine = (records: number) => `${JSON.stringify({ format: FORMAT, records } satisfies Header)}\n`
+export const headerLine = (records: number, blocks?: SnapshotHeader['blocks']) =>
+  `${JSON.stringify({ format: FORMAT, records, ...(blocks ? { blocks } : {}) } satisfies SnapshotHeader)}\n`
 
 /**
  * Compresses an index into a snapshot: its records as stored, one line each. Node's zlib does the
@@ -63,7 +67,8 @@ export async function encodeSnapshot(index: PackedAdvisoryIndex, pace?: Pace): P
   return Buffer.concat(parts)
 }
 
-function checkAdvisory(value: unknown): value is Advisory {
+/** Whether a parsed snapshot line has an advisory's shape. */
+export function checkAdvisory(value: unknown): value is Advisory {
   const advisory = value as Advisory
   return typeof advisory?.id === 'string' && typeof advisory.malware === 'boolean' && Array.isArray(advisory.affected)
 }
@@ -78,7 +83,7 @@ function checkAdvisory(value: unknown): value is Advisory {
 export async function decodeSnapshot(bytes: Uint8Array, pace?: Pace): Promise<PackedAdvisoryIndex> {
   const builder = new PackedIndexBuilder()
   const decoder = new TextDecoder('utf-8', { fatal: true })
-  let header: Header | null = null
+  let header: SnapshotHeader | null = null
   let pending = ''
   let lines = 0
   const take = (line: string) => {
@@ -91,7 +96,7 @@ export async function decodeSnapshot(bytes: Uint8Array, pace?: Pace): Promise<Pa
     }
     lines++
     if (!header) {
-      header = value as Header
+      header = value as SnapshotHeader
       if (header?.format !== FORMAT) throw new SnapshotError('not an advisory snapshot')
       return
     }
@@ -123,7 +128,7 @@ export async function decodeSnapshot(bytes: Uint8Array, pace?: Pace): Promise<Pa
     if (error instanceof SnapshotError) throw error
     throw new SnapshotError(`snapshot cannot be decompressed: ${(error as Error).message}`)
   }
-  const expected = (header as Header | null)?.records
+  const expected = (header as SnapshotHeader | null)?.records
   if (expected === undefined || builder.size !== expected) {
     throw new SnapshotError(`snapshot holds ${builder.size} of ${expected ?? '?'} records`)
   }
