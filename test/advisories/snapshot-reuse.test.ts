@@ -66,6 +66,18 @@ function refreshed(): Advisory[] {
   return next
 }
 
+/** The refreshed feed's index, and its snapshot encoded reusing `before`'s blocks. */
+async function encodeRefreshed(before: ReusingSnapshot) {
+  const next = refreshed()
+  const index = indexOf(next)
+  const after = await encodeSnapshotReusing(index, {
+    previous: before.memory,
+    origins: originsOf(first, next),
+    blockBytes: BLOCK,
+  })
+  return { next, index, after }
+}
+
 describe('incremental snapshots', () => {
   it('copies the unchanged blocks and gives the text a full encode gives', async () => {
     const before = await encodeSnapshotReusing(indexOf(first), { blockBytes: BLOCK })
@@ -91,13 +103,7 @@ describe('incremental snapshots', () => {
 
   it('reuses every block when nothing changed, and the snapshot it makes is reusable in turn', async () => {
     const before = await encodeSnapshotReusing(indexOf(first), { blockBytes: BLOCK })
-    const next = refreshed()
-    const index = indexOf(next)
-    const after = await encodeSnapshotReusing(index, {
-      previous: before.memory,
-      origins: originsOf(first, next),
-      blockBytes: BLOCK,
-    })
+    const { next, index, after } = await encodeRefreshed(before)
     const same = Uint32Array.from(next, (_, r) => r + 1)
     const again = await encodeSnapshotReusing(index, { previous: after.memory, origins: same, blockBytes: BLOCK })
     expect(again.reusedBlocks).toBe(blocksOf(after))
@@ -158,13 +164,7 @@ describe('another process following the stored snapshot', () => {
     expect(linesOf(followed.index)).toEqual(linesOf(await decodeSnapshot(before.bytes)))
     expect(followed.memory).not.toBeNull()
 
-    const next = refreshed()
-    const index = indexOf(next)
-    const after = await encodeSnapshotReusing(index, {
-      previous: before.memory,
-      origins: originsOf(first, next),
-      blockBytes: BLOCK,
-    })
+    const { index, after } = await encodeRefreshed(before)
     const again = await followSnapshot(after.bytes, followed.memory)
     expect(linesOf(again.index)).toEqual(linesOf(index))
     expect(again.index.lookup('npm', 'pkg-9000', '1.0.0').malware.map((a) => a.id)).toEqual(['MAL-2025-9000'])

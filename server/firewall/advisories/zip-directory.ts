@@ -1,4 +1,5 @@
 import type { EntryHeader } from './zip-entries'
+import { zip64Values } from './zip64'
 
 /**
  * The central directory of a zip archive (APPNOTE 4.3.12-4.3.16), read from the archive's end:
@@ -13,7 +14,6 @@ const END_LOCATOR_64 = 0x07064b50
 const END_RECORD_64 = 0x06064b50
 const FLAG_DESCRIPTOR = 0x0008
 const FLAG_UTF8 = 0x0800
-const ZIP64_EXTRA = 0x0001
 const MAX16 = 0xffff
 const MAX32 = 0xffffffff
 
@@ -69,30 +69,6 @@ function zip64Place(tail: Buffer, tailStart: number, endAt: number): DirectoryPl
 function checked(place: DirectoryPlace, endsBefore: number): DirectoryPlace {
   if (place.offset + place.size > endsBefore) throw new ZipDirectoryError('central directory overlaps its end record')
   return place
-}
-
-/** The zip64 values of an extra field for those the fixed fields hold as 0xFFFFFFFF, in APPNOTE order. */
-function zip64Values(extra: Buffer, wanted: { size: boolean; compressedSize: boolean; offset: boolean }) {
-  for (let at = 0; at + 4 <= extra.length;) {
-    const id = extra.readUInt16LE(at)
-    const length = extra.readUInt16LE(at + 2)
-    if (id === ZIP64_EXTRA) {
-      let field = at + 4
-      const next = () => {
-        if (field + 8 > at + 4 + length) throw new ZipDirectoryError('zip64 extra field is too short')
-        const value = Number(extra.readBigUInt64LE(field))
-        field += 8
-        return value
-      }
-      return {
-        size: wanted.size ? next() : undefined,
-        compressedSize: wanted.compressedSize ? next() : undefined,
-        offset: wanted.offset ? next() : undefined,
-      }
-    }
-    at += 4 + length
-  }
-  throw new ZipDirectoryError('zip64 values without a zip64 extra field')
 }
 
 /**
@@ -191,11 +167,8 @@ export function readDirectory(bytes: Buffer, place: DirectoryPlace): Directory {
     let localOffset = bytes.readUInt32LE(at + 42)
     if (compressedSize === MAX32 || size === MAX32 || localOffset === MAX32) {
       const extra = bytes.subarray(at + 46 + nameLength, at + 46 + nameLength + extraLength)
-      const wide = zip64Values(extra, {
-        size: size === MAX32,
-        compressedSize: compressedSize === MAX32,
-        offset: localOffset === MAX32,
-      })
+      const wanted = { size: size === MAX32, compressedSize: compressedSize === MAX32, offset: localOffset === MAX32 }
+      const wide = zip64Values(extra, wanted, (message) => new ZipDirectoryError(message))
       size = wide.size ?? size
       compressedSize = wide.compressedSize ?? compressedSize
       localOffset = wide.offset ?? localOffset

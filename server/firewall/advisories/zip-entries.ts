@@ -1,3 +1,5 @@
+import { zip64Values } from './zip64'
+
 /**
  * The local-file layer of a zip archive (APPNOTE 4.3.7), read from a byte stream: each entry's
  * header, then its compressed bytes, handed out whole. Sizes come from the local header (OSV's
@@ -14,7 +16,6 @@ const DESCRIPTOR = 0x08074b50
 const DESCRIPTOR_BYTES = Buffer.from([0x50, 0x4b, 0x07, 0x08])
 const FLAG_DESCRIPTOR = 0x0008
 const FLAG_UTF8 = 0x0800
-const ZIP64_EXTRA = 0x0001
 const MAX32 = 0xffffffff
 
 /** What an entry's local header says: enough to tell an entry unchanged since an earlier archive. */
@@ -93,29 +94,6 @@ type State =
   | { kind: 'descriptor'; zip64: boolean }
   | { kind: 'end' }
 
-/** The sizes of a zip64 extra field, where the header holds 0xFFFFFFFF. */
-function zip64Sizes(extra: Buffer, size: number, compressedSize: number): { size: number; compressedSize: number } {
-  for (let at = 0; at + 4 <= extra.length;) {
-    const id = extra.readUInt16LE(at)
-    const length = extra.readUInt16LE(at + 2)
-    if (id === ZIP64_EXTRA) {
-      let field = at + 4
-      const next = () => {
-        if (field + 8 > at + 4 + length) throw new ZipFormatError('zip64 extra field is too short')
-        const value = Number(extra.readBigUInt64LE(field))
-        field += 8
-        return value
-      }
-      // The order is fixed: uncompressed size, then compressed size, each only when the header lacks it.
-      if (size === MAX32) size = next()
-      if (compressedSize === MAX32) compressedSize = next()
-      return { size, compressedSize }
-    }
-    at += 4 + length
-  }
-  throw new ZipFormatError('zip64 sizes without a zip64 extra field')
-}
-
 /**
  * Splits a zip byte stream into entries: `push` the bytes as they come, get back the entries they
  * complete; `done` says whether the archive's entries ended (its central directory began).
@@ -183,7 +161,12 @@ export class ZipEntryReader {
         let compressedSize = bytes.readUInt32LE(18)
         let size = bytes.readUInt32LE(22)
         const zip64 = compressedSize === MAX32 || size === MAX32
-        if (zip64) ({ size, compressedSize } = zip64Sizes(bytes.subarray(30 + nameLength), size, compressedSize))
+        if (zip64) {
+          const wanted = { size: size === MAX32, compressedSize: compressedSize === MAX32 }
+          const wide = zip64Values(bytes.subarray(30 + nameLength), wanted, (message) => new ZipFormatError(message))
+          size = wide.size ?? size
+          compressedSize = wide.compressedSize ?? compressedSize
+        }
         const descriptor = !!(flags & FLAG_DESCRIPTOR)
         const entry: EntryHeader = { name, crc32: bytes.readUInt32LE(14), compressedSize, size, descriptor }
         // An entry with a data descriptor is always read: its header need not carry its CRC and sizes.
