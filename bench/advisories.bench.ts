@@ -32,6 +32,7 @@ import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm
 import { startProxy } from '../test/registry/harness'
 import { watchLoop, type LoopFigures } from './support/loop-watch'
 import { profiled } from './support/cpu-profile'
+import { probe } from './support/latency-probe'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -46,38 +47,6 @@ const percentile = (sorted: number[], p: number) =>
 const gc = () => (globalThis as { gc?: () => void }).gc?.()
 // As the service loads: on a worker thread (LOADER=inline: on the request thread, in 2 ms slices).
 const loader = process.env.LOADER === 'inline' ? undefined : (threadLoader({ entry: BUILT_LOADER }) ?? undefined)
-
-/** A probe that GETs `url` back to back until stopped; returns every latency. */
-function probe(url: string, headers: Record<string, string>) {
-  const times: number[] = []
-  let running = true
-  let resets = 0
-  const done = (async () => {
-    while (running) {
-      const start = performance.now()
-      try {
-        const response = await fetch(url, { headers })
-        await response.arrayBuffer()
-        if (!response.ok) throw new Error(`probe: ${response.status}`)
-        times.push(performance.now() - start)
-      } catch (error) {
-        // A kept-alive connection closed under the probe (seen on an overloaded machine): counted, not timed.
-        if ((error as { cause?: { code?: string } }).cause?.code !== 'ECONNRESET' || ++resets > 20) throw error
-      }
-      await new Promise((resolve) => setTimeout(resolve, 5))
-    }
-  })()
-  // Reported by stop(): an unhandled rejection here would hide the error that ended the run.
-  done.catch(() => undefined)
-  return {
-    stop: async () => {
-      running = false
-      await done
-      if (resets > 0) console.log(`  (probe: ${resets} connection resets, not timed)`)
-      return times.sort((a, b) => a - b)
-    },
-  }
-}
 
 async function install(client: NpmClient): Promise<number> {
   await rm(join(client.dir, 'node_modules'), { recursive: true, force: true })
