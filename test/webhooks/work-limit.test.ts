@@ -66,6 +66,34 @@ describe('WorkLimit', () => {
     expect(limit.active).toBe(0)
   })
 
+  it('starts a record only once no send or take runs or waits', async () => {
+    const limit = new WorkLimit(4)
+    const take = gate()
+    const started: string[] = []
+    const taking = limit.run(async () => {
+      started.push('take')
+      await take.done
+    }, 'take')
+    const recording = limit.run(async () => {
+      started.push('record')
+    }, 'record')
+    await Promise.resolve()
+    // Free slots, but a take runs: the record's CPU would delay that burst's last sends.
+    expect(started).toEqual(['take'])
+    const send = gate()
+    take.open()
+    await taking
+    const sending = limit.run(async () => {
+      started.push('send')
+      await send.done
+    }, 'send')
+    await recording
+    expect(started).toEqual(['take', 'record', 'send'])
+    send.open()
+    await sending
+    expect(limit.active).toBe(0)
+  })
+
   it('starts fewer pieces while the work it gives way to is busy, and the held-back ones once it is idle', async () => {
     let busy = false
     let idle = () => undefined as void

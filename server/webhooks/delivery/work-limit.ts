@@ -28,12 +28,14 @@ export interface GiveWayTo {
  * Why lanes: when one event reaches many webhooks at once, every actor takes a batch together;
  * first come first served, the first batch taken would wait for the other 99 takes before it is
  * sent, and recording the first deliveries would delay sending the last ones. A batch taken goes
- * out first; a record only needs storing before its webhook takes its next batch, which waits
- * for it anyway.
+ * out first; a record waits until no send or take runs or waits, as it only needs storing before
+ * its webhook takes its next batch, which waits for it anyway.
  * @example const limit = new WorkLimit(32); await limit.run(() => feed.take(...), 'take')
  */
 export class WorkLimit {
   private running = 0
+  /** Sends and takes running: records wait until there are none (see `mayStart`). */
+  private urgent = 0
   private readonly waiting: Record<WorkLane, (() => void)[]> = { send: [], take: [], record: [] }
   readonly close: () => void
 
@@ -45,15 +47,15 @@ export class WorkLimit {
   }
 
   async run<T>(work: () => Promise<T>, lane: WorkLane): Promise<T> {
-    if (this.running < this.currentLimit()) this.running++
-    // The slot is handed over by the finishing work (`running` unchanged), so none is lost or doubled.
+    if (this.mayStart(lane)) this.enter(lane)
+    // The slot is taken for the waiting work before it is woken, so none is lost or doubled.
     else await new Promise<void>((resolve) => this.waiting[lane].push(resolve))
     try {
       return await work()
     } finally {
-      const next = this.running <= this.currentLimit() ? this.nextWaiting() : undefined
-      if (next) next()
-      else this.running--
+      this.running--
+      if (lane !== 'record') this.urgent--
+      this.startWaiting()
     }
   }
 
@@ -66,18 +68,29 @@ export class WorkLimit {
     return this.giveWayTo?.busy() ? Math.min(this.giveWayTo.limit, this.limit) : this.limit
   }
 
-  private nextWaiting(): (() => void) | undefined {
-    const lane = LANES.find((name) => this.waiting[name].length > 0)
-    return lane && this.waiting[lane].shift()
+  /**
+   * A free slot, and for a record no send or take running or waiting: the CPU a record costs
+   * would otherwise delay the last sends of a burst, and a record is only needed before its
+   * webhook's next take, which waits for it anyway.
+   */
+  private mayStart(lane: WorkLane): boolean {
+    if (this.running >= this.currentLimit()) return false
+    if (lane !== 'record') return true
+    return this.urgent === 0 && this.waiting.send.length === 0 && this.waiting.take.length === 0
   }
 
-  /** Requests are done: the work held back starts, up to the full limit. */
+  private enter(lane: WorkLane): void {
+    this.running++
+    if (lane !== 'record') this.urgent++
+  }
+
+  /** Starts waiting work, most urgent lane first, while slots allow. */
   private startWaiting(): void {
-    while (this.running < this.currentLimit()) {
-      const next = this.nextWaiting()
-      if (!next) return
-      this.running++
-      next()
+    for (;;) {
+      const lane = LANES.find((name) => this.waiting[name].length > 0)
+      if (!lane || !this.mayStart(lane)) return
+      this.enter(lane)
+      this.waiting[lane].shift()!()
     }
   }
 }
