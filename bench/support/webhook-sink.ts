@@ -1,5 +1,4 @@
-import { createServer, type Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { Worker } from 'node:worker_threads'
 
 /** What one webhook's receiver saw: event ids in arrival order and when each arrived. */
 export interface HookLog {
@@ -9,62 +8,93 @@ export interface HookLog {
   deliveries: number
 }
 
+/** The receiver, run on a thread of its own (see WebhookSink). */
+const RECEIVER = `
+const { createServer } = require('node:http')
+const { parentPort, workerData } = require('node:worker_threads')
+const received = new Int32Array(workerData.received)
+let hooks = new Map()
+const server = createServer((req, res) => {
+  const chunks = []
+  req.on('data', (chunk) => chunks.push(chunk))
+  req.on('end', () => {
+    const now = Date.now()
+    const hook = (req.url || '').split('/').pop() || ''
+    let log = hooks.get(hook)
+    if (!log) hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0 }))
+    log.deliveries++
+    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+    for (const { id } of body.events) {
+      log.ids.push(id)
+      if (!log.at.has(id)) log.at.set(id, now)
+    }
+    Atomics.add(received, 0, body.events.length)
+    res.writeHead(204).end()
+  })
+})
+server.keepAliveTimeout = 60000
+parentPort.on('message', (message) => {
+  if (message === 'collect') parentPort.postMessage(hooks)
+  if (message === 'reset') {
+    hooks = new Map()
+    Atomics.store(received, 0, 0)
+    parentPort.postMessage('reset')
+  }
+})
+server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port))
+`
+
 /**
  * One HTTP receiver for many webhooks (`/hook/<n>`), answering 204 at once and keeping only
  * what the figures need. It does not verify signatures: that is the tests' job.
+ * It runs on a worker thread: on the benchmark's own thread, a receipt's timestamp waited for the
+ * producer's work and for collecting the million receipts of the fan-out, none of it the service's.
  */
 export class WebhookSink {
-  readonly hooks = new Map<string, HookLog>()
-  private server: Server | null = null
+  private worker: Worker | null = null
+  private readonly counter = new Int32Array(new SharedArrayBuffer(4))
   url = ''
 
   async start(): Promise<this> {
-    this.server = createServer((req, res) => {
-      const chunks: Buffer[] = []
-      req.on('data', (chunk: Buffer) => chunks.push(chunk))
-      req.on('end', () => {
-        const now = Date.now()
-        const hook = (req.url ?? '').split('/').pop() ?? ''
-        let log = this.hooks.get(hook)
-        if (!log) this.hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0 }))
-        log.deliveries++
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { events: { id: string }[] }
-        for (const { id } of body.events) {
-          log.ids.push(id)
-          if (!log.at.has(id)) log.at.set(id, now)
-        }
-        res.writeHead(204).end()
-      })
-    })
-    this.server.keepAliveTimeout = 60_000
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve))
-    this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`
+    this.worker = new Worker(RECEIVER, { eval: true, workerData: { received: this.counter.buffer } })
+    const port = await this.reply<number>()
+    this.url = `http://127.0.0.1:${port}`
     return this
   }
 
   /** Event deliveries received so far, all webhooks together. */
   received(): number {
-    let total = 0
-    for (const log of this.hooks.values()) total += log.ids.length
-    return total
+    return Atomics.load(this.counter, 0)
   }
 
-  reset(): void {
-    this.hooks.clear()
+  /** What every webhook's receiver saw so far, by hook name. */
+  async collect(): Promise<Map<string, HookLog>> {
+    const answer = this.reply<Map<string, HookLog>>()
+    this.worker!.postMessage('collect')
+    return answer
+  }
+
+  async reset(): Promise<void> {
+    const answer = this.reply<string>()
+    this.worker!.postMessage('reset')
+    await answer
   }
 
   async stop(): Promise<void> {
-    this.server?.closeAllConnections()
-    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()))
+    await this.worker?.terminate()
+  }
+
+  private reply<T>(): Promise<T> {
+    return new Promise<T>((resolve) => this.worker!.once('message', resolve))
   }
 }
 
 /**
  * Loss, duplicates and order per webhook against the log order of `expected` (event ids).
- * @example audit(sink, ['0', '1'], ids) // { lost: 0, duplicated: 0, reordered: 0 }
+ * @example audit(await sink.collect(), ['0', '1'], ids) // { lost: 0, duplicated: 0, reordered: 0 }
  */
 export function audit(
-  sink: WebhookSink,
+  received: Map<string, HookLog>,
   hooks: string[],
   expected: string[],
 ): { lost: number; duplicated: number; reordered: number } {
@@ -73,7 +103,7 @@ export function audit(
   let duplicated = 0
   let reordered = 0
   for (const hook of hooks) {
-    const log = sink.hooks.get(hook) ?? { ids: [], at: new Map(), deliveries: 0 }
+    const log = received.get(hook) ?? { ids: [], at: new Map(), deliveries: 0 }
     const seen = new Set<string>()
     let last = -1
     for (const id of log.ids) {
