@@ -1,35 +1,56 @@
+import { createHash } from 'node:crypto'
+
 /**
  * Lua scripts run atomically inside Redis. Keeping them here makes every cross-process
  * guarantee of the Redis backend visible in one file.
  */
 
 /**
- * Compare-and-set transaction: applies the writes only when every watched key still holds
- * the value the caller read (nil compares as cjson.null). Returns {0} on conflict, else
- * {1, xadd ids...}. Runs on the shared connection, so no WATCH state is needed.
+ * Compare-and-set transaction over KEYS (every key it touches, declared for Redis Cluster). ARGV[1]
+ * is a JSON spec naming keys by their index in KEYS:
+ * - `w`: watched keys as [index, 0] (must be absent), [index, 1, value] (must hold exactly it)
+ *   or [index, 2, sha1hex] (long values: the hash travels instead of the value, which for a delivery
+ *   index is 4 KB on every write);
+ * - `s`: [index, value] to set; `d`: indexes to delete; `l`: [index, entries] to XADD;
+ * - `n` and `m`: a channel to PUBLISH `m` on ('' for none).
+ * Returns {0} on conflict, else {1, xadd ids...}. Runs on the shared connection: no WATCH state.
  */
 export const COMPARE_AND_SET = `
 local spec = cjson.decode(ARGV[1])
-for i, key in ipairs(spec.watch) do
-  local current = redis.call('GET', key)
-  local expected = spec.expected[i]
-  if expected == cjson.null then
+for _, watched in ipairs(spec.w) do
+  local current = redis.call('GET', KEYS[watched[1]])
+  local kind = watched[2]
+  if kind == 0 then
     if current then return {0} end
-  elseif current ~= expected then
+  elseif not current then
+    return {0}
+  elseif kind == 1 then
+    if current ~= watched[3] then return {0} end
+  elseif redis.sha1hex(current) ~= watched[3] then
     return {0}
   end
 end
-for _, pair in ipairs(spec.set) do redis.call('SET', pair[1], pair[2]) end
-for _, key in ipairs(spec.del) do redis.call('DEL', key) end
+for _, pair in ipairs(spec.s) do redis.call('SET', KEYS[pair[1]], pair[2]) end
+for _, index in ipairs(spec.d) do redis.call('DEL', KEYS[index]) end
 local result = {1}
-for _, log in ipairs(spec.logs) do
+for _, log in ipairs(spec.l) do
   for _, entry in ipairs(log[2]) do
-    table.insert(result, redis.call('XADD', log[1], '*', 'd', entry))
+    table.insert(result, redis.call('XADD', KEYS[log[1]], '*', 'd', entry))
   end
 end
-if spec.notify ~= cjson.null and spec.notify ~= '' then redis.call('PUBLISH', spec.notify, spec.notifyMessage) end
+if spec.n ~= '' then redis.call('PUBLISH', spec.n, spec.m) end
 return result
 `
+
+/** Values up to this long are compared as they are; longer ones by their SHA-1. */
+const COMPARED_AS_IS = 64
+
+/** A watched key of the COMPARE_AND_SET spec (`w`): absent, holding `value`, or holding what hashes like it. */
+export function watchedKey(position: number, value: string | null): [number, 0] | [number, 1 | 2, string] {
+  if (value === null) return [position, 0]
+  if (value.length <= COMPARED_AS_IS) return [position, 1, value]
+  return [position, 2, createHash('sha1').update(value).digest('hex')]
+}
 
 /**
  * Appends ARGV pairs (time in ms, entry) to the stream KEYS[1] under ids `<ms>-<seq>`, so the

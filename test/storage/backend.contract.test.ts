@@ -73,6 +73,27 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(seen.at(-1)).toEqual({ v: 3 })
   })
 
+  it('notices a concurrent change of a long value (compared by its hash on Redis), non-ASCII text included', async () => {
+    type Doc = { text: string; items: number[] }
+    const text = 'ünïcödé ✓ 包 '.repeat(20)
+    await backend.set('long', { text, items: [] })
+    const append = (item: number, assumed?: Doc) =>
+      backend.transact(
+        ['long'],
+        (values) => {
+          const current = values.get('long') as Doc
+          return { writes: { set: { long: { ...current, items: [...current.items, item] } } }, result: undefined }
+        },
+        assumed ? { assume: new Map([['long', assumed]]) } : {},
+      )
+    await Promise.all(Array.from({ length: 30 }, (_, item) => append(item)))
+    // Out of date by one item: the stored value decides.
+    await append(30, { text, items: [] })
+    const stored = (await backend.get<Doc>('long'))!
+    expect(stored.text).toBe(text)
+    expect([...stored.items].sort((a, b) => a - b)).toEqual(Array.from({ length: 31 }, (_, item) => item))
+  })
+
   it('writes nothing when the transaction body throws', async () => {
     await backend.set('k', 1)
     await expect(
