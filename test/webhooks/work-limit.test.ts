@@ -94,6 +94,27 @@ describe('WorkLimit', () => {
     expect(limit.active).toBe(0)
   })
 
+  it('runs at most `recordLimit` records at once', async () => {
+    const limit = new WorkLimit(4, undefined, 2)
+    const gates = [gate(), gate(), gate()]
+    const started: number[] = []
+    const runs = gates.map((g, index) =>
+      limit.run(async () => {
+        started.push(index)
+        await g.done
+      }, 'record'),
+    )
+    await Promise.resolve()
+    expect(started).toEqual([0, 1])
+    gates[0].open()
+    await runs[0]
+    expect(started).toEqual([0, 1, 2])
+    gates[1].open()
+    gates[2].open()
+    await Promise.all(runs)
+    expect(limit.active).toBe(0)
+  })
+
   it('starts fewer pieces while the work it gives way to is busy, and the held-back ones once it is idle', async () => {
     let busy = false
     let idle = () => undefined as void

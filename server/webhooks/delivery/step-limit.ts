@@ -6,10 +6,14 @@ import { WorkLimit } from './work-limit'
  * bench:webhooks (100 webhooks, one Redis, delivery giving way to requests): at 32, one event for
  * 100 webhooks was taken in four waves, each waiting for the round trips of the one before, and
  * the last receipt came 60-70 ms after the event in the slower bursts; at 100 every take of a
- * burst goes out at once and the light-load p99 fell to 43-47 ms. Rule upserts under the full
- * fan-out: p99 72-85 ms at 32, 85-92 ms at 100; 64 measured no better than 100 on either.
+ * burst goes out at once and the light-load p99 fell to 38-50 ms.
  */
 const DELIVERY_STEPS_IN_FLIGHT = 100
+/**
+ * Records (the heaviest step: four round trips) among them. Under the full fan-out, 100 steps in
+ * flight let rule upserts reach p99 95-123 ms (32: 83-95 ms); with records held to 32, 80-91 ms.
+ */
+const RECORDS_IN_FLIGHT = 32
 /**
  * Steps started while this process handles an HTTP request (API, registry, dashboard): the
  * request's own round trips then queue behind a few delivery continuations, not 100 chains.
@@ -19,9 +23,13 @@ const STEPS_IN_FLIGHT_DURING_REQUESTS = 4
 
 /** The work limit of one process's delivery actors, giving way to the HTTP requests it handles. */
 export function deliveryStepLimit(): WorkLimit {
-  return new WorkLimit(DELIVERY_STEPS_IN_FLIGHT, {
-    busy: () => requestsInFlight() > 0,
-    limit: STEPS_IN_FLIGHT_DURING_REQUESTS,
-    onIdle: onRequestsDrained,
-  })
+  return new WorkLimit(
+    DELIVERY_STEPS_IN_FLIGHT,
+    {
+      busy: () => requestsInFlight() > 0,
+      limit: STEPS_IN_FLIGHT_DURING_REQUESTS,
+      onIdle: onRequestsDrained,
+    },
+    RECORDS_IN_FLIGHT,
+  )
 }

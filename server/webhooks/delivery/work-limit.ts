@@ -42,6 +42,8 @@ export class WorkLimit {
   constructor(
     readonly limit: number,
     private readonly giveWayTo?: GiveWayTo,
+    /** Records running at once, at most. */
+    readonly recordLimit = limit,
   ) {
     this.close = giveWayTo?.onIdle(() => this.startWaiting()) ?? (() => undefined)
   }
@@ -76,7 +78,12 @@ export class WorkLimit {
   private mayStart(lane: WorkLane): boolean {
     if (this.running >= this.currentLimit()) return false
     if (lane !== 'record') return true
-    return this.urgent === 0 && this.waiting.send.length === 0 && this.waiting.take.length === 0
+    return (
+      this.running - this.urgent < this.recordLimit &&
+      this.urgent === 0 &&
+      this.waiting.send.length === 0 &&
+      this.waiting.take.length === 0
+    )
   }
 
   private enter(lane: WorkLane): void {
