@@ -27,8 +27,24 @@ interface DeliveryIndex {
   ids: string[]
 }
 
+/** A bucket's first write found its index key unread: the write is done again with the indexes. */
+class IndexNeeded extends Error {}
+
+interface Bucket {
+  key: string
+  index: string
+  start: number
+}
+
 /** Delivery records (last 128 per webhook) and metric counters per 1m/1h/1d bucket. */
 export class WebhookRecordRepository {
+  /**
+   * The bucket start last seen stored, by bucket index key: a write to that bucket leaves the
+   * index alone, unread. A webhook delivering all day has 1,440 starts in its minute index and 720
+   * in its hour index (about 30 KB), which every attempt otherwise read and compared.
+   */
+  private readonly indexed = new Map<string, number>()
+
   constructor(private readonly backend: Backend) {}
 
   /** The stored record: its payload is rebuilt from the log by the caller (delivery/record.ts `recordView`). */
@@ -104,24 +120,27 @@ export class WebhookRecordRepository {
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
     const buckets = metrics ? this.buckets(ns, webhook, metrics.at) : []
-    const metricKeys = buckets.flatMap((bucket) => [bucket.key, bucket.index])
-    return this.backend.transact([indexKey, recordKey, attemptsKey, ...metricKeys], (values) => {
-      const record = build(values.get(recordKey) as AnyStoredRecord | null)
-      const set: Record<string, unknown> = {
-        [recordKey]: record,
-        ...(metrics ? this.counted(buckets, values, metrics.delta) : {}),
-      }
-      if (attempt)
-        set[attemptsKey] = { items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt) }
-      const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
-      if (ids.includes(deliveryId)) return { writes: { set }, result: record }
-      const next = [deliveryId, ...ids].sort().reverse()
-      const kept = next.slice(0, RECORDS_KEPT)
-      const removed = next
-        .slice(RECORDS_KEPT)
-        .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
-      return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
-    })
+    return this.withBuckets(buckets, (metricKeys) =>
+      this.backend.transact([indexKey, recordKey, attemptsKey, ...metricKeys], (values) => {
+        const record = build(values.get(recordKey) as AnyStoredRecord | null)
+        const set: Record<string, unknown> = {
+          [recordKey]: record,
+          ...(metrics ? this.counted(buckets, values, metrics.delta) : {}),
+        }
+        if (attempt)
+          set[attemptsKey] = {
+            items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
+          }
+        const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
+        if (ids.includes(deliveryId)) return { writes: { set }, result: record }
+        const next = [deliveryId, ...ids].sort().reverse()
+        const kept = next.slice(0, RECORDS_KEPT)
+        const removed = next
+          .slice(RECORDS_KEPT)
+          .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+        return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
+      }),
+    )
   }
 
   /**
@@ -130,14 +149,34 @@ export class WebhookRecordRepository {
    */
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
     const buckets = this.buckets(ns, webhook, at)
-    return this.backend.transact([...buckets.map((b) => b.key), ...buckets.map((b) => b.index)], (values) => ({
-      writes: { set: this.counted(buckets, values, delta) },
-      result: undefined,
-    }))
+    return this.withBuckets(buckets, (metricKeys) =>
+      this.backend.transact(metricKeys, (values) => ({
+        writes: { set: this.counted(buckets, values, delta) },
+        result: undefined,
+      })),
+    )
+  }
+
+  /**
+   * Runs `write` over the metric keys it must read: every bucket, and the index of each bucket
+   * not known to be stored. A bucket found absent after all (pruned, or written by another
+   * process) has the write done again with every index.
+   */
+  private async withBuckets<T>(buckets: Bucket[], write: (metricKeys: string[]) => Promise<T>): Promise<T> {
+    const known = (bucket: Bucket) => this.indexed.get(bucket.index) === bucket.start
+    let result: T
+    try {
+      result = await write(buckets.flatMap((bucket) => (known(bucket) ? [bucket.key] : [bucket.key, bucket.index])))
+    } catch (error) {
+      if (!(error instanceof IndexNeeded)) throw error
+      result = await write(buckets.flatMap((bucket) => [bucket.key, bucket.index]))
+    }
+    for (const bucket of buckets) this.indexed.set(bucket.index, bucket.start)
+    return result
   }
 
   /** The 1m, 1h and 1d buckets holding `at`, with their index keys. */
-  private buckets(ns: string, webhook: string, at: number) {
+  private buckets(ns: string, webhook: string, at: number): Bucket[] {
     return (Object.keys(BUCKETS) as BucketSize[]).map((size) => ({
       key: keys.metrics(ns, webhook, size, bucketStart(at, size)),
       index: keys.metricsIndex(ns, webhook, size),
@@ -147,13 +186,14 @@ export class WebhookRecordRepository {
 
   /** The writes adding `delta` to each bucket (and entering a bucket's first write in its index). */
   private counted(
-    buckets: { key: string; index: string; start: number }[],
+    buckets: Bucket[],
     values: Map<string, unknown>,
     delta: Partial<MetricCounters>,
   ): Record<string, unknown> {
     const set: Record<string, unknown> = {}
     for (const { key, index, start } of buckets) {
       const stored = values.get(key) as MetricCounters | null
+      if (!stored && !values.has(index)) throw new IndexNeeded()
       const current = stored ?? ZERO_COUNTERS
       set[key] = Object.fromEntries(
         Object.entries(ZERO_COUNTERS).map(([name]) => [
@@ -195,6 +235,7 @@ export class WebhookRecordRepository {
       (Object.keys(BUCKETS) as BucketSize[]).map((size) => [size, Number.POSITIVE_INFINITY]),
     ) as Record<BucketSize, number>
     await this.pruneMetrics(ns, webhook, everything)
+    for (const size of Object.keys(BUCKETS) as BucketSize[]) this.indexed.delete(keys.metricsIndex(ns, webhook, size))
   }
 
   /** Counters of every bucket of `size` from `since` to `until` (inclusive starts), oldest first. */

@@ -1,0 +1,62 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { bucketStart, WebhookRecordRepository } from '../../storage/repositories/webhook-records'
+import { webhookKeys } from '../../storage/repositories/webhook-keys'
+import type { BucketSize } from '../../server/webhooks/delivery/record'
+import type { Backend } from '../../storage'
+import { BACKEND_KINDS, makeBackend } from '../support/backends'
+
+const MIN = 60_000
+/** Midnight UTC plus five minutes. */
+const AT = Date.UTC(2026, 10, 24) + 5 * MIN
+const SIZES: BucketSize[] = ['1m', '1h', '1d']
+const indexKey = (size: BucketSize) => webhookKeys.metricsIndex('acme', 'wh-a', size)
+
+const open: Backend[] = []
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((backend) => backend.close()))
+})
+
+describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
+  /** A real backend whose transactions note the keys they read. */
+  async function watchedBackend(): Promise<{ backend: Backend; reads: string[][] }> {
+    const backend = await makeBackend(kind)
+    open.push(backend)
+    const reads: string[][] = []
+    const transact = backend.transact.bind(backend)
+    backend.transact = ((keys, body, options) => {
+      reads.push([...keys])
+      return transact(keys, body, options)
+    }) as Backend['transact']
+    return { backend, reads }
+  }
+
+  it("reads a bucket's index only for the bucket's first write", async () => {
+    const { backend, reads } = await watchedBackend()
+    const records = new WebhookRecordRepository(backend)
+    await records.addMetrics('acme', 'wh-a', AT, { deliveriesSuccess: 1 })
+    await records.addMetrics('acme', 'wh-a', AT + 1_000, { deliveriesSuccess: 2 })
+    expect(SIZES.every((size) => reads[0].includes(indexKey(size)))).toBe(true)
+    // A day of minute starts is about 20 KB: every attempt read it before.
+    expect(reads[1].filter((key) => SIZES.map(indexKey).includes(key))).toEqual([])
+    const [minute] = await records.metrics('acme', 'wh-a', '1m', AT, AT)
+    expect(minute.counters.deliveriesSuccess).toBe(3)
+    for (const size of SIZES) expect(await backend.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
+  })
+
+  it('enters a bucket removed meanwhile (by another process) in its index again', async () => {
+    const { backend } = await watchedBackend()
+    const records = new WebhookRecordRepository(backend)
+    await records.addMetrics('acme', 'wh-a', AT, { deliveriesSuccess: 1 })
+    await new WebhookRecordRepository(backend).deleteMetrics('acme', 'wh-a')
+    await records.saveDelivery('acme', 'wh-a', 'whdel-1', () => ({ id: 'whdel-1' }) as never, undefined, {
+      at: AT + 1_000,
+      delta: { deliveriesSuccess: 4 },
+    })
+    for (const size of SIZES) expect(await backend.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
+    const [minute] = await records.metrics('acme', 'wh-a', '1m', AT, AT)
+    expect(minute.counters.deliveriesSuccess).toBe(4)
+    // Indexed, so the retention pass finds and removes it.
+    await records.deleteMetrics('acme', 'wh-a')
+    expect((await records.metrics('acme', 'wh-a', '1m', AT, AT))[0].counters.deliveriesSuccess).toBe(0)
+  })
+})
