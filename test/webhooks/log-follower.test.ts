@@ -23,54 +23,45 @@ function busy(ms: number) {
   while (performance.now() < until);
 }
 
+/**
+ * Appends `count` entries to six slow listeners (1.5 ms each) and reports what each saw and how
+ * many timer ticks had passed at each call: a tick only fires between listeners when the
+ * hand-out lets the event loop through.
+ */
+async function handOutToSlowListeners(count: number) {
+  backend = await makeBackend('fs')
+  const events = new EventLogRepository(backend)
+  follower = new LogFollower(events)
+  await follower.ready()
+  const seen = Array.from({ length: 6 }, () => [] as string[])
+  let ticks = 0
+  const ticksAtCall: number[] = []
+  for (const list of seen)
+    await follower.follow('ns1', (entries: EventEntry[]) => {
+      ticksAtCall.push(ticks)
+      busy(1.5)
+      list.push(...entries.map((entry) => entry.value.id))
+    })
+  const timer = setInterval(() => ticks++, 0)
+  const appended = Array.from({ length: count }, ping)
+  await events.append(appended)
+  await waitFor(() => seen.every((list) => list.length === count), 5_000)
+  await follower.idle()
+  clearInterval(timer)
+  return { seen, ticksAtCall, ids: appended.map((event) => event.id) }
+}
+
 describe('log follower', () => {
   it('hands a backlog page to every listener in log order, letting other work run between slow listeners', async () => {
-    backend = await makeBackend('fs')
-    const events = new EventLogRepository(backend)
-    follower = new LogFollower(events)
-    await follower.ready()
-    const seen = Array.from({ length: 6 }, () => [] as string[])
-    // Counted by a timer: it only fires between listeners when the hand-out lets the event loop through.
-    let ticks = 0
-    const ticksAtCall: number[] = []
-    for (const list of seen)
-      await follower.follow('ns1', (entries: EventEntry[]) => {
-        ticksAtCall.push(ticks)
-        busy(1.5)
-        list.push(...entries.map((entry) => entry.value.id))
-      })
-    const timer = setInterval(() => ticks++, 0)
     // More than one entry: a page this long is sliced.
-    const appended = Array.from({ length: 12 }, ping)
-    await events.append(appended)
-    await waitFor(() => seen.every((list) => list.length === 12), 5_000)
-    await follower.idle()
-    clearInterval(timer)
-    for (const list of seen) expect(list).toEqual(appended.map((event) => event.id))
+    const { seen, ticksAtCall, ids } = await handOutToSlowListeners(12)
+    for (const list of seen) expect(list).toEqual(ids)
     expect(ticksAtCall.at(-1)).toBeGreaterThan(ticksAtCall[0])
   })
 
   it('hands an entry appended alone to every listener in one go, however slow they are', async () => {
-    backend = await makeBackend('fs')
-    const events = new EventLogRepository(backend)
-    follower = new LogFollower(events)
-    await follower.ready()
-    const seen = Array.from({ length: 6 }, () => [] as string[])
-    let ticks = 0
-    const ticksAtCall: number[] = []
-    for (const list of seen)
-      await follower.follow('ns1', (entries: EventEntry[]) => {
-        ticksAtCall.push(ticks)
-        busy(1.5)
-        list.push(...entries.map((entry) => entry.value.id))
-      })
-    const timer = setInterval(() => ticks++, 0)
-    const appended = [ping()]
-    await events.append(appended)
-    await waitFor(() => seen.every((list) => list.length === 1), 5_000)
-    await follower.idle()
-    clearInterval(timer)
-    for (const list of seen) expect(list).toEqual(appended.map((event) => event.id))
+    const { seen, ticksAtCall, ids } = await handOutToSlowListeners(1)
+    for (const list of seen) expect(list).toEqual(ids)
     // Sliced, the first webhooks' takes and sends ran before the last ones heard of the event.
     expect(new Set(ticksAtCall).size).toBe(1)
   })
