@@ -10,20 +10,18 @@
  * 3. Redis memory per 1,000,000 events for 100 webhooks: stored once, against the old layout that
  *    copied every event into each webhook's buffer (its per-copy size measured in the same run).
  * 4. One webhook with a 5,000-event backlog against its 500 events/s ceiling.
- * Targets (`benchTargets()`): a single Redis, then a 3-master Redis Cluster this run starts on
+ * Targets (`support/bench-targets.ts`): a single Redis, then a 3-master Redis Cluster this run starts on
  * free loopback ports and stops after; the figures print side by side.
  */
-import type { Cluster, Redis } from 'ioredis'
-import { createBackend, type Backend, RedisBackend } from '../storage'
+import type { Backend } from '../storage'
 import { keys, webhookKeys } from '../storage/repositories/keys'
-import { makeEvent } from '../server/events/factory'
-import { systemClock } from '../server/common/clock'
-import { redisUrl, uniquePrefix } from '../test/support/redis'
 import { startServer, type RunningServer } from '../test/support/server'
-import { startRedisCluster } from '../test/support/redis-cluster'
+import { benchTargets, type BenchTarget, type OpenTarget } from './support/bench-targets'
+import { eventProducer, sleep, until } from './support/event-producer'
 import { audit, percentile, WebhookSink } from './support/webhook-sink'
 
 const NS = 'default'
+const { ping, produce } = eventProducer(NS)
 const TOKEN = `pf_bench_${'a'.repeat(40)}`
 const HOOKS = 100
 const RATE = 500
@@ -33,66 +31,7 @@ const LIGHT_SECONDS = Number(process.env.BENCH_LIGHT_SECONDS ?? 30)
 /** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, one); all by default. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,one').split(','))
 /** BENCH_TARGETS=single (or cluster) measures one target only; both by default. */
-const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'single,cluster').split(','))
-
-/** Where the service keeps its data: env for the server, and a backend and raw client for this process. */
-export interface BenchTarget {
-  label: string
-  /** Starts what the target needs (a cluster is started here, not before its turn). */
-  open(): Promise<OpenTarget>
-}
-
-export interface OpenTarget {
-  env: Record<string, string>
-  backend: () => Backend
-  /** Raw client to run a command on `key` with (MEMORY USAGE): on a cluster, the node holding it. */
-  redis: (backend: Backend, key: string) => Promise<Redis>
-  prefix: string
-  close?: () => Promise<void>
-}
-
-/** The targets measured, side by side: one Redis, and a 3-master Redis Cluster on loopback. */
-export async function benchTargets(): Promise<BenchTarget[]> {
-  const single: BenchTarget = {
-    label: 'single Redis',
-    async open() {
-      const url = await redisUrl()
-      const prefix = uniquePrefix('bench-wh')
-      return {
-        env: { REDIS_URL: url, REDIS_PREFIX: prefix },
-        backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
-        redis: async (backend) => (backend as RedisBackend).redis as Redis,
-        prefix,
-      }
-    },
-  }
-  const cluster: BenchTarget = {
-    label: 'Redis Cluster, 3 masters',
-    async open() {
-      const started = await startRedisCluster(3)
-      const prefix = uniquePrefix('bench-wh')
-      return {
-        env: { REDIS_CLUSTER_NODES: started.nodes, REDIS_PREFIX: prefix },
-        backend: () => createBackend({ redisClusterNodes: started.nodes, redisPrefix: prefix }),
-        redis: (backend, key) => nodeHolding((backend as RedisBackend).redis as Cluster, key),
-        prefix,
-        close: () => started.stop(),
-      }
-    },
-  }
-  return [single, cluster].filter((target) => TARGETS.has(target === single ? 'single' : 'cluster'))
-}
-
-/** The master serving `key`'s slot: MEMORY USAGE is answered only there. */
-async function nodeHolding(cluster: Cluster, key: string): Promise<Redis> {
-  const slot = Number(await cluster.cluster('KEYSLOT', key))
-  const [address] = cluster.slots[slot] ?? []
-  const node = cluster
-    .nodes('master')
-    .find((candidate) => `${candidate.options.host}:${candidate.options.port}` === address)
-  if (!node) throw new Error(`no master holds slot ${slot}`)
-  return node
-}
+const TARGETS = (process.env.BENCH_TARGETS ?? 'single,cluster').split(',')
 
 type Figures = Record<string, string>
 
@@ -112,51 +51,6 @@ async function api(
   })
   const text = await response.text()
   return { status: response.status, body: text ? JSON.parse(text) : null }
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-const ping = (family: string) =>
-  makeEvent(systemClock, NS, `audit.${family}.ping`, {
-    action: `${family}.ping`,
-    outcome: 'success' as const,
-    statusCode: 200,
-  })
-
-async function until(condition: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs
-  while (!condition()) {
-    if (Date.now() > deadline) return false
-    await sleep(20)
-  }
-  return true
-}
-
-/** Appends `rate` events/s for `seconds` in log order; returns their ids and append times. */
-async function produce(
-  backend: Backend,
-  family: string,
-  rate: number,
-  seconds: number,
-  appended: Map<string, number>,
-): Promise<string[]> {
-  const ids: string[] = []
-  const started = Date.now()
-  for (;;) {
-    const elapsed = (Date.now() - started) / 1000
-    if (elapsed >= seconds) return ids
-    const due = Math.min(Math.floor(elapsed * rate) - ids.length, 50)
-    if (due <= 0) {
-      await sleep(Math.max(1, Math.ceil(1000 / rate)))
-      continue
-    }
-    const events = Array.from({ length: due }, () => ping(family))
-    const at = Date.now()
-    await backend.transact([], () => ({ writes: { events }, result: undefined }))
-    for (const event of events) {
-      ids.push(event.id)
-      appended.set(event.id, at)
-    }
-  }
 }
 
 async function fanOut(
@@ -352,7 +246,7 @@ process.on('beforeExit', () => {
 })
 
 async function main() {
-  const targets = await benchTargets()
+  const targets = await benchTargets(TARGETS)
   const results: Figures[] = []
   for (const target of targets) results.push(await run(target))
   const names = Object.keys(results[0])
