@@ -1,5 +1,6 @@
-import type { Backend } from '../backend'
+import type { Backend, TxWrites } from '../backend'
 import type { NamespaceEvent } from '../../server/events/schemas'
+import type { WebhookRecord } from '../../server/webhooks/configuration/model'
 import { webhookKeys as keys } from './webhook-keys'
 
 /** The batch in flight: which events (ids, and the log range holding them) under which delivery id. */
@@ -28,11 +29,28 @@ interface CursorChange<R> {
   result: R
 }
 
+/** The cursor stored under `key`, with the events appended in the same write. */
+function cursorWrites(key: string, next: WebhookCursor, events: NamespaceEvent[] | undefined): TxWrites {
+  return { set: { [key]: next }, ...(events?.length ? { events } : {}) }
+}
+
 export const START_CURSOR: WebhookCursor = { cursor: null, batch: null }
+
+/** A webhook document as stored (secrets sealed) and as opened for use. */
+export interface HeldDocument {
+  stored: unknown
+  webhook: WebhookRecord
+}
+
+/** Opens a stored document (its sealed secrets) for use. */
+type OpenDocument = (ns: string, id: string, stored: unknown) => WebhookRecord
 
 /** Webhook cursors: one small document per webhook, changed atomically (compare-and-set). */
 export class WebhookCursorRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(
+    private readonly backend: Backend,
+    private readonly open: OpenDocument,
+  ) {}
 
   /** The stored cursor; null when the webhook has none yet. */
   get(ns: string, id: string): Promise<WebhookCursor | null> {
@@ -56,9 +74,44 @@ export class WebhookCursorRepository {
       [key],
       (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
-        return { writes: { set: { [key]: next }, ...(events?.length ? { events } : {}) }, result }
+        return { writes: cursorWrites(key, next, events), result }
       },
       assumed === undefined ? {} : { assume: new Map([[key, assumed]]) },
+    )
+  }
+
+  /**
+   * `update`, with the webhook's document read in the same atomic write: it comes back as it was
+   * when the cursor moved (null: deleted), so an edit committed before that write is never missed.
+   * `held`: the document as the caller saw it last (null: absent; undefined: unknown), assumed
+   * like the cursor, so while it is current the write reads nothing first.
+   */
+  updateReadingDocument<R>(
+    ns: string,
+    id: string,
+    change: (current: WebhookCursor | null) => CursorChange<R>,
+    assumed: WebhookCursor | null,
+    held: HeldDocument | null | undefined,
+  ): Promise<{ result: R; document: HeldDocument | null }> {
+    const key = keys.cursor(ns, id)
+    const docKey = keys.webhook(ns, id)
+    const assume = new Map<string, unknown>([[key, assumed]])
+    if (held !== undefined) assume.set(docKey, held?.stored ?? null)
+    return this.backend.transact(
+      [key, docKey],
+      (values) => {
+        const { next, events, result } = change(values.get(key) as WebhookCursor | null)
+        const stored = values.get(docKey) ?? null
+        // The held document itself when the write ran on it; opened afresh when it was read.
+        const document =
+          stored === null
+            ? null
+            : held && stored === held.stored
+              ? held
+              : { stored, webhook: this.open(ns, id, stored) }
+        return { writes: cursorWrites(key, next, events), result: { result, document } }
+      },
+      { assume },
     )
   }
 

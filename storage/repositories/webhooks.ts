@@ -30,7 +30,7 @@ export class WebhookRepository {
     readonly backend: Backend,
     private readonly secrets: SecretBox,
   ) {
-    this.cursors = new WebhookCursorRepository(backend)
+    this.cursors = new WebhookCursorRepository(backend, (ns, id, stored) => this.open(ns, id, stored as WebhookRecord))
   }
 
   /** Signing secrets are sealed on every write and opened on every read (storage/secrets/). */

@@ -6,6 +6,7 @@ import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
 import { keys } from '../../storage/repositories/keys'
+import type { HeldDocument, WebhookCursor } from '../../storage/repositories/webhook-cursors'
 
 const firewall = emptyFirewall
 
@@ -157,5 +158,52 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     expect((found.namespace as { owner: string }).owner).toBe('owner')
     const other = await services.tokens.findForNamespace(hashToken(material), 'elsewhere')
     expect(other.namespace).toBeNull()
+  })
+
+  it('webhook cursors: a write reads the document in the same step, assuming the one held', async () => {
+    const doc = (url: string) =>
+      ({ id: 'wh', name: 'hook', url, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', createdAt: 't' }) as never
+    const edit = (url: string) => services.webhooks.mutate('ns', 'wh', () => ({ next: doc(url), result: undefined }))
+    const cursors = services.webhooks.cursors
+    const move = (cursor: string, assumed: WebhookCursor | null, held: HeldDocument | null | undefined) =>
+      cursors.updateReadingDocument(
+        'ns',
+        'wh',
+        () => ({ next: { cursor, batch: null }, result: cursor }),
+        assumed,
+        held,
+      )
+    await edit('http://one.test/')
+    const start = await cursors.get('ns', 'wh')
+
+    const first = await move('1-0', start, undefined)
+    expect(first.result).toBe('1-0')
+    expect(first.document?.webhook).toMatchObject({ url: 'http://one.test/', secret: expect.stringMatching(/^whsec_/) })
+    // Current: the held document comes back (on Redis without a read).
+    const second = await move('2-0', { cursor: '1-0', batch: null }, first.document)
+    expect(second.document?.webhook.url).toBe('http://one.test/')
+    if (backend.kind === 'redis') expect(second.document).toBe(first.document)
+
+    await edit('http://two.test/')
+    const third = await move('3-0', { cursor: '2-0', batch: null }, second.document)
+    expect(third.document?.webhook.url).toBe('http://two.test/')
+    expect(await cursors.get('ns', 'wh')).toEqual({ cursor: '3-0', batch: null })
+
+    // A stale assumed cursor is read again too: the change decides on the stored one.
+    const seen: (string | null)[] = []
+    await cursors.updateReadingDocument(
+      'ns',
+      'wh',
+      (current) => {
+        seen.push(current?.cursor ?? null)
+        return { next: { cursor: '4-0', batch: null }, result: undefined }
+      },
+      { cursor: '2-0', batch: null },
+      third.document,
+    )
+    expect(seen.at(-1)).toBe('3-0')
+
+    await services.webhooks.mutate('ns', 'wh', () => ({ next: null, result: undefined }))
+    expect((await move('5-0', null, third.document)).document).toBeNull()
   })
 })

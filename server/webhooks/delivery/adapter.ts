@@ -86,13 +86,12 @@ async function takeNow(
 ): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
   const { ns, id } = parseWebhookRef(input.webhookId)
-  // A disabled webhook sends nothing until it is enabled (or deleted). Document and batch are read
-  // at once (one round trip, not two): a batch taken for a webhook found disabled stays in its
-  // cursor, counted as buffered, and is the first sent once the webhook is enabled again.
-  const [webhook, taken] = await Promise.all([
-    deps.runtime.webhooks.get(ns, id),
-    feed.take(() => newId('whdel', deps.clock.now())),
-  ])
+  const taken = await feed.take(() => newId('whdel', deps.clock.now()))
+  // A new batch's write read the document as it was then (webhook-feed.ts); a batch in flight
+  // from before, or none, needs it read here. A disabled webhook sends nothing until it is enabled
+  // (or deleted): a batch taken for a webhook found disabled stays in its cursor, counted as
+  // buffered, and is the first sent once the webhook is enabled again.
+  const webhook = taken?.webhook !== undefined ? taken.webhook : await deps.runtime.webhooks.get(ns, id)
   readAtTake.delete(input.webhookId)
   if (webhook && !webhook.enabled)
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }

@@ -3,6 +3,7 @@ import { compareCursors } from '../../../storage/repositories/event-log'
 import {
   START_CURSOR,
   type CursorBatch,
+  type HeldDocument,
   type WebhookCursor,
   type WebhookCursorRepository,
 } from '../../../storage/repositories/webhook-cursors'
@@ -38,6 +39,13 @@ interface FeedDeps {
 /** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
 class StaleCursorError extends Error {}
 
+/** A batch and its events; `webhook`: the document as stored when the batch was, if that write read it. */
+export interface TakenBatch {
+  batch: CursorBatch
+  events: NamespaceEvent[]
+  webhook?: WebhookRecord | null
+}
+
 /** Entries scanned past a quiet cursor before it is stored, so a restart does not rescan them. */
 const ADVANCE_EVERY = 1_000
 
@@ -55,6 +63,12 @@ export class WebhookFeed {
   private scannedTo: string | null = null
   private skipped = 0
   private batchEvents: NamespaceEvent[] | null = null
+  /**
+   * The webhook document as the last take's write found it (undefined: none yet). The next take
+   * assumes it: while it is current the write reads nothing first; after an edit the write fails
+   * and reads the new one, in the same step.
+   */
+  private document: HeldDocument | null | undefined = undefined
   /** Drops not yet written: counted here, announced with the next cursor write. */
   private unannounced: { events: number; reported: number; last: string } | null = null
   /** Overflow notices appended but not yet read back: they hold a slot each. */
@@ -173,9 +187,10 @@ export class WebhookFeed {
 
   /**
    * Stores `next` (moved past any unannounced drop) together with the drop's notice, only when
-   * the stored cursor is still the one this process wrote last.
+   * the stored cursor is still the one this process wrote last. `readDocument`: the webhook's
+   * document is read in the same write (`document`).
    */
-  private async commit(next: WebhookCursor): Promise<void> {
+  private async commit(next: WebhookCursor, readDocument = false): Promise<void> {
     const drop = this.unannounced
     const target: WebhookCursor =
       drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
@@ -191,18 +206,24 @@ export class WebhookFeed {
     // In transit from now: the notice may be read back before the write below returns.
     if (notice) this.noticesInTransit.add(notice.id)
     try {
-      await this.deps.cursors.update(
-        this.ns,
-        this.id,
-        (current) => {
-          const same = current
-            ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
-            : !this.stored
-          if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
-          return { next: target, events: notice ? [notice] : [], result: undefined }
-        },
-        this.stored ? expected : null,
-      )
+      const change = (current: WebhookCursor | null) => {
+        const same = current
+          ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
+          : !this.stored
+        if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
+        return { next: target, events: notice ? [notice] : [], result: undefined }
+      }
+      const assumed = this.stored ? expected : null
+      if (readDocument) {
+        const { document } = await this.deps.cursors.updateReadingDocument(
+          this.ns,
+          this.id,
+          change,
+          assumed,
+          this.document,
+        )
+        this.document = document
+      } else await this.deps.cursors.update(this.ns, this.id, change, assumed)
     } catch (error) {
       if (notice) this.noticesInTransit.delete(notice.id)
       throw error
@@ -241,16 +262,16 @@ export class WebhookFeed {
    * The batch in flight, or a new one from the front of the buffer (at most 100 events / 512 KB)
    * under a fresh delivery id: stored before it is returned, so a crash re-sends the same batch.
    */
-  take(deliveryId: () => string): Promise<{ batch: CursorBatch; events: NamespaceEvent[] } | null> {
+  take(deliveryId: () => string): Promise<TakenBatch | null> {
     return this.serial(async () => {
       if (this.state.batch) return { batch: this.state.batch, events: await this.eventsOf(this.state.batch) }
       const redelivery = this.deps.redeliveries?.due(this.scannedTo, this.pending[0]?.cursor ?? null)
       if (redelivery) {
         const { deliveryId: id, eventIds, after, last } = redelivery
         const batch: CursorBatch = { deliveryId: id, eventIds, after, last }
-        await this.commit({ cursor: this.state.cursor, batch })
+        await this.commit({ cursor: this.state.cursor, batch }, true)
         this.batchEvents = null
-        return { batch, events: await this.eventsOf(batch) }
+        return { batch, events: await this.eventsOf(batch), webhook: this.document?.webhook ?? null }
       }
       // A waiting redelivery goes after what was buffered when it was asked for, before anything later.
       const boundary = this.deps.redeliveries?.boundary()
@@ -274,7 +295,10 @@ export class WebhookFeed {
       const taken = this.pending.splice(0, events.length)
       this.taking = taken.length
       try {
-        await this.commit({ cursor: compareCursors(last, this.state.cursor) > 0 ? last : this.state.cursor, batch })
+        await this.commit(
+          { cursor: compareCursors(last, this.state.cursor) > 0 ? last : this.state.cursor, batch },
+          true,
+        )
       } catch (error) {
         this.pending.unshift(...taken)
         throw error
@@ -282,7 +306,7 @@ export class WebhookFeed {
         this.taking = 0
       }
       this.batchEvents = events
-      return { batch, events }
+      return { batch, events, webhook: this.document?.webhook ?? null }
     })
   }
 
