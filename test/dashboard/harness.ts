@@ -1,5 +1,5 @@
 import { eventually as readUntil } from '../support/wait-for'
-import { createServer, type Server } from 'node:http'
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
@@ -135,6 +135,8 @@ export class TestReceiver {
   status = 500
   delayMs = 0
   hits = 0
+  /** The request headers of every delivery, in arrival order. */
+  readonly headers: IncomingHttpHeaders[] = []
   private server!: Server
   url = ''
 
@@ -143,6 +145,7 @@ export class TestReceiver {
       req.resume()
       req.on('end', () => {
         this.hits++
+        this.headers.push(req.headers)
         setTimeout(
           () =>
             res

@@ -8,6 +8,7 @@ import { html } from '../../server/dashboard/html'
 import { diffLines, hunks } from '../../server/dashboard/line-diff'
 import { MACHINE_CATALOG } from '../../server/dashboard/machine-catalog'
 import { Form } from '../../server/dashboard/request'
+import { headerLines, parseHeaderLines } from '../../server/dashboard/header-lines'
 import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../../server/dashboard/selector-builder'
 
 /** Pure parts of the dashboard: escaping, the line diff and the machine drawings. */
@@ -198,5 +199,34 @@ describe('selector builder', () => {
     expect(selectorField('selector.function.selectors[0]')).toBe('s.0.name')
     expect(selectorField('selector.function.selectors')).toBe('s.name')
     expect(selectorField('description')).toBeUndefined()
+  })
+})
+
+describe('custom header lines', () => {
+  it('reads one "Name: value" per line, skipping blank lines and keeping colons inside values', () => {
+    expect(parseHeaderLines('X-Team: payments\r\n\n  Authorization: Bearer a:b  \n')).toEqual({
+      'X-Team': 'payments',
+      Authorization: 'Bearer a:b',
+    })
+    expect(headerLines({ 'X-Team': '[REDACTED]', 'X-Env': 'prod' })).toBe('X-Team: [REDACTED]\nX-Env: prod')
+    expect(parseHeaderLines(headerLines({ 'X-A': '1', 'X-B': '' }))).toEqual({ 'X-A': '1', 'X-B': '' })
+  })
+
+  it('refuses a line without a name before its colon, naming the line', () => {
+    for (const text of ['X-Team payments', 'X-A: 1\n: value']) {
+      let refused: unknown
+      try {
+        parseHeaderLines(text)
+      } catch (error) {
+        refused = error
+      }
+      expect(refused).toMatchObject({ code: 'validation_failed', details: { errors: [{ path: 'headers' }] } })
+    }
+  })
+
+  it('makes every name an own property, `__proto__` included, for the API to judge', () => {
+    const headers = parseHeaderLines('__proto__: x')
+    expect(Object.prototype.hasOwnProperty.call(headers, '__proto__')).toBe(true)
+    expect(Object.getPrototypeOf(headers)).toBe(Object.prototype)
   })
 })

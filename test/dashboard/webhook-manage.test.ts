@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NS, TestReceiver, seedFirewall, signIn, startWorld, type World } from './harness'
+import { NS, TestReceiver, eventually, seedFirewall, signIn, startWorld, type World } from './harness'
 
 /** The operator edits, disables, enables and deletes webhooks from the dashboard, and reads the event catalog. */
 
@@ -58,6 +58,57 @@ describe('dashboard: managing webhooks', () => {
     await page.goto(`/namespaces/${NS}/webhooks/${webhookId}/edit`)
     expect(await page.getByLabel('Other event types').inputValue()).toBe('audit.team.*')
     expect(await page.getByLabel('other', { exact: true }).isChecked()).toBe(false)
+    await context.close()
+  })
+
+  it('edits the custom headers: a stored value kept by its placeholder, one added, one removed', async () => {
+    const { context, page } = await signIn(world)
+    const edit = async (lines: string) => {
+      await page.goto(`/namespaces/${NS}/webhooks/${webhookId}/edit`)
+      await page.getByLabel('Custom headers').fill(lines)
+      await page.getByRole('button', { name: 'Save webhook' }).click()
+      await page.waitForURL(`**/webhooks/${webhookId}`)
+    }
+    const delivered = async () => {
+      const before = receiver.headers.length
+      expect((await world.api('POST', `/v1/${NS}/webhooks/${webhookId}/test`)).status).toBe(202)
+      await eventually(async () => receiver.headers.length > before, 15_000, 'a test delivery')
+      return receiver.headers.at(-1)!
+    }
+    await page.goto(`/namespaces/${NS}/webhooks/${webhookId}/edit`)
+    expect(await page.getByLabel('Custom headers').inputValue()).toBe('X-Env: [REDACTED]')
+
+    await edit('X-Env: [REDACTED]\nX-Team: payments')
+    expect((await stored()).headers).toEqual({ 'X-Env': '[REDACTED]', 'X-Team': '[REDACTED]' })
+    expect(await delivered()).toMatchObject({ 'x-env': 'prod', 'x-team': 'payments' })
+
+    await edit('X-Team: [REDACTED]')
+    expect((await stored()).headers).toEqual({ 'X-Team': '[REDACTED]' })
+    const kept = await delivered()
+    expect(kept['x-team']).toBe('payments')
+    expect(kept['x-env']).toBeUndefined()
+
+    await edit('X-Env: staging')
+    expect((await stored()).headers).toEqual({ 'X-Env': '[REDACTED]' })
+    const replaced = await delivered()
+    expect(replaced['x-env']).toBe('staging')
+    expect(replaced['x-team']).toBeUndefined()
+    await context.close()
+  })
+
+  it('refuses a header line without a colon, or a header the sender owns, next to the field', async () => {
+    const before = await stored()
+    const { context, page } = await signIn(world)
+    for (const lines of ['X-Team payments', 'X-Team: [REDACTED]\nWebhook-Id: mine']) {
+      await page.goto(`/namespaces/${NS}/webhooks/${webhookId}/edit`)
+      await page.getByLabel('Custom headers').fill(lines)
+      const response = page.waitForResponse((r) => r.request().method() === 'POST')
+      await page.getByRole('button', { name: 'Save webhook' }).click()
+      expect((await response).status()).toBe(400)
+      expect(await page.locator('#f-headers-err').textContent()).toMatch(/line 1: expected|set by the sender/)
+      expect(await page.getByLabel('Custom headers').inputValue()).toBe(lines)
+    }
+    expect(await stored()).toEqual(before)
     await context.close()
   })
 

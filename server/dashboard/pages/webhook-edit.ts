@@ -1,10 +1,20 @@
 import { EVENT_DATA_SCHEMAS } from '../../events/schemas'
 import { listFirewalls } from '../../firewall/queries'
 import { namespace as namespaceAccess } from '../../http/access'
-import { WebhookInput, type WebhookView } from '../../webhooks/configuration/model'
+import { REDACTED, WebhookInput, type WebhookView } from '../../webhooks/configuration/model'
 import { deleteWebhook, getWebhook, updateWebhook } from '../../webhooks/configuration/service'
 import { card, heading, postButton } from '../components'
-import { checkField, errorSummary, fieldId, inputField, NO_ERRORS, orInPlace, type FormErrors } from '../forms'
+import {
+  checkField,
+  errorSummary,
+  fieldId,
+  inputField,
+  NO_ERRORS,
+  orInPlace,
+  textareaField,
+  type FormErrors,
+} from '../forms'
+import { headerLines, parseHeaderLines } from '../header-lines'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, type Html } from '../html'
 import { csrfField, layout } from '../layout'
@@ -14,8 +24,8 @@ import { listField } from './webhooks'
 /**
  * `/namespaces/{ns}/webhooks/{id}/edit`: name, URL, event types, firewall scope, rate limit,
  * enabled; and the enable/disable and delete actions. All go through `updateWebhook` /
- * `deleteWebhook`, the API's `PUT` and `DELETE`. The signing secret is never part of the form,
- * and custom headers are sent back as the redacted values the API shows, which keep them.
+ * `deleteWebhook`, the API's `PUT` and `DELETE`. The signing secret is never part of the form;
+ * custom headers are lines whose stored values show as the API's placeholder, which keeps them.
  */
 
 const whPath = (ns: string, id: string, ...rest: string[]) => href('namespaces', ns, 'webhooks', id, ...rest)
@@ -34,6 +44,8 @@ interface WebhookValues {
   otherTypes: string
   firewalls: string[]
   rateLimit: string
+  /** Custom headers, one `Name: value` per line. */
+  headers: string
 }
 
 const valuesOf = (wh: WebhookView): WebhookValues => ({
@@ -44,6 +56,7 @@ const valuesOf = (wh: WebhookView): WebhookValues => ({
   otherTypes: wh.eventTypes.filter((type) => !OFFERED.has(type)).join(', '),
   firewalls: wh.firewalls,
   rateLimit: wh.rateLimit === undefined ? '' : String(wh.rateLimit),
+  headers: headerLines(wh.headers),
 })
 
 const valuesFrom = (form: Form): WebhookValues => ({
@@ -54,10 +67,12 @@ const valuesFrom = (form: Form): WebhookValues => ({
   otherTypes: form.get('otherTypes') ?? '',
   firewalls: form.all('firewalls'),
   rateLimit: form.text('rateLimit') ?? '',
+  headers: form.get('headers') ?? '',
 })
 
-/** The API body of the form: the stored webhook's custom headers ride along redacted, which keeps them. */
-function inputOf(values: WebhookValues, current: WebhookView) {
+/** The API body of the form: a header line still holding the placeholder keeps its stored value. */
+function inputOf(values: WebhookValues) {
+  const headers = parseHeaderLines(values.headers)
   return WebhookInput.parse({
     name: values.name,
     url: values.url,
@@ -65,7 +80,7 @@ function inputOf(values: WebhookValues, current: WebhookView) {
     eventTypes: [...values.eventTypes, ...listField(values.otherTypes)],
     firewalls: values.firewalls,
     ...(values.rateLimit ? { rateLimit: Number(values.rateLimit) } : {}),
-    ...(current.headers ? { headers: current.headers } : {}),
+    ...(Object.keys(headers).length ? { headers } : {}),
   })
 }
 
@@ -73,7 +88,7 @@ function inputOf(values: WebhookValues, current: WebhookView) {
 const fieldOf = (path: string) => {
   if (path.startsWith('eventTypes')) return 'eventTypes'
   if (path.startsWith('firewalls')) return 'firewalls'
-  const field = /^(name|url|rateLimit|enabled)\b/.exec(path)?.[1]
+  const field = /^(name|url|rateLimit|enabled|headers)\b/.exec(path)?.[1]
   return field
 }
 
@@ -129,7 +144,7 @@ async function renderForm(
       html`Limits <code>firewall.*</code>, <code>package.*</code> and <code>exception-request.*</code> events to these
         firewalls; none ticked means every firewall.`,
     )}
-    ${webhook.headers ? html`<p class="small muted">Custom headers (${Object.keys(webhook.headers).join(', ')}) are kept; change them with the API.</p>` : ''}
+    ${textareaField(errors, { label: 'Custom headers', name: 'headers', value: values.headers, rows: 3, placeholder: 'X-Team: payments', hint: html`Sent with every delivery, one <code>Name: value</code> per line. Stored values show as <code>${REDACTED}</code>, which keeps them; remove a line to remove its header.` })}
     <div class="actions">
       <button class="button primary" type="submit">Save webhook</button>
       <a class="button" href="${whPath(ns, webhook.id)}">Cancel</a>
@@ -168,7 +183,7 @@ export async function saveWebhookAction(req: DashboardRequest, form: Form): Prom
     async () => {
       // The API's access check before the body is judged.
       await namespaceAccess('ns:webhooks:manage')(req.ctx, req.params)
-      const saved = await updateWebhook(req.ctx, webhook.id, inputOf(values, webhook))
+      const saved = await updateWebhook(req.ctx, webhook.id, inputOf(values))
       return { redirect: whPath(req.viewer.ns, saved.id), flash: `Webhook ${saved.name} saved.` }
     },
     fieldOf,
@@ -183,7 +198,7 @@ export async function setEnabledAction(req: DashboardRequest, form: Form): Promi
   await updateWebhook(
     req.ctx,
     webhook.id,
-    inputOf({ ...valuesOf(webhook), eventTypes: webhook.eventTypes, otherTypes: '', enabled }, webhook),
+    inputOf({ ...valuesOf(webhook), eventTypes: webhook.eventTypes, otherTypes: '', enabled }),
   )
   return {
     redirect: whPath(req.viewer.ns, webhook.id),
