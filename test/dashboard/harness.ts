@@ -51,11 +51,14 @@ export async function watchCsp(context: BrowserContext, sink: string[]): Promise
 
 export async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    headless: true,
-    args: CHROMIUM_ARGS,
-  })
+  // A browser that cannot start (chromium missing) must not leave the server behind: the suite's
+  // afterAll has no world to close.
+  const browser = await chromium
+    .launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
+    .catch(async (error) => {
+      await server.stop()
+      throw error
+    })
   const cspViolations: string[] = []
   // Every context any suite opens is watched, however it was created.
   const newContext = browser.newContext.bind(browser)
