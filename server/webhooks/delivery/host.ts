@@ -1,4 +1,4 @@
-import { createActor, type Actor, type Snapshot } from 'xstate'
+import type { Snapshot } from 'xstate'
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
@@ -7,15 +7,15 @@ import type { WebhookSignal } from '../../../storage/webhook-signals'
 import { Activity } from './activity'
 import type { TimerClock } from './deadline-timer'
 import { createDeliveryActors } from './adapter'
-import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from '../../../machines/webhook-delivery/types'
-import { handleEmitted, reportActorMetrics, stateName } from './host-bookkeeping'
+import type { DeliverySettings } from '../../../machines/webhook-delivery/types'
+import { handleEmitted, reportActorMetrics } from './host-bookkeeping'
 import type { WebhookRecord } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { forget, publish } from '../../app/live-registry'
+import { startManagedActor, type Managed } from './managed-actor'
 import { onMetricsCollect } from '../../observability/metrics'
 import type { LogFollower } from './log-follower'
 import { WebhookFeed } from './webhook-feed'
-import { SnapshotWriter } from './snapshot-writer'
 import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { deliveryStepLimit } from './step-limit'
@@ -27,17 +27,6 @@ interface HostOptions {
   clock: TimerClock
   /** Reads the namespaces' event logs for this process's feeds. */
   follower: LogFollower
-}
-
-type DeliveryActor = Actor<typeof webhookDeliveryMachine>
-
-interface Managed {
-  ref: string
-  actor: DeliveryActor
-  feed: WebhookFeed
-  unsubscribe: () => void
-  snapshots: SnapshotWriter
-  retired: boolean
 }
 
 /**
@@ -183,69 +172,19 @@ export class DeliveryHost {
 
   private start(ref: string, stored: Snapshot<unknown> | null, feed: WebhookFeed): void {
     if (this.actors.has(ref) || !this.accepting) return feed.stop()
-    const bufferedEvents = feed.buffered()
-    const restorable = stored && stored.status === 'active'
-    // Settings follow the environment of the process running the actor, also for restored ones.
-    const snapshot = restorable
-      ? {
-          ...stored,
-          context: { ...(stored as unknown as { context: DeliveryContext }).context, settings: this.settings },
-        }
-      : undefined
-    const actor = createActor(this.machine, {
-      input: { webhookId: ref, now: this.options.clock.now(), settings: this.settings, bufferedEvents },
-      ...(snapshot ? { snapshot: snapshot as Snapshot<unknown> } : {}),
-    })
     const { ns, id } = parseWebhookRef(ref)
-    const managed: Managed = {
-      ref,
-      actor,
-      feed,
-      unsubscribe: () => undefined,
-      snapshots: new SnapshotWriter(
-        ref,
-        actor,
-        // In the record lane: when one event reaches many webhooks, sends go out first.
-        (snapshot) => this.limit.run(() => this.runtime.webhooks.saveSnapshot(ns, id, snapshot), 'record'),
-        (work) => this.activity.track(work),
-      ),
-      retired: false,
-    }
-    let previous = restorable ? stateName((stored as unknown as { value: unknown }).value) : 'new'
-    const subscription = actor.subscribe({
-      next: (next) => {
-        const current = stateName(next.value)
-        if (current !== previous) {
-          logger.info('webhook delivery transition', {
-            webhook: ref,
-            from: previous,
-            to: current,
-            buffered: next.context.bufferedEvents,
-          })
-          previous = current
-        }
-        publish('webhook', ref, { value: next.value, context: next.context })
-        managed.snapshots.note()
-        // At rest with a count from its last step: events that came meanwhile wake it now.
-        if (next.value === 'active' || next.value === 'disabled') this.noteBuffered(ref)
-      },
-      error: (error) => logger.error('webhook delivery actor failed', { webhook: ref, error: String(error) }),
+    const managed = startManagedActor(ref, stored, feed, {
+      machine: this.machine,
+      settings: this.settings,
+      now: () => this.options.clock.now(),
+      // In the record lane: when one event reaches many webhooks, sends go out first.
+      saveSnapshot: (snapshot) => this.limit.run(() => this.runtime.webhooks.saveSnapshot(ns, id, snapshot), 'record'),
+      track: (work) => this.activity.track(work),
+      atRest: () => this.noteBuffered(ref),
+      emitted: (emitted) => handleEmitted(this.services, this.runtime, emitted),
     })
-    const offEmitted = actor.on('*', (emitted) => {
-      void this.activity
-        .track(handleEmitted(this.services, this.runtime, emitted as DeliveryEmitted))
-        .catch((error) => logger.error('webhook bookkeeping failed', { webhook: ref, error: String(error) }))
-    })
-    managed.unsubscribe = () => {
-      subscription.unsubscribe()
-      offEmitted.unsubscribe()
-    }
     this.actors.set(ref, managed)
-    logger.info(restorable ? 'webhook delivery actor restored' : 'webhook delivery actor created', {
-      webhook: ref,
-      state: previous,
-    })
-    actor.start()
+    managed.actor.start()
     managed.snapshots.note()
     // A restored snapshot's count is old; the feed's is current.
     this.noteBuffered(ref)

@@ -1,3 +1,5 @@
+import type { Clock } from '../../common/clock'
+import { makeEvent } from '../../events/factory'
 import type { NamespaceEvent } from '../../events/schemas'
 
 /**
@@ -39,4 +41,50 @@ export function droppedEventCount(dropped: NamespaceEvent[]): { events: number; 
     else events++
   }
   return { events, reported: reported + events }
+}
+
+/** Drops counted but not yet announced: what they add up to, and the log entry of the last one. */
+export interface UnannouncedDrop {
+  events: number
+  reported: number
+  last: string
+}
+
+/** `pending` with the entries just dropped (in log order) added. */
+export function addDrop(
+  pending: UnannouncedDrop | null,
+  dropped: { cursor: string; value: NamespaceEvent }[],
+): UnannouncedDrop {
+  const counts = droppedEventCount(dropped.map((entry) => entry.value))
+  return {
+    events: (pending?.events ?? 0) + counts.events,
+    reported: (pending?.reported ?? 0) + counts.reported,
+    last: dropped[dropped.length - 1].cursor,
+  }
+}
+
+/** What stays unannounced once the write announcing `announced` is stored: the drops counted meanwhile. */
+export function afterAnnounced(current: UnannouncedDrop, announced: UnannouncedDrop): UnannouncedDrop | null {
+  if (current === announced) return null
+  return {
+    events: current.events - announced.events,
+    reported: current.reported - announced.reported,
+    last: current.last,
+  }
+}
+
+/** The `webhook.rate_limited` notice announcing `drop` to webhook `id` of `ns`. */
+export function overflowNotice(
+  clock: Clock,
+  ns: string,
+  id: string,
+  drop: UnannouncedDrop,
+  bufferedEvents: number,
+): NamespaceEvent {
+  return makeEvent(clock, ns, 'webhook.rate_limited', {
+    webhook: id,
+    reason: 'buffer_overflow' as const,
+    droppedEvents: drop.reported,
+    bufferedEvents,
+  })
 }

@@ -1,23 +1,24 @@
 import type { EventLogRepository } from '../../../storage/repositories/event-log'
 import { compareCursors } from '../../../storage/repositories/event-log'
-import {
-  START_CURSOR,
-  type CursorBatch,
-  type HeldDocument,
-  type WebhookCursor,
-  type WebhookCursorRepository,
-} from '../../../storage/repositories/webhook-cursors'
+import type { CursorBatch, WebhookCursor, WebhookCursorRepository } from '../../../storage/repositories/webhook-cursors'
 import type { Clock } from '../../common/clock'
-import { makeEvent } from '../../events/factory'
 import type { NamespaceEvent } from '../../events/schemas'
 import { logger } from '../../app/logger'
 import type { WebhookRecord } from '../configuration/model'
 import { takeBatch as selectBatch } from '../protocol/batching'
 import type { EventEntry, LogFollower } from './log-follower'
-import { droppedEventCount, eventsToDrop, isOverflowNotice } from './overflow'
+import {
+  addDrop,
+  afterAnnounced,
+  eventsToDrop,
+  isOverflowNotice,
+  overflowNotice,
+  type UnannouncedDrop,
+} from './overflow'
 import { routes } from './routing'
 import { readSelection } from './log-range'
 import type { RedeliveryQueue } from './redelivery'
+import { StoredCursor } from './stored-cursor'
 
 interface FeedDeps {
   events: EventLogRepository
@@ -35,9 +36,6 @@ interface FeedDeps {
   /** Resends and recoveries waiting for this webhook (redelivery.ts). */
   redeliveries?: RedeliveryQueue
 }
-
-/** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
-class StaleCursorError extends Error {}
 
 /** A batch and its events; `webhook`: the document as stored when the batch was, if that write read it. */
 export interface TakenBatch {
@@ -57,45 +55,37 @@ const ADVANCE_EVERY = 1_000
  * moves the cursor past, and announced in the same write that moves it.
  */
 export class WebhookFeed {
-  private state: WebhookCursor = START_CURSOR
-  private stored = false
   private pending: EventEntry[] = []
   private scannedTo: string | null = null
   private skipped = 0
   private batchEvents: NamespaceEvent[] | null = null
-  /**
-   * The webhook document as the last take's write found it (undefined: none yet). The next take
-   * assumes it: while it is current the write reads nothing first; after an edit the write fails
-   * and reads the new one, in the same step.
-   */
-  private document: HeldDocument | null | undefined = undefined
   /** Drops not yet written: counted here, announced with the next cursor write. */
-  private unannounced: { events: number; reported: number; last: string } | null = null
+  private unannounced: UnannouncedDrop | null = null
   /** Overflow notices appended but not yet read back: they hold a slot each. */
   private readonly noticesInTransit = new Set<string>()
   /** Events of a batch being written: out of `pending` already, not yet in `state.batch`. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
-  private queue: Promise<unknown> = Promise.resolve()
   private readonly live = (entries: EventEntry[]) =>
     this.catchingUp ? this.catchingUp.push(entries) : this.ingest(entries)
+
+  private readonly cursor: StoredCursor
 
   constructor(
     readonly ns: string,
     readonly id: string,
     private webhook: WebhookRecord | null,
     private readonly deps: FeedDeps,
-  ) {}
+  ) {
+    this.cursor = new StoredCursor(ns, id, deps.cursors, deps.track)
+  }
 
   /** Loads the cursor and reads the log after it; live entries are taken in order once caught up. */
   async start(): Promise<void> {
-    const stored = await this.deps.cursors.get(this.ns, this.id)
-    this.stored = stored !== null
-    this.state = stored ?? START_CURSOR
-    this.scannedTo = this.state.cursor
+    this.scannedTo = (await this.cursor.load()).cursor
     await this.deps.redeliveries?.load()
     const liveAfter = await this.deps.follower.follow(this.ns, this.live)
-    let after = this.state.cursor
+    let after = this.cursor.current.cursor
     while (compareCursors(after, liveAfter) < 0) {
       const page = await this.deps.events.read(this.ns, after, 2_000)
       if (page.length === 0) break
@@ -122,16 +112,20 @@ export class WebhookFeed {
 
   /** Events waiting, the batch in flight included. */
   buffered(): number {
-    return this.pending.length + this.inFlight() + (this.deps.redeliveries?.waiting(this.state.batch?.deliveryId) ?? 0)
+    return (
+      this.pending.length +
+      this.inFlight() +
+      (this.deps.redeliveries?.waiting(this.cursor.current.batch?.deliveryId) ?? 0)
+    )
   }
 
   /** Re-reads the redelivery queue (a resend or recover was queued, maybe by another process). */
   async reloadRedeliveries(): Promise<void> {
-    await this.serial(() => this.deps.redeliveries?.load())
+    await this.cursor.serial(() => this.deps.redeliveries?.load())
   }
 
   private inFlight(): number {
-    return this.taking + (this.state.batch?.eventIds.length ?? 0)
+    return this.taking + (this.cursor.current.batch?.eventIds.length ?? 0)
   }
 
   private ingest(entries: EventEntry[], enforce = true): void {
@@ -152,7 +146,7 @@ export class WebhookFeed {
     if (!enforce) return
     this.enforceCap()
     if (added > 0) this.deps.changed()
-    if (this.pending.length === 0 && this.skipped >= ADVANCE_EVERY) void this.serial(() => this.advanceQuiet())
+    if (this.pending.length === 0 && this.skipped >= ADVANCE_EVERY) void this.cursor.serial(() => this.advanceQuiet())
   }
 
   /** Past the cap, the oldest waiting events leave the buffer now; the write announcing it follows. */
@@ -164,80 +158,36 @@ export class WebhookFeed {
     }
     const over = eventsToDrop(occupancy, this.deps.cap)
     if (over === 0) return
-    const dropped = this.pending.splice(0, over)
-    const counts = droppedEventCount(dropped.map((entry) => entry.value))
-    this.unannounced = {
-      events: (this.unannounced?.events ?? 0) + counts.events,
-      reported: (this.unannounced?.reported ?? 0) + counts.reported,
-      last: dropped[dropped.length - 1].cursor,
-    }
+    this.unannounced = addDrop(this.unannounced, this.pending.splice(0, over))
     this.deps.changed()
-    // Failures are logged by serial's queue; nothing here waits for the write.
-    void this.serial(() => (this.unannounced ? this.commit(this.state) : undefined))
-  }
-
-  /** Runs cursor writes one at a time, in order. */
-  private serial<T>(work: () => Promise<T> | T): Promise<T> {
-    const run = this.deps.track(this.queue.then(work))
-    this.queue = run.catch((error) =>
-      logger.error('webhook cursor write failed', { namespace: this.ns, webhook: this.id, error: String(error) }),
-    )
-    return run
+    // Failures are logged by the write queue; nothing here waits for the write.
+    void this.cursor.serial(() => (this.unannounced ? this.commit(this.cursor.current) : undefined))
   }
 
   /**
    * Stores `next` (moved past any unannounced drop) together with the drop's notice, only when
    * the stored cursor is still the one this process wrote last. `readDocument`: the webhook's
-   * document is read in the same write (`document`).
+   * document is read in the same write and returned (stored-cursor.ts). Call inside `serial`.
    */
-  private async commit(next: WebhookCursor, readDocument = false): Promise<void> {
+  private async commit(next: WebhookCursor, readDocument = false): Promise<WebhookRecord | null | undefined> {
     const drop = this.unannounced
     const target: WebhookCursor =
       drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
-    const notice = drop
-      ? makeEvent(this.deps.clock, this.ns, 'webhook.rate_limited', {
-          webhook: this.id,
-          reason: 'buffer_overflow' as const,
-          droppedEvents: drop.reported,
-          bufferedEvents: this.buffered() + this.noticesInTransit.size + 1,
-        })
-      : null
-    const expected = this.state
+    const notice =
+      drop && overflowNotice(this.deps.clock, this.ns, this.id, drop, this.buffered() + this.noticesInTransit.size + 1)
     // In transit from now: the notice may be read back before the write below returns.
     if (notice) this.noticesInTransit.add(notice.id)
+    let webhook: WebhookRecord | null | undefined
     try {
-      const change = (current: WebhookCursor | null) => {
-        const same = current
-          ? current.cursor === expected.cursor && current.batch?.deliveryId === expected.batch?.deliveryId
-          : !this.stored
-        if (!same) throw new StaleCursorError(`cursor of ${this.ns}/${this.id} changed elsewhere`)
-        return { next: target, events: notice ? [notice] : [], result: undefined }
-      }
-      const assumed = this.stored ? expected : null
-      if (readDocument) {
-        const { document } = await this.deps.cursors.updateReadingDocument(
-          this.ns,
-          this.id,
-          change,
-          assumed,
-          this.document,
-        )
-        this.document = document
-      } else await this.deps.cursors.update(this.ns, this.id, change, assumed)
+      webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument)
     } catch (error) {
       if (notice) this.noticesInTransit.delete(notice.id)
       throw error
     }
-    this.state = target
-    this.stored = true
     this.skipped = 0
     if (drop && notice) {
       // Drops counted while this write was on its way stay for the next one.
-      const later = this.unannounced!
-      this.unannounced =
-        later === drop
-          ? null
-          : { events: later.events - drop.events, reported: later.reported - drop.reported, last: later.last }
+      this.unannounced = afterAnnounced(this.unannounced!, drop)
       this.deps.dropped(drop.events)
       logger.warn('webhook buffer overflow', {
         namespace: this.ns,
@@ -246,16 +196,17 @@ export class WebhookFeed {
         buffered: this.buffered(),
       })
     }
+    return webhook
   }
 
   private async advanceQuiet(): Promise<void> {
     if (
       this.pending.length > 0 ||
       this.skipped < ADVANCE_EVERY ||
-      compareCursors(this.scannedTo, this.state.cursor) <= 0
+      compareCursors(this.scannedTo, this.cursor.current.cursor) <= 0
     )
       return
-    await this.commit({ ...this.state, cursor: this.scannedTo })
+    await this.commit({ ...this.cursor.current, cursor: this.scannedTo })
   }
 
   /**
@@ -263,15 +214,16 @@ export class WebhookFeed {
    * under a fresh delivery id: stored before it is returned, so a crash re-sends the same batch.
    */
   take(deliveryId: () => string): Promise<TakenBatch | null> {
-    return this.serial(async () => {
-      if (this.state.batch) return { batch: this.state.batch, events: await this.eventsOf(this.state.batch) }
+    return this.cursor.serial(async () => {
+      if (this.cursor.current.batch)
+        return { batch: this.cursor.current.batch, events: await this.eventsOf(this.cursor.current.batch) }
       const redelivery = this.deps.redeliveries?.due(this.scannedTo, this.pending[0]?.cursor ?? null)
       if (redelivery) {
         const { deliveryId: id, eventIds, after, last } = redelivery
         const batch: CursorBatch = { deliveryId: id, eventIds, after, last }
-        await this.commit({ cursor: this.state.cursor, batch }, true)
+        const webhook = await this.commit({ cursor: this.cursor.current.cursor, batch }, true)
         this.batchEvents = null
-        return { batch, events: await this.eventsOf(batch), webhook: this.document?.webhook ?? null }
+        return { batch, events: await this.eventsOf(batch), webhook }
       }
       // A waiting redelivery goes after what was buffered when it was asked for, before anything later.
       const boundary = this.deps.redeliveries?.boundary()
@@ -281,22 +233,23 @@ export class WebhookFeed {
           : this.pending.slice(0, 100).filter((entry) => compareCursors(entry.cursor, boundary) <= 0)
       const events = selectBatch(head.map((entry) => entry.value))
       if (events.length === 0) {
-        if (this.unannounced) await this.commit(this.state)
+        if (this.unannounced) await this.commit(this.cursor.current)
         return null
       }
       const last = head[events.length - 1].cursor
       const batch: CursorBatch = {
         deliveryId: deliveryId(),
         eventIds: events.map((event) => event.id),
-        after: this.state.cursor,
+        after: this.cursor.current.cursor,
         last,
       }
       // Out of the buffer before the write, so a drop counted meanwhile never takes them.
       const taken = this.pending.splice(0, events.length)
       this.taking = taken.length
+      let webhook: WebhookRecord | null | undefined
       try {
-        await this.commit(
-          { cursor: compareCursors(last, this.state.cursor) > 0 ? last : this.state.cursor, batch },
+        webhook = await this.commit(
+          { cursor: compareCursors(last, this.cursor.current.cursor) > 0 ? last : this.cursor.current.cursor, batch },
           true,
         )
       } catch (error) {
@@ -306,22 +259,22 @@ export class WebhookFeed {
         this.taking = 0
       }
       this.batchEvents = events
-      return { batch, events, webhook: this.document?.webhook ?? null }
+      return { batch, events, webhook }
     })
   }
 
   /** The batch in flight and its events when it is still `deliveryId`'s; null otherwise. */
   async batch(deliveryId: string): Promise<{ batch: CursorBatch; events: NamespaceEvent[] } | null> {
-    const batch = this.state.batch
+    const batch = this.cursor.current.batch
     if (batch?.deliveryId !== deliveryId) return null
     return { batch, events: await this.eventsOf(batch) }
   }
 
   /** The batch is done (delivered, or failed for good): the buffer moves on. */
   complete(deliveryId: string): Promise<void> {
-    return this.serial(async () => {
-      if (this.state.batch?.deliveryId !== deliveryId) return
-      await this.commit({ cursor: this.state.cursor, batch: null })
+    return this.cursor.serial(async () => {
+      if (this.cursor.current.batch?.deliveryId !== deliveryId) return
+      await this.commit({ cursor: this.cursor.current.cursor, batch: null })
       this.batchEvents = null
       await this.deps.redeliveries?.done(deliveryId)
     })
