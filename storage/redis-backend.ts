@@ -10,7 +10,7 @@ import {
   type TxOptions,
   type TxOutcome,
 } from './backend'
-import { COMPARE_AND_SET, LEASE_ACQUIRE, LEASE_RELEASE, LOG_APPEND_AT, watchedKey } from './redis-scripts'
+import { COMPARE_AND_SET, compareAndSetCall, LEASE_ACQUIRE, LEASE_RELEASE, LOG_APPEND_AT } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
 import { evalScript } from './redis-eval'
 import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
@@ -167,33 +167,20 @@ export class RedisBackend implements Backend {
         continue
       }
       const { writes, result } = outcome
-      const logs: [string, string[]][] = Object.entries(writes.logs ?? {}).map(([log, entries]) => [
-        this.raw(`log:${log}`),
-        entries.map((entry) => JSON.stringify(entry)),
-      ])
       const eventLog = eventLogOf(keys, writes)
-      if (eventLog) logs.push([this.raw(`log:${eventLog.log}`), writes.events!.map((e) => JSON.stringify(e))])
-      const set = Object.entries(writes.set ?? {}).map(([key, value]) => [this.raw(key), JSON.stringify(value)])
-      const del = (writes.delete ?? []).map((key) => this.raw(key))
-      // Every key the script touches is declared, so a cluster routes it to the slot's node; the
-      // spec names them by position (Lua's KEYS counts from 1).
-      const touched = [...new Set([...rawKeys, ...set.map(([key]) => key), ...del, ...logs.map(([log]) => log)])]
-      if (this.cluster) assertOneSlot(touched)
-      const position = new Map(touched.map((key, index) => [key, index + 1]))
-      const spec = {
-        w: rawKeys.map((key, index) => watchedKey(position.get(key)!, current[index])),
-        s: set.map(([key, value]) => [position.get(key), value]),
-        d: del.map((key) => position.get(key)),
-        l: logs.map(([log, entries]) => [position.get(log), entries]),
-        n: eventLog ? this.raw(storageKeys.eventsChannel) : '',
-        m: eventLog?.ns ?? '',
-      }
+      const cas = compareAndSetCall(
+        rawKeys.map((key, index): [string, string | null] => [key, current[index]]),
+        eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
+        (key) => this.raw(key),
+        eventLog ? { channel: this.raw(storageKeys.eventsChannel), message: eventLog.ns } : null,
+      )
+      if (this.cluster) assertOneSlot(cas.keys)
       const reply = (await evalScript(
         this.client,
         COMPARE_AND_SET,
-        touched.length,
-        ...touched,
-        JSON.stringify(spec),
+        cas.keys.length,
+        ...cas.keys,
+        cas.spec,
       )) as unknown[]
       if (reply[0] === 1) return result
       if (assumed) {

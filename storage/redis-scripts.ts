@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import type { TxWrites } from './backend'
 
 /**
  * Lua scripts run atomically inside Redis. Keeping them here makes every cross-process
@@ -46,10 +47,43 @@ return result
 const COMPARED_AS_IS = 64
 
 /** A watched key of the COMPARE_AND_SET spec (`w`): absent, holding `value`, or holding what hashes like it. */
-export function watchedKey(position: number, value: string | null): [number, 0] | [number, 1 | 2, string] {
+function watchedKey(position: number, value: string | null): [number, 0] | [number, 1 | 2, string] {
   if (value === null) return [position, 0]
   if (value.length <= COMPARED_AS_IS) return [position, 1, value]
   return [position, 2, createHash('sha1').update(value).digest('hex')]
+}
+
+/**
+ * The KEYS and the spec (ARGV[1]) of a COMPARE_AND_SET: `watched` raw keys must hold their JSON
+ * value (null: absent), then `writes` (keys named as the backend names them, `raw` giving the
+ * Redis key; a log `name` is the stream `raw("log:name")`) apply and `publish` goes out. Every key
+ * the script touches is declared, so a cluster routes it to the slot's node; the spec names them
+ * by position (Lua's KEYS counts from 1).
+ */
+export function compareAndSetCall(
+  watched: [string, string | null][],
+  writes: Pick<TxWrites, 'set' | 'delete' | 'logs'>,
+  raw: (key: string) => string,
+  publish: { channel: string; message: string } | null,
+): { keys: string[]; spec: string } {
+  const set = Object.entries(writes.set ?? {}).map(([key, value]) => [raw(key), JSON.stringify(value)] as const)
+  const del = (writes.delete ?? []).map(raw)
+  const logs = Object.entries(writes.logs ?? {}).map(
+    ([log, entries]) => [raw(`log:${log}`), entries.map((entry) => JSON.stringify(entry))] as const,
+  )
+  const keys = [
+    ...new Set([...watched.map(([key]) => key), ...set.map(([key]) => key), ...del, ...logs.map(([log]) => log)]),
+  ]
+  const position = new Map(keys.map((key, index) => [key, index + 1]))
+  const spec = {
+    w: watched.map(([key, value]) => watchedKey(position.get(key)!, value)),
+    s: set.map(([key, value]) => [position.get(key), value]),
+    d: del.map((key) => position.get(key)),
+    l: logs.map(([log, entries]) => [position.get(log), entries]),
+    n: publish?.channel ?? '',
+    m: publish?.message ?? '',
+  }
+  return { keys, spec: JSON.stringify(spec) }
 }
 
 /**
