@@ -30,25 +30,30 @@ const RETRY_STATUSES = new Set([408, 429])
 /**
  * A JSON document holding a fact, or undefined when the upstream does not have one for us (404
  * and every other 4xx: no such API, no such release, not ours to read). A failed fetch throws
- * `factUnavailable`; a body that is not JSON throws `factUnreadable`.
- * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(upstream, url))
+ * `factUnavailable`; a body that is not JSON throws `factUnreadable`. Either failure also goes to
+ * `failures` (the request's list, which the handler writes to the firewall log).
+ * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(upstream, url), request.scope.failures)
  */
 export async function fetchFactDocument(
   what: string,
   upstream: Upstream,
   call: () => Promise<Response>,
+  failures: UpstreamUnavailable[] = [],
 ): Promise<unknown> {
+  const failed = (reason: string, error?: UpstreamUnavailable) => {
+    failures.push(error ?? new UpstreamUnavailable(upstream.id, reason))
+    return factUnavailable(what, `upstream ${upstream.id}`, reason)
+  }
   let response: Response
   try {
     response = await call()
   } catch (error) {
-    if (error instanceof UpstreamUnavailable) throw factUnavailable(what, `upstream ${upstream.id}`, error.reason)
+    if (error instanceof UpstreamUnavailable) throw failed(error.reason, error)
     throw error
   }
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
-    if (RETRY_STATUSES.has(response.status))
-      throw factUnavailable(what, `upstream ${upstream.id}`, `status ${response.status}`)
+    if (RETRY_STATUSES.has(response.status)) throw failed(`status ${response.status}`)
     return undefined
   }
   let text: string
@@ -56,9 +61,14 @@ export async function fetchFactDocument(
     text = await response.text()
   } catch (error) {
     // The connection broke mid-body.
-    throw factUnavailable(what, `upstream ${upstream.id}`, (error as Error).message || 'body not received')
+    throw failed((error as Error).message || 'body not received')
   }
-  return parseFactJson(text, what, upstream.id)
+  try {
+    return parseFactJson(text, what, upstream.id)
+  } catch (error) {
+    failures.push(new UpstreamUnavailable(upstream.id, 'answer not JSON'))
+    throw error
+  }
 }
 
 /** Parses an upstream JSON body; anything else is `factUnreadable`. */

@@ -135,8 +135,13 @@ describe('a license rule whose license lookup fails', () => {
     expect(response.statusText).toContain('license')
     if (status === 503) expect(Number(response.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(body).not.toContain('PK')
-    // No decision was taken on a guess: nothing in the firewall log.
+    // No decision was taken on a guess: no decision in the firewall log, only the failed call.
     expect(await decisions('deny', project)).toEqual([])
+    const requestId = response.headers.get('x-request-id')
+    const log = (await api('GET', `/v1/${NS}/config/deny/log?limit=100`)).body as Record<string, unknown>[]
+    expect(log.filter((entry) => entry.request === requestId)).toEqual([
+      expect.objectContaining({ outcome: 'upstream_error', blocked: false, upstream: 'py', request: requestId }),
+    ])
   })
 })
 

@@ -56,6 +56,8 @@ async function registrationFacts(
     return await registrationLeaves(request.scope, upstream, id)
   } catch (error) {
     if (!(error instanceof UpstreamUnavailable)) throw error
+    // Logged with the request's other failed calls (each once, however often it was noted).
+    request.scope.failures?.push(error)
     throw factUnavailable(
       `the publish times and licenses of ${id} (its registration)`,
       `upstream ${upstream.id}`,

@@ -85,12 +85,16 @@ async function licenseOf(
     `pypi/${encodeURIComponent(facts.packageName)}/${encodeURIComponent(facts.version)}/json`,
   )
   const what = `the license of ${facts.packageName} ${facts.version} (a license rule needs it)`
-  const doc = await fetchFactDocument(what, upstream, () =>
-    callUpstream(upstream, url, {
-      headers: { accept: 'application/json' },
-      authorization: pypiAuthorization(upstream),
-      timeoutMs: request.scope.timeoutMs,
-    }),
+  const doc = await fetchFactDocument(
+    what,
+    upstream,
+    () =>
+      callUpstream(upstream, url, {
+        headers: { accept: 'application/json' },
+        authorization: pypiAuthorization(upstream),
+        timeoutMs: request.scope.timeoutMs,
+      }),
+    request.scope.failures,
   )
   if (doc === undefined) return undefined
   const info = doc && typeof doc === 'object' ? (doc as { info?: unknown }).info : undefined
