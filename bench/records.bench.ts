@@ -37,9 +37,8 @@ async function round(tag: string, dayOld: boolean): Promise<number> {
     hooks.map(async (id) => {
       for (let i = 0; i < ATTEMPTS; i++) {
         const deliveryId = `whdel-${String(i).padStart(6, '0')}`
-        await records.saveDelivery('acme', id, deliveryId, () => ({ id: deliveryId }) as never, undefined, {
-          at: NOW + i,
-          delta: { deliveriesSuccess: 1, eventsSent: 1 },
+        await records.saveDelivery('acme', id, deliveryId, () => ({ id: deliveryId }) as never, {
+          metrics: { at: NOW + i, delta: { deliveriesSuccess: 1, eventsSent: 1 } },
         })
       }
     }),

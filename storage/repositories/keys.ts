@@ -92,6 +92,10 @@ export const webhookKeys = {
   /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
   deliveryAttempts: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-attempts:${id}:${deliveryId}`,
   metrics: (ns: string, id: string, bucket: string, start: number) => `${inNs(ns)}:wh-metrics:${id}:${bucket}:${start}`,
+  /** Failed deliveries `recover` can reach beyond the kept records (failed-deliveries.ts). */
+  failedDeliveries: (ns: string, id: string) => `${inNs(ns)}:wh-failed:${id}`,
+  /** A failed delivery's record as it was when it failed, kept while the ledger lists it. */
+  failedDelivery: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-failed-delivery:${id}:${deliveryId}`,
   /** Redeliveries (resend, recover) waiting for the webhook's actor, oldest first. */
   redeliveries: (ns: string, id: string) => `${inNs(ns)}:wh-redeliveries:${id}`,
   /** Bucket starts stored for one webhook and bucket size (`{ starts }`): what the retention pass prunes. */

@@ -12,6 +12,7 @@ import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/
 import { REDELIVERIES_KEPT, type Redelivery } from '../../server/webhooks/delivery/redelivery'
 import { conflict } from '../../server/common/errors'
 import { webhookKeys as keys } from './webhook-keys'
+import { enterFailed, type FailedLedger } from './failed-deliveries'
 
 interface AttemptList {
   items: AttemptRecord[]
@@ -25,6 +26,13 @@ interface MetricIndex {
 interface DeliveryIndex {
   /** Delivery ids, newest first (ids are time-ordered). */
   ids: string[]
+}
+
+/** What a `saveDelivery` writes besides the record. */
+interface SaveExtras {
+  attempt?: AttemptRecord
+  metrics?: { at: number; delta: Partial<MetricCounters> }
+  mayFail?: boolean
 }
 
 /** A bucket's first write found its index key unread: the write is done again with the indexes. */
@@ -106,41 +114,63 @@ export class WebhookRecordRepository {
    * Writes a record produced by `build` from the stored one, and `attempt` into its attempt list,
    * in one transaction; a new record enters the index and pushes the oldest beyond 128 out, with
    * their attempts. `metrics` adds to the webhook's counters in the same transaction (one round
-   * trip per attempt instead of two).
+   * trip per attempt instead of two). `mayFail`: this write may end the delivery as failed; if it
+   * does, the record also enters the failed ledger (failed-deliveries.ts), so `recover` finds it.
    */
   saveDelivery(
     ns: string,
     webhook: string,
     deliveryId: string,
     build: (previous: AnyStoredRecord | null) => StoredDeliveryRecord,
-    attempt?: AttemptRecord,
-    metrics?: { at: number; delta: Partial<MetricCounters> },
+    extras: SaveExtras = {},
   ): Promise<StoredDeliveryRecord> {
+    const { attempt, metrics, mayFail } = extras
     const indexKey = keys.deliveryIndex(ns, webhook)
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
+    const ledgerKey = keys.failedDeliveries(ns, webhook)
     const buckets = metrics ? this.buckets(ns, webhook, metrics.at) : []
+    const txKeys = [indexKey, recordKey, attemptsKey, ...(mayFail ? [ledgerKey] : [])]
     return this.withBuckets(buckets, (metricKeys) =>
-      this.backend.transact([indexKey, recordKey, attemptsKey, ...metricKeys], (values) => {
+      this.backend.transact([...txKeys, ...metricKeys], (values) => {
         const record = build(values.get(recordKey) as AnyStoredRecord | null)
         const set: Record<string, unknown> = {
           [recordKey]: record,
           ...(metrics ? this.counted(buckets, values, metrics.delta) : {}),
         }
+        const removed: string[] = []
         if (attempt)
           set[attemptsKey] = {
             items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
           }
+        if (mayFail && record.status === 'failed') {
+          const { ledger, dropped } = enterFailed(values.get(ledgerKey) as FailedLedger | null, record)
+          set[ledgerKey] = ledger
+          set[keys.failedDelivery(ns, webhook, deliveryId)] = record
+          removed.push(...dropped.map((id) => keys.failedDelivery(ns, webhook, id)))
+        }
         const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
-        if (ids.includes(deliveryId)) return { writes: { set }, result: record }
+        if (ids.includes(deliveryId)) return { writes: { set, delete: removed }, result: record }
         const next = [deliveryId, ...ids].sort().reverse()
         const kept = next.slice(0, RECORDS_KEPT)
-        const removed = next
-          .slice(RECORDS_KEPT)
-          .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+        removed.push(
+          ...next
+            .slice(RECORDS_KEPT)
+            .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
+        )
         return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
       }),
     )
+  }
+
+  /** Failed deliveries kept for `recover` (oldest first), beyond the 128 records. */
+  async listFailedDeliveries(ns: string, webhook: string): Promise<StoredDeliveryRecord[]> {
+    const ledger = await this.backend.get<FailedLedger>(keys.failedDeliveries(ns, webhook))
+    const ids = ledger?.items.map((item) => item.id) ?? []
+    const records = await this.backend.getMany<StoredDeliveryRecord>(
+      ids.map((id) => keys.failedDelivery(ns, webhook, id)),
+    )
+    return records.filter((record): record is StoredDeliveryRecord => record !== null)
   }
 
   /**
@@ -254,13 +284,20 @@ export class WebhookRecordRepository {
     return starts.map((start, index) => ({ start, counters: stored[index] ?? ZERO_COUNTERS }))
   }
 
-  /** Removes a deleted webhook's delivery records and their attempts (metric buckets: deleteMetrics). */
+  /** Removes a deleted webhook's delivery records, their attempts and the failed ledger (metric buckets: deleteMetrics). */
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
-    const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
-    const recordKeys = ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)])
+    const [index, ledger] = await Promise.all([
+      this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)),
+      this.backend.get<FailedLedger>(keys.failedDeliveries(ns, webhook)),
+    ])
+    const recordKeys = [
+      ...(index?.ids ?? []).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
+      ...(ledger?.items ?? []).map((item) => keys.failedDelivery(ns, webhook, item.id)),
+    ]
     await Promise.all([
       ...recordKeys.map((key) => this.backend.delete(key)),
       this.backend.delete(keys.deliveryIndex(ns, webhook)),
+      this.backend.delete(keys.failedDeliveries(ns, webhook)),
       this.backend.delete(keys.redeliveries(ns, webhook)),
     ])
   }

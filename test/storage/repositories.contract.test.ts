@@ -5,7 +5,7 @@ import type { Backend } from '../../storage'
 import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
-import { keys } from '../../storage/repositories/keys'
+import { keys, webhookKeys } from '../../storage/repositories/keys'
 import type { HeldDocument, WebhookCursor } from '../../storage/repositories/webhook-cursors'
 
 const firewall = emptyFirewall
@@ -205,5 +205,31 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
 
     await services.webhooks.mutate('ns', 'wh', () => ({ next: null, result: undefined }))
     expect((await move('5-0', null, third.document)).document).toBeNull()
+  })
+
+  it('failed deliveries: kept beyond the records for recover, each once, and removed with the webhook', async () => {
+    const records = services.webhookRecords
+    const record = (id: string, status: 'failed' | 'success') =>
+      ({
+        id,
+        webhook: 'wh',
+        status,
+        createdAt: `2026-01-01T00:00:0${id.slice(-1)}.000Z`,
+        source: { eventIds: [`ev-${id}`], after: null, last: '1-0' },
+      }) as never
+    await records.saveDelivery('ns', 'wh', 'whdel-1', () => record('whdel-1', 'failed'), { mayFail: true })
+    await records.saveDelivery('ns', 'wh', 'whdel-1', () => record('whdel-1', 'failed'), { mayFail: true })
+    await records.saveDelivery('ns', 'wh', 'whdel-2', () => record('whdel-2', 'success'), { mayFail: true })
+    await records.saveDelivery('ns', 'wh', 'whdel-3', () => record('whdel-3', 'failed'), { mayFail: true })
+    // Without `mayFail` the ledger is not even read: a failed status there stays out of it.
+    await records.saveDelivery('ns', 'wh', 'whdel-4', () => record('whdel-4', 'failed'))
+    expect((await records.listFailedDeliveries('ns', 'wh')).map((r) => r.id)).toEqual(['whdel-1', 'whdel-3'])
+    expect(await backend.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-1'))).toMatchObject({
+      source: { eventIds: ['ev-whdel-1'] },
+    })
+    await records.deleteDeliveries('ns', 'wh')
+    expect(await records.listFailedDeliveries('ns', 'wh')).toEqual([])
+    expect(await backend.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-3'))).toBeNull()
+    expect(await backend.get(webhookKeys.failedDeliveries('ns', 'wh'))).toBeNull()
   })
 })

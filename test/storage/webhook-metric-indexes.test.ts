@@ -48,9 +48,8 @@ describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
     const records = new WebhookRecordRepository(backend)
     await records.addMetrics('acme', 'wh-a', AT, { deliveriesSuccess: 1 })
     await new WebhookRecordRepository(backend).deleteMetrics('acme', 'wh-a')
-    await records.saveDelivery('acme', 'wh-a', 'whdel-1', () => ({ id: 'whdel-1' }) as never, undefined, {
-      at: AT + 1_000,
-      delta: { deliveriesSuccess: 4 },
+    await records.saveDelivery('acme', 'wh-a', 'whdel-1', () => ({ id: 'whdel-1' }) as never, {
+      metrics: { at: AT + 1_000, delta: { deliveriesSuccess: 4 } },
     })
     for (const size of SIZES) expect(await backend.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
     const [minute] = await records.metrics('acme', 'wh-a', '1m', AT, AT)

@@ -123,7 +123,7 @@ describe('attempt storage', () => {
           startedAt: T0,
           finishedAt: T0,
         }),
-      attemptRecord({ attempt, outcome, startedAt: T0 + attempt, nextAttemptAt: null }),
+      { attempt: attemptRecord({ attempt, outcome, startedAt: T0 + attempt, nextAttemptAt: null }) },
     )
 
   it('replaces a re-run attempt and drops attempts with their record past 128', async () => {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createUser } from '../../server/namespace/directory'
 import { keys } from '../../storage/repositories/keys'
+import { enterFailed } from '../../storage/repositories/failed-deliveries'
 import { NS, receiptProblems, startHarness, T0, type Harness } from './support/harness'
 
 /** Resend and recover (#14) against a real receiver, on the event-log design. */
@@ -139,6 +140,32 @@ describe('recover', () => {
     expect(receiptProblems(h.receiver)).toEqual([])
   })
 
+  it('reaches a failed delivery that more than 128 later deliveries pushed out of the records', async () => {
+    h = await startHarness({ env: { WEBHOOK_RETRY_SCHEDULE: '1s' } })
+    const webhook = await h.createWebhook()
+    h.receiver.reply = (_r, i) => ({ status: i < 2 ? 500 : 200 })
+    const [lost] = await h.appendEvents(1)
+    await h.runFor(5_000)
+    const failedId = webhookId(0)
+    expect((await h.api('POST', `${base(webhook.id)}/release`)).status).toBe(200)
+    // 130 deliveries of one event each, every one its own batch.
+    for (let i = 0; i < 130; i++) {
+      await h.appendEvents(1)
+      await h.runFor(300)
+    }
+    expect(h.receiver.receipts).toHaveLength(132)
+    const kept = await h.services.webhookRecords.listDeliveries(NS, webhook.id, 1_000)
+    expect(kept.items).toHaveLength(128)
+    expect(kept.items.map((record) => record.id)).not.toContain(failedId)
+
+    const recovered = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString() })
+    expect(recovered).toMatchObject({ status: 202, body: { count: 1 } })
+    await h.runFor(5_000)
+    expect(h.receiver.receipts).toHaveLength(133)
+    expect(ids(132)).toEqual([lost.id])
+    expect(webhookId(132)).not.toBe(failedId)
+  })
+
   it('re-queues several failed deliveries oldest first, each under a new webhook-id', async () => {
     h = await startHarness({ env: { WEBHOOK_RETRY_SCHEDULE: '1s' } })
     const webhook = await h.createWebhook()
@@ -171,5 +198,17 @@ describe('recover', () => {
     await h.services.retainedLogs.trimBefore(keys.eventLog(NS), Date.now() + 1_000)
     const answer = await h.api('POST', `${base(webhook.id)}/recover`, { since: new Date(T0 - 60_000).toISOString() })
     expect(answer).toMatchObject({ status: 202, body: { count: 0, unavailable: events.map((e) => e.id) } })
+  })
+})
+
+describe('failed ledger', () => {
+  const failed = (id: string) => ({ id, createdAt: new Date(T0).toISOString() }) as never
+  it('enters a failed delivery once and drops the oldest past what it keeps', () => {
+    const one = enterFailed(null, failed('a'), 2)
+    expect(enterFailed(one.ledger, failed('a'), 2)).toEqual({ ledger: one.ledger, dropped: [] })
+    const two = enterFailed(one.ledger, failed('b'), 2)
+    const three = enterFailed(two.ledger, failed('c'), 2)
+    expect(three.ledger.items.map((item) => item.id)).toEqual(['b', 'c'])
+    expect(three.dropped).toEqual(['a'])
   })
 })

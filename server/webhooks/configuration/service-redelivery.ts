@@ -107,7 +107,8 @@ export async function resendDelivery(ctx: CallContext, id: string, deliveryId: s
 
 /**
  * `POST .../recover {since, until?}`: re-queues, oldest first, the events of every delivery whose
- * outcome was `failed` and whose first attempt lies in the window, one new delivery each. `count`
+ * outcome was `failed` and whose first attempt lies in the window, one new delivery each: among
+ * the records kept and the failed deliveries kept beyond them (the newest 1,000). `count`
  * is the number of events queued; `unavailable` names the events the log no longer holds.
  */
 export async function recoverDeliveries(
@@ -128,8 +129,13 @@ export async function recoverDeliveries(
       { path: 'since', message: 'must not be in the future' },
     ])
   const { webhookRecords, events: log } = ctx.services
-  const { items: records } = await webhookRecords.listDeliveries(ctx.ns, id, 1_000)
-  const failed = records
+  // The records kept, and the failed ones kept beyond them (a record in both counts once).
+  const [{ items: records }, keptFailed] = await Promise.all([
+    webhookRecords.listDeliveries(ctx.ns, id, 1_000),
+    webhookRecords.listFailedDeliveries(ctx.ns, id),
+  ])
+  const known = new Set(records.map((record) => record.id))
+  const failed = [...records, ...keptFailed.filter((record) => !known.has(record.id))]
     .filter(
       (record) =>
         record.status === 'failed' && Date.parse(record.createdAt) >= since && Date.parse(record.createdAt) <= until,

@@ -225,16 +225,20 @@ async function record(
         startedAt,
         finishedAt,
       }),
-    attempt,
     {
-      at: finishedAt,
-      delta: {
-        deliveriesSuccess: ok ? 1 : 0,
-        deliveriesFailed: ok ? 0 : 1,
-        eventsSent: ok ? events.length : 0,
-        eventsDropped: status === 'failed' ? events.length : 0,
-        totalDeliveryMillis: outcome.durationMillis,
+      attempt,
+      metrics: {
+        at: finishedAt,
+        delta: {
+          deliveriesSuccess: ok ? 1 : 0,
+          deliveriesFailed: ok ? 0 : 1,
+          eventsSent: ok ? events.length : 0,
+          eventsDropped: status === 'failed' ? events.length : 0,
+          totalDeliveryMillis: outcome.durationMillis,
+        },
       },
+      // A failed delivery stays within `recover`'s reach beyond the records kept.
+      mayFail: status === 'failed',
     },
   )
   if (status !== 'retrying') await feed.complete(input.deliveryId)
