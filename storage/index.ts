@@ -2,9 +2,11 @@ import { createStorage } from 'unstorage'
 import { atomicFsDriver } from './atomic-fs-driver'
 import { LocalBackend } from './local-backend'
 import { RedisBackend } from './redis-backend'
-import { parseClusterNodes, StorageSettingError } from './redis-target'
+import { readFileSync } from 'node:fs'
+import { clusterAccess, parseClusterNodes, StorageSettingError, type ClusterAccess } from './redis-target'
 import type { Backend } from './backend'
 import { migrateStorage, type MigrationOptions } from './migrations'
+import { clusterNodeProblem } from './cluster-probe'
 
 export * from './backend'
 export { LocalBackend } from './local-backend'
@@ -15,6 +17,8 @@ export interface BackendOptions {
   redisUrl?: string
   /** `host:port,host:port,...` of a Redis Cluster (REDIS_CLUSTER_NODES). */
   redisClusterNodes?: string
+  /** Credentials and TLS for the cluster's nodes (REDIS_CLUSTER_USERNAME, _PASSWORD, _TLS, _TLS_CA). */
+  redisClusterAccess?: ClusterAccess
   redisPrefix?: string
   dataDir?: string
 }
@@ -31,7 +35,10 @@ export function createBackend(options: BackendOptions = backendOptionsFromEnv())
         'REDIS_CLUSTER_NODES',
         'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both',
       )
-    return new RedisBackend(parseClusterNodes(options.redisClusterNodes), options.redisPrefix ?? 'pf')
+    return new RedisBackend(
+      { nodes: parseClusterNodes(options.redisClusterNodes), access: options.redisClusterAccess ?? {} },
+      options.redisPrefix ?? 'pf',
+    )
   }
   if (options.redisUrl) return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
   return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
@@ -47,12 +54,30 @@ export async function openBackend(
   migration: MigrationOptions = {},
 ): Promise<Backend> {
   const backend = createBackend(options)
+  // A cluster the client cannot use rejects with "None of startup nodes is available" and prints
+  // each failed refresh; the reason comes from a probe of the nodes (cluster-probe.ts).
+  const cluster = backend instanceof RedisBackend && backend.cluster ? backend.redis : null
+  let unusable = false
+  const noteUnusable = () => (unusable = true)
+  cluster?.on('error', noteUnusable)
   try {
     await migrateStorage(backend, migration)
     return backend
   } catch (error) {
     await backend.close()
+    const problem =
+      unusable && options.redisClusterNodes
+        ? await clusterNodeProblem(parseClusterNodes(options.redisClusterNodes), options.redisClusterAccess ?? {})
+        : null
+    if (problem)
+      throw new StorageSettingError(
+        'REDIS_CLUSTER_NODES',
+        `no node of the cluster could be used (${problem}); check the node addresses and ` +
+          'REDIS_CLUSTER_USERNAME, REDIS_CLUSTER_PASSWORD, REDIS_CLUSTER_TLS and REDIS_CLUSTER_TLS_CA',
+      )
     throw error
+  } finally {
+    cluster?.off('error', noteUnusable)
   }
 }
 
@@ -60,6 +85,7 @@ function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOpt
   return {
     redisUrl: env.REDIS_URL || undefined,
     redisClusterNodes: env.REDIS_CLUSTER_NODES || undefined,
+    redisClusterAccess: env.REDIS_CLUSTER_NODES ? clusterAccess(env, (path) => readFileSync(path, 'utf8')) : undefined,
     redisPrefix: env.REDIS_PREFIX || 'pf',
     dataDir: env.DATA_DIR || './.data',
   }

@@ -13,7 +13,7 @@ import {
 import { COMPARE_AND_SET, compareAndSetCall, LEASE_ACQUIRE, LEASE_RELEASE, LOG_APPEND_AT } from './redis-scripts'
 import { keys as storageKeys } from './repositories/keys'
 import { evalScript } from './redis-eval'
-import { assertOneSlot, checkRedisPrefix, type ClusterNodeAddress } from './redis-target'
+import { assertOneSlot, checkRedisPrefix, type ClusterAccess, type ClusterNodeAddress } from './redis-target'
 
 /** A single Redis or a Redis Cluster: both take the same commands for one-slot work. */
 export type RedisClient = Redis | Cluster
@@ -36,9 +36,9 @@ export class RedisBackend implements Backend {
   private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<(ns: string) => void>()
 
-  /** `target`: a redis:// URL, or the nodes of a Redis Cluster. */
+  /** `target`: a redis:// URL, or the nodes of a Redis Cluster and how to reach them. */
   constructor(
-    target: string | ClusterNodeAddress[],
+    target: string | { nodes: ClusterNodeAddress[]; access: ClusterAccess },
     readonly prefix = 'pf',
   ) {
     this.cluster = typeof target !== 'string'
@@ -53,8 +53,11 @@ export class RedisBackend implements Backend {
             scanCount: 1000,
           })
         : redisDriver({
-            cluster: target,
-            clusterOptions: { enableAutoPipelining: true, redisOptions: { maxRetriesPerRequest: 3 } },
+            cluster: target.nodes,
+            clusterOptions: {
+              enableAutoPipelining: true,
+              redisOptions: { maxRetriesPerRequest: 3, ...target.access },
+            },
             base: checkRedisPrefix(prefix),
           })
     this.storage = createStorage({ driver })

@@ -4,6 +4,17 @@ export interface ClusterNodeAddress {
   port: number
 }
 
+/**
+ * How to reach a cluster's nodes beyond their addresses: credentials (`AUTH`, or an ACL user)
+ * and TLS, as managed Redis Cluster offerings require. Applies to every node, discovered ones too.
+ */
+export interface ClusterAccess {
+  username?: string
+  password?: string
+  /** TLS to every node; `ca`: PEM of the authority to trust instead of the system's. */
+  tls?: { ca?: string }
+}
+
 /** A storage setting that cannot be used: the service refuses to start and names the setting. */
 export class StorageSettingError extends Error {
   constructor(
@@ -77,4 +88,42 @@ export function assertOneSlot(keys: string[]): void {
   if (keys.length < 2) return
   const tag = hashTagOf(keys[0])
   if (keys.some((key) => hashTagOf(key) !== tag)) throw new CrossSlotError(keys)
+}
+
+/** The environment settings of cluster access (README, docs/deploy.md). */
+interface ClusterAccessSettings {
+  REDIS_CLUSTER_USERNAME?: string
+  REDIS_CLUSTER_PASSWORD?: string
+  REDIS_CLUSTER_TLS?: string
+  REDIS_CLUSTER_TLS_CA?: string
+}
+
+/**
+ * Cluster access from the environment. `REDIS_CLUSTER_TLS` is `true` or `false`; a CA file
+ * (`REDIS_CLUSTER_TLS_CA`, PEM) implies TLS. Errors name the setting, never a password.
+ * @example clusterAccess({ REDIS_CLUSTER_PASSWORD: 'secret', REDIS_CLUSTER_TLS: 'true' }, readFileSync)
+ */
+export function clusterAccess(env: ClusterAccessSettings, readFile: (path: string) => string): ClusterAccess {
+  const flag = (env.REDIS_CLUSTER_TLS ?? '').trim().toLowerCase()
+  if (!['', 'true', 'false'].includes(flag))
+    throw new StorageSettingError('REDIS_CLUSTER_TLS', `expected true or false, got "${env.REDIS_CLUSTER_TLS}"`)
+  let ca: string | undefined
+  if (env.REDIS_CLUSTER_TLS_CA) {
+    if (flag === 'false')
+      throw new StorageSettingError('REDIS_CLUSTER_TLS_CA', 'a CA is set but REDIS_CLUSTER_TLS is false')
+    try {
+      ca = readFile(env.REDIS_CLUSTER_TLS_CA)
+    } catch (error) {
+      throw new StorageSettingError(
+        'REDIS_CLUSTER_TLS_CA',
+        `cannot read ${env.REDIS_CLUSTER_TLS_CA} (${(error as NodeJS.ErrnoException).code ?? 'unreadable'})`,
+      )
+    }
+  }
+  const tls = flag === 'true' || ca !== undefined
+  return {
+    ...(env.REDIS_CLUSTER_USERNAME ? { username: env.REDIS_CLUSTER_USERNAME } : {}),
+    ...(env.REDIS_CLUSTER_PASSWORD ? { password: env.REDIS_CLUSTER_PASSWORD } : {}),
+    ...(tls ? { tls: ca === undefined ? {} : { ca } } : {}),
+  }
 }
