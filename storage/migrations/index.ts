@@ -3,6 +3,7 @@ import type { Backend } from '../backend'
 import { keys } from '../repositories/keys'
 import { moveToHashTags } from './hash-tags'
 import { storeEventsOnce } from './events-once'
+import { indexNamespaces } from './namespace-index'
 
 /** One step from layout `version - 1` to `version`. Steps are idempotent: an interrupted run is repeated. */
 export interface MigrationStep {
@@ -21,6 +22,7 @@ export interface MigrationStep {
 const MIGRATION_STEPS: readonly MigrationStep[] = [
   { version: 2, name: 'hash-tags', run: moveToHashTags },
   { version: 3, name: 'events-once', run: storeEventsOnce },
+  { version: 4, name: 'namespace-index', run: indexNamespaces },
 ]
 
 /** The layout this release reads and writes. */

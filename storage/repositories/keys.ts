@@ -13,8 +13,10 @@ const inNs = (ns: string) => `ns:{${ns}}`
  */
 export const keys = {
   namespace: (ns: string) => `${inNs(ns)}:meta`,
-  /** Prefix every namespace key starts with (namespace listing scans it). */
+  /** Prefix every namespace key starts with (the namespace-index migration and key rotation scan it). */
   namespacePrefix: 'ns',
+  /** Every namespace id: `{ items: { [id]: true } }`, so listing them scans nothing. */
+  namespaceIndex: 'namespaces',
   /** The namespace id of a `namespace(ns)` key; null for any other key. */
   namespaceOfMetaKey: (key: string): string | null => /^ns:\{([^:{}]+)\}:meta$/.exec(key)?.[1] ?? null,
   /** The namespace a namespaced key (`ns:{<ns>}:...`) belongs to; null for a global key. */

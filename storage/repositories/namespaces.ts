@@ -1,8 +1,24 @@
 import type { Backend } from '../backend'
 import type { NamespaceRecord, UserRecord } from '../../server/namespace/schema'
-import { recordOf } from '../../server/common/own'
+import { mapOf, recordOf } from '../../server/common/own'
 import { CollectionDocument, collectionItems } from './collection'
 import { keys } from './keys'
+
+interface NamespaceIndex {
+  items: Record<string, true>
+}
+
+/** Enters namespace ids in the index (keys.namespaceIndex); ids already there stay as they are. */
+export function addToNamespaceIndex(backend: Backend, ids: string[]): Promise<number> {
+  return backend.transact([keys.namespaceIndex], (values) => {
+    // A Map: `constructor` is a namespace id a client may choose.
+    const index = mapOf<true>((values.get(keys.namespaceIndex) as NamespaceIndex | null)?.items)
+    const added = ids.filter((id) => !index.has(id))
+    if (added.length === 0) return { writes: {}, result: 0 }
+    for (const id of added) index.set(id, true)
+    return { writes: { set: { [keys.namespaceIndex]: { items: recordOf(index) } } }, result: added.length }
+  })
+}
 
 export class NamespaceRepository {
   constructor(private readonly backend: Backend) {}
@@ -15,8 +31,13 @@ export class NamespaceRepository {
     return new CollectionDocument<UserRecord>(this.backend, keys.users(ns))
   }
 
-  /** Creates the namespace with its owner; false when it already exists. */
-  create(record: NamespaceRecord): Promise<boolean> {
+  /**
+   * Creates the namespace with its owner; false when it already exists. The index lies outside
+   * the namespace (another Redis Cluster slot), so it is written first: a crash in between leaves
+   * an id whose namespace is missing, which `ids()` skips.
+   */
+  async create(record: NamespaceRecord): Promise<boolean> {
+    await addToNamespaceIndex(this.backend, [record.id])
     return this.backend.transact([keys.namespace(record.id), keys.users(record.id)], (values) => {
       if (values.get(keys.namespace(record.id))) return { writes: {}, result: false }
       const users = collectionItems<UserRecord>(values.get(keys.users(record.id)))
@@ -28,12 +49,14 @@ export class NamespaceRepository {
     })
   }
 
-  /** Every namespace id. Scans the keys: for periodic jobs, never per request. */
+  /** Every namespace id, from the index (one read, then one for the namespaces' records). */
   async ids(): Promise<string[]> {
-    return (await this.backend.keys(keys.namespacePrefix)).flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])
+    const ids = [...mapOf<true>((await this.backend.get<NamespaceIndex>(keys.namespaceIndex))?.items).keys()]
+    const records = await this.backend.getMany(ids.map((id) => keys.namespace(id)))
+    return ids.filter((_, index) => records[index] !== null)
   }
 
   async isEmpty(): Promise<boolean> {
-    return (await this.backend.keys('ns')).length === 0
+    return (await this.ids()).length === 0
   }
 }

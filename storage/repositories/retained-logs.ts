@@ -1,6 +1,7 @@
 import type { Backend } from '../backend'
 import { keys } from './keys'
 import { LeaseRepository, type Lease } from './leases'
+import { NamespaceRepository } from './namespaces'
 
 export type RetainedLogKind = 'event' | 'audit' | 'firewall'
 
@@ -18,8 +19,7 @@ export class RetainedLogRepository {
    */
   async list(): Promise<{ kind: RetainedLogKind; log: string }[]> {
     const logs: { kind: RetainedLogKind; log: string }[] = []
-    const found = await this.backend.keys(keys.namespacePrefix)
-    for (const ns of found.flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])) {
+    for (const ns of await new NamespaceRepository(this.backend).ids()) {
       logs.push({ kind: 'event', log: keys.eventLog(ns) }, { kind: 'audit', log: keys.auditLog(ns) })
       const index = await this.backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
       for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })

@@ -31,6 +31,8 @@ async function downgrade(backend: Backend): Promise<void> {
   for (const key of await backend.keys('')) {
     if (layout1Name(key) !== key) await backend.moveKey(key, layout1Name(key))
   }
+  // Layout 4 added the namespace index.
+  await backend.delete(keys.namespaceIndex)
   await backend.delete(keys.storageLayout)
 }
 
@@ -145,7 +147,7 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     expect(await services.namespaces.ids()).toEqual([])
 
     const outcome = await migrateStorage(backend)
-    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once'] })
+    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once', 'namespace-index'] })
     expect(await readBack(services, backend)).toEqual(expected)
     expect((await backend.keys('')).filter((key) => hashTaggedName(key) !== null)).toEqual([])
     expect(await backend.get(keys.storageLayout)).toEqual({ version: STORAGE_LAYOUT })
@@ -164,6 +166,22 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     await migrateStorage(backend)
     expect(await readBack(services, backend)).toEqual(expected)
     expect(await backend.get('ns:acme:meta')).toBeNull()
+  })
+
+  it('lists the namespaces of layout 3 (no index) from the index it builds', async () => {
+    const backend = await open()
+    const services = createServices(backend)
+    for (const ns of ['acme', 'constructor', 'zeta']) await createNamespaceWithOwner(services, ns, 'owner')
+    // What the release before the index left: layout 3, namespaces found only by scanning.
+    await backend.delete(keys.namespaceIndex)
+    await backend.set(keys.storageLayout, { version: 3 })
+    expect(await services.namespaces.ids()).toEqual([])
+    expect(await migrateStorage(backend)).toEqual({ from: 3, to: STORAGE_LAYOUT, ran: ['namespace-index'] })
+    expect((await services.namespaces.ids()).sort()).toEqual(['acme', 'constructor', 'zeta'])
+    expect(await services.namespaces.isEmpty()).toBe(false)
+    // Retention finds every namespace's logs through it.
+    const logs = (await services.retainedLogs.list()).filter((log) => log.kind === 'event').map((log) => log.log)
+    expect(logs.sort()).toEqual(['acme', 'constructor', 'zeta'].map((ns) => keys.eventLog(ns)))
   })
 
   it('refuses storage of a newer layout than this release knows', async () => {
@@ -205,7 +223,7 @@ describe('storage migration with several processes starting at once (redis)', ()
     // A process took the lease and was killed: its lease runs out after 300 ms.
     expect(await backend.leaseAcquire(keys.migrationLease, 'killed', 300)).toBe(true)
     const outcome = await migrateStorage(backend, { owner: 'next', pollMs: 20 })
-    expect(outcome.ran).toEqual(['hash-tags', 'events-once'])
+    expect(outcome.ran).toEqual(['hash-tags', 'events-once', 'namespace-index'])
     expect(await readBack(services, backend)).toEqual(expected)
   })
 })
