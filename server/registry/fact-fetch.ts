@@ -25,7 +25,7 @@ export function factUnreadable(what: string, upstream: string, reason: string): 
 }
 
 /** Statuses that mean "ask again later", not "there is nothing here". */
-const RETRY_STATUSES = new Set([408, 429])
+export const RETRY_STATUSES = new Set([408, 429])
 
 /**
  * A JSON document holding a fact, or undefined when the upstream does not have one for us (404

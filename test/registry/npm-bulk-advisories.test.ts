@@ -2,6 +2,10 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { send, startLoopback, type Loopback } from '../support/loopback'
 import { startProxy, type ProxyHarness } from './harness'
+import { eventually as readUntil } from '../support/wait-for'
+
+const eventually = <T>(read: () => Promise<T | undefined>) =>
+  readUntil(read, { timeoutMs: 5_000, what: 'the log entries', intervalMs: 50 }) as Promise<T>
 
 const ADVISORY_DIR = join(__dirname, '..', 'fixtures', 'advisories')
 
@@ -73,5 +77,32 @@ describe('npm bulk advisories and the public upstream', () => {
       const body = (await response.json()) as Record<string, { id: string }[]>
       expect(Object.keys(body)).toEqual(['fw-vuln'])
     }
+  })
+
+  it('writes a failing endpoint to the firewall log, and not one the registry lacks', async () => {
+    const requestOf = async (status: number, body: string) => {
+      answer = { status, body }
+      const response = await bulk()
+      return { status: response.status, id: response.headers.get('x-request-id') }
+    }
+    const missing = await requestOf(404, '{}')
+    const failing = await requestOf(503, '{}')
+    const unreadable = await requestOf(200, '[1, 2, 3]')
+    expect([missing.status, failing.status, unreadable.status]).toEqual([200, 200, 502])
+    // The answer goes out before the log write: read until both failures are there.
+    const failedCalls = await eventually(async () => {
+      const ours = [missing.id, failing.id, unreadable.id]
+      const entries = ((await proxy.log('audit')) as { outcome: string; request: string }[]).filter(
+        (entry) => entry.outcome === 'upstream_error' && ours.includes(entry.request),
+      )
+      return entries.length >= 2 ? entries : undefined
+    })
+    expect(failedCalls.map((entry) => entry.request).sort()).toEqual([failing.id, unreadable.id].sort())
+    expect(failedCalls).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ request: failing.id, upstream: 'public-reg', reason: 'status 503' }),
+        expect.objectContaining({ request: unreadable.id, reason: 'answer not a JSON object' }),
+      ]),
+    )
   })
 })

@@ -2,7 +2,7 @@ import { logger } from '../../app/logger'
 import { mapOf, recordOf } from '../../common/own'
 import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/advisories/types'
 import type { ProxyRequest } from '../proxy-request'
-import { parseFactObject } from '../fact-fetch'
+import { parseFactObject, RETRY_STATUSES } from '../fact-fetch'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -90,7 +90,11 @@ const BULK_WHAT = 'the bulk advisories (npm audit)'
  * The upstream's 2xx answer as a JSON object. An answer that cannot be read fails closed
  * (docs/security.md): 502 naming the upstream, never an audit that silently lacks the upstream's half.
  */
-async function readBulkAnswer(response: Response, upstream: string): Promise<Record<string, unknown>> {
+async function readBulkAnswer(
+  response: Response,
+  upstream: string,
+  failures: UpstreamUnavailable[],
+): Promise<Record<string, unknown>> {
   let text: string
   try {
     text = await response.text()
@@ -98,7 +102,12 @@ async function readBulkAnswer(response: Response, upstream: string): Promise<Rec
     // The connection broke mid-body: as if the upstream were unreachable.
     throw new UpstreamUnavailable(upstream, (error as Error).message || 'body not received')
   }
-  return parseFactObject(text, BULK_WHAT, upstream)
+  try {
+    return parseFactObject(text, BULK_WHAT, upstream)
+  } catch (error) {
+    failures.push(new UpstreamUnavailable(upstream, 'answer not a JSON object'))
+    throw error
+  }
 }
 
 /**
@@ -107,6 +116,8 @@ async function readBulkAnswer(response: Response, upstream: string): Promise<Rec
  * upstreams are not asked (they rarely implement it). An upstream that is unreachable or answers
  * an error status (many registries have no such endpoint) only means the answer holds our data
  * alone; one that answers 2xx with something other than a JSON object is refused with 502.
+ * Failures (unreachable, 5xx, 408, 429, an unreadable answer) are upstream_error entries in the
+ * firewall log; a registry without the endpoint (404 and other 4xx) is not a failure.
  */
 export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> {
   const { raw, json } = await readJson(request, 10 * 1024 * 1024)
@@ -114,6 +125,7 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
     throw new RegistryError(400, 'expected {"<name>": ["<version>", ...]}')
   const query = json as Record<string, unknown>
   let merged: BulkAnswer = new Map()
+  const failures = request.scope.failures ?? []
   const upstream = request.firewall.upstreams.find((u) => !u.internal)
   if (upstream) {
     try {
@@ -124,10 +136,16 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
         authorization: upstreamAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,
       })
-      if (response.ok) merged = mapOf<BulkAdvisory[]>(await readBulkAnswer(response, upstream.id))
-      else await response.arrayBuffer().catch(() => undefined)
+      if (response.ok) merged = mapOf<BulkAdvisory[]>(await readBulkAnswer(response, upstream.id, failures))
+      else {
+        await response.arrayBuffer().catch(() => undefined)
+        // A failing endpoint is a failed call (firewall log); one the registry lacks (4xx) is not.
+        if (response.status >= 500 || RETRY_STATUSES.has(response.status))
+          failures.push(new UpstreamUnavailable(upstream.id, `status ${response.status}`))
+      }
     } catch (error) {
       if (!(error instanceof UpstreamUnavailable)) throw error
+      failures.push(error)
       logger.warn('upstream bulk advisories unavailable', {
         requestId: request.meta.requestId,
         upstream: upstream.id,
