@@ -7,6 +7,8 @@ export interface RequestContext {
   route?: string
   /** Set once the response closed: timers and actors started by the request log without its id afterwards. */
   ended?: boolean
+  /** Ends the request's count in requests-in-flight.ts (set by the observability plugin). */
+  stopCounting?: () => void
 }
 
 // One store for the process; the observability plugin enters it around every request.
@@ -33,4 +35,12 @@ export function currentRequestId(): string | undefined {
 export function setRequestRoute(template: string): void {
   const context = storage.getStore()
   if (context) context.route = template
+}
+
+/**
+ * The current request was refused for lack of a valid token: webhook delivery need not give way
+ * to it (requests-in-flight.ts), so a flood of bad tokens cannot slow delivery down.
+ */
+export function requestRefusedUnauthenticated(): void {
+  storage.getStore()?.stopCounting?.()
 }

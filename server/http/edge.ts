@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import type { Services } from '../app/services'
-import { currentRequestId, setRequestRoute } from '../app/request-context'
+import { currentRequestId, requestRefusedUnauthenticated, setRequestRoute } from '../app/request-context'
 import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
@@ -51,7 +51,7 @@ export const isRateLimited = (error: unknown): error is HttpProblem =>
 /**
  * Authenticates `presented` for namespace `ns`. A caller that keeps presenting bad tokens is
  * refused 429 instead of 401 once past `AUTH_FAILURE_RATE_LIMIT` (per client address); a caller
- * with a valid token is never counted.
+ * with a valid token is never counted. A refused caller no longer makes webhook delivery give way.
  * @throws DomainError `unauthenticated`, or an HttpProblem 429 (see `isRateLimited`)
  */
 export async function authenticateCaller(
@@ -64,6 +64,7 @@ export async function authenticateCaller(
     return await authenticate(services, presented, ns)
   } catch (error) {
     if (!(error instanceof DomainError) || error.kind !== 'unauthenticated') throw error
+    requestRefusedUnauthenticated()
     const limit = await checkAuthFailureLimit(services, meta.remoteAddress)
     if (limit && !limit.allowed) {
       throw new HttpProblem(

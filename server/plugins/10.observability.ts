@@ -31,6 +31,7 @@ export default defineNitroPlugin((nitroApp) => {
     trackRequest(event, context)
     // Counted until the handler settles or the response closes (or a live stream says it is handled).
     const done = requestStarted(event.node.res)
+    context.stopCounting = done
     event.node.res.once('close', done)
     return runWithRequestContext(context, () => inner(event)).finally(done)
   }) as typeof inner

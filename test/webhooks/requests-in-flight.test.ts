@@ -5,6 +5,11 @@ import {
   requestStarted,
   requestsInFlight,
 } from '../../server/app/requests-in-flight'
+import { createStorage } from 'unstorage'
+import { LocalBackend } from '../../storage'
+import { createServices } from '../../server/app/services'
+import { runWithRequestContext, type RequestContext } from '../../server/app/request-context'
+import { authenticateCaller } from '../../server/http/edge'
 
 describe('requests in flight', () => {
   it('counts each request once, however often it ends, and says when none is left', () => {
@@ -34,5 +39,22 @@ describe('requests in flight', () => {
     done()
     requestHandled({})
     expect(requestsInFlight()).toBe(before)
+  })
+})
+
+describe('a caller without a valid token', () => {
+  it('stops counting as soon as it is refused, so delivery does not give way to a flood of them', async () => {
+    const services = createServices(new LocalBackend(createStorage()))
+    const meta = { requestId: 'req-1', method: 'GET', path: '/v1/acme/webhooks', remoteAddress: '203.0.113.9' }
+    const before = requestsInFlight()
+    const context: RequestContext = { requestId: 'req-1' }
+    context.stopCounting = requestStarted()
+    const refused = await runWithRequestContext(context, async () => {
+      expect(requestsInFlight()).toBe(before + 1)
+      return authenticateCaller(services, 'fwp_notAValidToken', 'acme', meta).catch((error: unknown) => error)
+    })
+    expect(refused).toMatchObject({ kind: 'unauthenticated' })
+    expect(requestsInFlight()).toBe(before)
+    await services.storage.close()
   })
 })
