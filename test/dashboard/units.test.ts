@@ -9,7 +9,7 @@ import { diffLines, hunks } from '../../server/dashboard/line-diff'
 import { MACHINE_CATALOG } from '../../server/dashboard/machine-catalog'
 import { Form } from '../../server/dashboard/request'
 import { headerLines, parseHeaderLines } from '../../server/dashboard/header-lines'
-import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../../server/dashboard/selector-builder'
+import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../../server/dashboard/selector-draft'
 
 /** Pure parts of the dashboard: escaping, the line diff and the machine drawings. */
 

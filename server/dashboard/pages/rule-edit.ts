@@ -20,16 +20,16 @@ import type { ActionResult, DashboardRequest } from '../handler'
 import { html, type Html } from '../html'
 import { csrfField, layout } from '../layout'
 import { readForm, type Form } from '../request'
+import { selectorBuilder } from '../selector-builder'
 import {
   applyIntent,
   draftOf,
   emptyDraft,
   readDraft,
-  selectorBuilder,
   selectorField,
   selectorOf,
   type SelectorDraft,
-} from '../selector-builder'
+} from '../selector-draft'
 
 /**
  * Add or edit one rule: `.../rules/new`, `.../rules/{id}/edit`. Saving calls `upsertMember`, the
