@@ -13,14 +13,10 @@ import { REDELIVERIES_KEPT, type Redelivery } from '../../server/webhooks/delive
 import { conflict } from '../../server/common/errors'
 import { webhookKeys as keys } from './webhook-keys'
 import { enterFailed, type FailedLedger } from './failed-deliveries'
+import { bucketStart, MetricBucketWriter, type MetricIndex } from './metric-buckets'
 
 interface AttemptList {
   items: AttemptRecord[]
-}
-
-interface MetricIndex {
-  /** Bucket starts (ms), oldest first. */
-  starts: number[]
 }
 
 interface DeliveryIndex {
@@ -35,23 +31,10 @@ interface SaveExtras {
   mayFail?: boolean
 }
 
-/** A bucket's first write found its index key unread: the write is done again with the indexes. */
-class IndexNeeded extends Error {}
-
-interface Bucket {
-  key: string
-  index: string
-  start: number
-}
-
 /** Delivery records (last 128 per webhook) and metric counters per 1m/1h/1d bucket. */
 export class WebhookRecordRepository {
-  /**
-   * The bucket start last seen stored, by bucket index key: a write to that bucket leaves the
-   * index alone, unread. A webhook delivering all day has 1,440 starts in its minute index and 720
-   * in its hour index (about 30 KB), which every attempt otherwise read and compared.
-   */
-  private readonly indexed = new Map<string, number>()
+  /** Counter writes and the cache of bucket indexes known stored (metric-buckets.ts). */
+  private readonly counters = new MetricBucketWriter()
 
   constructor(private readonly backend: Backend) {}
 
@@ -129,14 +112,14 @@ export class WebhookRecordRepository {
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
     const ledgerKey = keys.failedDeliveries(ns, webhook)
-    const buckets = metrics ? this.buckets(ns, webhook, metrics.at) : []
+    const buckets = metrics ? this.counters.buckets(ns, webhook, metrics.at) : []
     const txKeys = [indexKey, recordKey, attemptsKey, ...(mayFail ? [ledgerKey] : [])]
-    return this.withBuckets(buckets, (metricKeys) =>
+    return this.counters.run(buckets, (metricKeys) =>
       this.backend.transact([...txKeys, ...metricKeys], (values) => {
         const record = build(values.get(recordKey) as AnyStoredRecord | null)
         const set: Record<string, unknown> = {
           [recordKey]: record,
-          ...(metrics ? this.counted(buckets, values, metrics.delta) : {}),
+          ...(metrics ? this.counters.counted(buckets, values, metrics.delta) : {}),
         }
         const removed: string[] = []
         if (attempt)
@@ -178,63 +161,13 @@ export class WebhookRecordRepository {
    * first write also enters its start in the size's index, which the retention pass prunes by.
    */
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
-    const buckets = this.buckets(ns, webhook, at)
-    return this.withBuckets(buckets, (metricKeys) =>
+    const buckets = this.counters.buckets(ns, webhook, at)
+    return this.counters.run(buckets, (metricKeys) =>
       this.backend.transact(metricKeys, (values) => ({
-        writes: { set: this.counted(buckets, values, delta) },
+        writes: { set: this.counters.counted(buckets, values, delta) },
         result: undefined,
       })),
     )
-  }
-
-  /**
-   * Runs `write` over the metric keys it must read: every bucket, and the index of each bucket
-   * not known to be stored. A bucket found absent after all (pruned, or written by another
-   * process) has the write done again with every index.
-   */
-  private async withBuckets<T>(buckets: Bucket[], write: (metricKeys: string[]) => Promise<T>): Promise<T> {
-    const known = (bucket: Bucket) => this.indexed.get(bucket.index) === bucket.start
-    let result: T
-    try {
-      result = await write(buckets.flatMap((bucket) => (known(bucket) ? [bucket.key] : [bucket.key, bucket.index])))
-    } catch (error) {
-      if (!(error instanceof IndexNeeded)) throw error
-      result = await write(buckets.flatMap((bucket) => [bucket.key, bucket.index]))
-    }
-    for (const bucket of buckets) this.indexed.set(bucket.index, bucket.start)
-    return result
-  }
-
-  /** The 1m, 1h and 1d buckets holding `at`, with their index keys. */
-  private buckets(ns: string, webhook: string, at: number): Bucket[] {
-    return (Object.keys(BUCKETS) as BucketSize[]).map((size) => ({
-      key: keys.metrics(ns, webhook, size, bucketStart(at, size)),
-      index: keys.metricsIndex(ns, webhook, size),
-      start: bucketStart(at, size),
-    }))
-  }
-
-  /** The writes adding `delta` to each bucket (and entering a bucket's first write in its index). */
-  private counted(
-    buckets: Bucket[],
-    values: Map<string, unknown>,
-    delta: Partial<MetricCounters>,
-  ): Record<string, unknown> {
-    const set: Record<string, unknown> = {}
-    for (const { key, index, start } of buckets) {
-      const stored = values.get(key) as MetricCounters | null
-      if (!stored && !values.has(index)) throw new IndexNeeded()
-      const current = stored ?? ZERO_COUNTERS
-      set[key] = Object.fromEntries(
-        Object.entries(ZERO_COUNTERS).map(([name]) => [
-          name,
-          current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0),
-        ]),
-      ) as unknown as MetricCounters
-      const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
-      if (!stored && !starts.includes(start)) set[index] = { starts: [...starts, start].sort((a, b) => a - b) }
-    }
-    return set
   }
 
   /** Removes the buckets of each size that start before that size's cutoff; returns how many went. */
@@ -265,7 +198,7 @@ export class WebhookRecordRepository {
       (Object.keys(BUCKETS) as BucketSize[]).map((size) => [size, Number.POSITIVE_INFINITY]),
     ) as Record<BucketSize, number>
     await this.pruneMetrics(ns, webhook, everything)
-    for (const size of Object.keys(BUCKETS) as BucketSize[]) this.indexed.delete(keys.metricsIndex(ns, webhook, size))
+    this.counters.forget(ns, webhook)
   }
 
   /** Counters of every bucket of `size` from `since` to `until` (inclusive starts), oldest first. */
@@ -303,7 +236,4 @@ export class WebhookRecordRepository {
   }
 }
 
-/** Start of the bucket of `size` containing `at` (UTC). */
-export function bucketStart(at: number, size: BucketSize): number {
-  return Math.floor(at / BUCKETS[size]) * BUCKETS[size]
-}
+export { bucketStart }
