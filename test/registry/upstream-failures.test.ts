@@ -4,11 +4,13 @@ import { startProxy, type ProxyHarness } from './harness'
 import { send, startLoopback, type Loopback } from '../support/loopback'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
 import { freePort } from '../support/server'
-import { wheel } from '../fixtures/ecosystems/packages'
+import { nupkg, wheel } from '../fixtures/ecosystems/packages'
+import { startNugetUpstream, type NugetUpstream } from '../support/nuget-upstream'
 
 /** Failed upstream calls are firewall log entries of their own, never events. */
 
 let proxy: ProxyHarness
+let nuget: NugetUpstream
 let broken: Loopback
 let pypi: PypiUpstream
 let token: string
@@ -20,7 +22,11 @@ beforeAll(async () => {
   const { filename, bytes } = wheel('fw-demo', '1.0')
   pypi.add('fw-demo', filename, bytes)
   closedPort = await freePort()
+  nuget = await startNugetUpstream({ apiKey: 'feed-key' })
+  nuget.add('Acme.Core', '1.0.0', nupkg('Acme.Core', '1.0.0'))
+  nuget.brokenRegistrations.add('acme.core')
   proxy = await startProxy({ backend: 'fs' })
+  await proxy.putFirewall('nu-reg', { ecosystem: 'nuget', upstreams: [{ id: 'feed', endpoint: nuget.index }] })
   await proxy.putFirewall('npm-500', { upstreams: [{ id: 'broken', endpoint: broken.url }] })
   await proxy.putFirewall('npm-down', { upstreams: [{ id: 'nobody', endpoint: `http://127.0.0.1:${closedPort}` }] })
   await proxy.putFirewall('py-skip', {
@@ -37,6 +43,7 @@ afterAll(async () => {
   await proxy?.close()
   await broken?.close()
   await pypi?.close()
+  await nuget?.close()
 })
 
 const get = (url: string) => fetch(url, { headers: { authorization: `Bearer ${token}` } })
@@ -91,5 +98,19 @@ describe('upstream failures in the firewall log', () => {
       return found.length ? found : undefined
     })
     expect(entries).toMatchObject([{ outcome: 'upstream_error', upstream: 'nobody', ecosystem: 'pypi' }])
+  })
+
+  it('records a failed fact lookup (a NuGet registration answering 500) that refused the download', async () => {
+    const index = (await (await get(`${proxy.registryUrl('nu-reg')}v3/index.json`)).json()) as {
+      resources: { '@id': string; '@type': string }[]
+    }
+    const flat = index.resources.find((resource) => resource['@type'] === 'PackageBaseAddress/3.0.0')!['@id']
+    const response = await get(`${flat}acme.core/1.0.0/acme.core.1.0.0.nupkg`)
+    expect(response.status).toBe(503)
+    expect(((await response.json()) as { error: string }).error).toContain('registration')
+    const requestId = response.headers.get('x-request-id')!
+    expect(await proxy.log('nu-reg', { requestId })).toMatchObject([
+      { outcome: 'upstream_error', upstream: 'feed', ecosystem: 'nuget', reason: 'status 500', request: requestId },
+    ])
   })
 })

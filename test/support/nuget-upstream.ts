@@ -16,6 +16,8 @@ export interface NugetUpstream extends Loopback {
   index: string
   add(id: string, version: string, nupkg: Buffer, published?: string): void
   versions: Map<string, Version[]>
+  /** Lower-case ids whose registration answers 500 (a failing upstream). */
+  brokenRegistrations: Set<string>
 }
 
 /** Starts the feed; push and delete need `X-NuGet-ApiKey: apiKey`. */
@@ -27,6 +29,7 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     versions.set(id.toLowerCase(), list)
   }
   let base = ''
+  const brokenRegistrations = new Set<string>()
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
     const json = (body: unknown) => send(res, 200, JSON.stringify(body), 'application/json')
@@ -69,6 +72,7 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
         return send(res, 200, entry.nupkg, 'application/octet-stream')
     }
     const reg = /^\/reg\/([^/]+)\/index\.json$/.exec(path)
+    if (reg && brokenRegistrations.has(reg[1])) return send(res, 500, 'registration store down')
     const regList = reg ? versions.get(reg[1]) : undefined
     if (reg && regList) {
       const items = regList.map((v) => ({
@@ -98,5 +102,5 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     send(res, 404, 'not found')
   })
   base = loopback.url
-  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions }
+  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions, brokenRegistrations }
 }
