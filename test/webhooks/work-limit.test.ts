@@ -12,6 +12,18 @@ function gate() {
   return { done, open, fail }
 }
 
+/** Runs one piece per gate in `lane`, each noting its index when it starts and ending when its gate opens. */
+function runGated(limit: WorkLimit, gates: ReturnType<typeof gate>[], lane: 'take' | 'send' | 'record') {
+  const started: number[] = []
+  const runs = gates.map((g, index) =>
+    limit.run(async () => {
+      started.push(index)
+      await g.done
+    }, lane),
+  )
+  return { started, runs }
+}
+
 describe('WorkLimit', () => {
   it('runs at most `limit` at once and starts the waiting ones first come first served', async () => {
     const limit = new WorkLimit(2)
@@ -97,13 +109,7 @@ describe('WorkLimit', () => {
   it('runs at most `recordLimit` records at once', async () => {
     const limit = new WorkLimit(4, undefined, 2)
     const gates = [gate(), gate(), gate()]
-    const started: number[] = []
-    const runs = gates.map((g, index) =>
-      limit.run(async () => {
-        started.push(index)
-        await g.done
-      }, 'record'),
-    )
+    const { started, runs } = runGated(limit, gates, 'record')
     await Promise.resolve()
     expect(started).toEqual([0, 1])
     gates[0].open()
@@ -127,14 +133,8 @@ describe('WorkLimit', () => {
       },
     })
     const gates = [gate(), gate(), gate(), gate()]
-    const started: number[] = []
     busy = true
-    const runs = gates.map((g, index) =>
-      limit.run(async () => {
-        started.push(index)
-        await g.done
-      }, 'take'),
-    )
+    const { started, runs } = runGated(limit, gates, 'take')
     await Promise.resolve()
     expect(started).toEqual([0])
     gates[0].open()
