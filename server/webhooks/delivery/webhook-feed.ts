@@ -63,7 +63,7 @@ export class WebhookFeed {
   private unannounced: UnannouncedDrop | null = null
   /** Overflow notices appended but not yet read back: they hold a slot each. */
   private readonly noticesInTransit = new Set<string>()
-  /** Events of a batch being written: out of `pending` already, not yet in `state.batch`. */
+  /** Events of a batch being written: out of `pending` already, not yet in the stored cursor's batch. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
   private readonly live = (entries: EventEntry[]) =>
