@@ -19,6 +19,7 @@ import {
   retryDelayAfter,
 } from './webhook-delivery/policy'
 import { maxAttempts } from './webhook-delivery/retry'
+import { attempted, failed, quarantined, released, succeeded } from './webhook-delivery/emissions'
 
 /**
  * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,
@@ -111,36 +112,10 @@ export const webhookDeliveryMachine = setup({
         rateLimit: report.rateLimit === undefined ? (context.rateLimit ?? null) : report.rateLimit,
       }
     }),
-    recordSuccess: emit(({ context }) => ({
-      type: 'delivery.succeeded' as const,
-      webhookId: context.webhookId,
-      deliveryId: context.batch!.deliveryId,
-      eventIds: context.batch!.eventIds,
-      attempts: context.batch!.attempts,
-    })),
-    recordFailure: emit(({ context }) => ({
-      type: 'delivery.failed' as const,
-      webhookId: context.webhookId,
-      deliveryId: context.batch!.deliveryId,
-      droppedEvents: context.batch!.eventIds,
-      attempts: context.batch!.attempts,
-    })),
+    recordSuccess: emit(({ context }) => succeeded(context)),
+    recordFailure: emit(({ context }) => failed(context)),
     /** One record per attempt, emitted after `recordAttempt` and any scheduling. */
-    reportAttempt: emit(({ context, event }) => {
-      const { type: _type, ...report } = event as AttemptEvent
-      const status =
-        report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
-      return {
-        type: 'delivery.attempted' as const,
-        webhookId: context.webhookId,
-        deliveryId: context.batch!.deliveryId,
-        attempt: context.batch!.attempts,
-        status,
-        eventIds: context.batch!.eventIds,
-        report,
-        nextAttemptAt: context.nextAttemptAt,
-      }
-    }),
+    reportAttempt: emit(({ context, event }) => attempted(context, event as AttemptEvent)),
     scheduleRetry: assign({
       nextAttemptAt: ({ context, event }) =>
         (event as AttemptEvent).finishedAt + retryDelayAfter(context, event as AttemptEvent)!,
@@ -156,18 +131,9 @@ export const webhookDeliveryMachine = setup({
       return { bufferedEvents, batch: null, rateLimitedNoticeSent: small ? false : context.rateLimitedNoticeSent }
     }),
     enterQuarantine: assign({ quarantinedUntil: ({ context }) => context.now + context.settings.quarantineMs }),
-    reportQuarantine: emit(({ context }) => ({
-      type: 'webhook.quarantined' as const,
-      webhookId: context.webhookId,
-      quarantinedUntil: context.quarantinedUntil!,
-    })),
+    reportQuarantine: emit(({ context }) => quarantined(context)),
     leaveQuarantine: assign({ quarantinedUntil: null }),
-    reportRelease: emit(({ context, event }) => ({
-      type: 'webhook.released' as const,
-      webhookId: context.webhookId,
-      reason: event.type === 'RELEASE' ? ('manual' as const) : ('expired' as const),
-      now: context.now,
-    })),
+    reportRelease: emit(({ context, event }) => released(context, event)),
     schedulePacing: assign({
       pacedUntil: ({ context }) => pacingDeadline(context),
     }),
