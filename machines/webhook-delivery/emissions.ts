@@ -8,28 +8,21 @@ import type { DeliveryContext, DeliveryEmitted, DeliveryEvent } from './types'
 type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
 type Emitted<T extends DeliveryEmitted['type']> = Extract<DeliveryEmitted, { type: T }>
 
+/** What a delivery's outcome names: the webhook, the batch in flight and its attempts. */
+const ofBatch = (context: DeliveryContext) => ({
+  webhookId: context.webhookId,
+  deliveryId: context.batch!.deliveryId,
+  attempts: context.batch!.attempts,
+})
+
 /** The batch in flight is delivered. */
 export function succeeded(context: DeliveryContext): Emitted<'delivery.succeeded'> {
-  const batch = context.batch!
-  return {
-    type: 'delivery.succeeded',
-    webhookId: context.webhookId,
-    deliveryId: batch.deliveryId,
-    eventIds: batch.eventIds,
-    attempts: batch.attempts,
-  }
+  return { type: 'delivery.succeeded', ...ofBatch(context), eventIds: context.batch!.eventIds }
 }
 
 /** The batch in flight failed for good: its events are dropped. */
 export function failed(context: DeliveryContext): Emitted<'delivery.failed'> {
-  const batch = context.batch!
-  return {
-    type: 'delivery.failed',
-    webhookId: context.webhookId,
-    deliveryId: batch.deliveryId,
-    droppedEvents: batch.eventIds,
-    attempts: batch.attempts,
-  }
+  return { type: 'delivery.failed', ...ofBatch(context), droppedEvents: context.batch!.eventIds }
 }
 
 /** One record per attempt, after the attempt was counted and any retry scheduled. */
