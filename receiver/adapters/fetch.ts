@@ -1,4 +1,5 @@
 import type { WebhookReceiver } from '../receiver'
+import { BodyTooLarge, readWebBody } from './bounded-body'
 import { DEFAULT_MAX_BODY_BYTES, methodNotAllowed, tooLarge, type AdapterOptions } from './limits'
 
 const respond = (answer: { status: number; headers: Record<string, string>; body: string }) =>
@@ -6,7 +7,8 @@ const respond = (answer: { status: number; headers: Record<string, string>; body
 
 /**
  * A `(Request) => Promise<Response>` function for `receiver`: Deno, Bun, Cloudflare Workers,
- * Next.js route handlers, Hono and anything else speaking the Fetch API.
+ * Next.js route handlers, Hono and anything else speaking the Fetch API. The body is counted
+ * while it is read: one without Content-Length is refused 413 at the limit, not after.
  * @example export const POST = toFetchHandler(receiver)
  */
 export function toFetchHandler(receiver: WebhookReceiver, options: AdapterOptions = {}) {
@@ -14,8 +16,13 @@ export function toFetchHandler(receiver: WebhookReceiver, options: AdapterOption
   return async (request: Request): Promise<Response> => {
     if (request.method !== 'POST') return respond(methodNotAllowed)
     if (Number(request.headers.get('content-length') ?? 0) > limit) return respond(tooLarge(limit))
-    const body = new Uint8Array(await request.arrayBuffer())
-    if (body.byteLength > limit) return respond(tooLarge(limit))
+    let body: Uint8Array
+    try {
+      body = await readWebBody(request.body, limit)
+    } catch (error) {
+      if (error instanceof BodyTooLarge) return respond(tooLarge(limit))
+      throw error
+    }
     return respond(await receiver.receive({ body, headers: request.headers }))
   }
 }

@@ -1,20 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { ReceiverAnswer, WebhookReceiver } from '../receiver'
+import { BodyTooLarge, readNodeBody } from './bounded-body'
 import { DEFAULT_MAX_BODY_BYTES, methodNotAllowed, tooLarge, type AdapterOptions } from './limits'
-
-class BodyTooLarge extends Error {}
-
-async function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
-  if (Number(req.headers['content-length'] ?? 0) > limit) throw new BodyTooLarge()
-  const chunks: Buffer[] = []
-  let size = 0
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length
-    if (size > limit) throw new BodyTooLarge()
-    chunks.push(chunk as Buffer)
-  }
-  return Buffer.concat(chunks)
-}
 
 function write(res: ServerResponse, answer: ReceiverAnswer): void {
   res.writeHead(answer.status, answer.headers).end(answer.body)
@@ -29,7 +16,7 @@ export function toNodeListener(receiver: WebhookReceiver, options: AdapterOption
   const limit = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
   return (req: IncomingMessage, res: ServerResponse): void => {
     if (req.method !== 'POST') return write(res, methodNotAllowed)
-    readBody(req, limit)
+    readNodeBody(req, limit)
       .then((body) => receiver.receive({ body, headers: req.headers }))
       .then(
         (answer) => write(res, answer),
