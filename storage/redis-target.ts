@@ -40,13 +40,15 @@ export function parseClusterNodes(value: string): ClusterNodeAddress[] {
     .filter(Boolean)
   if (items.length === 0)
     throw new StorageSettingError('REDIS_CLUSTER_NODES', 'expected host:port,host:port,... (no node given)')
-  return items.map((item) => {
+  return items.map((item, index) => {
     const match = HOST_PORT.exec(item)
     const port = match ? Number(match[3]) : NaN
     if (!match || port < 1 || port > 65535) {
+      // The entry itself is never echoed: a malformed one may hold a password (`:secret@host:7000`).
       throw new StorageSettingError(
         'REDIS_CLUSTER_NODES',
-        `"${item}" is not host:port (expected host:port,host:port,...)`,
+        `entry ${index + 1} of ${items.length} is not host:port (expected host:port,host:port,..., IPv6 as ` +
+          '[addr]:port; credentials go in REDIS_CLUSTER_USERNAME and REDIS_CLUSTER_PASSWORD, not in the node list)',
       )
     }
     return { host: match[1] ?? match[2], port }

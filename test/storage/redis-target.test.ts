@@ -19,6 +19,21 @@ describe('REDIS_CLUSTER_NODES', () => {
     },
   )
 
+  it.each([':hunter2@10.0.0.1:7000', 'admin:hunter2@10.0.0.1:7000', '10.0.0.1:7000,redis://:hunter2@b:7001'])(
+    'never echoes a malformed entry (it may hold a password): %j',
+    (value) => {
+      let message = ''
+      try {
+        parseClusterNodes(value)
+      } catch (error) {
+        message = (error as Error).message
+      }
+      expect(message).toMatch(/^REDIS_CLUSTER_NODES: entry \d of \d is not host:port \(expected host:port,/)
+      expect(message).toContain('REDIS_CLUSTER_PASSWORD')
+      expect(message).not.toContain('hunter2')
+    },
+  )
+
   it('is refused together with REDIS_URL, and with braces in REDIS_PREFIX', () => {
     expect(() => createBackend({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: '127.0.0.1:7000' })).toThrow(
       /REDIS_CLUSTER_NODES: set either REDIS_URL/,
