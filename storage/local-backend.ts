@@ -2,6 +2,7 @@ import { AsyncResource } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
 import { createStorage, type Storage } from 'unstorage'
 import { KeyedMutex } from './keyed-mutex'
+import { reasonOf, StorageFailure } from './storage-failure'
 import { eventLogOf, type Backend, type LogEntry, type LogRangeOptions, type TxOutcome, type TxWrites } from './backend'
 
 interface StoredLogEntry {
@@ -16,6 +17,24 @@ interface Sequence {
 }
 
 const pad = (n: number) => n.toString().padStart(12, '0')
+
+/**
+ * A driver's answer as a stored value. Stored values are JSON, so an Error object is a driver
+ * reporting a failure the way unstorage's fs helpers do (`readFile(...).catch(e => e)`): thrown.
+ */
+function storedValue(value: unknown): unknown {
+  if (value instanceof Error) throw new StorageFailure('read', reasonOf(value), { cause: value })
+  return value
+}
+
+/** A driver call that failed is a StorageFailure (503 at the edge), whichever driver it was. */
+async function failing<T>(operation: string, call: Promise<T>): Promise<T> {
+  try {
+    return await call
+  } catch (error) {
+    throw error instanceof StorageFailure ? error : new StorageFailure(operation, reasonOf(error), { cause: error })
+  }
+}
 
 /**
  * The single-process backend: any unstorage driver (fs by default, memory in unit tests)
@@ -33,27 +52,28 @@ export class LocalBackend implements Backend {
     this.emitter.setMaxListeners(0)
   }
 
-  get<T>(key: string): Promise<T | null> {
-    return this.storage.getItem<T>(key) as Promise<T | null>
+  async get<T>(key: string): Promise<T | null> {
+    return storedValue(await failing('read', this.storage.getItem<T>(key))) as T | null
   }
 
+  /** Reads go through the driver's limit (atomic-fs-driver.ts); one failed read fails them all. */
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
     if (keys.length === 0) return []
-    const items = await this.storage.getItems(keys)
-    const byKey = new Map(items.map((item) => [item.key, item.value]))
+    const items = await failing('read', this.storage.getItems(keys))
+    const byKey = new Map(items.map((item) => [item.key, storedValue(item.value)]))
     return keys.map((key) => (byKey.get(key) ?? null) as T | null)
   }
 
   set(key: string, value: unknown): Promise<void> {
-    return this.storage.setItem(key, value as never)
+    return failing('write', this.storage.setItem(key, value as never))
   }
 
   delete(key: string): Promise<void> {
-    return this.storage.removeItem(key)
+    return failing('remove', this.storage.removeItem(key))
   }
 
   keys(prefix: string): Promise<string[]> {
-    return this.storage.getKeys(prefix)
+    return failing('list', this.storage.getKeys(prefix))
   }
 
   has(key: string): Promise<boolean> {
@@ -61,7 +81,7 @@ export class LocalBackend implements Backend {
   }
 
   async moveKey(from: string, to: string): Promise<boolean> {
-    const raw = await this.storage.getItemRaw(from)
+    const raw = storedValue(await failing('read', this.storage.getItemRaw(from)))
     if (raw == null) return false
     if (!(await this.storage.hasItem(to))) await this.storage.setItemRaw(to, raw)
     await this.storage.removeItem(from)
@@ -71,13 +91,13 @@ export class LocalBackend implements Backend {
   }
 
   async getBytes(key: string): Promise<Buffer | null> {
-    const raw = await this.storage.getItemRaw(key)
+    const raw = storedValue(await failing('read', this.storage.getItemRaw(key)))
     if (raw == null) return null
     return Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
   }
 
   setBytes(key: string, bytes: Uint8Array): Promise<void> {
-    return this.storage.setItemRaw(key, bytes)
+    return failing('write', this.storage.setItemRaw(key, bytes))
   }
 
   /** Reads are local and the keys locked: `options.assume` saves nothing here and is ignored. */
@@ -118,6 +138,10 @@ export class LocalBackend implements Backend {
         return { head: Math.min(...slots), tail: Math.max(...slots) + 1 }
       })
       this.sequences.set(prefix, sequence)
+      // A failed listing (storage failure) is not remembered: the next call lists again.
+      sequence.catch(() => {
+        if (this.sequences.get(prefix) === sequence) this.sequences.delete(prefix)
+      })
     }
     return sequence
   }

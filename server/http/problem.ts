@@ -1,5 +1,6 @@
 import { ZodError } from 'zod'
 import { DomainError, type DomainErrorKind, type FieldError } from '../common/errors'
+import { StorageFailure } from '../../storage/storage-failure'
 
 /** An RFC 9457 problem details body with the contract's stable `code`. */
 export interface Problem {
@@ -75,7 +76,13 @@ export function problemOf(status: number, code: string, detail: string, extra: P
   }
 }
 
-/** Maps any error to a problem; unknown errors become a 500 that reveals nothing. */
+/** Seconds a client waits before retrying after a storage failure (503). */
+export const STORAGE_RETRY_AFTER_SECONDS = 5
+
+/**
+ * Maps any error to a problem; unknown errors become a 500 that reveals nothing. A storage
+ * failure is 503 `storage_unavailable` with Retry-After (logged by the caller as unexpected).
+ */
 export function toProblem(error: unknown): { problem: Problem; headers: Record<string, string>; unexpected: boolean } {
   if (error instanceof HttpProblem) {
     return {
@@ -93,6 +100,13 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
       problem: problemOf(STATUS_BY_KIND[error.kind], error.code, error.message, extra),
       headers: {},
       unexpected: false,
+    }
+  }
+  if (error instanceof StorageFailure) {
+    return {
+      problem: problemOf(503, 'storage_unavailable', 'storage is unavailable; retry later'),
+      headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+      unexpected: true,
     }
   }
   if (error instanceof ZodError) {

@@ -32,9 +32,12 @@ export interface RunningServer {
  * Starts the built server as a real process on a free loopback port and waits until it
  * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL. The OSV feed is
  * off unless `env` names ADVISORY_FEED_URL: tests have no internet, and the default URL would
- * leave vulnerability and malware rules failing closed.
+ * leave vulnerability and malware rules failing closed. `fileLimit`: `ulimit -n` of the process.
  */
-export async function startServer(env: Record<string, string> = {}): Promise<RunningServer> {
+export async function startServer(
+  env: Record<string, string> = {},
+  options: { fileLimit?: number } = {},
+): Promise<RunningServer> {
   const port = await freePort()
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
@@ -48,7 +51,13 @@ export async function startServer(env: Record<string, string> = {}): Promise<Run
     NITRO_HOST: '127.0.0.1',
     HOST: '127.0.0.1',
   }
-  const child = spawn(process.execPath, [SERVER_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+  // `fileLimit`: the server runs under `ulimit -n` (a process short of file descriptors).
+  const child = options.fileLimit
+    ? spawn('bash', ['-c', `ulimit -n ${options.fileLimit} && exec "$0" "$1"`, process.execPath, SERVER_ENTRY], {
+        env: fullEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(process.execPath, [SERVER_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
