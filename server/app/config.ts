@@ -1,5 +1,6 @@
 import type { UpstreamAddressSettings } from '../net/address-policy'
 import { parseUpstreamAddressSettings } from '../net/upstream-settings'
+import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -16,6 +17,8 @@ export interface AppConfig {
   bodyLimit: number
   /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS. */
   upstreamAddresses: UpstreamAddressSettings
+  /** TRUST_PROXY (server/http/trust-proxy.ts); the edge reads the same value through `trustProxyFromEnv`. */
+  trustProxy: TrustProxy
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -35,6 +38,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimit: 1024 * 1024,
     // Throws NetworkSettingError (naming the variable) on an invalid CIDR: the service does not start.
     upstreamAddresses: parseUpstreamAddressSettings(env),
+    // Throws TrustProxySettingError on `true` or a value that is neither a count nor CIDRs: no start.
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
   }
 }
 

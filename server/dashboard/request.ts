@@ -1,5 +1,6 @@
 import { readRawBody, type H3Event } from 'h3'
 import { HttpProblem } from '../http/problem'
+import { requestHost } from '../http/request-origin'
 
 /** Largest form body the dashboard reads (an approval's exception JSON fits easily). */
 const FORM_LIMIT = 256 * 1024
@@ -44,7 +45,7 @@ export function backLink(event: H3Event, fallback: string): string {
   if (!referer) return fallback
   try {
     const url = new URL(referer)
-    if (url.host !== event.node.req.headers.host) return fallback
+    if (url.host !== requestHost(event)) return fallback
     return safeNext(url.pathname + url.search) ?? fallback
   } catch {
     return fallback

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto'
-import { getRequestProtocol, useSession, type H3Event } from 'h3'
+import { useSession, type H3Event } from 'h3'
 import type { Services } from '../app/services'
+import { requestProtocol } from '../http/request-origin'
 import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
 
 /**
@@ -70,7 +71,7 @@ function openSession(event: H3Event, password: string) {
     password,
     maxAge: MAX_AGE_SECONDS,
     // Not Secure on plain http (a laptop on localhost); always HttpOnly and SameSite=Strict.
-    cookie: { httpOnly: true, sameSite: 'strict', secure: getRequestProtocol(event) === 'https', path: '/' },
+    cookie: { httpOnly: true, sameSite: 'strict', secure: requestProtocol(event) === 'https', path: '/' },
   })
 }
 

@@ -5,7 +5,7 @@ import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { newId } from '../common/ids'
-import { clientAddress } from './client-address'
+import { clientAddress } from './request-origin'
 import { HttpProblem } from './problem'
 import { checkAuthFailureLimit, checkRateLimit } from './rate-limit'
 

@@ -1,13 +1,15 @@
-import { defineEventHandler, getRequestURL, type H3Event } from 'h3'
+import { defineEventHandler, type H3Event } from 'h3'
 import type { Services } from '../app/services'
 import { logger } from '../app/logger'
 import { credentialFromHeader } from '../auth/authenticate'
 import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
-import { HttpProblem, STATUS_BY_KIND } from '../http/problem'
+import { HttpProblem, STATUS_BY_KIND, STORAGE_RETRY_AFTER_SECONDS } from '../http/problem'
+import { StorageFailure } from '../../storage/storage-failure'
 import { authenticateCaller, enforceTokenRateLimit, isRateLimited, openRequest } from '../http/edge'
 import { auditRefusal } from '../http/refusal-audit'
+import { requestOrigin } from '../http/request-origin'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import type { Principal } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
@@ -63,10 +65,13 @@ async function authenticateOrRefuse(
   }
 }
 
-/** Origin for rewritten URLs: `PUBLIC_BASE_URL`, else the request's (X-Forwarded-* honoured). */
+/**
+ * Origin for rewritten URLs: `PUBLIC_BASE_URL`, else the request's (X-Forwarded-* only from a
+ * proxy `TRUST_PROXY` names). An invalid host is 400.
+ */
 function originOf(event: H3Event, services: Services): string {
   if (services.config.publicBaseUrl) return services.config.publicBaseUrl
-  return getRequestURL(event, { xForwardedHost: true, xForwardedProto: true }).origin
+  return requestOrigin(event)
 }
 
 function sendError(exchange: RegistryExchange, error: unknown, requestId: string, firewall: string | undefined): void {
@@ -88,6 +93,15 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
       503,
       { error: `upstream ${error.upstream} is unavailable, retry later (request id ${requestId})` },
       { 'retry-after': String(RETRY_AFTER_SECONDS) },
+    )
+  }
+  if (error instanceof StorageFailure) {
+    logger.error('registry request failed: storage unavailable', { requestId, firewall, reason: error.message })
+    return sendJson(
+      exchange,
+      503,
+      { error: `storage is unavailable, retry later (request id ${requestId})` },
+      { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
     )
   }
   if (error instanceof IntegrityMismatch) {

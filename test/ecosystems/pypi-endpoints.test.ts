@@ -58,10 +58,11 @@ describe('the exception link of a block message', () => {
   const file = () => `${proxy.registryUrl('py-root')}files/fw-evil/fw_evil-1.0-py3-none-any.whl`
   const auth = () => ({ authorization: `Bearer ${token}` })
 
-  it('uses the origin the client called, X-Forwarded-* included', async () => {
+  it('uses the origin the client called, X-Forwarded-* of a proxy TRUST_PROXY names included', async () => {
+    process.env.TRUST_PROXY = '127.0.0.1'
     const response = await fetch(file(), {
       headers: { ...auth(), 'x-forwarded-proto': 'https', 'x-forwarded-host': 'firewall.example' },
-    })
+    }).finally(() => delete process.env.TRUST_PROXY)
     expect(response.status).toBe(403)
     const { error } = (await response.json()) as { error: string }
     const requestId = response.headers.get('x-request-id')!

@@ -1,0 +1,56 @@
+import { spawn } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { freePort, SERVER_ENTRY } from '../support/server'
+
+/**
+ * Issue 24: settings the service cannot use stop it at start with a message naming the setting
+ * and the expected shape, and never echoing a secret: `TRUST_PROXY=true` (it believed whatever
+ * X-Forwarded-For a client wrote) and a malformed `REDIS_CLUSTER_NODES` holding a password.
+ */
+
+/** Runs the built server until it exits by itself (killed after 20 s). */
+async function runUntilExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'pf-settings-')),
+      ADVISORY_FEED_URL: 'off',
+      ...env,
+      PORT: String(port),
+      NITRO_PORT: String(port),
+      NITRO_HOST: '127.0.0.1',
+      HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000)
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(killer)
+      resolve({ code, output })
+    }),
+  )
+}
+
+describe('start-up settings', () => {
+  it('TRUST_PROXY=true is refused, saying to set a proxy count or CIDRs', async () => {
+    const { code, output } = await runUntilExit({ TRUST_PROXY: 'true' })
+    expect(code, output).toBe(1)
+    expect(output).toMatch(/TRUST_PROXY: "true" would believe any X-Forwarded-For .*number of reverse proxies/)
+  }, 30_000)
+
+  it('a malformed REDIS_CLUSTER_NODES is refused without echoing the password it holds', async () => {
+    const { code, output } = await runUntilExit({ REDIS_CLUSTER_NODES: 'default:hunter2-secret@10.0.0.1:7000' })
+    expect(code, output).toBe(1)
+    expect(output).toMatch(/REDIS_CLUSTER_NODES: entry 1 of 1 is not host:port \(expected host:port,host:port/)
+    expect(output).not.toContain('hunter2')
+  }, 30_000)
+})
