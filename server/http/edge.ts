@@ -6,6 +6,7 @@ import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { newId } from '../common/ids'
 import { clientAddress } from './request-origin'
+import { watchClientAbort } from './client-abort'
 import { HttpProblem } from './problem'
 import { checkAuthFailureLimit, checkRateLimit } from './rate-limit'
 
@@ -33,6 +34,7 @@ export function openRequest(event: H3Event, route?: string): EdgeRequest {
   if (route) setRequestRoute(route)
   if (!event.node.res.headersSent) event.node.res.setHeader('x-request-id', requestId)
   const req = event.node.req
+  watchClientAbort(req)
   const meta: RequestMeta = {
     requestId,
     remoteAddress: clientAddress(event),

@@ -1,6 +1,7 @@
 import { ZodError } from 'zod'
 import { DomainError, type DomainErrorKind, type FieldError } from '../common/errors'
 import { StorageFailure } from '../../storage/storage-failure'
+import { isClientAbort } from './client-abort'
 
 /** An RFC 9457 problem details body with the contract's stable `code`. */
 export interface Problem {
@@ -50,6 +51,7 @@ const TITLES: Record<number, string> = {
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
+  499: 'Client Closed Request',
   500: 'Internal Server Error',
   503: 'Service Unavailable',
 }
@@ -81,7 +83,8 @@ export const STORAGE_RETRY_AFTER_SECONDS = 5
 
 /**
  * Maps any error to a problem; unknown errors become a 500 that reveals nothing. A storage
- * failure is 503 `storage_unavailable` with Retry-After (logged by the caller as unexpected).
+ * failure is 503 `storage_unavailable` with Retry-After (logged by the caller as unexpected); a
+ * client gone mid-body is 499 `client_closed_request`, not unexpected.
  */
 export function toProblem(error: unknown): { problem: Problem; headers: Record<string, string>; unexpected: boolean } {
   if (error instanceof HttpProblem) {
@@ -98,6 +101,14 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
     Object.assign(extra, error.details.extra)
     return {
       problem: problemOf(STATUS_BY_KIND[error.kind], error.code, error.message, extra),
+      headers: {},
+      unexpected: false,
+    }
+  }
+  if (isClientAbort(error)) {
+    // Nobody reads the answer; the status is for the audit entry and metrics (docs/security.md).
+    return {
+      problem: problemOf(499, 'client_closed_request', 'the client closed the request before its body was complete'),
       headers: {},
       unexpected: false,
     }

@@ -10,6 +10,7 @@ import { StorageFailure } from '../../storage/storage-failure'
 import { authenticateCaller, enforceTokenRateLimit, isRateLimited, openRequest } from '../http/edge'
 import { auditRefusal } from '../http/refusal-audit'
 import { requestOrigin } from '../http/request-origin'
+import { isClientAbort } from '../http/client-abort'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import type { Principal } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
@@ -191,7 +192,8 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
       // Written before the 503 goes out, so the log holds it once the client has its answer.
       if (error instanceof UpstreamUnavailable) failures.push(error)
       await logFailures()
-      if (!event.node.res.headersSent) sendError(exchange, error, requestId, firewallId)
+      // A client gone mid-body: nobody to answer, nothing to log beyond the access line's 499.
+      if (!event.node.res.headersSent && !isClientAbort(error)) sendError(exchange, error, requestId, firewallId)
       else event.node.res.destroy()
     }
   })
