@@ -5,6 +5,7 @@ import { FirewallInput, type Firewall } from '../firewall/schema'
 import type { DashboardRequest } from './handler'
 import { href, html, type Html } from './html'
 import type { Form } from './request'
+import { invalid } from '../common/errors'
 
 /**
  * What the firewall management forms share. Every form carries the version it was drawn from
@@ -23,15 +24,36 @@ export const firewallCrumbs = (ns: string, fw: Pick<Firewall, 'id' | 'name'>): [
 /** The hidden field holding the version the form shows. */
 export const versionField = (version: number): Html => html`<input type="hidden" name="version" value="${version}" />`
 
-/** The version a form was drawn from, when it sent a sensible one. */
-export function formVersion(form: Form): number | undefined {
-  const version = Number(form.get('version'))
-  return Number.isInteger(version) && version > 0 ? version : undefined
+/** The version a form was drawn from, when it sent a sensible one (to draw the form again). */
+export function formVersion(form: Form, field = 'version'): number | undefined {
+  const raw = form.get(field)
+  const version = raw === undefined || raw.trim() === '' ? Number.NaN : Number(raw)
+  return Number.isSafeInteger(version) && version > 0 ? version : undefined
+}
+
+/**
+ * The version a form that changes a firewall was drawn from, which it saves with as `If-Match`.
+ * A post without one is refused (400 `version_required`) rather than saved unchecked over
+ * whatever the firewall holds now; a stale one is the domain's 412.
+ */
+export function expectedVersion(form: Form, field = 'version'): number {
+  return requireVersion(formVersion(form, field))
+}
+
+/** `version`, or 400 `version_required` when the form sent none (call it after the access check). */
+export function requireVersion(version: number | undefined): number {
+  if (version === undefined)
+    throw invalid(
+      'version_required',
+      'the form did not say which version of the firewall it was drawn from; reload the page and try again',
+    )
+  return version
 }
 
 /**
  * A whole-configuration change through the API's own `PUT` operation (`putFirewall`): the
- * redacted configuration the viewer can read, changed by `change`, saved with `If-Match`. The
+ * redacted configuration the viewer can read, changed by `change`, saved with `If-Match`
+ * `version` (the form's; none is 400 `version_required`). The
  * `[REDACTED]` placeholders left in it keep the stored credentials, exactly as for an API
  * client that PUTs back what it read; the domain decides which permissions the change needs.
  */
@@ -43,9 +65,10 @@ export async function replaceConfig(
 ): Promise<Firewall> {
   // The API's own check for PUT: any edit permission here; the domain asks for the ones the change needs.
   await firewallWrite(req.ctx, { fw: id })
+  const ifMatch = requireVersion(version)
   const current = await getFirewall(req.ctx, id)
   const next = FirewallInput.parse(change(FirewallInput.parse(current), current))
-  const { firewall } = await putFirewall(req.ctx, id, next, version)
+  const { firewall } = await putFirewall(req.ctx, id, next, ifMatch)
   return firewall
 }
 

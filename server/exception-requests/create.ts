@@ -8,6 +8,7 @@ import type { StoredExceptionRequest } from '../../storage/repositories/exceptio
 import { callerFacts, requestsOf, visibleFirewall } from './access'
 import { initialSnapshot, present, requestData } from './actor'
 import { requestEvent } from './events'
+import { duplicateRequest, pendingDuplicate } from './duplicate'
 import type { CreateExceptionRequestBody, ExceptionRequestView } from './model'
 
 /** An exception may only name a rule the firewall has, itself or through its bases (400 at `path`). */
@@ -31,7 +32,8 @@ export async function requireKnownRule(
 
 /**
  * `POST .../exception-requests` (needs `fw:access`): a new pending request whose requester is
- * the caller, never anything the body says; emits `exception-request.created`.
+ * the caller, never anything the body says; emits `exception-request.created`. A second pending
+ * request of the same requester for the same proposal is 409 `duplicate_exception_request`.
  */
 export async function createExceptionRequest(
   ctx: CallContext,
@@ -56,8 +58,12 @@ export async function createExceptionRequest(
     snapshot: initialSnapshot(requestedBy, now),
   }
   const { id } = stored.record
-  await requestsOf(ctx).change(ctx.ns, firewallId, [id], ({ requests }) => {
+  // Checked inside the transaction, on the index it watches: of two identical submissions racing
+  // (any processes sharing the storage), the second re-runs on the first's index and is refused.
+  await requestsOf(ctx).change(ctx.ns, firewallId, [id], ({ index, requests }) => {
     if (requests.get(id)) throw conflict('exception_request_exists', `exception request "${id}" already exists`)
+    const pending = pendingDuplicate(index, requestedBy, proposedException)
+    if (pending !== undefined) throw duplicateRequest(ctx.ns, firewallId, pending)
     return {
       changed: [{ stored, status: 'pending' }],
       events: [requestEvent(ctx, 'exception-request.created', firewall, requestData(stored))],

@@ -67,3 +67,37 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
     throw new HttpProblem(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`)
   }
 }
+
+/** What a parsed JSON value is, in words a client recognises ("null", "an array", "a string"). */
+function describeJson(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return `a ${typeof value}`
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+
+/**
+ * The body an operation's schema validates (CONTRACT section 8, "bodies"). Only a JSON object
+ * gets that far: an absent or empty body, `null`, an array, a string, a number or a boolean is
+ * 400 here, before any handler runs, so nothing can read it as "no fields" and store an empty
+ * resource. `optional` is for the actions that take no body, an empty body or `{}` alike
+ * (approve, deny): there an absent body stands for `{}`.
+ */
+export function objectBody(raw: unknown, optional: boolean): Record<string, unknown> {
+  if (raw === undefined) {
+    if (optional) return {}
+    throw new HttpProblem(400, 'body_required', 'this operation needs a JSON object body; none was sent')
+  }
+  if (!isPlainObject(raw))
+    throw new HttpProblem(400, 'body_not_object', `the body must be a JSON object; it is ${describeJson(raw)}`)
+  return raw
+}
+
+/** The body of an operation that takes none: nothing, an empty body or `{}` (CONTRACT section 8, "action bodies"). */
+export function emptyBody(raw: unknown): void {
+  if (raw === undefined) return
+  if (isPlainObject(raw) && Object.keys(raw).length === 0) return
+  throw new HttpProblem(400, 'unexpected_body', 'this operation takes an empty body or {}')
+}

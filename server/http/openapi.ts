@@ -121,7 +121,7 @@ export function buildOpenApi(operations: Operation[], info: { title: string; ver
       ...(operation.body
         ? {
             requestBody: {
-              required: true,
+              required: operation.bodyOptional !== true,
               content: {
                 'application/json': { schema: toSchema(operation.body, 'input', components, `${operation.id}Body`) },
               },

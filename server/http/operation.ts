@@ -49,6 +49,11 @@ export interface Operation<P = any, Q = any, B = any> {
   query?: z.ZodType<Q>
   /** Absent: the operation takes no body (an empty body or `{}` is accepted). */
   body?: z.ZodType<B>
+  /**
+   * An action whose body is optional (approve, deny): no body or an empty one stands for `{}`.
+   * Otherwise a body is required and must be a JSON object (CONTRACT section 8, "bodies").
+   */
+  bodyOptional?: boolean
   response?: z.ZodType
   successStatus?: number
   audit: AuditSpec

@@ -6,7 +6,7 @@ import type { Services } from '../app/services'
 import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { recordAudit } from './audit'
-import { readJsonBody } from './body'
+import { emptyBody, objectBody, readJsonBody } from './body'
 import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
 import { sendJson, sendProblem, sendSerialized } from './respond'
@@ -21,13 +21,6 @@ function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
     throw new HttpProblem(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
   }
   return result.data
-}
-
-/** Only bodies an action endpoint may carry: nothing or `{}`. */
-function expectEmpty(body: unknown): void {
-  if (body === undefined) return
-  if (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0) return
-  throw new HttpProblem(400, 'unexpected_body', 'this operation takes an empty body or {}')
 }
 
 /**
@@ -90,9 +83,9 @@ function wrap(operation: Operation, getServices: () => Promise<Services>) {
       const query = operation.query ? parseOr400(operation.query, Object.fromEntries(url.searchParams), '') : {}
       const rawBody = await readJsonBody(event.node.req, services.config.bodyLimit)
       let body: unknown
-      // An absent body validates as `{}`: every field error is then named, and `{}`-only actions accept it.
-      if (operation.body) body = parseOr400(operation.body, rawBody ?? {}, '')
-      else expectEmpty(rawBody)
+      // Only a JSON object reaches the schema: `null` or no body at all must not validate as "no fields".
+      if (operation.body) body = parseOr400(operation.body, objectBody(rawBody, operation.bodyOptional === true), '')
+      else emptyBody(rawBody)
       const reply = await operation.handler({ ctx, params, query, body, headers: event.node.req.headers, url })
       status = reply.status ?? operation.successStatus ?? 200
       if (status === 201) createdId = idOf(reply.body)

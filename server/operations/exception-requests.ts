@@ -88,6 +88,7 @@ export const exceptionRequestOperations = [
     params: RequestParams,
     access: firewall(DECIDE_PERMISSION),
     body: ApproveBody,
+    bodyOptional: true,
     response: ApproveResult,
     audit: audit('approve'),
     handler: async ({ ctx, params, body }) => ({
@@ -103,6 +104,7 @@ export const exceptionRequestOperations = [
     params: RequestParams,
     access: firewall(DECIDE_PERMISSION),
     body: DenyBody,
+    bodyOptional: true,
     response: ExceptionRequestView,
     audit: audit('deny'),
     handler: async ({ ctx, params, body }) => ({

@@ -127,6 +127,18 @@ describe('bad input gets a clear 4xx problem and changes nothing', () => {
         ),
     },
     {
+      name: 'null body on a firewall PUT',
+      status: 400,
+      code: 'body_not_object',
+      send: () => raw(server, 'PUT', '/v1/default/config/fw', { ...auth(), ...json }, Buffer.from('null')),
+    },
+    {
+      name: 'no body on a firewall PUT',
+      status: 400,
+      code: 'body_required',
+      send: () => raw(server, 'PUT', '/v1/default/config/fw', auth()),
+    },
+    {
       name: 'missing team name',
       status: 400,
       code: 'validation_failed',

@@ -13,7 +13,7 @@ import {
   exceptionValuesOf,
   type ExceptionValues,
 } from '../exception-fields'
-import { firewallCrumbs, formVersion, fwPath, versionField } from '../firewall-edit'
+import { firewallCrumbs, formVersion, fwPath, requireVersion, versionField } from '../firewall-edit'
 import { errorSummary, NO_ERRORS, orInPlace, type FormErrors } from '../forms'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { html, type Html } from '../html'
@@ -87,7 +87,7 @@ export async function saveExceptionAction(req: DashboardRequest, form: Form): Pr
   const fw = await getFirewall(req.ctx, req.params.fw)
   const values = exceptionValuesFrom(form)
   const mode = form.get('mode') === 'edit' ? 'edit' : 'new'
-  const version = formVersion(form) ?? fw.version
+  const version = formVersion(form)
   return orInPlace(
     async () => {
       await firewallAccess('fw:update:exception')(req.ctx, req.params)
@@ -97,7 +97,7 @@ export async function saveExceptionAction(req: DashboardRequest, form: Form): Pr
         ])
       }
       const exception = Exception.parse(exceptionOf(values))
-      const { firewall } = await upsertMember(req.ctx, fw.id, 'exceptions', exception, version)
+      const { firewall } = await upsertMember(req.ctx, fw.id, 'exceptions', exception, requireVersion(version))
       return {
         redirect: `${fwPath(req.viewer.ns, fw.id)}#exceptions`,
         flash: `Exception ${exception.id} saved: the firewall is now at version ${firewall.version}.`,
@@ -106,7 +106,7 @@ export async function saveExceptionAction(req: DashboardRequest, form: Form): Pr
     exceptionField,
     async (errors, stale) => {
       const current = await getFirewall(req.ctx, fw.id)
-      return renderForm(req, current, values, mode, stale ? current.version : version, errors)
+      return renderForm(req, current, values, mode, stale ? current.version : (version ?? current.version), errors)
     },
   )
 }

@@ -1,6 +1,6 @@
 import { ZodError } from 'zod'
 import { DomainError, type FieldError } from '../../common/errors'
-import { fieldErrors } from '../../http/problem'
+import { fieldErrors, toProblem } from '../../http/problem'
 import { CreateExceptionRequestBody, createExceptionRequest } from '../../exception-requests'
 import {
   blockedRequest,
@@ -34,6 +34,8 @@ interface FormState {
   expires: string
   justification: string
   errors: Map<string, string>
+  /** The caller's pending request for the same proposal, when the submission duplicated it (409). */
+  duplicateOf?: string
 }
 
 /** Zod/domain error paths of the create body, mapped to the form's field names. */
@@ -108,6 +110,16 @@ function renderForm(req: DashboardRequest, fw: string, state: FormState, block: 
     ${csrfField(req.viewer)}
     ${state.requestId ? html`<input type="hidden" name="request" value="${state.requestId}" />` : ''}
     ${formError ? html`<p class="field-error" role="alert">${formError}</p>` : ''}
+    ${
+      state.duplicateOf
+        ? html`<p class="field-error" role="alert" data-testid="duplicate-request">
+            You already have a pending request for this proposal:
+            <a href="${href('namespaces', ns, 'firewalls', fw, 'exception-requests', state.duplicateOf)}"
+              >${state.duplicateOf}</a
+            >. Nothing new was created; follow that one, or withdraw it first.
+          </p>`
+        : ''
+    }
     ${field(state, 'packageName', 'Package', (a) => html`<input${a} value="${state.packageName}" required maxlength="214"></input${a}>`)}
     ${field(state, 'version', 'Version', (a) => html`<input${a} value="${state.version}" maxlength="256"></input${a}>`, 'Empty: every version of the package.')}
     ${field(state, 'rule', 'Rule', (a) => html`<input${a} value="${state.rule}" required maxlength="128"></input${a}>`, 'The rule that blocked it.')}
@@ -200,6 +212,11 @@ export async function createExceptionRequestAction(req: DashboardRequest, form: 
       flash: `Exception request ${created.id} created. A reviewer of ${fw} will decide on it.`,
     }
   } catch (error) {
+    if (error instanceof DomainError && error.code === 'duplicate_exception_request') {
+      state.duplicateOf = String(error.details.extra?.pendingRequestId)
+      const block = state.requestId ? await blockedRequest(req.ctx, fw, state.requestId) : null
+      return { page: renderForm(req, fw, state, block), status: 409, problem: toProblem(error).problem }
+    }
     const errors =
       error instanceof ZodError
         ? fieldErrors(error)

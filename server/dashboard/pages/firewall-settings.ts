@@ -6,7 +6,15 @@ import { getFirewall } from '../../firewall/queries'
 import type { Firewall } from '../../firewall/schema'
 import { firewall as firewallAccess } from '../../http/access'
 import { card, heading } from '../components'
-import { firewallCrumbs, formVersion, fwPath, idList, replaceConfig, versionField } from '../firewall-edit'
+import {
+  expectedVersion,
+  firewallCrumbs,
+  formVersion,
+  fwPath,
+  idList,
+  replaceConfig,
+  versionField,
+} from '../firewall-edit'
 import { errorSummary, inputField, NO_ERRORS, orInPlace, textareaField, type FormErrors } from '../forms'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, type Html } from '../html'
@@ -151,7 +159,8 @@ export async function cloneAction(req: DashboardRequest, form: Form): Promise<Ac
 export async function deleteFirewallAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   return orInPlace(
     async () => {
-      await deleteFirewall(req.ctx, req.params.fw, formVersion(form))
+      await firewallAccess('fw:delete')(req.ctx, req.params)
+      await deleteFirewall(req.ctx, req.params.fw, expectedVersion(form))
       return { redirect: href('namespaces', req.viewer.ns, 'firewalls'), flash: `Firewall ${req.params.fw} deleted.` }
     },
     () => undefined,

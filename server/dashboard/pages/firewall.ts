@@ -9,6 +9,9 @@ import { layout, type Viewer } from '../layout'
 import { advisoryWarning } from '../advisory-warning'
 import { sharedAdvisoryCatalog } from '../../registry/advisory-catalog'
 import { firewallChain } from '../../registry/firewall-chain'
+import { firewall as firewallAccess } from '../../http/access'
+import { expectedVersion } from '../firewall-edit'
+import type { Form } from '../request'
 
 /** `/namespaces/{ns}/firewalls/{fw}`: configuration, rules, exceptions with expiry, permissions. */
 
@@ -153,18 +156,9 @@ export async function firewallPage(req: DashboardRequest) {
 }
 
 /** POST `.../exceptions/{id}/delete`: the version the viewer saw guards against removing from a changed firewall. */
-export async function removeException(
-  req: DashboardRequest,
-  form: { get(name: string): string | undefined },
-): Promise<ActionResult> {
-  const version = Number(form.get('version'))
-  await deleteMember(
-    req.ctx,
-    req.params.fw,
-    'exceptions',
-    req.params.exceptionId,
-    Number.isInteger(version) && version > 0 ? version : undefined,
-  )
+export async function removeException(req: DashboardRequest, form: Form): Promise<ActionResult> {
+  await firewallAccess('fw:update:exception')(req.ctx, req.params)
+  await deleteMember(req.ctx, req.params.fw, 'exceptions', req.params.exceptionId, expectedVersion(form))
   return {
     redirect: fwPath(req.viewer.ns, req.params.fw) + '#exceptions',
     flash: `Exception ${req.params.exceptionId} removed.`,

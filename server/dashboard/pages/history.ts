@@ -8,6 +8,8 @@ import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time } from '../html'
 import { csrfField, layout } from '../layout'
 import type { Form } from '../request'
+import { firewall as firewallAccess } from '../../http/access'
+import { expectedVersion } from '../firewall-edit'
 
 /** Version history with a diff between any two versions, and rollback with confirmation. */
 
@@ -149,13 +151,8 @@ export async function rollbackConfirmPage(req: DashboardRequest) {
 export async function rollbackAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const version = Number(req.params.version)
   if (!Number.isInteger(version) || version < 1) throw invalid('invalid_version', 'version must be a positive integer')
-  const expected = Number(form.get('expectedVersion'))
-  const result = await rollback(
-    req.ctx,
-    req.params.fw,
-    version,
-    Number.isInteger(expected) && expected > 0 ? expected : undefined,
-  )
+  await firewallAccess('fw:update:config')(req.ctx, req.params)
+  const result = await rollback(req.ctx, req.params.fw, version, expectedVersion(form, 'expectedVersion'))
   return {
     redirect: fwPath(req.viewer.ns, req.params.fw, 'history'),
     flash: `Rolled back to version ${version}: the firewall is now at version ${result.version}.`,

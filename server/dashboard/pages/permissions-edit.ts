@@ -104,7 +104,7 @@ export async function permissionsPage(req: DashboardRequest): Promise<Html> {
 export async function savePermissionsAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const fw = await getFirewall(req.ctx, req.params.fw)
   const grants = grantsFrom(form)
-  const version = formVersion(form) ?? fw.version
+  const version = formVersion(form)
   // A principal added again merges into its row; a row with nothing ticked is dropped. A Map: keys are ids.
   const merged = new Map<string, Set<string>>()
   for (const [principal, held] of grants) merged.set(principal, new Set([...(merged.get(principal) ?? []), ...held]))
@@ -137,7 +137,7 @@ export async function savePermissionsAction(req: DashboardRequest, form: Form): 
         req,
         current,
         added ? grants.slice(0, -1) : grants,
-        stale ? current.version : version,
+        stale ? current.version : (version ?? current.version),
         errors,
         added ? [added, form.all('new.perm')] : undefined,
       )

@@ -5,7 +5,7 @@ import { getFirewall } from '../../firewall/queries'
 import { EXECUTION_PHASES, Rule, type Firewall } from '../../firewall/schema'
 import { listLicenseSets } from '../../namespace/license-sets'
 import { card, heading, postButton } from '../components'
-import { firewallCrumbs, formVersion, fwPath, versionField } from '../firewall-edit'
+import { expectedVersion, firewallCrumbs, formVersion, fwPath, versionField } from '../firewall-edit'
 import {
   checkField,
   errorSummary,
@@ -184,7 +184,7 @@ export async function saveRuleAction(req: DashboardRequest, form: Form): Promise
         ruleEffect: { block: values.block, log: values.log },
         selector: selectorOf(values.selector),
       })
-      const { firewall } = await upsertMember(req.ctx, fw.id, 'rules', rule, values.version)
+      const { firewall } = await upsertMember(req.ctx, fw.id, 'rules', rule, expectedVersion(form))
       return {
         redirect: `${fwPath(req.viewer.ns, fw.id)}#rules`,
         flash: `Rule ${rule.id} saved: the firewall is now at version ${firewall.version}.`,
@@ -199,7 +199,8 @@ export async function saveRuleAction(req: DashboardRequest, form: Form): Promise
 }
 
 export async function deleteRuleAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const firewall = await deleteMember(req.ctx, req.params.fw, 'rules', req.params.ruleId, formVersion(form))
+  await firewallAccess('fw:update:rule')(req.ctx, req.params)
+  const firewall = await deleteMember(req.ctx, req.params.fw, 'rules', req.params.ruleId, expectedVersion(form))
   return {
     redirect: `${fwPath(req.viewer.ns, req.params.fw)}#rules`,
     flash: `Rule ${req.params.ruleId} deleted: the firewall is now at version ${firewall.version}.`,

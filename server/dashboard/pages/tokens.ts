@@ -12,6 +12,8 @@ import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
 import { csrfField, layout } from '../layout'
 import type { Form } from '../request'
+import { errorSummary, orInPlace, type FormErrors } from '../forms'
+import { invalid } from '../../common/errors'
 import { permissionPicker } from './teams'
 
 /** `/namespaces/{ns}/tokens`: the viewer's personal tokens and, for managers, service tokens. */
@@ -48,10 +50,25 @@ function tokenRows(
   ])
 }
 
-/** A date input (optional) as an end-of-day UTC timestamp. */
-const expiry = (value: string | undefined) => (value ? new Date(`${value}T23:59:59Z`).toISOString() : undefined)
+/**
+ * A date input (optional) as an end-of-day UTC timestamp. Anything but a real `YYYY-MM-DD` date
+ * (`-1`, `2026-02-31`, what a hand-made post sends) is a 400 on the field, never an exception.
+ */
+function expiry(value: string | undefined): string | undefined {
+  if (!value) return undefined
+  const time = /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T23:59:59Z`) : Number.NaN
+  // Date.parse rolls 2026-02-31 over to March: only a date that reads back the same is one.
+  if (Number.isNaN(time) || new Date(time).toISOString().slice(0, 10) !== value) {
+    const message = 'an expiry date is a calendar date, YYYY-MM-DD'
+    throw invalid('invalid_expiry', `expiresAt: ${message}`, [{ path: 'expiresAt', message }])
+  }
+  return new Date(time).toISOString()
+}
 
-export async function tokensPage(req: DashboardRequest, created?: Created): Promise<Html> {
+/** Errors of a refused create form, shown on the form that was sent. */
+type Refused = { kind: 'personal' | 'service'; errors: FormErrors }
+
+export async function tokensPage(req: DashboardRequest, created?: Created, refused?: Refused): Promise<Html> {
   const { ns, principal } = req.viewer
   const base = href('namespaces', ns, 'tokens')
   const manage = hasNamespacePermission(principal, 'ns:tokens:manage')
@@ -67,13 +84,15 @@ export async function tokensPage(req: DashboardRequest, created?: Created): Prom
       </div>`
     : ''
   const expiryField = html`<label>Expires on (optional) <input type="date" name="expiresAt" /></label>`
+  const errorsOf = (kind: Refused['kind']) => (refused?.kind === kind ? errorSummary(refused.errors) : '')
   const personalCard =
     principal.type === 'user'
       ? card(
           'Personal tokens',
           html`${table('Personal tokens', ['Token', 'Prefix', 'Created', 'Last used', 'Expires', ''], tokenRows(req, personal), 'No personal tokens.')}
             <form method="post" action="${base}/personal" class="inline-form">
-              ${csrfField(req.viewer)} <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
+              ${errorsOf('personal')}${csrfField(req.viewer)}
+              <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
               <button class="button primary" type="submit">Create personal token</button>
             </form>`,
           'personal',
@@ -84,7 +103,8 @@ export async function tokensPage(req: DashboardRequest, created?: Created): Prom
         'Service tokens',
         html`${table('Service tokens', ['Token', 'Prefix', 'Permissions', 'Created', 'Last used', 'Expires', ''], tokenRows(req, service), 'No service tokens.')}
           <form method="post" action="${base}/service" class="stack">
-            ${csrfField(req.viewer)} <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
+            ${errorsOf('service')}${csrfField(req.viewer)}
+            <label>Name <input name="name" required maxlength="200" /></label>${expiryField}
             ${permissionPicker('Permissions of the service principal')}
             <div class="actions"><button class="button primary" type="submit">Create service token</button></div>
           </form>`,
@@ -96,24 +116,45 @@ export async function tokensPage(req: DashboardRequest, created?: Created): Prom
   return layout({ title: 'Tokens', section: 'tokens', viewer: req.viewer, flash: req.flash, body })
 }
 
+/** Field errors of the token forms all go to the summary above the form (its fields are few). */
+const noField = () => undefined
+
 export async function createPersonalAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const created = await createPersonalToken(
-    req.ctx,
-    PersonalTokenInput.parse({ name: form.text('name') ?? '', expiresAt: expiry(form.text('expiresAt')) }),
+  return orInPlace(
+    async () => {
+      const created = await createPersonalToken(
+        req.ctx,
+        PersonalTokenInput.parse({ name: form.text('name') ?? '', expiresAt: expiry(form.text('expiresAt')) }),
+      )
+      return {
+        page: await tokensPage(req, { kind: 'personal', name: created.name, token: created.token }),
+        status: 201,
+      }
+    },
+    noField,
+    (errors) => tokensPage(req, undefined, { kind: 'personal', errors }),
   )
-  return { page: await tokensPage(req, { kind: 'personal', name: created.name, token: created.token }), status: 201 }
 }
 
 export async function createServiceAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
-  const created = await createServiceToken(
-    req.ctx,
-    ServiceTokenInput.parse({
-      name: form.text('name') ?? '',
-      permissions: form.all('permissions'),
-      expiresAt: expiry(form.text('expiresAt')),
-    }),
+  return orInPlace(
+    async () => {
+      const created = await createServiceToken(
+        req.ctx,
+        ServiceTokenInput.parse({
+          name: form.text('name') ?? '',
+          permissions: form.all('permissions'),
+          expiresAt: expiry(form.text('expiresAt')),
+        }),
+      )
+      return {
+        page: await tokensPage(req, { kind: 'service', name: created.name, token: created.token }),
+        status: 201,
+      }
+    },
+    noField,
+    (errors) => tokensPage(req, undefined, { kind: 'service', errors }),
   )
-  return { page: await tokensPage(req, { kind: 'service', name: created.name, token: created.token }), status: 201 }
 }
 
 export async function revokeAction(req: DashboardRequest): Promise<ActionResult> {

@@ -208,7 +208,7 @@ function upstreamOf(form: Form, values: UpstreamValues, current: Upstream | unde
 export async function saveUpstreamAction(req: DashboardRequest, form: Form): Promise<ActionResult> {
   const fw = await getFirewall(req.ctx, req.params.fw)
   const values = valuesFrom(form)
-  const version = formVersion(form) ?? fw.version
+  const version = formVersion(form)
   let index = fw.upstreams.findIndex((u) => u.id === values.id)
   const fieldOf = (path: string) => {
     if (path === 'upstreams') return 'id'
@@ -236,7 +236,7 @@ export async function saveUpstreamAction(req: DashboardRequest, form: Form): Pro
     (path) => (path === 'id' ? 'id' : fieldOf(path)),
     async (errors, stale) => {
       const current = await getFirewall(req.ctx, fw.id)
-      return renderForm(req, current, values, stale ? current.version : version, errors)
+      return renderForm(req, current, values, stale ? current.version : (version ?? current.version), errors)
     },
   )
 }
