@@ -6,6 +6,7 @@ import { pushedPackageIdentity } from '../../server/registry/nuget/package-ident
 import { encodeMultipart } from '../../server/registry/multipart-encode'
 import { parseMultipart } from '../../server/registry/multipart'
 import { UploadRefused } from '../../server/registry/upload-refusal'
+import { xmlFields } from '../../server/registry/xml-fields'
 import { nupkg } from '../fixtures/ecosystems/packages'
 import { zip } from '../fixtures/ecosystems/zip'
 
@@ -14,11 +15,18 @@ function refusal(run: () => unknown): { code: string; declared: string; found: s
   try {
     run()
   } catch (error) {
-    if (error instanceof UploadRefused) return { code: error.code, declared: error.declared, found: error.found }
-    throw error
+    return refusalOf(error)
   }
   return null
 }
+
+function refusalOf(error: unknown): { code: string; declared: string; found: string } {
+  if (error instanceof UploadRefused) return { code: error.code, declared: error.declared, found: error.found }
+  throw error
+}
+
+/** The refusal an async call rejects with, or null when it resolves. */
+const refusalAsync = (run: () => Promise<unknown>) => run().then(() => null, refusalOf)
 
 describe('PyPI distribution file names', () => {
   it('parses wheels (with and without a build tag) and sdists (.tar.gz, .zip, dashes in the name)', () => {
@@ -162,56 +170,92 @@ describe('NuGet pushed packages', () => {
   const nuspec = (metadata: string, doctype = '') =>
     `<?xml version="1.0"?>${doctype}<package><metadata>${metadata}</metadata></package>`
 
-  it('reads id, normalised version and license from the one root nuspec', () => {
-    expect(pushedPackageIdentity(nupkg('Acme.Core', '1.0.0.0-Beta+sha'), 'package.nupkg')).toEqual({
+  it('reads id, normalised version and license from the one root nuspec', async () => {
+    expect(await pushedPackageIdentity(nupkg('Acme.Core', '1.0.0.0-Beta+sha'), 'package.nupkg')).toEqual({
       id: 'Acme.Core',
       version: '1.0.0-Beta',
       license: 'MIT',
     })
     // The manifest entry name is compared case-insensitively.
     const lower = zip({ 'acme.core.nuspec': nuspec('<id>Acme.Core</id><version>1.0</version>') })
-    expect(pushedPackageIdentity(lower, undefined)).toEqual({ id: 'Acme.Core', version: '1.0.0' })
+    expect(await pushedPackageIdentity(lower, undefined)).toEqual({ id: 'Acme.Core', version: '1.0.0' })
   })
 
-  it('refuses ambiguity (two manifests, two ids, a repeated entry) and a manifest named for another id', () => {
+  it('refuses ambiguity (two manifests, two ids, a repeated entry) and a manifest named for another id', async () => {
     const two = zip({
       'A.nuspec': nuspec('<id>A</id><version>1.0</version>'),
       'B.nuspec': nuspec('<id>B</id><version>1.0</version>'),
     })
-    expect(refusal(() => pushedPackageIdentity(two, undefined))?.code).toBe('upload_ambiguous')
+    expect((await refusalAsync(() => pushedPackageIdentity(two, undefined)))?.code).toBe('upload_ambiguous')
     const ids = zip({ 'A.nuspec': nuspec('<id>A</id><id>B</id><version>1.0</version>') })
-    expect(refusal(() => pushedPackageIdentity(ids, undefined))).toEqual({
+    expect(await refusalAsync(() => pushedPackageIdentity(ids, undefined))).toEqual({
       code: 'upload_ambiguous',
       declared: 'A',
       found: 'B',
     })
     const named = zip({ 'Good.nuspec': nuspec('<id>Evil</id><version>1.0</version>') })
-    expect(refusal(() => pushedPackageIdentity(named, undefined))).toEqual({
+    expect(await refusalAsync(() => pushedPackageIdentity(named, undefined))).toEqual({
       code: 'upload_name_mismatch',
       declared: 'Evil',
       found: 'Good',
     })
   })
 
-  it('refuses with a plain 400 what is no package: DOCTYPE entities, malformed XML, bad id or version, no zip', () => {
+  it('refuses with a plain 400 what is no package: DOCTYPE entities, malformed XML, bad id or version, no zip', async () => {
     const cases = [
       zip({ 'A.nuspec': nuspec('<id>&x;</id><version>1.0</version>', '<!DOCTYPE package [<!ENTITY x "A">]>') }),
       zip({ 'A.nuspec': '<package><metadata><id>A</id>' }),
       zip({ 'A B.nuspec': nuspec('<id>A B</id><version>1.0</version>') }),
       zip({ 'A.nuspec': nuspec('<id>A</id><version>one</version>') }),
       zip({ 'lib/A.nuspec': nuspec('<id>A</id><version>1.0</version>') }),
+      zip({
+        'A.nuspec': nuspec(`<id>A</id><version>1.0</version><description>${'x'.repeat(1024 * 1024)}</description>`),
+      }),
       Buffer.from('not a zip'),
     ]
     for (const bytes of cases) {
       let status = 0
       try {
-        pushedPackageIdentity(bytes, 'package.nupkg')
+        await pushedPackageIdentity(bytes, 'package.nupkg')
       } catch (error) {
         status = (error as { status: number }).status
         expect(error).not.toBeInstanceOf(UploadRefused)
       }
       expect(status).toBe(400)
     }
+  })
+})
+
+describe('XML fields', () => {
+  it('matches elements by local name, whatever their namespace prefix, as NuGet reads them', async () => {
+    const xml = '<n:package xmlns:n="urn:x"><n:metadata><n:id n:a="1">A</n:id></n:metadata></n:package>'
+    const field = (await xmlFields(xml, ['package/metadata/id']))?.get('package/metadata/id')?.[0]
+    expect(field?.text).toBe('A')
+    expect(field?.attributes.get('a')).toBe('1')
+  })
+
+  it('reads a 3 MB document in slices, letting other work run in between', async () => {
+    const xml = `<package><metadata>${'<tag a="1">text</tag>'.repeat(150_000)}<id>A</id></metadata></package>`
+    let turns = 0
+    let reading = true
+    const tick = () => {
+      turns++
+      if (reading) setImmediate(tick)
+    }
+    setImmediate(tick)
+    const fields = await xmlFields(xml, ['package/metadata/id'])
+    reading = false
+    expect(fields?.get('package/metadata/id')?.map((f) => f.text)).toEqual(['A'])
+    // One turn per 16 KiB slice at least: the event loop was never held for the whole document.
+    expect(turns).toBeGreaterThan(xml.length / (16 * 1024) / 2)
+  })
+
+  it('refuses a document nested deeper than 64 elements (reading deep nesting costs the parser most)', async () => {
+    const nested = (depth: number) =>
+      `<package><metadata>${'<a>'.repeat(depth)}${'</a>'.repeat(depth)}</metadata></package>`
+    expect(await xmlFields(nested(62), ['package/metadata/id'])).not.toBeNull()
+    expect(await xmlFields(nested(63), ['package/metadata/id'])).toBeNull()
+    expect(await xmlFields(nested(1_000_000), ['package/metadata/id'])).toBeNull()
   })
 })
 

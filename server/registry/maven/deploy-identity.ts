@@ -95,10 +95,13 @@ export function checkDeployPath(rawPath: string): void {
  * and `artifactId` where it declares them (group-level plugin metadata declares neither),
  * and `version` in a snapshot's version-level document. Malformed XML is refused: the
  * document is merged and stored, and Maven would fail to read it.
- * @example checkMetadataCoordinates(path, '<metadata><groupId>org.evil</groupId>...') // throws upload_name_mismatch
+ * @example await checkMetadataCoordinates(path, '<metadata><groupId>org.evil</groupId>...') // throws upload_name_mismatch
  */
-export function checkMetadataCoordinates(path: Extract<MavenPath, { kind: 'metadata' }>, xml: string): void {
-  const fields = xmlFields(xml, ['metadata/groupId', 'metadata/artifactId', 'metadata/version'])
+export async function checkMetadataCoordinates(
+  path: Extract<MavenPath, { kind: 'metadata' }>,
+  xml: string,
+): Promise<void> {
+  const fields = await xmlFields(xml, ['metadata/groupId', 'metadata/artifactId', 'metadata/version'])
   if (!fields) throw new RegistryError(400, `${METADATA} is not well-formed XML (or declares a DOCTYPE)`)
   const colon = path.name.lastIndexOf(':')
   const expected: [string, string | undefined][] = [

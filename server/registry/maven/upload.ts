@@ -64,7 +64,7 @@ export async function putMavenMetadata(
 ): Promise<void> {
   const target = requirePublishTarget(request)
   const body = await readBodyBytes(request, 16 * 1024 * 1024)
-  if (!path.checksum) checkMetadataCoordinates(path, body.toString('utf8'))
+  if (!path.checksum) await checkMetadataCoordinates(path, body.toString('utf8'))
   if (path.snapshotVersion) return relayResponse(request, await put(request, target, path.path, body))
   const documentPath = path.checksum ? path.path.slice(0, -(path.checksum.length + 1)) : path.path
   const stored = await fetchMavenFile(request, target, documentPath)

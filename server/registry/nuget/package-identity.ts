@@ -16,6 +16,8 @@ interface PushedPackage {
 // NuGet's package id rule (PackageIdValidator): word runs joined by `.`, `-` or `_`, at most 100.
 const PACKAGE_ID = /^[\p{L}\p{N}_]+(?:[._-][\p{L}\p{N}_]+)*$/u
 const MAX_ID_LENGTH = 100
+/** Largest nuspec read (inflated): real ones are a few KB; parsing is about a microsecond a byte. */
+const MAX_MANIFEST_BYTES = 1024 * 1024
 const FIELDS = ['package/metadata/id', 'package/metadata/version', 'package/metadata/license'] as const
 
 const invalid = (message: string) => new RegistryError(400, message)
@@ -42,8 +44,8 @@ function manifestEntry(names: readonly string[]): string {
       manifests.slice(1).join(', '),
       `the pushed package holds ${manifests.length} manifests at its root (${manifests.join(', ')})`,
     )
-  const lower = names.map((name) => name.toLowerCase())
-  const repeated = lower.find((name, i) => lower.indexOf(name) !== i)
+  const seen = new Set<string>()
+  const repeated = names.map((name) => name.toLowerCase()).find((name) => seen.size === seen.add(name).size)
   if (repeated !== undefined)
     throw new UploadRefused(
       'upload_ambiguous',
@@ -76,16 +78,16 @@ function single(fields: Map<string, { text: string }[]>, path: (typeof FIELDS)[n
  * the same id, case-insensitively; the version is judged in NuGet's normalised form. Throws
  * `UploadRefused` (400, both values named) on a mismatch or an ambiguity, and a plain 400 on
  * a package that is not one.
- * @example pushedPackageIdentity(nupkgBytes, 'package.nupkg') // { id: 'Acme.Core', version: '1.0.0', license: 'MIT' }
+ * @example await pushedPackageIdentity(nupkgBytes, 'package.nupkg') // { id: 'Acme.Core', version: '1.0.0', license: 'MIT' }
  */
-export function pushedPackageIdentity(nupkg: Buffer, filename: string | undefined): PushedPackage {
+export async function pushedPackageIdentity(nupkg: Buffer, filename: string | undefined): Promise<PushedPackage> {
   if (filename !== undefined) plainFileName(filename, 'the pushed package')
   const names = entryNames(nupkg)
   if (!names) throw invalid('the pushed package is not a zip archive (.nupkg)')
   const entry = manifestEntry(names)
-  const bytes = readZipEntry(nupkg, (name) => name === entry)
-  if (!bytes) throw invalid(`the manifest ${entry} is larger than the firewall reads`)
-  const fields = xmlFields(bytes.toString('utf8'), FIELDS)
+  const bytes = readZipEntry(nupkg, (name) => name === entry, MAX_MANIFEST_BYTES)
+  if (!bytes) throw invalid(`the manifest ${entry} is larger than ${MAX_MANIFEST_BYTES} bytes`)
+  const fields = await xmlFields(bytes.toString('utf8'), FIELDS)
   if (!fields) throw invalid(`the manifest ${entry} is not well-formed XML (or declares a DOCTYPE)`)
   const id = single(fields, 'package/metadata/id', 'id').text.trim()
   const rawVersion = single(fields, 'package/metadata/version', 'version').text.trim()

@@ -48,7 +48,7 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
   if (!part) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
   if (packages.length > 1)
     throw new UploadRefused('upload_ambiguous', 'one package', `${packages.length} files`, 'a push holds one package')
-  const nuspec = pushedPackageIdentity(part.data, part.filename)
+  const nuspec = await pushedPackageIdentity(part.data, part.filename)
   const policy = await loadPolicy(request)
   const facts = {
     ecosystem: 'nuget' as const,
