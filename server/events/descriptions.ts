@@ -20,7 +20,7 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<FixedEventType | 'audit.*', string>
   'config.webhook.updated': 'A webhook changed, including a secret rotation and a quarantine release.',
   'config.webhook.deleted': 'A webhook was deleted.',
   'package.published':
-    'A package version passed the upload rules and was forwarded to the publish-target upstream. Maven and PyPI send one per uploaded file (`file`).',
+    'A package version passed the upload rules and was forwarded to the publish-target upstream. Maven and PyPI send one per uploaded file, `file` being the upload request path below the firewall prefix (Maven `{group/path}/{artifactId}/{version}/{file}`, PyPI `legacy/`).',
   'package.unlisted': 'A NuGet package version was unlisted on the publish-target upstream.',
   'exception-request.created':
     'A developer asked for an exception; `request` holds the proposal and the justification.',

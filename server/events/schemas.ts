@@ -103,6 +103,7 @@ export const PackageData = z.object({
   version: z.string(),
   actor: Actor,
   upstream: z.string().optional(),
+  /** Spec 6.5: the upload request path below the firewall prefix (Maven, PyPI), as the client sent it. */
   file: z.string().optional(),
 })
 

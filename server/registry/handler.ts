@@ -76,7 +76,8 @@ function originOf(event: H3Event, services: Services): string {
 }
 
 function sendError(exchange: RegistryExchange, error: unknown, requestId: string, firewall: string | undefined): void {
-  if (error instanceof RegistryError) return sendJson(exchange, error.status, { error: error.message }, error.headers)
+  if (error instanceof RegistryError)
+    return sendJson(exchange, error.status, error.body(), error.headers, error.contentType)
   if (error instanceof HttpProblem) return sendJson(exchange, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
     // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.

@@ -16,6 +16,16 @@ export class RegistryError extends Error {
   ) {
     super(message)
   }
+
+  /** The answer's media type; a refusal with a stable code answers an RFC 9457 problem. */
+  get contentType(): string {
+    return 'application/json'
+  }
+
+  /** The answer's JSON body; always carries `error`, the text npm prints. */
+  body(): Record<string, unknown> {
+    return { error: this.message }
+  }
 }
 
 /** Seconds a client should wait before retrying after an upstream outage. */

@@ -198,7 +198,7 @@ describe('PyPI legacy upload through the firewall', () => {
       ecosystem: 'pypi',
       version: '0.1',
       upstream: 'internal-py',
-      file: 'files/fw-new/fw_new-0.1-py3-none-any.whl',
+      file: 'legacy/',
       actor: { userId: 'owner' },
     })
     expect(await proxy.log('py', { packageName: 'fw-new' })).toMatchObject([

@@ -18,6 +18,8 @@ export interface NugetUpstream extends Loopback {
   versions: Map<string, Version[]>
   /** Lower-case ids whose registration answers 500 (a failing upstream). */
   brokenRegistrations: Set<string>
+  /** Pushes received (any body), in order: the multipart body's content type. */
+  pushes: string[]
 }
 
 /** Starts the feed; push and delete need `X-NuGet-ApiKey: apiKey`. */
@@ -30,6 +32,7 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
   }
   let base = ''
   const brokenRegistrations = new Set<string>()
+  const pushes: string[] = []
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
     const json = (body: unknown) => send(res, 200, JSON.stringify(body), 'application/json')
@@ -46,6 +49,7 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     if (path.startsWith('/api/v2/package')) {
       if (req.headers['x-nuget-apikey'] !== options.apiKey) return send(res, 403, 'bad api key')
       if (req.method === 'PUT' && path === '/api/v2/package') {
+        pushes.push(String(req.headers['content-type']))
         const form = await new Response(new Uint8Array(await bodyOf(req)), {
           headers: { 'content-type': req.headers['content-type']! },
         }).formData()
@@ -102,5 +106,5 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     send(res, 404, 'not found')
   })
   base = loopback.url
-  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions, brokenRegistrations }
+  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions, brokenRegistrations, pushes }
 }

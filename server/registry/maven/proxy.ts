@@ -1,5 +1,6 @@
 import { serveMavenFile, serveMavenMetadata } from './download'
 import { parseMavenPath } from './paths'
+import { checkDeployPath } from './deploy-identity'
 import { putMavenFile, putMavenMetadata } from './upload'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError } from '../responses'
@@ -10,6 +11,8 @@ import { RegistryError } from '../responses'
  */
 export async function handleMaven(request: ProxyRequest): Promise<void> {
   const method = request.method
+  // A deploy's path must be the layout path of what it is judged as (400 before anything else).
+  if (method === 'PUT') checkDeployPath(request.path)
   const path = parseMavenPath(request.path)
   if (!path) throw new RegistryError(404, `${request.path} is not a Maven repository path`)
   if (method === 'GET' || method === 'HEAD')

@@ -4,6 +4,7 @@ import { relayResponse, requirePublishTarget } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
 import { fetchMavenFile } from './download'
 import { checksumOf, mergeMetadata } from './metadata'
+import { checkMetadataCoordinates } from './deploy-identity'
 import type { MavenPath } from './paths'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes } from '../request-body'
@@ -53,7 +54,7 @@ export async function putMavenFile(request: ProxyRequest, path: Extract<MavenPat
 }
 
 /**
- * `PUT maven-metadata.xml`: merged with what the target holds (a deploying client read the
+ * `PUT maven-metadata.xml`: refused when it names other coordinates than its path, else merged with what the target holds (a deploying client read the
  * filtered document and must not erase versions it was not shown). Its checksum files are
  * recomputed from what the target then stores, since the client hashed its own version.
  */
@@ -63,6 +64,7 @@ export async function putMavenMetadata(
 ): Promise<void> {
   const target = requirePublishTarget(request)
   const body = await readBodyBytes(request, 16 * 1024 * 1024)
+  if (!path.checksum) await checkMetadataCoordinates(path, body.toString('utf8'))
   if (path.snapshotVersion) return relayResponse(request, await put(request, target, path.path, body))
   const documentPath = path.checksum ? path.path.slice(0, -(path.checksum.length + 1)) : path.path
   const stored = await fetchMavenFile(request, target, documentPath)

@@ -10,6 +10,7 @@ import { readBodyBytes, readJson } from '../request-body'
 import { blockedMessage, RegistryError } from '../responses'
 import { callUpstream, escapePackageName, upstreamAuthorization, upstreamUrl } from '../upstream/client'
 import { requirePublishTarget } from '../upstream/artifacts'
+import { checkPublishIdentity } from './publish-identity'
 
 /** Sends a write to the publish target and relays its answer (status and body) to the client. */
 async function forward(
@@ -39,13 +40,17 @@ async function relay(request: ProxyRequest, response: Response): Promise<void> {
 }
 
 /**
- * `PUT /{name}` with `_attachments`: the upload decision for each version in the body. A
- * block answers 403 (npm prints its `error`); otherwise the unchanged body goes to the publish
- * target, and a 2xx there emits `package.published` with the decision's log entry, atomically.
+ * `PUT /{name}` with `_attachments`: the body must name only the URL's package and its
+ * versions (400 otherwise, nothing forwarded), then the upload decision for each version. A
+ * block answers 403 (npm prints its `error`); otherwise the body as parsed and judged is
+ * re-serialised to the publish target (a repeated JSON key cannot mean one thing here and
+ * another there), and a 2xx there emits `package.published` with the decision's log entry,
+ * atomically.
  */
-async function publish(request: ProxyRequest, name: string, raw: Buffer, body: Record<string, unknown>): Promise<void> {
+async function publish(request: ProxyRequest, name: string, body: Record<string, unknown>): Promise<void> {
   const target = requirePublishTarget(request)
-  const versions = Object.entries((body.versions ?? {}) as Record<string, Manifest>)
+  checkPublishIdentity(name, body)
+  const versions = Object.entries(body.versions as Record<string, Manifest>)
   if (versions.length === 0) throw new RegistryError(400, 'a publish body needs at least one version')
   const [chain, ctx] = await Promise.all([
     firewallChain(request.services, request.ns, request.firewall),
@@ -71,7 +76,7 @@ async function publish(request: ProxyRequest, name: string, raw: Buffer, body: R
     await recordDecision(request.services, blocked)
     throw new RegistryError(403, blockedMessage(blocked.decision, name, blocked.facts.version, request))
   }
-  const response = await forward(request, target, 'PUT', escapePackageName(name), raw)
+  const response = await forward(request, target, 'PUT', escapePackageName(name), Buffer.from(JSON.stringify(body)))
   const published = response.ok
   for (const record of records) {
     await recordDecision(
@@ -94,7 +99,11 @@ export async function putPackage(request: ProxyRequest, name: string, rest: stri
     throw new RegistryError(400, 'expected a package document')
   const body = json as Record<string, unknown>
   const attachments = body._attachments as Record<string, unknown> | undefined
-  if (rest.length === 0 && attachments && Object.keys(attachments).length > 0) return publish(request, name, raw, body)
+  const uploads = Boolean(attachments && typeof attachments === 'object' && Object.keys(attachments).length > 0)
+  // Only `PUT /{name}` is judged as an upload: attachments anywhere else would bypass the decision.
+  if (uploads && rest.length > 0)
+    throw new RegistryError(400, `a publish (a body with _attachments) goes to PUT /${name}`)
+  if (uploads) return publish(request, name, body)
   const target = requirePublishTarget(request)
   const path = [escapePackageName(name), ...rest.map(encodeURIComponent)].join('/')
   const response = await forward(request, target, 'PUT', path, raw)

@@ -1,10 +1,11 @@
 import type { Upstream } from '../../firewall/schema'
-import { normalizeNuGet } from '../../firewall/rules/versions/nuget'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
 import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
 import { parseMultipart } from '../multipart'
-import { nuspecOf } from './nupkg'
+import { pushedPackageIdentity } from './package-identity'
+import { encodeMultipart } from '../multipart-encode'
+import { UploadRefused } from '../upload-refusal'
 import { upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes } from '../request-body'
@@ -31,30 +32,38 @@ const forget = (request: ProxyRequest, id: string) =>
 
 /**
  * `PUT api/v2/package` (`nuget push`: multipart, the .nupkg as the file part): the upload
- * decision for the nuspec's id and version, then the unchanged body to the target's
- * PackagePublish resource with the target's API key; a 2xx emits `package.published`.
+ * decision for the nuspec's id and version (read as the feed reads them, see
+ * package-identity.ts; 400 and nothing forwarded when the package is ambiguous), then that
+ * one part, re-encoded, to the target's PackagePublish resource with the target's API key;
+ * a 2xx emits `package.published`.
  */
 export async function pushPackage(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
   const contentType = String(request.headers['content-type'] ?? '')
   const raw = await readBodyBytes(request, request.maxBodyBytes)
-  const part = (await parseMultipart(raw, contentType))?.find((p) => p.filename !== undefined || p.name === 'package')
-  const nuspec = part ? nuspecOf(part.data) : null
-  if (!nuspec)
-    throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
+  const packages = (await parseMultipart(raw, contentType))?.filter(
+    (p) => p.filename !== undefined || p.name === 'package',
+  )
+  const part = packages?.[0]
+  if (!part) throw new RegistryError(400, 'expected a multipart body holding a .nupkg with a .nuspec (id and version)')
+  if (packages.length > 1)
+    throw new UploadRefused('upload_ambiguous', 'one package', `${packages.length} files`, 'a push holds one package')
+  const nuspec = await pushedPackageIdentity(part.data, part.filename)
   const policy = await loadPolicy(request)
   const facts = {
     ecosystem: 'nuget' as const,
     packageName: nuspec.id,
-    version: normalizeNuGet(nuspec.version) ?? nuspec.version,
+    version: nuspec.version,
     published: new Date(policy.ctx.now).toISOString(),
     ...(nuspec.license ? { license: nuspec.license } : {}),
   }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
+  // The package that was judged, alone and re-encoded: the feed cannot read another part.
+  const forwarded = encodeMultipart([part])
   const response = await callUpstream(target, await publishUrl(request, target), {
     method: 'PUT',
-    body: raw,
-    headers: targetHeaders(target, { 'content-type': contentType }),
+    body: forwarded.body,
+    headers: targetHeaders(target, { 'content-type': forwarded.contentType }),
     authorization: 'username' in (target.credentials ?? {}) ? upstreamAuthorization(target) : undefined,
     timeoutMs: request.scope.timeoutMs,
   })

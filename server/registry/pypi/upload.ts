@@ -9,15 +9,35 @@ import { readBodyBytes } from '../request-body'
 import { RegistryError } from '../responses'
 import { callUpstream } from '../upstream/client'
 import { pypiUrl } from './endpoint'
-import { proxyFileUrl } from './render'
+import { checkDistributionFile } from './distribution-file'
+import { encodeMultipart } from '../multipart-encode'
+import { plainFileName, UploadRefused } from '../upload-refusal'
+
+/** Form fields the decision reads: each must come once, or the upstream may read another copy. */
+const SINGLE_FIELDS = [':action', 'name', 'version', 'content', 'license', 'license_expression'] as const
+
+/** Refuses a form that holds a decided-on field twice (parsers differ on which copy wins). */
+function requireSingleFields(parts: readonly { name: string }[]): void {
+  for (const field of SINGLE_FIELDS) {
+    const count = parts.filter((p) => p.name === field).length
+    if (count > 1)
+      throw new UploadRefused(
+        'upload_ambiguous',
+        field,
+        `${count} copies`,
+        `the upload holds the field ${field} ${count} times`,
+      )
+  }
+}
 
 /**
  * `POST legacy/` (twine's upload API: multipart with `:action=file_upload`, `name`,
- * `version`, the file as `content`): the upload decision for that one file, then the
- * unchanged body to the publish target (its repository root, where pypiserver, devpi,
- * Nexus and Artifactory take uploads). A 2xx there emits `package.published` with `file` set
- * to the file's path below the firewall prefix (`files/{project}/{filename}`), atomically
- * with the decision's log entry.
+ * `version`, the file as `content`): the file name must be a wheel or sdist of that name and
+ * version (else 400, nothing forwarded), then the upload decision for that one file, then the
+ * parts that were judged, re-encoded, to the publish target (its repository root, where
+ * pypiserver, devpi, Nexus and Artifactory take uploads). A 2xx there emits
+ * `package.published` with `file` set to the upload request path below the firewall prefix
+ * (spec 6.5: `legacy/`), atomically with the decision's log entry.
  */
 export async function uploadFile(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
@@ -32,6 +52,9 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   const version = formField(parts, 'version')?.trim()
   const content = parts.find((p) => p.name === 'content' && p.filename !== undefined)
   if (!name || !version || !content) throw new RegistryError(400, 'an upload needs name, version and a content file')
+  requireSingleFields(parts)
+  checkDistributionFile(name, version, content.filename)
+  for (const part of parts) if (part.filename !== undefined) plainFileName(part.filename, name)
   const license = formField(parts, 'license_expression')?.trim() || formField(parts, 'license')?.trim()
 
   const policy = await loadPolicy(request)
@@ -43,15 +66,16 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
     ...(license ? { license } : {}),
   }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
+  const forwarded = encodeMultipart(parts)
   const response = await callUpstream(target, pypiUrl(target, ''), {
     method: 'POST',
-    body: raw,
-    headers: { 'content-type': String(contentType) },
+    body: forwarded.body,
+    headers: { 'content-type': forwarded.contentType },
     authorization: pypiAuthorization(target),
     timeoutMs: request.scope.timeoutMs,
   })
-  // `file` is the file's path below the firewall prefix, as Maven's is: where it is downloaded from.
-  const file = proxyFileUrl('', normalizePackageName('pypi', name), content.filename ?? '')
+  // Spec 6.5: the upload request path, below the firewall prefix as Maven's is (`legacy/`).
+  const file = request.path.replace(/^\/+/, '')
   const published = response.ok ? [packageEvent(request, 'package.published', facts, target.id, file)] : []
   await recordDecision(request.services, record, published)
   if (response.ok) await forgetDocument(request.scope, `pypi:${normalizePackageName('pypi', name)}`)
