@@ -1,6 +1,6 @@
 import { ZodError } from 'zod'
 import { DomainError, type DomainErrorKind, type FieldError } from '../common/errors'
-import { StorageFailure } from '../../storage/storage-failure'
+import { isStorageFailure } from '../../storage/storage-failure'
 import { isClientAbort } from './client-abort'
 
 /** An RFC 9457 problem details body with the contract's stable `code`. */
@@ -113,7 +113,7 @@ export function toProblem(error: unknown): { problem: Problem; headers: Record<s
       unexpected: false,
     }
   }
-  if (error instanceof StorageFailure) {
+  if (isStorageFailure(error)) {
     return {
       problem: problemOf(503, 'storage_unavailable', 'storage is unavailable; retry later'),
       headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },

@@ -6,7 +6,7 @@ import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { HttpProblem, STATUS_BY_KIND, STORAGE_RETRY_AFTER_SECONDS } from '../http/problem'
-import { StorageFailure } from '../../storage/storage-failure'
+import { isStorageFailure } from '../../storage/storage-failure'
 import { authenticateCaller, enforceTokenRateLimit, isRateLimited, openRequest } from '../http/edge'
 import { auditRefusal } from '../http/refusal-audit'
 import { requestOrigin } from '../http/request-origin'
@@ -97,8 +97,8 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
       { 'retry-after': String(RETRY_AFTER_SECONDS) },
     )
   }
-  if (error instanceof StorageFailure) {
-    logger.error('registry request failed: storage unavailable', { requestId, firewall, reason: error.message })
+  if (isStorageFailure(error)) {
+    logger.error('registry request failed: storage unavailable', { requestId, firewall, reason: (error as Error).message })
     return sendJson(
       exchange,
       503,
@@ -107,7 +107,7 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
     )
   }
   if (error instanceof IntegrityMismatch) {
-    logger.error('tarball integrity mismatch', { requestId, firewall, reason: error.message })
+    logger.error('tarball integrity mismatch', { requestId, firewall, reason: (error as Error).message })
     return sendJson(exchange, 502, { error: `${error.message} (request id ${requestId})` })
   }
   logger.error('registry request failed', { requestId, firewall, error: (error as Error)?.stack ?? String(error) })
