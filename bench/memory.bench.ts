@@ -11,6 +11,8 @@
  * squares over every 10 s reading). Asserts nothing.
  *   npm run bench:memory                  (builds first when the build is stale)
  *   npm run bench:memory -- --minutes 3
+ *   npm run bench:memory -- --snapshots /tmp/snaps   (heap snapshots after the warm-up and every 5 minutes,
+ *                                                     each after a full GC; compare with scripts/memory/heap-diff.mjs)
  */
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -38,7 +40,7 @@ const PACKAGES = [
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-const { values } = parseArgs({ options: { minutes: { type: 'string' } } })
+const { values } = parseArgs({ options: { minutes: { type: 'string' }, snapshots: { type: 'string' } } })
 const minutes = Number(values.minutes ?? 10)
 if (!Number.isFinite(minutes) || minutes <= 0) throw new Error(`--minutes must be a positive number`)
 const durationMs = minutes * 60_000
@@ -149,6 +151,10 @@ async function main(): Promise<void> {
     REDIS_URL: await redisUrl(),
     REDIS_PREFIX: uniquePrefix('bench-memory'),
     BOOTSTRAP_TOKEN: TOKEN,
+    // SIGUSR2 writes a heap snapshot (V8 collects garbage first) into the directory.
+    ...(values.snapshots
+      ? { NODE_OPTIONS: `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${resolve(values.snapshots)}` }
+      : {}),
   }
   const cluster = new Cluster(resolve(process.env.SERVER_ENTRY ?? '.output/server/index.mjs'), env, runDir)
   const streams = new AbortController()
@@ -181,6 +187,7 @@ async function main(): Promise<void> {
     )
     console.log('  minute  retained heap MiB  RSS MiB  deliveries  events delivered')
     let nextPrint = started + 60_000
+    const snapshotAt = values.snapshots ? [2, 5, 10, 15, 20, 25, 30].map((m) => started + m * 60_000) : []
     await cluster.sampleMemory()
     const print = async (minute: string) => {
       const last = instance.samples.at(-1)
@@ -194,6 +201,11 @@ async function main(): Promise<void> {
     while (Date.now() - started < durationMs) {
       await sleep(Math.min(SAMPLE_EVERY_MS, durationMs - (Date.now() - started)))
       await cluster.sampleMemory()
+      if (snapshotAt.length && Date.now() >= snapshotAt[0]) {
+        snapshotAt.shift()
+        process.kill(instance.pid, 'SIGUSR2')
+        console.log(`  (heap snapshot at ${((Date.now() - started) / 60_000).toFixed(1)} min into ${values.snapshots})`)
+      }
       if (Date.now() >= nextPrint) {
         await print(String(Math.round((Date.now() - started) / 60_000)))
         nextPrint += 60_000
