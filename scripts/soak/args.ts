@@ -24,14 +24,18 @@ export interface SoakOptions {
   verbose: boolean
   /** The servers' storage: one Redis, or a 3-master Redis Cluster (REDIS_CLUSTER_NODES, else one started for the run). */
   storage: 'redis' | 'cluster'
+  /** One more process, never killed, whose retained heap is followed for the whole run (`--no-witness` turns it off). */
+  witness: boolean
   /** Nodes of an existing cluster for `storage: 'cluster'` (default REDIS_CLUSTER_NODES; unset: one is started). */
   clusterNodes?: string
 }
 
 export const USAGE = `usage: npm run soak -- [--minutes N | --seconds N] [--kill-every MIN-MAX] [--processes 3]
-       [--drain-timeout SECONDS] [--doom-rate 0.015] [--buffer 5000] [--cluster] [--quiet]
+       [--drain-timeout SECONDS] [--doom-rate 0.015] [--buffer 5000] [--cluster] [--no-witness] [--quiet]
   --cluster     the servers share a Redis Cluster (REDIS_CLUSTER_NODES, else a 3-master one
                 started for the run with redis-server) instead of one Redis
+  --no-witness  no extra never-killed process (its retained heap after a full GC must stay flat
+                after warm-up: under 1 MiB per 10 minutes)
   SERVER_ENTRY  built server (default .output/server/index.mjs; build one with
                 NITRO_OUTPUT_DIR=.output-soak npx nitro build)
   REDIS_URL     Redis to use (default: a private redis-server on a free loopback port)`
@@ -65,6 +69,7 @@ export function defaultOptions(overrides: Partial<SoakOptions> = {}): SoakOption
     serverEnv: {},
     verbose: true,
     storage: 'redis',
+    witness: true,
     ...overrides,
   }
 }
@@ -93,6 +98,7 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
       buffer: { type: 'string' },
       quiet: { type: 'boolean' },
       cluster: { type: 'boolean' },
+      'no-witness': { type: 'boolean' },
       help: { type: 'boolean' },
     },
   })
@@ -123,5 +129,6 @@ export function parseSoakArgs(argv: string[]): SoakOptions {
     buffer: positive('buffer', values.buffer, base.buffer),
     verbose: !values.quiet,
     storage: values.cluster ? 'cluster' : 'redis',
+    witness: !values['no-witness'],
   }
 }

@@ -1,14 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
-import { createWriteStream, readFileSync } from 'node:fs'
+import { createWriteStream } from 'node:fs'
 import { join } from 'node:path'
 import { freePort } from '../../test/support/server'
+import { probeArgs, sampleRetained } from '../memory/probe-client'
+import type { RetainedSample } from '../memory/trend'
 
-/** One heap / RSS reading of a server process (from its /metrics, else /proc). */
-export interface MemorySample {
-  at: number
-  heapUsed: number
-  rss: number
-}
+/** One post-GC reading of a server process (retained heap and RSS, through the memory probe). */
+export type MemorySample = RetainedSample
 
 /** One OS process that served a slot, from spawn to exit. */
 export interface Instance {
@@ -19,6 +17,8 @@ export interface Instance {
   exitedAt?: number
   /** True when the soak killed it; an exit without this is a crash. */
   killedBySoak: boolean
+  /** The memory witness: never killed, so its retained heap can be followed over the whole run. */
+  witness: boolean
   exit?: { code: number | null; signal: NodeJS.Signals | null }
   samples: MemorySample[]
 }
@@ -30,6 +30,9 @@ interface Slot {
   child: ChildProcess | null
   instance: Instance | null
   ready: boolean
+  witness: boolean
+  /** Env of this slot over the cluster's. */
+  env: Record<string, string>
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -37,7 +40,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 /**
  * N copies of the built server on one Redis, each on a fixed loopback port per slot (a restart
  * reuses it), with their output in `logDir/slot-N.log`. `chaos()` SIGKILLs a random slot every
- * few seconds and restarts it; `sampleMemory()` records heap and RSS of every live process.
+ * few seconds and restarts it, sparing the memory witness (`addWitness`); `sampleMemory()` records
+ * the retained heap (after a full GC, through scripts/memory/probe.mjs) and RSS of every live process.
  */
 export class Cluster {
   readonly instances: Instance[] = []
@@ -57,11 +61,33 @@ export class Cluster {
   async start(count: number): Promise<void> {
     for (let index = 0; index < count; index++) {
       const port = await freePort()
-      this.slots.push({ index, port, url: `http://127.0.0.1:${port}`, child: null, instance: null, ready: false })
+      this.slots.push(this.slot(index, port, false, {}))
     }
     // The first process bootstraps the namespace alone; the others join an initialised storage.
     await this.launch(this.slots[0])
     await Promise.all(this.slots.slice(1).map((slot) => this.launch(slot)))
+  }
+
+  private slot(index: number, port: number, witness: boolean, env: Record<string, string>): Slot {
+    return { index, port, url: `http://127.0.0.1:${port}`, child: null, instance: null, ready: false, witness, env }
+  }
+
+  /**
+   * One more process, never killed: the memory witness, whose retained heap is followed for the whole
+   * run (a killed process lives a minute or two, mostly warm-up). It serves API calls and installs like
+   * the others. Started after the webhooks exist and with a long lease (`env`), so it rarely holds a
+   * webhook: the chaos would have to spare that webhook's sender.
+   */
+  async addWitness(env: Record<string, string>): Promise<number> {
+    const slot = this.slot(this.slots.length, await freePort(), true, env)
+    this.slots.push(slot)
+    await this.launch(slot)
+    return slot.index
+  }
+
+  /** Slots the chaos may kill (all but the witness). */
+  killable(index: number): boolean {
+    return this.slots[index] !== undefined && !this.slots[index].witness
   }
 
   /** URLs of the processes that answer now. */
@@ -90,17 +116,22 @@ export class Cluster {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       ...this.env,
+      ...slot.env,
       PORT: String(slot.port),
       NITRO_PORT: String(slot.port),
       HOST: '127.0.0.1',
       NITRO_HOST: '127.0.0.1',
     }
-    const child = spawn(process.execPath, [this.entry], { env, stdio: ['ignore', 'pipe', 'pipe'] })
+    const child = spawn(process.execPath, [...probeArgs(), this.entry], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    })
     const instance: Instance = {
       slot: slot.index,
       pid: child.pid!,
       startedAt: Date.now(),
       killedBySoak: false,
+      witness: slot.witness,
       samples: [],
     }
     log.write(`--- pid ${child.pid} started ${new Date().toISOString()}\n`)
@@ -133,7 +164,7 @@ export class Cluster {
   /** SIGKILLs one slot's process and starts a new one on the same port. */
   async killAndRestart(index: number): Promise<void> {
     const slot = this.slots[index]
-    if (!slot.child || !slot.instance || slot.instance.exit) return
+    if (!slot.child || !slot.instance || slot.instance.exit || slot.witness) return
     const child = slot.child
     const kill = { at: Date.now(), slot: index, pid: child.pid!, restartedMs: undefined as number | undefined }
     slot.ready = false
@@ -166,10 +197,15 @@ export class Cluster {
         const until = Date.now() + wait
         while (this.chaosRunning && Date.now() < until) await sleep(Math.min(250, until - Date.now()))
         if (!this.chaosRunning) break
-        const chosen = (await pickSlot?.().catch(() => null)) ?? {
-          slot: Math.floor(Math.random() * this.slots.length),
-          why: 'random',
-        }
+        const picked = await pickSlot?.().catch(() => null)
+        const others = this.slots.filter((slot) => !slot.witness)
+        const chosen =
+          picked && this.killable(picked.slot)
+            ? picked
+            : {
+                slot: others[Math.floor(Math.random() * others.length)].index,
+                why: picked ? `random (${picked.why} is the witness)` : 'random',
+              }
         if (!this.chaosRunning) break
         const index = chosen.slot
         onKill?.(index, chosen.why)
@@ -190,17 +226,13 @@ export class Cluster {
     for (const slot of this.slots) if (!slot.ready && slot.instance?.exit) await this.launch(slot)
   }
 
-  /** Heap (prom-client `nodejs_heap_size_used_bytes`) and RSS of every ready process. */
+  /** Retained heap (after a full GC) and RSS of every ready process, one after the other (each GC pauses its process). */
   async sampleMemory(): Promise<void> {
-    await Promise.all(
-      this.slots
-        .filter((slot) => slot.ready && slot.instance)
-        .map(async (slot) => {
-          const instance = slot.instance!
-          const sample = await readMemory(slot.url, instance.pid).catch(() => null)
-          if (sample && !instance.exit) instance.samples.push(sample)
-        }),
-    )
+    for (const slot of this.slots.filter((slot) => slot.ready && slot.instance && slot.child)) {
+      const instance = slot.instance!
+      const sample = await sampleRetained(slot.child!).catch(() => null)
+      if (sample && !instance.exit) instance.samples.push(sample)
+    }
   }
 
   /** SIGTERM everything (graceful), SIGKILL what is left after 15 s. */
@@ -220,20 +252,4 @@ export class Cluster {
       }),
     )
   }
-}
-
-async function readMemory(url: string, pid: number): Promise<MemorySample> {
-  const text = await (await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(5_000) })).text()
-  const gauge = (name: string) => {
-    const match = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)`, 'm').exec(text)
-    return match ? Number(match[1]) : NaN
-  }
-  let heapUsed = gauge('nodejs_heap_size_used_bytes')
-  let rss = gauge('process_resident_memory_bytes')
-  if (!Number.isFinite(rss)) {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
-    rss = Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? NaN) * 1024
-  }
-  if (!Number.isFinite(heapUsed)) heapUsed = NaN
-  return { at: Date.now(), heapUsed, rss }
 }

@@ -1,4 +1,5 @@
 import type { SoakResult } from './soak'
+import { memoryTable, slopeLine } from './memory'
 
 const MiB = 1024 * 1024
 const mib = (bytes: number | undefined) =>
@@ -101,8 +102,14 @@ export function formatReport(result: SoakResult): string {
       }),
     ]),
   )
-  lines.push('', 'memory per slot (heap used / RSS, MiB; first process at start, last process at end):')
-  const slots = [...new Set(result.instances.map((i) => i.slot))].sort()
+  lines.push(
+    '',
+    'retained heap / RSS per slot (MiB; retained = heap in use after a full GC; * = process restarted that minute):',
+  )
+  lines.push(memoryTable(result.instances, result.startedAt))
+  lines.push(slopeLine(result.memory))
+  lines.push('', 'memory per slot (retained heap / RSS, MiB; first process at start, last process at end):')
+  const slots = [...new Set(result.instances.map((i) => i.slot))].sort((a, b) => a - b)
   lines.push(
     table([
       ['slot', 'processes', 'heap start', 'heap end', 'rss start', 'rss end', 'longest life', 'its heap start->end'],
@@ -117,13 +124,13 @@ export function formatReport(result: SoakResult): string {
         return [
           String(slot),
           String(result.instances.filter((i) => i.slot === slot).length),
-          mib(start?.heapUsed),
-          mib(end?.heapUsed),
+          mib(start?.retainedHeap),
+          mib(end?.retainedHeap),
           mib(start?.rss),
           mib(end?.rss),
           life,
           longest
-            ? `${mib(longest.samples[0].heapUsed).trim()} -> ${mib(longest.samples.at(-1)!.heapUsed).trim()}`
+            ? `${mib(longest.samples[0].retainedHeap).trim()} -> ${mib(longest.samples.at(-1)!.retainedHeap).trim()}`
             : '-',
         ]
       }),

@@ -8,6 +8,7 @@ import type { BackendOptions } from '../../storage'
 import { SERVER_ENV_DEFAULTS, type SoakOptions } from './args'
 import { checkHook, type HookReport, type Observations } from './checks'
 import { Cluster, type Instance } from './cluster'
+import { memoryVerdict, type MemoryVerdict } from './memory'
 import { metricTotals, readEventLog, RecordWatcher, webhookState } from './observe'
 import { Producer, type ProducerStats } from './producer'
 import { SoakReceiver } from './receiver'
@@ -25,6 +26,9 @@ export interface SoakResult {
   crashes: Instance[]
   instances: Instance[]
   producer: ProducerStats
+  /** When producing started (ms since epoch): time 0 of the memory table. */
+  startedAt: number
+  memory: MemoryVerdict
   violations: string[]
 }
 
@@ -77,6 +81,8 @@ export async function runSoak(
   try {
     await cluster.start(options.processes)
     const webhooks = await configure(cluster.liveUrls()[0], token, registry, receiver)
+    // The memory witness joins once the others have adopted the webhooks; its long lease makes it slow to adopt any.
+    if (options.witness) await cluster.addWitness({ WEBHOOK_LEASE: '30m' })
     await sleep(1_500)
     const startedAt = Date.now()
     await cluster.sampleMemory()
@@ -107,6 +113,7 @@ export async function runSoak(
     await victims.close()
     await cluster.ensureAllUp()
     const drain = await drainBacklog(cluster, token, webhooks, receiver, watcher, storage, options.drainTimeoutMs)
+    await cluster.sampleMemory()
     log(`soak: drain ${drain.complete ? 'complete' : 'TIMED OUT'} after ${(drain.ms / 1000).toFixed(1)} s`)
     await watcher.stop()
     await watcher.poll()
@@ -128,7 +135,7 @@ export async function runSoak(
       handled: receiver.handled,
       absorbed: receiver.absorbed,
     }
-    return summarise(obs, cluster, producer, Date.now() - startedAt, drain, runDir)
+    return summarise(obs, cluster, producer, startedAt, drain, runDir)
   } finally {
     await cluster.stop()
     await receiver.stop()
@@ -151,8 +158,14 @@ async function drainBacklog(
   timeoutMs: number,
 ) {
   const started = Date.now()
+  let lastSample = Date.now()
   for (;;) {
     await sleep(2_000)
+    // The witness's readings go on through the drain (soak:ci's production phase alone is under a minute).
+    if (Date.now() - lastSample >= 5_000) {
+      lastSample = Date.now()
+      await cluster.sampleMemory()
+    }
     const states = await Promise.all(webhooks.map((hook) => webhookState(cluster, token, hook)))
     const buffersEmpty = states.every((state) => state !== null && state.bufferedEvents === 0)
     if (buffersEmpty && Date.now() - receiver.lastArrival() > 3_000) {
@@ -184,10 +197,11 @@ function summarise(
   obs: Observations,
   cluster: Cluster,
   producer: Producer,
-  durationMs: number,
+  startedAt: number,
   drain: SoakResult['drain'],
   runDir: string,
 ): SoakResult {
+  const durationMs = Date.now() - startedAt
   const hooks = obs.webhooks.map((hook) => checkHook(obs, hook))
   // Produced = in the log since the first webhook existed (setup's own webhook events included).
   const produced = obs.log.filter(
@@ -212,7 +226,8 @@ function summarise(
       .reduce((n, [, count]) => n + count, 0)
     if (serverErrors) violations.push(`${serverErrors} API calls ${op} answered 5xx`)
   }
-  violations.push(...memoryViolations(cluster.instances))
+  const memory = memoryVerdict(cluster.instances)
+  violations.push(...memory.violations)
   return {
     runDir,
     durationMs,
@@ -227,31 +242,8 @@ function summarise(
     crashes: cluster.crashes(),
     instances: cluster.instances,
     producer: producer.stats,
+    startedAt,
+    memory,
     violations,
   }
-}
-
-const MiB = 1024 * 1024
-
-/** Heap growth: within one process that lived 2 minutes or more, and from a slot's first process to its last. */
-function memoryViolations(instances: Instance[]): string[] {
-  const out: string[] = []
-  const grew = (start: number, end: number) => end > 2 * start + 64 * MiB
-  for (const instance of instances) {
-    const [first, last] = [instance.samples[0], instance.samples.at(-1)]
-    if (first && last && last.at - first.at >= 120_000 && grew(first.heapUsed, last.heapUsed)) {
-      out.push(
-        `pid ${instance.pid} heap grew from ${(first.heapUsed / MiB).toFixed(0)} to ${(last.heapUsed / MiB).toFixed(0)} MiB`,
-      )
-    }
-  }
-  for (const slot of new Set(instances.map((i) => i.slot))) {
-    const own = instances.filter((i) => i.slot === slot && i.samples.length)
-    const [start, end] = [own[0]?.samples[0], own.at(-1)?.samples.at(-1)]
-    if (start && end && grew(start.heapUsed, end.heapUsed))
-      out.push(
-        `slot ${slot} heap ${(start.heapUsed / MiB).toFixed(0)} MiB at start, ${(end.heapUsed / MiB).toFixed(0)} MiB at end`,
-      )
-  }
-  return out
 }

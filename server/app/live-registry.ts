@@ -30,6 +30,18 @@ export const liveId = {
 const keyOf = (kind: LiveKind, id: string) => `${kind}:${id}`
 
 /**
+ * Exception requests are published on every change and never forgotten (no host stops them), so
+ * their states are bounded (#30): past this many, the least recently published goes. A page
+ * showing one that went falls back to the persisted state (live-source.ts), as for an actor of
+ * another process. Webhook states are bounded by the actors this process hosts (each forgotten
+ * when its actor stops here).
+ */
+export const LIVE_EXCEPTION_REQUESTS = 1_000
+
+/** Keys of the exception-request states held, least recently published first. */
+const exceptionOrder = new Set<string>()
+
+/**
  * The states sit in one Map changed in place: a host publishes every transition of every actor
  * it runs, and copying the whole registry on each (an object spread) cost O(actors) per
  * transition. Each change still gives the store a new context, so subscribers hear of it.
@@ -37,11 +49,22 @@ const keyOf = (kind: LiveKind, id: string) => `${kind}:${id}`
 const store = createStore({
   context: { actors: new Map<string, LiveState>() },
   on: {
-    published: (context, event: { key: string; state: LiveState }) => ({
-      actors: context.actors.set(event.key, event.state),
-    }),
+    published: (context, event: { key: string; state: LiveState; kind: LiveKind }) => {
+      context.actors.set(event.key, event.state)
+      if (event.kind === 'exception-request') {
+        exceptionOrder.delete(event.key)
+        exceptionOrder.add(event.key)
+        for (const oldest of exceptionOrder) {
+          if (exceptionOrder.size <= LIVE_EXCEPTION_REQUESTS) break
+          exceptionOrder.delete(oldest)
+          context.actors.delete(oldest)
+        }
+      }
+      return { actors: context.actors }
+    },
     forgotten: (context, event: { key: string }) => {
       context.actors.delete(event.key)
+      exceptionOrder.delete(event.key)
       return { actors: context.actors }
     },
   },
@@ -55,6 +78,7 @@ const store = createStore({
 export function publish(kind: LiveKind, id: string, state: LiveSnapshot): void {
   try {
     store.trigger.published({
+      kind,
       key: keyOf(kind, id),
       state: { value: state.value, context: state.context, at: Date.now() },
     })
@@ -85,4 +109,12 @@ export function subscribeLive(kind: LiveKind, id: string, listener: (state: Live
     }
   })
   return () => subscription.unsubscribe()
+}
+
+/** How many states of `kind` this process holds (bounded: see LIVE_EXCEPTION_REQUESTS). */
+export function liveCount(kind: LiveKind): number {
+  const prefix = keyOf(kind, '')
+  let count = 0
+  for (const key of store.getSnapshot().context.actors.keys()) if (key.startsWith(prefix)) count++
+  return count
 }

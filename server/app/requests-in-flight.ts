@@ -37,6 +37,14 @@ export function requestsInFlight(): number {
   return inFlight
 }
 
+/**
+ * Listeners subscribed now: one per delivery host's work limit, each removed by its unsubscribe (#30).
+ * Per-request state is the counter and a WeakMap entry that goes with its response object.
+ */
+export function drainListeners(): number {
+  return drainedListeners.size
+}
+
 /** Calls `listener` each time the count falls to zero; returns the unsubscribe. */
 export function onRequestsDrained(listener: () => void): () => void {
   drainedListeners.add(listener)

@@ -4,12 +4,13 @@ import type { NamespaceRecord, Team } from '../namespace/schema'
 import { collectionItems } from '../../storage/repositories/collection'
 import type { Principal } from './principal'
 import { hashToken, isPlausibleToken, splitInteraction, tokenIdentifier } from './tokens'
+import { TouchGate } from './touch-gate'
 
 const unauthenticated = (message: string) => new DomainError('unauthenticated', 'unauthenticated', message)
 
 /** Minimum gap between two last-used writes of one token (keeps reads cheap). */
 const TOUCH_INTERVAL_MS = 60_000
-const lastTouched = new Map<string, number>()
+const lastTouched = new TouchGate(TOUCH_INTERVAL_MS)
 
 /**
  * Token material from an Authorization header: `Bearer <token>`, or Basic auth whose
@@ -43,8 +44,7 @@ export async function authenticate(services: Services, presented: string | null,
   const now = services.clock.now()
   if (token.expiresAt && Date.parse(token.expiresAt) <= now) throw unauthenticated('token expired')
   if (token.namespace !== ns || !namespace) throw unauthenticated('token not valid for this namespace')
-  if ((lastTouched.get(token.id) ?? 0) + TOUCH_INTERVAL_MS <= now) {
-    lastTouched.set(token.id, now)
+  if (lastTouched.due(token.id, now)) {
     // Awaited (once a minute per token and process): a token list right after a use must show it.
     // A failed write costs the timestamp, never the request.
     await services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)

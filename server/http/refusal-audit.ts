@@ -21,7 +21,18 @@ const subjectOf = (refusal: Refusal) =>
     ? `token:${refusal.principal.tokenIdentifier}`
     : `address:${refusal.meta.remoteAddress ?? 'unknown'}`
 
+/**
+ * Subjects with a flush timer (each holds its refusal until the window ends). Bounded (#30): past
+ * this many (a flood from more addresses than this within one window) no timer is set; the count
+ * stays in the tally and goes into the subject's next report, if it calls again.
+ */
+export const PENDING_REFUSAL_FLUSHES = 10_000
 const pendingFlushes = new Set<string>()
+
+/** Flush timers set now (at most PENDING_REFUSAL_FLUSHES). */
+export function pendingRefusalFlushes(): number {
+  return pendingFlushes.size
+}
 
 async function report(services: Services, refusal: Refusal, count: number): Promise<void> {
   await recordAudit(services, {
@@ -54,7 +65,7 @@ export async function auditRefusal(services: Services, refusal: Refusal): Promis
 
 /** After the window, what was counted but not reported yet becomes one entry (and opens the next window). */
 function scheduleFlush(services: Services, refusal: Refusal, subject: string): void {
-  if (pendingFlushes.has(subject)) return
+  if (pendingFlushes.has(subject) || pendingFlushes.size >= PENDING_REFUSAL_FLUSHES) return
   pendingFlushes.add(subject)
   const timer = setTimeout(() => {
     pendingFlushes.delete(subject)

@@ -174,11 +174,26 @@ export function observeProxyDecision(phase: string, outcome: string): void {
 }
 
 /**
+ * Upstream hosts get a series each, kept for the life of the process, and firewall configurations
+ * name any host they like: past this many distinct hosts, the rest share the `other` series (#30).
+ */
+export const UPSTREAM_HOST_LABELS = 200
+const upstreamHosts = new Set<string>()
+
+function upstreamLabel(host: string): string {
+  const value = label(host)
+  if (upstreamHosts.has(value)) return value
+  if (upstreamHosts.size >= UPSTREAM_HOST_LABELS) return 'other'
+  upstreamHosts.add(value)
+  return value
+}
+
+/**
  * Records one upstream request; `error` is a short kind (`timeout`, `connect`, `status_5xx`)
  * or null/undefined on success. Pass the host only, never a URL with credentials or a path.
  */
 export function observeUpstream(upstreamHost: string, seconds: number, error?: string | null): void {
-  const upstream = label(upstreamHost)
+  const upstream = upstreamLabel(upstreamHost)
   upstreamDuration.observe({ upstream, result: error ? 'error' : 'ok' }, seconds)
   if (error) upstreamErrors.inc({ upstream, kind: label(error) })
 }

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import type { Clock } from '../common/clock'
 
@@ -20,38 +21,6 @@ export interface RegistryCacheOptions {
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 40)
 
-/** A Map used as an LRU: re-inserting moves a key to the end, eviction takes from the front. */
-class Lru<V> {
-  private readonly map = new Map<string, { value: V; size: number }>()
-  private total = 0
-  constructor(private readonly capacity: number) {}
-  get(key: string): V | undefined {
-    const hit = this.map.get(key)
-    if (!hit) return undefined
-    this.map.delete(key)
-    this.map.set(key, hit)
-    return hit.value
-  }
-  set(key: string, value: V, size = 1): void {
-    this.delete(key)
-    if (size > this.capacity) return
-    this.map.set(key, { value, size })
-    this.total += size
-    for (const [oldest, entry] of this.map) {
-      if (this.total <= this.capacity) break
-      this.map.delete(oldest)
-      this.total -= entry.size
-    }
-  }
-  delete(key: string): void {
-    const hit = this.map.get(key)
-    if (hit) {
-      this.map.delete(key)
-      this.total -= hit.size
-    }
-  }
-}
-
 /**
  * The proxy's cache for upstreams with `cached: true`: packuments with a short TTL (memory,
  * then storage so other processes share them) and tarballs content-addressed by their
@@ -60,8 +29,10 @@ class Lru<V> {
  */
 export class RegistryCache {
   readonly packumentTtlMs: number
-  private readonly packuments: Lru<CachedPackument>
-  private readonly tarballs: Lru<Buffer>
+  /** Bounded by count (#30): least recently used first out. */
+  private readonly packuments: LRUCache<string, CachedPackument>
+  /** Bounded by bytes (#30); a tarball larger than the whole bound is not kept in memory at all. */
+  private readonly tarballs: LRUCache<string, Buffer>
 
   constructor(
     private readonly store: RegistryCacheStore,
@@ -69,8 +40,20 @@ export class RegistryCache {
     options: RegistryCacheOptions = {},
   ) {
     this.packumentTtlMs = options.packumentTtlMs ?? 60_000
-    this.packuments = new Lru(options.memoryPackuments ?? 1000)
-    this.tarballs = new Lru(options.memoryTarballBytes ?? 128 * 1024 * 1024)
+    this.packuments = new LRUCache({ max: options.memoryPackuments ?? 1000 })
+    this.tarballs = new LRUCache({
+      maxSize: options.memoryTarballBytes ?? 128 * 1024 * 1024,
+      sizeCalculation: (bytes) => Math.max(1, bytes.length),
+    })
+  }
+
+  /** What the memory tier holds now: packuments (count) and tarballs (count and bytes). */
+  memoryUse(): { packuments: number; tarballs: number; tarballBytes: number } {
+    return {
+      packuments: this.packuments.size,
+      tarballs: this.tarballs.size,
+      tarballBytes: this.tarballs.calculatedSize,
+    }
   }
 
   /** The memory cache's key; storage keys are built in keys.ts from the same hashes. */
@@ -111,14 +94,14 @@ export class RegistryCache {
     if (memory) return memory
     const buffer = await this.store.getTarball(key)
     if (buffer == null) return null
-    this.tarballs.set(key, buffer, buffer.length)
+    this.tarballs.set(key, buffer)
     return buffer
   }
 
   /** Stores verified tarball bytes under their integrity. */
   async setTarball(integrity: string, bytes: Buffer): Promise<void> {
     const key = sha(integrity)
-    this.tarballs.set(key, bytes, bytes.length)
+    this.tarballs.set(key, bytes)
     await this.store.setTarball(key, bytes)
   }
 }

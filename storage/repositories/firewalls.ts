@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import type { Backend, TxWrites } from '../backend'
 import type { Firewall } from '../../server/firewall/schema'
 import type { Actor } from '../../server/events/schemas'
@@ -34,15 +35,38 @@ interface FirewallChange<R> {
   unchanged?: boolean
 }
 
+/** Namespaces whose firewall list, and single firewalls, a process keeps (least recently read go first). */
+export const FIREWALL_CACHE_LIMITS = { namespaces: 1_000, singles: 5_000 }
+
+const singleKey = (ns: string, id: string) => `${ns}\n${id}`
+
 /**
  * Firewall documents, their append-only history and the namespace index, changed atomically.
  * Credentials are sealed by `secrets` on every write and opened on every read, history included.
  */
 export class FirewallRepository {
+  /** Every live firewall of a namespace, with the namespace's write stamp they were read under. */
+  private readonly cache: LRUCache<string, { stamp: string; firewalls: Firewall[] }>
+  /**
+   * Firewalls read one by one, by namespace and id (ids come from URLs: an unknown one is cached as
+   * null), with the stamp they were read under. Bounded (#30): a client asking for ever new ids
+   * pushes out the least recently read, never grows the process.
+   */
+  private readonly singles: LRUCache<string, { stamp: string; firewall: Firewall | null }>
+
   constructor(
     private readonly backend: Backend,
     private readonly secrets: SecretBox,
-  ) {}
+    limits: { namespaces: number; singles: number } = FIREWALL_CACHE_LIMITS,
+  ) {
+    this.cache = new LRUCache({ max: limits.namespaces })
+    this.singles = new LRUCache({ max: limits.singles })
+  }
+
+  /** Entries the per-process caches hold now (lists by namespace, single firewalls). */
+  cached(): { namespaces: number; singles: number } {
+    return { namespaces: this.cache.size, singles: this.singles.size }
+  }
 
   private open(ns: string, id: string, stored: Firewall): Firewall {
     return mapFirewallSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
@@ -65,16 +89,12 @@ export class FirewallRepository {
     const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
     const listed = this.cache.get(ns)
     if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
-    const single = this.singles.get(ns)?.get(id)
+    const single = this.singles.get(singleKey(ns, id))
     if (single && stamp !== null && single.stamp === stamp) return single.firewall
     const stored = await this.backend.get<Firewall>(keys.firewall(ns, id))
     const firewall = stored && this.open(ns, id, stored)
     // Read after the stamp: a write in between leaves a newer document under an older stamp, which the next read misses.
-    if (stamp !== null) {
-      const byId = this.singles.get(ns) ?? new Map<string, { stamp: string; firewall: Firewall | null }>()
-      byId.set(id, { stamp, firewall })
-      this.singles.set(ns, byId)
-    }
+    if (stamp !== null) this.singles.set(singleKey(ns, id), { stamp, firewall })
     return firewall
   }
 
@@ -90,10 +110,6 @@ export class FirewallRepository {
     if (stamp !== null) this.cache.set(ns, { stamp, firewalls })
     return firewalls
   }
-
-  private readonly cache = new Map<string, { stamp: string; firewalls: Firewall[] }>()
-  /** Firewalls read one by one, per namespace and id, with the stamp they were read under. */
-  private readonly singles = new Map<string, Map<string, { stamp: string; firewall: Firewall | null }>>()
 
   private async load(ns: string): Promise<Firewall[]> {
     const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache'
 import { BUCKETS, ZERO_COUNTERS, type BucketSize, type MetricCounters } from '../../server/webhooks/delivery/record'
 import { webhookKeys as keys } from './webhook-keys'
 
@@ -14,6 +15,9 @@ export interface Bucket {
   start: number
 }
 
+/** Index keys a writer remembers: 3 per webhook, so 10,000 webhooks actively delivering from one process. */
+export const METRIC_INDEXES_REMEMBERED = 30_000
+
 /** A bucket's first write found its index key unread: the write is done again with the indexes. */
 class IndexNeeded extends Error {}
 
@@ -27,9 +31,22 @@ export function bucketStart(at: number, size: BucketSize): number {
  * the bucket start last seen stored: a write to that bucket leaves the index alone, unread. A
  * webhook delivering all day has 1,440 starts in its minute index and 720 in its hour index
  * (about 30 KB), which every attempt otherwise read and compared.
+ *
+ * What it remembers is bounded (#30): three index keys per webhook, at most `maxIndexes` of them,
+ * least recently written dropped first. Webhooks deleted by another process are never `forget`-ten
+ * here; forgetting one only costs its next write a read of the index.
  */
 export class MetricBucketWriter {
-  private readonly indexed = new Map<string, number>()
+  private readonly indexed: LRUCache<string, number>
+
+  constructor(readonly maxIndexes = METRIC_INDEXES_REMEMBERED) {
+    this.indexed = new LRUCache({ max: maxIndexes })
+  }
+
+  /** How many index keys it remembers now (at most `maxIndexes`). */
+  remembered(): number {
+    return this.indexed.size
+  }
 
   /** The 1m, 1h and 1d buckets holding `at`, with their index keys. */
   buckets(ns: string, webhook: string, at: number): Bucket[] {

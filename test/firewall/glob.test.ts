@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { matchesGlob } from '../../server/firewall/rules/glob'
+import { GLOB_CACHE_PATTERNS, globCacheSize, matchesGlob } from '../../server/firewall/rules/glob'
 import { normalizePackageName } from '../../server/firewall/rules/names'
 
 describe('matchesGlob', () => {
@@ -47,5 +47,12 @@ describe('normalizePackageName', () => {
 
   it('keeps npm names as they are', () => {
     expect(normalizePackageName('npm', 'JSONStream')).toBe('JSONStream')
+  })
+})
+
+describe('glob pattern cache (#30)', () => {
+  it('keeps at most its bound of cut patterns, however many distinct patterns are matched', () => {
+    for (let i = 0; i < GLOB_CACHE_PATTERNS + 500; i++) matchesGlob(`pkg-${i}-*`, 'pkg-1-x')
+    expect(globCacheSize()).toBeLessThanOrEqual(GLOB_CACHE_PATTERNS)
   })
 })

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { bucketStart, WebhookRecordRepository } from '../../storage/repositories/webhook-records'
+import { MetricBucketWriter } from '../../storage/repositories/metric-buckets'
 import { webhookKeys } from '../../storage/repositories/webhook-keys'
 import type { BucketSize } from '../../server/webhooks/delivery/record'
 import type { Backend } from '../../storage'
@@ -57,5 +58,22 @@ describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
     // Indexed, so the retention pass finds and removes it.
     await records.deleteMetrics('acme', 'wh-a')
     expect((await records.metrics('acme', 'wh-a', '1m', AT, AT))[0].counters.deliveriesSuccess).toBe(0)
+  })
+})
+
+describe('metric index cache', () => {
+  it('remembers at most its bound of index keys, however many webhooks write', async () => {
+    const writer = new MetricBucketWriter(90)
+    // 100 webhooks x 3 bucket sizes = 300 index keys through a writer bounded at 90.
+    for (let i = 0; i < 100; i++) {
+      const buckets = writer.buckets('acme', `wh-${i}`, AT)
+      await writer.run(buckets, async () => undefined)
+    }
+    expect(writer.remembered()).toBe(90)
+    // A forgotten webhook's next write reads its indexes again (correct, one read dearer).
+    const first = writer.buckets('acme', 'wh-0', AT)
+    const read: string[][] = []
+    await writer.run(first, async (metricKeys) => void read.push(metricKeys))
+    expect(read[0]).toEqual(expect.arrayContaining(SIZES.map((size) => webhookKeys.metricsIndex('acme', 'wh-0', size))))
   })
 })

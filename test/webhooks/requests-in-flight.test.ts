@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import {
+  drainListeners,
   onRequestsDrained,
   requestHandled,
   requestStarted,
@@ -56,5 +57,22 @@ describe('a caller without a valid token', () => {
     expect(refused).toMatchObject({ kind: 'unauthenticated' })
     expect(requestsInFlight()).toBe(before)
     await services.storage.close()
+  })
+})
+
+describe('request tracking bounds (#30)', () => {
+  it('holds nothing per request once requests end, and nothing per listener once unsubscribed', () => {
+    const listeners = drainListeners()
+    const before = requestsInFlight()
+    for (let i = 0; i < 10_000; i++) {
+      const off = onRequestsDrained(() => undefined)
+      const response = {}
+      const done = requestStarted(response)
+      requestHandled(response)
+      done()
+      off()
+    }
+    expect(requestsInFlight()).toBe(before)
+    expect(drainListeners()).toBe(listeners)
   })
 })

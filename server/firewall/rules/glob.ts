@@ -22,7 +22,13 @@ interface Glob {
 
 // Rules are evaluated per request, so patterns are cut once. Bounded, so that a stream of
 // distinct patterns cannot grow memory without limit.
+export const GLOB_CACHE_PATTERNS = 10_000
 const cache = new Map<string, Glob>()
+
+/** Patterns cut and kept now (at most GLOB_CACHE_PATTERNS). */
+export function globCacheSize(): number {
+  return cache.size
+}
 
 function parse(pattern: string): Glob {
   let glob = cache.get(pattern)
@@ -33,7 +39,7 @@ function parse(pattern: string): Glob {
     parts.length === 1
       ? { head: pattern, middle: [], tail: '', starred: false, wildcard }
       : { head: parts[0], middle: parts.slice(1, -1).filter(Boolean), tail: parts.at(-1)!, starred: true, wildcard }
-  if (cache.size >= 10_000) cache.clear()
+  if (cache.size >= GLOB_CACHE_PATTERNS) cache.clear()
   cache.set(pattern, glob)
   return glob
 }
