@@ -1,5 +1,9 @@
 import type { UpstreamAddressSettings } from '../net/address-policy'
-import { parseUpstreamAddressSettings } from '../net/upstream-settings'
+import {
+  parseUpstreamAddressSettings,
+  parseUpstreamSizeSettings,
+  type UpstreamSizeSettings,
+} from '../net/upstream-settings'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -16,6 +20,8 @@ export interface AppConfig {
   bodyLimit: number
   /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS. */
   upstreamAddresses: UpstreamAddressSettings
+  /** UPSTREAM_MAX_BODY / UPSTREAM_MAX_ARTIFACT: the largest upstream answer read, in bytes. */
+  upstreamSizes: UpstreamSizeSettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -35,6 +41,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     bodyLimit: 1024 * 1024,
     // Throws NetworkSettingError (naming the variable) on an invalid CIDR: the service does not start.
     upstreamAddresses: parseUpstreamAddressSettings(env),
+    upstreamSizes: parseUpstreamSizeSettings(env),
   }
 }
 
