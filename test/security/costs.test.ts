@@ -114,10 +114,11 @@ function nested(levels: number): unknown {
   return selector
 }
 
+type EcosystemStatus = { ecosystem: string; records: number; loaded: boolean; lastError: { message: string } | null }
 const npmStatus = async () =>
-  ((await api('GET', `/v1/${NS}/advisories/status`)).body.ecosystems as { ecosystem: string }[]).find(
+  ((await api('GET', `/v1/${NS}/advisories/status`)).body.ecosystems as EcosystemStatus[]).find(
     (e) => e.ecosystem === 'npm',
-  ) as { records: number; loaded: boolean; lastError: { message: string } | null }
+  )!
 
 beforeAll(async () => {
   upstream = await npmUpstream()
