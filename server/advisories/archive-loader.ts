@@ -30,7 +30,12 @@ export interface ArchiveLoader {
    * Throws when the archive cannot be read. `previous`: the memory of the load whose index is
    * served now (its unchanged entries are taken, not read again); null for a full read.
    */
-  archive(source: AsyncIterable<Uint8Array>, pace?: Pace, previous?: LoadMemory | null): Promise<LoadedArchive>
+  archive(
+    source: AsyncIterable<Uint8Array>,
+    pace?: Pace,
+    previous?: LoadMemory | null,
+    maxEntries?: number,
+  ): Promise<LoadedArchive>
   /**
    * Reads a stored snapshot; `previous`: what the load of the index served now left, whose blocks
    * are taken rather than read again. Throws when the snapshot is damaged.
@@ -44,7 +49,7 @@ const IN_FLIGHT = 8
 /** Loads on the calling thread in paced slices (the admin CLI, and where no loader thread exists). */
 export const inThreadLoader: ArchiveLoader = {
   download: (request, options) => downloadArchive(request, options),
-  archive: (source, pace, previous) => readArchive(source, pace, previous),
+  archive: (source, pace, previous, maxEntries) => readArchive(source, pace, previous, maxEntries),
   snapshot: (bytes, pace, previous) => followSnapshot(bytes, previous ?? null, pace),
 }
 
@@ -118,8 +123,9 @@ export function threadLoader(options: { lowPriority?: boolean; entry?: string } 
       if (reply.type !== 'archive') throw new Error('advisory loader thread answered out of turn')
       return { kind: 'changed', etag: reply.etag, lastModified: reply.lastModified, loaded: loadedOf(reply) }
     },
-    async archive(source, _pace, previous) {
-      const reply = await inThread(entry, { lowPriority, previous: previous ?? null }, async (worker, acked) => {
+    async archive(source, _pace, previous, maxEntries) {
+      const start = { lowPriority, previous: previous ?? null, maxEntries }
+      const reply = await inThread(entry, start, async (worker, acked) => {
         for await (const chunk of source) {
           // A copy with a buffer of its own, transferred: the body's chunks may share theirs.
           const bytes = new Uint8Array(chunk)

@@ -41,8 +41,9 @@ export async function readArchive(
   source: AsyncIterable<Uint8Array>,
   pace?: Pace,
   previous?: LoadMemory | null,
+  maxEntries?: number,
 ): Promise<LoadedArchive> {
-  return withSnapshot(await loadOsvZip(source, { pace, previous }), 0, pace, previous)
+  return withSnapshot(await loadOsvZip(source, { pace, previous, maxEntries }), 0, pace, previous)
 }
 
 /** A conditional download's outcome: unchanged, or the new archive read, with its validators. */
@@ -71,6 +72,6 @@ export async function downloadArchive(
   // After a first range the archive is known to have changed: the whole of it, unconditionally.
   const whole = answer?.answer ?? (await fetchFeed(answer ? { ...request, validators: {} } : request, signal))
   if (whole.kind === 'not-modified') return whole
-  const loaded = await readArchive(whole.body, pace, previous)
+  const loaded = await readArchive(whole.body, pace, previous, request.maxEntries)
   return { kind: 'changed', etag: whole.etag, lastModified: whole.lastModified, loaded }
 }

@@ -20,6 +20,8 @@ export interface FeedRequest {
   range?: string
   /** Only this version of the archive (`If-Match`), for the ranges that follow a first one. */
   ifMatch?: string
+  /** `ADVISORY_MAX_ENTRIES`: an archive with more entries is refused while it is read. */
+  maxEntries?: number
 }
 
 export const FEED_HEADERS_TIMEOUT_MS = 30_000

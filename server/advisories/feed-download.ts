@@ -10,6 +10,8 @@ import { storeArchive, type ArchiveOrigin, type FeedSyncReport } from './archive
 import { FEED_HEADERS_TIMEOUT_MS, FEED_IDLE_TIMEOUT_MS } from './feed-client'
 import { LEASE_TTL_MS } from './feed-schedule'
 import { feedArchiveUrl } from './settings'
+import { RefreshRefused, refreshRefusal } from './refresh-guard'
+import { observeAdvisoryRefusal } from '../observability/metrics'
 
 export const errorText = (error: unknown) => (error instanceof Error ? error.message : String(error)).slice(0, 300)
 
@@ -42,6 +44,8 @@ export interface DownloadContext {
   /** Aborts of the downloads in flight, for stop(). */
   downloads: Set<() => void>
   stopped: () => boolean
+  /** `ADVISORY_MAX_ENTRIES`. */
+  maxEntries?: number
 }
 
 /** The snapshot this process holds and the one that failed to load here. */
@@ -89,6 +93,7 @@ export async function downloadFeed(
     validators,
     headersTimeoutMs: FEED_HEADERS_TIMEOUT_MS,
     idleTimeoutMs: FEED_IDLE_TIMEOUT_MS,
+    ...(ctx.maxEntries !== undefined ? { maxEntries: ctx.maxEntries } : {}),
   }
   const controller = new AbortController()
   const abort = () => controller.abort()
@@ -110,6 +115,8 @@ export async function downloadFeed(
     if (ctx.stopped()) return { report: { ecosystem, outcome: 'failed', error: 'stopped' } }
     const base = state ?? { ecosystem, records: 0, invalid: 0, withdrawn: 0 }
     const message = errorText(error)
+    if (error instanceof RefreshRefused || (error instanceof Error && /ADVISORY_MAX_ENTRIES/.test(error.message)))
+      observeAdvisoryRefusal(ecosystem, 'feed')
     const next: AdvisoryFeedState = { ...base, lastAttempt: at, lastError: { at, message } }
     await repository.saveState(next).catch(() => undefined)
     logger.warn('advisory feed refresh failed; the data loaded before stays', {
@@ -133,6 +140,9 @@ export async function storeLoaded(
   at: string,
 ): Promise<DownloadResult> {
   const { loaded, started } = read
+  // The data served stays when the new archive is empty, mostly invalid or much smaller.
+  const refusal = refreshRefusal(loaded, previous?.snapshotId ? previous.records : null, true)
+  if (refusal) throw new RefreshRefused(refusal)
   const stored = await storeArchive({ repository, ecosystem, previous, loaded, started, origin, at })
   return {
     report: stored.report,

@@ -159,7 +159,7 @@ async function fromDirectory(
       ? tail.subarray(place.offset - tailStart, place.offset - tailStart + place.size)
       : await rangeOf(request, version, place.offset, place.offset + place.size, options.signal)
   const entries = readDirectory(directory, place)
-  const plan = new DirectoryLoad(entries, { previous, pace: options.pace })
+  const plan = new DirectoryLoad(entries, { previous, pace: options.pace, maxEntries: request.maxEntries })
   const spans = spansFor(entries, plan.wanted, entryEnds(entries, place.offset), total)
   if (!spans) throw new Mismatch('too many changes for ranges')
   const compressed = new Map<number, Buffer>()

@@ -13,6 +13,8 @@ import { downloadFeed, errorText, storeLoaded, withLease, type DownloadContext }
 import { FeedHoldings, type FeedEcosystemView } from './feed-holdings'
 import { BUSY_RETRY_MS, defaultEvery, IN_USE_MAX_MS, POLL_MAX_MS, refreshDue } from './feed-schedule'
 import type { AdvisoryFeedSettings } from './settings'
+import { DEFAULT_MAX_ADVISORY_ENTRIES, RefreshRefused } from './refresh-guard'
+import { observeAdvisoryRefusal } from '../observability/metrics'
 
 export type { FeedSyncReport } from './archive-store'
 
@@ -216,9 +218,15 @@ export class AdvisoryFeed {
       const started = Date.now()
       // The file is read on this thread and its bytes forwarded to the loader: only the download moved there.
       const loader = this.options.loader ?? inThreadLoader
-      const loaded = await loader.archive(source, this.pace(), this.held.slot(ecosystem).memory)
+      const maxEntries = this.options.settings.maxEntries ?? DEFAULT_MAX_ADVISORY_ENTRIES
+      const loaded = await loader.archive(source, this.pace(), this.held.slot(ecosystem).memory, maxEntries)
       const { repository } = this.options
-      return storeLoaded(repository, ecosystem, state, { loaded, started }, { origin: 'file' }, at)
+      try {
+        return await storeLoaded(repository, ecosystem, state, { loaded, started }, { origin: 'file' }, at)
+      } catch (error) {
+        if (error instanceof RefreshRefused) observeAdvisoryRefusal(ecosystem, 'file')
+        throw error
+      }
     })
     return result ? this.held.adopt(ecosystem, result) : { ecosystem, outcome: 'busy' }
   }
@@ -251,6 +259,7 @@ export class AdvisoryFeed {
       pace: () => this.pace(),
       downloads: this.downloads,
       stopped: () => this.stopped,
+      maxEntries: this.options.settings.maxEntries ?? DEFAULT_MAX_ADVISORY_ENTRIES,
     }
   }
 

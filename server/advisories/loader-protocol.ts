@@ -14,6 +14,8 @@ export interface LoaderStart {
   download?: FeedRequest
   /** For a snapshot: what the load of the index served now left (its blocks are not read again). */
   followed?: FollowMemory | null
+  /** For an archive it is sent: `ADVISORY_MAX_ENTRIES` (a download carries it in its request). */
+  maxEntries?: number
 }
 
 /**

@@ -16,7 +16,9 @@ type Port = NonNullable<typeof parentPort>
  * 200,000 records does not slow the requests it serves. `previous` is the memory of the load
  * served now: the entries it already holds are not read again.
  */
-function receive(port: Port, previous: LoaderStart['previous'], followed: FollowMemory | null): void {
+function receive(port: Port, start: Partial<LoaderStart>): void {
+  const previous = start.previous ?? null
+  const followed = start.followed ?? null
   const queue: Uint8Array[] = []
   let ended = false
   let wake: (() => void) | null = null
@@ -42,7 +44,7 @@ function receive(port: Port, previous: LoaderStart['previous'], followed: Follow
   }
   void (async () => {
     try {
-      sendArchive(port, await readArchive(source(), undefined, previous))
+      sendArchive(port, await readArchive(source(), undefined, previous, start.maxEntries))
     } catch (error) {
       sendFailure(port, error)
     }
@@ -103,5 +105,5 @@ if (parentPort) {
   // The benchmark turns it off to show what it is worth.
   if (start?.lowPriority !== false) yieldCpu()
   if (start?.download) void download(parentPort, start.download, start.previous ?? null)
-  else receive(parentPort, start?.previous ?? null, start?.followed ?? null)
+  else receive(parentPort, start ?? {})
 }

@@ -1,6 +1,7 @@
 import { parseDuration } from '../common/duration'
 import type { Ecosystem } from '../firewall/schema'
 import { OSV_ECOSYSTEMS } from '../firewall/advisories/ecosystems'
+import { DEFAULT_MAX_ADVISORY_ENTRIES } from './refresh-guard'
 
 /** OSV's public bucket: one `all.zip` per ecosystem under `{base}/{ecosystem}/all.zip`. */
 const DEFAULT_FEED_URL = 'https://osv-vulnerabilities.storage.googleapis.com'
@@ -11,6 +12,8 @@ export interface AdvisoryFeedSettings {
   /** `ADVISORY_REFRESH`: time between downloads (default 1h). */
   refreshMs: number
   refresh: string
+  /** `ADVISORY_MAX_ENTRIES`: most entries an archive (or records ADVISORY_DIR) may hold; default 500,000. */
+  maxEntries?: number
 }
 
 /** An operator setting that stops the start (the message names the variable). */
@@ -44,7 +47,22 @@ export function advisoryFeedSettings(env: NodeJS.ProcessEnv = process.env): Advi
     throw new AdvisorySettingError(`ADVISORY_REFRESH: ${(error as Error).message}`)
   }
   if (refreshMs < 100) throw new AdvisorySettingError('ADVISORY_REFRESH must be at least 100ms')
-  return { url, refreshMs, refresh }
+  return { url, refreshMs, refresh, maxEntries: maxEntriesOf(env) }
+}
+
+/**
+ * `ADVISORY_MAX_ENTRIES` (default 500,000: OSV's largest archive, npm, holds under half of that):
+ * an archive with more entries is refused while it is read, so it cannot take the memory it asks for.
+ * @example maxEntriesOf({ ADVISORY_MAX_ENTRIES: '1000' }) // 1000
+ */
+export function maxEntriesOf(env: NodeJS.ProcessEnv = process.env): number {
+  const text = (env.ADVISORY_MAX_ENTRIES ?? '').trim()
+  if (!text) return DEFAULT_MAX_ADVISORY_ENTRIES
+  const value = Number(text)
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(value) || value < 1) {
+    throw new AdvisorySettingError('ADVISORY_MAX_ENTRIES must be a positive whole number')
+  }
+  return value
 }
 
 /**

@@ -36,7 +36,8 @@ interface StatusInputs {
   feedEnabled: boolean
   refresh: string
   refreshMs: number
-  dir: { configured: boolean; loaded: boolean; index: AdvisoryIndex | null }
+  /** `refused`: why the last reload of the directory was refused (its data before stays). */
+  dir: { configured: boolean; loaded: boolean; index: AdvisoryIndex | null; refused?: string | null }
   feed: { ecosystem: Ecosystem; index: AdvisoryIndex | null; state: AdvisoryFeedState | null }[]
 }
 
@@ -50,9 +51,14 @@ function sourceOf(
   return feed ?? (dir ? 'directory' : 'none')
 }
 
-function errorOf(state: AdvisoryFeedState | null, dirUnreadable: boolean): AdvisoryEcosystemStatus['lastError'] {
+function errorOf(
+  state: AdvisoryFeedState | null,
+  dirUnreadable: boolean,
+  dirRefused: string | null | undefined,
+): AdvisoryEcosystemStatus['lastError'] {
   const feedError: AdvisoryFeedError | null | undefined = state?.lastError
   if (feedError) return feedError
+  if (dirRefused) return { message: `the advisory directory (ADVISORY_DIR) reload was ${dirRefused}` }
   return dirUnreadable ? { message: 'the advisory directory (ADVISORY_DIR) cannot be read' } : null
 }
 
@@ -78,7 +84,7 @@ export function advisoryStatus(input: StatusInputs): AdvisoryStatus {
       withdrawn: index ? (state?.withdrawn ?? 0) : 0,
       lastRefresh: state?.lastRefresh ?? null,
       lastChange: state?.lastChange ?? null,
-      lastError: errorOf(state, dir.configured && !dir.loaded),
+      lastError: errorOf(state, dir.configured && !dir.loaded, dir.refused),
       stale: feedEnabled ? index === null || old : !loaded || (!dir.configured && index === null),
     }
   })

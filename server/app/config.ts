@@ -1,6 +1,10 @@
 import type { UpstreamAddressSettings } from '../net/address-policy'
-import { parseUpstreamAddressSettings } from '../net/upstream-settings'
 import { parseTrustProxy, type TrustProxy } from '../http/trust-proxy'
+import {
+  parseUpstreamAddressSettings,
+  parseUpstreamSizeSettings,
+  type UpstreamSizeSettings,
+} from '../net/upstream-settings'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -19,6 +23,8 @@ export interface AppConfig {
   upstreamAddresses: UpstreamAddressSettings
   /** TRUST_PROXY (server/http/trust-proxy.ts); the edge reads the same value through `trustProxyFromEnv`. */
   trustProxy: TrustProxy
+  /** UPSTREAM_MAX_BODY / UPSTREAM_MAX_ARTIFACT: the largest upstream answer read, in bytes. */
+  upstreamSizes: UpstreamSizeSettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -40,6 +46,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     upstreamAddresses: parseUpstreamAddressSettings(env),
     // Throws TrustProxySettingError on `true` or a value that is neither a count nor CIDRs: no start.
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    upstreamSizes: parseUpstreamSizeSettings(env),
   }
 }
 

@@ -21,6 +21,7 @@ import { systemClock, type Clock } from '../common/clock'
 import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
 import { configureUpstreamTransport } from '../registry/upstream/transport'
+import { configureUpstreamBodyLimits } from '../registry/upstream/body-limit'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -64,6 +65,7 @@ export function createServices(
   const config = options.config ?? configFromEnv()
   // The upstream agent is one per process; it follows the composition root's settings.
   configureUpstreamTransport(config.upstreamAddresses)
+  configureUpstreamBodyLimits(config.upstreamSizes)
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },

@@ -36,7 +36,7 @@ export const ARGUMENTS: Argument[] = [
   'minCvss',
 ]
 
-/** Nesting deeper than this is not offered (the JSON API takes any depth). */
+/** Nesting deeper than this is not offered (the JSON API takes up to MAX_SELECTOR_DEPTH). */
 export const MAX_DEPTH = 5
 const MAX_CHILDREN = 50
 export const SELECTOR_ROOT = 's'

@@ -15,6 +15,7 @@ import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
 import { validateReferences } from './references'
 import { refuseOversizedPatterns } from './rules/pattern-limits'
+import { refuseDeepSelector } from './rules/selector-depth'
 import { refuseRefusedEndpoints } from './upstream-addresses'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
@@ -266,8 +267,11 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
     ifMatch,
     permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],
     apply: (fw) => ({ ...target.config, version: fw.version, updatedAt: fw.updatedAt, ecosystem: fw.ecosystem }),
-    // A version saved before the pattern limits existed is not brought back past them.
-    validate: (_now, next) => refuseOversizedPatterns(next.rules),
+    // A version saved before the pattern and depth limits existed is not brought back past them.
+    validate: (_now, next) => {
+      next.rules.forEach((rule, i) => refuseDeepSelector(rule.selector, `rules[${i}].selector`))
+      refuseOversizedPatterns(next.rules)
+    },
     summary: (now, next) => `rolled back to version ${version} (${summarizeChange(now, next)})`,
   })
 }

@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { DURATION_PATTERN } from '../common/duration'
 import { MAX_PATTERNS_PER_RULE, MAX_PATTERN_LENGTH, patternLimitProblems } from './rules/pattern-limits'
+import { refuseDeepSelector } from './rules/selector-depth'
 
 /** Firewall permission strings. */
 export const FIREWALL_PERMISSIONS = [
@@ -116,13 +117,20 @@ const RuleEffect = z.object({ block: z.boolean().default(true), log: z.boolean()
 
 // One selector's list is bounded above; this bounds a rule's selectors together. On the field,
 // not on Rule: zod refuses to `.extend()` an object schema that carries refinements.
-const RuleSelector = Selector.superRefine((selector, ctx) => {
-  for (const problem of patternLimitProblems({ selector })) {
-    // Paths start at the rule (`selector.function...`); the issue's path starts inside the field.
-    if (problem.kind === 'count')
-      ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
-  }
-})
+// The depth is checked on the raw value first, before the recursive schema walks it (a
+// preprocess that throws stops the parse there; see rules/selector-depth.ts).
+const RuleSelector = z
+  .preprocess((raw) => {
+    refuseDeepSelector(raw)
+    return raw
+  }, Selector)
+  .superRefine((selector, ctx) => {
+    for (const problem of patternLimitProblems({ selector })) {
+      // Paths start at the rule (`selector.function...`); the issue's path starts inside the field.
+      if (problem.kind === 'count')
+        ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
+    }
+  })
 
 export const Rule = z
   .object({

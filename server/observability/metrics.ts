@@ -123,6 +123,12 @@ const advisoryError = new Gauge({
   labelNames: advisoryLabels,
   registers,
 })
+const advisoryRefused = new Counter({
+  name: 'advisory_refresh_refused_total',
+  help: 'Advisory loads refused because they would shrink the data, skip over 1 % invalid entries, or hold no record or too many entries',
+  labelNames: ['ecosystem', 'source'],
+  registers,
+})
 const advisorySource = new Gauge({
   name: 'advisory_source_info',
   help: 'Where the data of an ecosystem comes from (value 1)',
@@ -261,4 +267,12 @@ export async function renderMetrics(): Promise<{ contentType: string; body: stri
     }),
   )
   return { contentType: metricsRegistry.contentType, body: await metricsRegistry.metrics() }
+}
+
+/**
+ * Counts one advisory load refused (advisories/refresh-guard.ts); `ecosystem` is `all` for
+ * ADVISORY_DIR, whose files mix ecosystems; `source` is `feed`, `file` or `directory`.
+ */
+export function observeAdvisoryRefusal(ecosystem: string, source: string): void {
+  advisoryRefused.inc({ ecosystem: label(ecosystem), source: label(source) })
 }

@@ -67,7 +67,7 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
   const { settings } = options
   const now = options.now ?? Date.now
   const dirConfigured = Boolean(options.dir)
-  const dir = createAdvisorySource(options.dir)
+  const dir = createAdvisorySource(options.dir, { maxRecords: settings.maxEntries })
   const feedEnabled = settings.url !== null
   let feed: AdvisoryFeed | null = null
   type Cached = { dirIndex: AdvisoryIndex; dirLoaded: boolean; feeds: (AdvisoryIndex | null)[]; index: AdvisoryIndex }
@@ -118,6 +118,7 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
     current,
     loaded: () => true,
     ready: dir.ready,
+    refused: () => dir.refused(),
     status: () =>
       advisoryStatus({
         now: now(),
@@ -128,6 +129,7 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
           configured: dirConfigured,
           loaded: dirConfigured && dir.loaded(),
           index: dirConfigured ? dir.current() : null,
+          refused: dir.refused(),
         },
         feed: feed?.view() ?? ECOSYSTEMS.map((ecosystem) => ({ ecosystem, index: null, state: null })),
       }),

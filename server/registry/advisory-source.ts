@@ -3,6 +3,8 @@ import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from '../f
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import { logger } from '../app/logger'
 import { factUnavailable } from './fact-fetch'
+import { DEFAULT_MAX_ADVISORY_ENTRIES, refreshRefusal } from '../advisories/refresh-guard'
+import { observeAdvisoryRefusal } from '../observability/metrics'
 
 /** The advisory and malware data of one directory, reloaded when its files change. */
 export interface AdvisorySource {
@@ -11,6 +13,8 @@ export interface AdvisorySource {
   loaded(): boolean
   /** Resolves after the first load attempt. */
   ready: Promise<void>
+  /** Why the last reload was refused (advisories/refresh-guard.ts), cleared by the next accepted one. */
+  refused(): string | null
   close(): void
 }
 
@@ -43,11 +47,19 @@ function unavailableIndex(): AdvisoryIndex {
  * File-level problems are logged as warnings.
  * @example const source = createAdvisorySource(process.env.ADVISORY_DIR); await source.ready
  */
-export function createAdvisorySource(dir: string | undefined, options: { retryMs?: number } = {}): AdvisorySource {
-  if (!dir)
-    return { current: () => EMPTY_ADVISORY_INDEX, loaded: () => true, ready: Promise.resolve(), close: () => undefined }
+export function createAdvisorySource(
+  dir: string | undefined,
+  options: { retryMs?: number; maxRecords?: number } = {},
+): AdvisorySource {
+  if (!dir) {
+    const current = () => EMPTY_ADVISORY_INDEX
+    return { current, loaded: () => true, ready: Promise.resolve(), refused: () => null, close: () => undefined }
+  }
+  const maxRecords = options.maxRecords ?? DEFAULT_MAX_ADVISORY_ENTRIES
   let index: AdvisoryIndex = unavailableIndex()
   let loaded = false
+  let records = 0
+  let refused: string | null = null
   let stopWatching: (() => void) | null = null
   let retry: NodeJS.Timeout | undefined
   let closed = false
@@ -66,7 +78,17 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
       return
     }
     warned = false
+    // A directory may be empty at first; a reload must not shrink the data or skip over 1 % of it.
+    const refusal = result.tooMany ?? (loaded ? refreshRefusal(result, records, false) : null)
+    if (refusal) {
+      refused = refusal
+      observeAdvisoryRefusal('all', 'directory')
+      logger.warn('advisory directory reload refused; keeping the data loaded before', { dir, reason: refusal })
+      return
+    }
+    refused = null
     index = result.index
+    records = result.records
     loaded = true
     logger.info('advisories loaded', {
       dir,
@@ -79,7 +101,7 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
 
   const load = async (): Promise<void> => {
     retry = undefined
-    const result = await loadAdvisoryDir(dir)
+    const result = await loadAdvisoryDir(dir, maxRecords)
     if (closed) return
     apply(result)
     if (result.unreadable) {
@@ -88,6 +110,7 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
       return
     }
     stopWatching ??= watchAdvisoryDir(dir, apply, {
+      maxRecords,
       onError: (error) => {
         logger.warn('advisory watcher stopped; reading the directory again later', { dir, error: error.message })
         stopWatching = null
@@ -100,6 +123,7 @@ export function createAdvisorySource(dir: string | undefined, options: { retryMs
     current: () => index,
     loaded: () => loaded,
     ready: load(),
+    refused: () => refused,
     close: () => {
       closed = true
       if (retry) clearTimeout(retry)

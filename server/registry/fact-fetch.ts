@@ -1,6 +1,7 @@
 import type { Upstream } from '../firewall/schema'
 import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
+import { UpstreamTooLarge } from './upstream/body-limit'
 
 /**
  * Facts a rule needs (license, publish time, advisory data) fail closed:
@@ -60,6 +61,7 @@ export async function fetchFactDocument(
   try {
     text = await response.text()
   } catch (error) {
+    if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body.
     throw failed((error as Error).message || 'body not received')
   }

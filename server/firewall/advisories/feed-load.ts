@@ -15,6 +15,7 @@ import type { Pace } from './pace'
 import {
   inflateEntry,
   readZipStream,
+  tooManyEntries,
   ZipReadError,
   type EntryHeader,
   type ZipEntry,
@@ -177,8 +178,11 @@ export class DirectoryLoad {
 
   constructor(
     private readonly directory: Directory,
-    private readonly options: Pick<FeedLoadOptions, 'previous' | 'pace' | 'maxEntryBytes'> = {},
+    private readonly options: Pick<FeedLoadOptions, 'previous' | 'pace' | 'maxEntryBytes' | 'maxEntries'> = {},
   ) {
+    // Refused before any entry is planned: the directory says how many there are.
+    if (options.maxEntries !== undefined && directory.count > options.maxEntries)
+      throw tooManyEntries(options.maxEntries)
     this.records = new RecordLoad(options.previous)
     this.maxEntryBytes = options.maxEntryBytes ?? 4 * 1024 * 1024
     this.repeats = new Int32Array(directory.count).fill(-1)

@@ -26,6 +26,16 @@ export interface ZipReadOptions {
   /** Bytes pushed to the decoder at once (a slice inflates every entry it completes). Default 4 KiB. */
   sliceBytes?: number
   reuse?: ZipReuse
+  /**
+   * Most entries the archive may hold (`ADVISORY_MAX_ENTRIES`): one more and the read stops with
+   * `ZipReadError`, before the entries past the bound cost memory. Default unbounded.
+   */
+  maxEntries?: number
+}
+
+/** The refusal of an archive past `maxEntries`. */
+export function tooManyEntries(maxEntries: number): ZipReadError {
+  return new ZipReadError(`the zip archive holds more than ${maxEntries} entries (ADVISORY_MAX_ENTRIES)`)
 }
 
 interface ZipReadResult {
@@ -110,7 +120,9 @@ export async function readZipStream(
   const reader = new ZipEntryReader(maxEntryBytes, reuse ? (header) => reuse.wanted(header) : undefined)
   // Entries completed by one push, handed out one at a time so the caller's work paces too.
   let ready: (ZipEntry | EntryHeader)[] = []
+  const maxEntries = options.maxEntries ?? Number.POSITIVE_INFINITY
   const take = (entry: RawEntry) => {
+    if (result.entries + result.unreadable >= maxEntries) throw tooManyEntries(maxEntries)
     const { header } = entry
     if (entry.skipped) {
       result.entries++

@@ -3,7 +3,7 @@ import { SEVERITY_MIN_SCORE, SEVERITY_RANK } from '../advisories/cvss'
 import type { Advisory } from '../advisories/types'
 import type { Selector, SelectorFunction } from '../schema'
 import { matchesGlob } from './glob'
-import { licenseSatisfied } from './license'
+import { licenseSatisfied, licenseShown } from './license'
 import { ecosystemProfile } from '../ecosystems'
 import { normalizePackageName } from './names'
 import { inVersionRange } from './versions/range'
@@ -45,11 +45,11 @@ function minimumAge(fn: Fn<'minimumAge'>, facts: PackageVersionFacts, ctx: Evalu
   return { matched: true, message: `published ${hours}h ago, younger than ${fn.duration}` }
 }
 
-// A missing or unparseable license is "not allowed": it matches an allow-list rule and never
+// A missing, unparseable or oversized (CONTRACT section 8) license is "not allowed": it matches an allow-list rule and never
 // matches a deny-list rule. An unknown license set counts as empty.
 function license(fn: Fn<'license'>, facts: PackageVersionFacts, ctx: EvaluationContext): SelectorResult {
   const satisfied = licenseSatisfied(facts.license, ctx.licenseSets.get(fn.licenseSet) ?? [])
-  const shown = facts.license ?? 'none'
+  const shown = licenseShown(facts.license)
   if (fn.mode === 'allow') {
     if (satisfied === true) return NO_MATCH
     return { matched: true, message: `license ${shown} is not allowed by license set ${fn.licenseSet}` }

@@ -6,11 +6,17 @@ declare module 'spdx-satisfies' {
 }
 
 declare module 'spdx-expression-parse' {
-  type Parsed =
+  export type SpdxNode =
     | { license: string; plus?: true; exception?: string }
     | { noassertion: true }
-    | { conjunction: 'and' | 'or'; left: Parsed; right: Parsed }
+    | { conjunction: 'and' | 'or'; left: SpdxNode; right: SpdxNode }
   /** Parses an SPDX expression; throws on invalid input. */
-  function parse(expression: string): Parsed
+  function parse(expression: string): SpdxNode
   export default parse
+}
+
+declare module 'spdx-ranges' {
+  /** Families of license ids in version order; an inner array holds ids of equal rank. */
+  const ranges: readonly (readonly (string | readonly string[])[])[]
+  export default ranges
 }

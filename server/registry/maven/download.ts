@@ -8,6 +8,7 @@ import type { MavenPath } from './paths'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError, sendBytes } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream/client'
+import type { UpstreamBodyKind } from '../upstream/body-limit'
 
 type FilePath = Extract<MavenPath, { kind: 'file' }>
 type MetadataPath = Extract<MavenPath, { kind: 'metadata' }>
@@ -20,15 +21,20 @@ interface UpstreamFile {
   modified?: string
 }
 
-/** GETs one repository path from one upstream; null on 404 (and on 401/403: not ours to read). */
+/**
+ * GETs one repository path from one upstream; null on 404 (and on 401/403: not ours to read).
+ * `kind` picks the size bound: `artifact` for files (jars, poms), `metadata` for documents.
+ */
 export async function fetchMavenFile(
   request: ProxyRequest,
   upstream: Upstream,
   path: string,
+  kind: UpstreamBodyKind = 'metadata',
 ): Promise<UpstreamFile | null> {
   const response = await callUpstream(upstream, upstreamUrl(upstream, path), {
     authorization: upstreamAuthorization(upstream),
     timeoutMs: request.scope.timeoutMs,
+    kind,
   })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)
@@ -52,7 +58,7 @@ const notFound = (request: ProxyRequest, path: string) =>
  */
 export async function serveMavenFile(request: ProxyRequest, target: FilePath): Promise<void> {
   const [found, policy] = await Promise.all([
-    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, target.path)),
+    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, target.path, 'artifact')),
     loadPolicy(request),
   ])
   if (!found) throw notFound(request, target.path)

@@ -6,6 +6,7 @@ import { parseFactObject, RETRY_STATUSES } from '../fact-fetch'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
+import { UpstreamTooLarge } from '../upstream/body-limit'
 
 /** One entry of npm's bulk advisory answer (what `npm audit` reads). */
 interface BulkAdvisory {
@@ -99,6 +100,7 @@ async function readBulkAnswer(
   try {
     text = await response.text()
   } catch (error) {
+    if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body: as if the upstream were unreachable.
     throw new UpstreamUnavailable(upstream, (error as Error).message || 'body not received')
   }

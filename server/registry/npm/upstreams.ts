@@ -87,6 +87,7 @@ export async function fetchTarball(
   const response = await callUpstream(upstream, url, {
     authorization: artifactAuthorization(upstream, url),
     timeoutMs: scope.timeoutMs,
+    kind: 'artifact',
   })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)

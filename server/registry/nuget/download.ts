@@ -85,6 +85,7 @@ async function fetchContent(request: ProxyRequest, upstream: Upstream, path: str
   return callUpstream(upstream, `${base}${path}`, {
     authorization: upstreamAuthorization(upstream),
     timeoutMs: request.scope.timeoutMs,
+    kind: path.endsWith('.nupkg') ? 'artifact' : 'metadata',
   })
 }
 

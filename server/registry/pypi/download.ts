@@ -127,6 +127,7 @@ async function fetchFile(request: ProxyRequest, upstream: Upstream, file: PyFile
   const response = await callUpstream(upstream, file.url, {
     authorization: fileAuthorization(upstream, file.url),
     timeoutMs: request.scope.timeoutMs,
+    kind: 'artifact',
   })
   if (!response.ok) {
     await response.arrayBuffer().catch(() => undefined)

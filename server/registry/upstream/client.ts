@@ -2,6 +2,7 @@ import { fetch as undiciFetch } from 'undici'
 import { observeUpstream } from '../../observability/metrics'
 import { ADDRESS_REFUSED } from '../../net/guarded-agent'
 import { upstreamAgent } from './transport'
+import { limitUpstreamBody, type UpstreamBodyKind } from './body-limit'
 import type { Upstream } from '../../firewall/schema'
 
 /**
@@ -70,6 +71,8 @@ interface UpstreamRequest {
   /** Authorization to send; undefined sends none. */
   authorization?: string
   timeoutMs?: number
+  /** Which size bound the answer's body is held to (`UPSTREAM_MAX_BODY` or `UPSTREAM_MAX_ARTIFACT`). */
+  kind?: UpstreamBodyKind
 }
 
 /** Redirect hops followed per call. */
@@ -81,6 +84,8 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
  * One call to an upstream. Network failures, timeouts, refused addresses, too many redirects
  * and 5xx answers throw `UpstreamUnavailable`; every other status is returned for the caller
  * to interpret. Connections go through the process's guarded agent (upstream-transport.ts).
+ * The returned body is bounded (body-limit.ts): past its size bound, reading it throws
+ * `UpstreamTooLarge`, and a declared `Content-Length` past it throws here.
  */
 export async function callUpstream(upstream: Upstream, url: string, request: UpstreamRequest = {}): Promise<Response> {
   const headers: Record<string, string> = { 'user-agent': 'package-firewall', ...request.headers }
@@ -113,11 +118,11 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
   }
   observeUpstream(host, elapsed(), response.status >= 500 ? `status_${response.status}` : null)
   if (response.status >= 500) {
-    // Drain so the keep-alive socket is reused.
-    await response.arrayBuffer().catch(() => undefined)
+    // Not read: an error page could be as large as the upstream likes.
+    await response.body?.cancel().catch(() => undefined)
     throw new UpstreamUnavailable(upstream.id, `status ${response.status}`)
   }
-  return response
+  return limitUpstreamBody(response, upstream.id, request.kind ?? 'metadata')
 }
 
 interface Hop {
@@ -140,7 +145,7 @@ async function followRedirects(upstream: Upstream, url: string, first: Hop): Pro
     const response = (await undiciFetch(target, init)) as unknown as Response
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
     if (!location) return response
-    await response.arrayBuffer().catch(() => undefined)
+    await response.body?.cancel().catch(() => undefined)
     if (redirects === MAX_UPSTREAM_REDIRECTS) {
       throw new UpstreamUnavailable(upstream.id, `more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
     }
