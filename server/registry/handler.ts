@@ -98,7 +98,11 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
     )
   }
   if (isStorageFailure(error)) {
-    logger.error('registry request failed: storage unavailable', { requestId, firewall, reason: (error as Error).message })
+    logger.error('registry request failed: storage unavailable', {
+      requestId,
+      firewall,
+      reason: (error as Error).message,
+    })
     return sendJson(
       exchange,
       503,
