@@ -20,6 +20,11 @@ export interface CursorBatch {
 export interface WebhookCursor {
   cursor: string | null
   batch: CursorBatch | null
+  /**
+   * Overflow notices after `cursor` merged into a later one (one notice per gap,
+   * server/webhooks/delivery/overflow.ts): their count is in that one, so they are skipped when read.
+   */
+  superseded?: string[]
 }
 
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */

@@ -4,7 +4,8 @@ import { routes } from './routing'
 
 /**
  * A webhook's buffered count as storage holds it, for a process that may not run its actor: the
- * matching events after its cursor, plus the batch in flight, up to `cap` (counting stops there).
+ * matching events after its cursor (merged overflow notices aside), plus the batch in flight, up
+ * to `cap` (counting stops there).
  */
 export async function storedBufferCount(
   events: EventLogRepository,
@@ -17,9 +18,11 @@ export async function storedBufferCount(
   if (!webhook) return 0
   let count = cursor?.batch?.eventIds.length ?? 0
   let after = cursor?.cursor ?? null
+  // Notices merged into a later one are never delivered (overflow.ts).
+  const superseded = new Set(cursor?.superseded ?? [])
   while (count < cap) {
     const page = await events.read(ns, after, 2_000)
-    for (const entry of page) if (routes(entry.value, webhook)) count++
+    for (const entry of page) if (!superseded.has(entry.value.id) && routes(entry.value, webhook)) count++
     if (page.length < 2_000) break
     after = page[page.length - 1].cursor
   }

@@ -7,7 +7,9 @@ import type { NamespaceEvent } from '../../events/schemas'
  * batch in flight and overflow notices on their way; only waiting events are dropped, oldest
  * first, and one slot is kept for the ONE `webhook.rate_limited` (`buffer_overflow`) notice that
  * reports exactly what was dropped. A dropped earlier notice passes its own count on, so no gap
- * goes unreported.
+ * goes unreported. One notice per gap: while a notice still waits (not yet in a batch), a new drop
+ * merges into it: the new notice carries both counts and the waiting one is skipped (superseded),
+ * so a flood never fills the buffer with notices.
  */
 
 interface Occupancy {
@@ -73,18 +75,33 @@ export function afterAnnounced(current: UnannouncedDrop, announced: UnannouncedD
   }
 }
 
-/** The `webhook.rate_limited` notice announcing `drop` to webhook `id` of `ns`. */
+/** An overflow notice appended and not yet taken into a batch: a later drop merges into it. */
+export interface WaitingNotice {
+  id: string
+  reported: number
+}
+
+/** `drop` with the count of the waiting notice it replaces added (the notice itself is skipped from then on). */
+export function mergeIntoDrop(drop: UnannouncedDrop, waiting: WaitingNotice): UnannouncedDrop {
+  return { ...drop, reported: drop.reported + waiting.reported }
+}
+
+/**
+ * The `webhook.rate_limited` notice announcing `drop` to webhook `id` of `ns`. `bufferedEvents`
+ * never says more than the cap: what is counted while writes are on their way can pass it briefly.
+ */
 export function overflowNotice(
   clock: Clock,
   ns: string,
   id: string,
   drop: UnannouncedDrop,
   bufferedEvents: number,
+  cap: number,
 ): NamespaceEvent {
   return makeEvent(clock, ns, 'webhook.rate_limited', {
     webhook: id,
     reason: 'buffer_overflow' as const,
     droppedEvents: drop.reported,
-    bufferedEvents,
+    bufferedEvents: Math.min(bufferedEvents, cap),
   })
 }

@@ -12,8 +12,10 @@ import {
   afterAnnounced,
   eventsToDrop,
   isOverflowNotice,
+  mergeIntoDrop,
   overflowNotice,
   type UnannouncedDrop,
+  type WaitingNotice,
 } from './overflow'
 import { routes } from './routing'
 import { readSelection } from './log-range'
@@ -63,6 +65,10 @@ export class WebhookFeed {
   private unannounced: UnannouncedDrop | null = null
   /** Overflow notices appended but not yet read back: they hold a slot each. */
   private readonly noticesInTransit = new Set<string>()
+  /** The overflow notice appended and not yet taken into a batch: the next drop merges into it. */
+  private waitingNotice: WaitingNotice | null = null
+  /** Notices merged into a later one, skipped when read: id -> log cursor (null until read). */
+  private readonly superseded = new Map<string, string | null>()
   /** Events of a batch being written: out of `pending` already, not yet in the stored cursor's batch. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
@@ -82,7 +88,9 @@ export class WebhookFeed {
 
   /** Loads the cursor and reads the log after it; live entries are taken in order once caught up. */
   async start(): Promise<void> {
-    this.scannedTo = (await this.cursor.load()).cursor
+    const loaded = await this.cursor.load()
+    this.scannedTo = loaded.cursor
+    for (const id of loaded.superseded ?? []) this.superseded.set(id, null)
     await this.deps.redeliveries?.load()
     const liveAfter = await this.deps.follower.follow(this.ns, this.live)
     let after = this.cursor.current.cursor
@@ -98,6 +106,8 @@ export class WebhookFeed {
     const queued = this.catchingUp ?? []
     this.catchingUp = null
     for (const entries of queued) this.ingest(entries, false)
+    // A superseded notice not read again lies before the cursor (or past retention): forget it.
+    for (const [id, at] of this.superseded) if (at === null) this.superseded.delete(id)
     this.enforceCap()
   }
 
@@ -138,8 +148,13 @@ export class WebhookFeed {
       this.scannedTo = entry.cursor
       const event = entry.value
       if (isOverflowNotice(event)) this.noticesInTransit.delete(event.id)
-      if (this.webhook && routes(event, this.webhook)) {
+      if (this.superseded.has(event.id)) {
+        this.superseded.set(event.id, entry.cursor)
+        this.skipped++
+      } else if (this.webhook && routes(event, this.webhook)) {
         this.pending.push(entry)
+        // After a restart the notice still waiting is found again here.
+        if (isOverflowNotice(event) && !this.waitingNotice) this.waitingNotice = waitingOf(event)
         added++
       } else this.skipped++
     }
@@ -158,7 +173,11 @@ export class WebhookFeed {
     }
     const over = eventsToDrop(occupancy, this.deps.cap)
     if (over === 0) return
-    this.unannounced = addDrop(this.unannounced, this.pending.splice(0, over))
+    const dropped = this.pending.splice(0, over)
+    // A dropped waiting notice passes its count on through the drop itself.
+    if (this.waitingNotice && dropped.some((entry) => entry.value.id === this.waitingNotice!.id))
+      this.waitingNotice = null
+    this.unannounced = addDrop(this.unannounced, dropped)
     this.deps.changed()
     // Failures are logged by the write queue; nothing here waits for the write.
     void this.cursor.serial(() => (this.unannounced ? this.commit(this.cursor.current) : undefined))
@@ -170,21 +189,42 @@ export class WebhookFeed {
    * document is read in the same write and returned (stored-cursor.ts). Call inside `serial`.
    */
   private async commit(next: WebhookCursor, readDocument = false): Promise<WebhookRecord | null | undefined> {
+    if (this.unannounced && this.waitingNotice) this.supersedeWaitingNotice()
     const drop = this.unannounced
-    const target: WebhookCursor =
-      drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
+    const { superseded: _stored, ...base } = next
+    const moved = drop && compareCursors(drop.last, base.cursor) > 0 ? { ...base, cursor: drop.last } : base
+    const superseded = [...this.superseded]
+      .filter(([, at]) => at === null || compareCursors(at, moved.cursor) > 0)
+      .map(([id]) => id)
+    const target: WebhookCursor = superseded.length ? { ...moved, superseded } : moved
     const notice =
-      drop && overflowNotice(this.deps.clock, this.ns, this.id, drop, this.buffered() + this.noticesInTransit.size + 1)
-    // In transit from now: the notice may be read back before the write below returns.
-    if (notice) this.noticesInTransit.add(notice.id)
+      drop &&
+      overflowNotice(
+        this.deps.clock,
+        this.ns,
+        this.id,
+        drop,
+        this.buffered() + this.noticesInTransit.size + 1,
+        this.deps.cap,
+      )
+    // In transit and waiting from now: the notice may be read back (and even dropped or taken)
+    // before the write below returns.
+    if (notice) {
+      this.noticesInTransit.add(notice.id)
+      this.waitingNotice = { id: notice.id, reported: drop.reported }
+    }
     let webhook: WebhookRecord | null | undefined
     try {
       webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument)
     } catch (error) {
-      if (notice) this.noticesInTransit.delete(notice.id)
+      if (notice) {
+        this.noticesInTransit.delete(notice.id)
+        if (this.waitingNotice?.id === notice.id) this.waitingNotice = null
+      }
       throw error
     }
     this.skipped = 0
+    for (const [id, at] of this.superseded) if (!superseded.includes(id) && at !== null) this.superseded.delete(id)
     if (drop && notice) {
       // Drops counted while this write was on its way stay for the next one.
       this.unannounced = afterAnnounced(this.unannounced!, drop)
@@ -197,6 +237,21 @@ export class WebhookFeed {
       })
     }
     return webhook
+  }
+
+  /**
+   * One notice per gap: the waiting notice leaves the buffer and its count joins the drop about
+   * to be announced; its id is stored with that write, so it is skipped when read (here, or after
+   * a restart). Should the write fail, the count stays in the drop for the next one.
+   */
+  private supersedeWaitingNotice(): void {
+    const waiting = this.waitingNotice!
+    this.waitingNotice = null
+    const index = this.pending.findIndex((entry) => entry.value.id === waiting.id)
+    this.superseded.set(waiting.id, index >= 0 ? this.pending[index].cursor : null)
+    if (index >= 0) this.pending.splice(index, 1)
+    this.noticesInTransit.delete(waiting.id)
+    this.unannounced = mergeIntoDrop(this.unannounced!, waiting)
   }
 
   private async advanceQuiet(): Promise<void> {
@@ -245,6 +300,9 @@ export class WebhookFeed {
       }
       // Out of the buffer before the write, so a drop counted meanwhile never takes them.
       const taken = this.pending.splice(0, events.length)
+      const waiting = this.waitingNotice
+      // A notice in a batch is on its way: a later drop gets a notice of its own.
+      if (waiting && taken.some((entry) => entry.value.id === waiting.id)) this.waitingNotice = null
       this.taking = taken.length
       let webhook: WebhookRecord | null | undefined
       try {
@@ -254,6 +312,8 @@ export class WebhookFeed {
         )
       } catch (error) {
         this.pending.unshift(...taken)
+        if (!this.waitingNotice && waiting && taken.some((entry) => entry.value.id === waiting.id))
+          this.waitingNotice = waiting
         throw error
       } finally {
         this.taking = 0
@@ -285,4 +345,9 @@ export class WebhookFeed {
     this.batchEvents ??= await readSelection(this.deps.events, this.ns, batch)
     return this.batchEvents
   }
+}
+
+/** A notice read from the log, as the waiting one. */
+function waitingOf(event: NamespaceEvent): WaitingNotice {
+  return { id: event.id, reported: Number((event.data as { droppedEvents?: number }).droppedEvents ?? 0) }
 }
