@@ -21,10 +21,10 @@ export interface WebhookCursor {
   cursor: string | null
   batch: CursorBatch | null
   /**
-   * Overflow notices after `cursor` merged into a later one (one notice per gap,
-   * server/webhooks/delivery/overflow.ts): their count is in that one, so they are skipped when read.
+   * The webhook's last overflow notice: after `cursor`, any other one is merged into it already
+   * (one notice per gap, server/webhooks/delivery/overflow.ts) and skipped when read.
    */
-  superseded?: string[]
+  notice?: string
 }
 
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */

@@ -4,6 +4,7 @@ import {
   eventsToDrop,
   isOverflowNotice,
   mergeIntoDrop,
+  noticeCount,
   overflowNotice,
 } from '../../server/webhooks/delivery/overflow'
 import { ManualClock } from '../support/manual-clock'
@@ -51,7 +52,8 @@ describe('buffer overflow rule', () => {
 
   it('merges a waiting notice into the next drop, and never reports more buffered than the cap', () => {
     const drop = { events: 3, reported: 3, last: '5' }
-    expect(mergeIntoDrop(drop, { id: 'evt-n', reported: 7 })).toEqual({ events: 3, reported: 10, last: '5' })
+    expect(mergeIntoDrop(drop, 7)).toEqual({ events: 3, reported: 10, last: '5' })
+    expect(noticeCount(notice('n', 7))).toBe(7)
     const clock = new ManualClock(Date.UTC(2026, 0, 1))
     const data = (buffered: number) => overflowNotice(clock, 'ns', 'wh', drop, buffered, 200).data
     expect(data(201)).toEqual({ webhook: 'wh', reason: 'buffer_overflow', droppedEvents: 3, bufferedEvents: 200 })

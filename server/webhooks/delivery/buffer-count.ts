@@ -1,5 +1,7 @@
 import type { EventLogRepository } from '../../../storage/repositories/event-log'
 import type { WebhookRepository } from '../../../storage/repositories/webhooks'
+import type { NamespaceEvent } from '../../events/schemas'
+import { isOverflowNotice } from './overflow'
 import { routes } from './routing'
 
 /**
@@ -18,11 +20,12 @@ export async function storedBufferCount(
   if (!webhook) return 0
   let count = cursor?.batch?.eventIds.length ?? 0
   let after = cursor?.cursor ?? null
-  // Notices merged into a later one are never delivered (overflow.ts).
-  const superseded = new Set(cursor?.superseded ?? [])
+  // Overflow notices other than the current one are merged into it and never delivered (overflow.ts).
+  const merged = (event: NamespaceEvent) =>
+    cursor?.notice !== undefined && isOverflowNotice(event) && event.id !== cursor.notice
   while (count < cap) {
     const page = await events.read(ns, after, 2_000)
-    for (const entry of page) if (!superseded.has(entry.value.id) && routes(entry.value, webhook)) count++
+    for (const entry of page) if (!merged(entry.value) && routes(entry.value, webhook)) count++
     if (page.length < 2_000) break
     after = page[page.length - 1].cursor
   }

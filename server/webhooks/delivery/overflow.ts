@@ -8,8 +8,9 @@ import type { NamespaceEvent } from '../../events/schemas'
  * first, and one slot is kept for the ONE `webhook.rate_limited` (`buffer_overflow`) notice that
  * reports exactly what was dropped. A dropped earlier notice passes its own count on, so no gap
  * goes unreported. One notice per gap: while a notice still waits (not yet in a batch), a new drop
- * merges into it: the new notice carries both counts and the waiting one is skipped (superseded),
- * so a flood never fills the buffer with notices.
+ * merges into it: the new notice carries both counts and becomes the webhook's current one (stored
+ * with its cursor); any other notice after the cursor is merged already and skipped, so a flood
+ * never fills the buffer with notices.
  */
 
 interface Occupancy {
@@ -39,7 +40,7 @@ export function droppedEventCount(dropped: NamespaceEvent[]): { events: number; 
   let events = 0
   let reported = 0
   for (const item of dropped) {
-    if (isOverflowNotice(item)) reported += Number((item.data as { droppedEvents?: number }).droppedEvents ?? 0)
+    if (isOverflowNotice(item)) reported += noticeCount(item)
     else events++
   }
   return { events, reported: reported + events }
@@ -75,15 +76,13 @@ export function afterAnnounced(current: UnannouncedDrop, announced: UnannouncedD
   }
 }
 
-/** An overflow notice appended and not yet taken into a batch: a later drop merges into it. */
-export interface WaitingNotice {
-  id: string
-  reported: number
-}
+/** The count an overflow notice reports. */
+export const noticeCount = (notice: NamespaceEvent): number =>
+  Number((notice.data as { droppedEvents?: number }).droppedEvents ?? 0)
 
-/** `drop` with the count of the waiting notice it replaces added (the notice itself is skipped from then on). */
-export function mergeIntoDrop(drop: UnannouncedDrop, waiting: WaitingNotice): UnannouncedDrop {
-  return { ...drop, reported: drop.reported + waiting.reported }
+/** `drop` with the counts of the waiting notices it replaces added (they are skipped from then on). */
+export function mergeIntoDrop(drop: UnannouncedDrop, reported: number): UnannouncedDrop {
+  return { ...drop, reported: drop.reported + reported }
 }
 
 /**

@@ -13,9 +13,9 @@ import {
   eventsToDrop,
   isOverflowNotice,
   mergeIntoDrop,
+  noticeCount,
   overflowNotice,
   type UnannouncedDrop,
-  type WaitingNotice,
 } from './overflow'
 import { routes } from './routing'
 import { readSelection } from './log-range'
@@ -63,12 +63,13 @@ export class WebhookFeed {
   private batchEvents: NamespaceEvent[] | null = null
   /** Drops not yet written: counted here, announced with the next cursor write. */
   private unannounced: UnannouncedDrop | null = null
-  /** Overflow notices appended but not yet read back: they hold a slot each. */
-  private readonly noticesInTransit = new Set<string>()
-  /** The overflow notice appended and not yet taken into a batch: the next drop merges into it. */
-  private waitingNotice: WaitingNotice | null = null
-  /** Notices merged into a later one, skipped when read: id -> log cursor (null until read). */
-  private readonly superseded = new Map<string, string | null>()
+  /** Overflow notices appended but not yet read back (id -> count): they hold a slot each. */
+  private readonly noticesInTransit = new Map<string, number>()
+  /**
+   * The one overflow notice after the cursor that counts (stored with the cursor as `notice`);
+   * any other one read is merged into it already and skipped. Null: none written yet.
+   */
+  private currentNotice: string | null = null
   /** Events of a batch being written: out of `pending` already, not yet in the stored cursor's batch. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
@@ -90,7 +91,7 @@ export class WebhookFeed {
   async start(): Promise<void> {
     const loaded = await this.cursor.load()
     this.scannedTo = loaded.cursor
-    for (const id of loaded.superseded ?? []) this.superseded.set(id, null)
+    this.currentNotice = loaded.notice ?? null
     await this.deps.redeliveries?.load()
     const liveAfter = await this.deps.follower.follow(this.ns, this.live)
     let after = this.cursor.current.cursor
@@ -106,8 +107,6 @@ export class WebhookFeed {
     const queued = this.catchingUp ?? []
     this.catchingUp = null
     for (const entries of queued) this.ingest(entries, false)
-    // A superseded notice not read again lies before the cursor (or past retention): forget it.
-    for (const [id, at] of this.superseded) if (at === null) this.superseded.delete(id)
     this.enforceCap()
   }
 
@@ -147,14 +146,16 @@ export class WebhookFeed {
       const entry = entries[index]
       this.scannedTo = entry.cursor
       const event = entry.value
-      if (isOverflowNotice(event)) this.noticesInTransit.delete(event.id)
-      if (this.superseded.has(event.id)) {
-        this.superseded.set(event.id, entry.cursor)
-        this.skipped++
-      } else if (this.webhook && routes(event, this.webhook)) {
+      if (isOverflowNotice(event)) {
+        this.noticesInTransit.delete(event.id)
+        // Merged into the current notice (this webhook's), or another webhook's: never delivered here.
+        if (this.currentNotice !== null && event.id !== this.currentNotice) {
+          this.skipped++
+          continue
+        }
+      }
+      if (this.webhook && routes(event, this.webhook)) {
         this.pending.push(entry)
-        // After a restart the notice still waiting is found again here.
-        if (isOverflowNotice(event) && !this.waitingNotice) this.waitingNotice = waitingOf(event)
         added++
       } else this.skipped++
     }
@@ -173,11 +174,7 @@ export class WebhookFeed {
     }
     const over = eventsToDrop(occupancy, this.deps.cap)
     if (over === 0) return
-    const dropped = this.pending.splice(0, over)
-    // A dropped waiting notice passes its count on through the drop itself.
-    if (this.waitingNotice && dropped.some((entry) => entry.value.id === this.waitingNotice!.id))
-      this.waitingNotice = null
-    this.unannounced = addDrop(this.unannounced, dropped)
+    this.unannounced = addDrop(this.unannounced, this.pending.splice(0, over))
     this.deps.changed()
     // Failures are logged by the write queue; nothing here waits for the write.
     void this.cursor.serial(() => (this.unannounced ? this.commit(this.cursor.current) : undefined))
@@ -189,14 +186,10 @@ export class WebhookFeed {
    * document is read in the same write and returned (stored-cursor.ts). Call inside `serial`.
    */
   private async commit(next: WebhookCursor, readDocument = false): Promise<WebhookRecord | null | undefined> {
-    if (this.unannounced && this.waitingNotice) this.supersedeWaitingNotice()
+    if (this.unannounced) this.mergeWaitingNotices()
     const drop = this.unannounced
-    const { superseded: _stored, ...base } = next
+    const { notice: _stored, ...base } = next
     const moved = drop && compareCursors(drop.last, base.cursor) > 0 ? { ...base, cursor: drop.last } : base
-    const superseded = [...this.superseded]
-      .filter(([, at]) => at === null || compareCursors(at, moved.cursor) > 0)
-      .map(([id]) => id)
-    const target: WebhookCursor = superseded.length ? { ...moved, superseded } : moved
     const notice =
       drop &&
       overflowNotice(
@@ -207,24 +200,21 @@ export class WebhookFeed {
         this.buffered() + this.noticesInTransit.size + 1,
         this.deps.cap,
       )
-    // In transit and waiting from now: the notice may be read back (and even dropped or taken)
-    // before the write below returns.
+    // In transit and current from now: the notice may be read back before the write below returns.
+    // Should the write fail, it stays current (never appended, it only makes the merged ones skipped).
     if (notice) {
-      this.noticesInTransit.add(notice.id)
-      this.waitingNotice = { id: notice.id, reported: drop.reported }
+      this.noticesInTransit.set(notice.id, drop.reported)
+      this.currentNotice = notice.id
     }
+    const target: WebhookCursor = this.currentNotice ? { ...moved, notice: this.currentNotice } : moved
     let webhook: WebhookRecord | null | undefined
     try {
       webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument)
     } catch (error) {
-      if (notice) {
-        this.noticesInTransit.delete(notice.id)
-        if (this.waitingNotice?.id === notice.id) this.waitingNotice = null
-      }
+      if (notice) this.noticesInTransit.delete(notice.id)
       throw error
     }
     this.skipped = 0
-    for (const [id, at] of this.superseded) if (!superseded.includes(id) && at !== null) this.superseded.delete(id)
     if (drop && notice) {
       // Drops counted while this write was on its way stay for the next one.
       this.unannounced = afterAnnounced(this.unannounced!, drop)
@@ -240,18 +230,21 @@ export class WebhookFeed {
   }
 
   /**
-   * One notice per gap: the waiting notice leaves the buffer and its count joins the drop about
-   * to be announced; its id is stored with that write, so it is skipped when read (here, or after
-   * a restart). Should the write fail, the count stays in the drop for the next one.
+   * One notice per gap: every overflow notice still waiting (read and not in a batch, or on its
+   * way back) leaves the buffer and its count joins the drop about to be announced. The new
+   * notice becomes the current one in the same write, so the merged ones are skipped when read
+   * (here, or after a restart). Should the write fail, the counts stay in the drop for the next one.
    */
-  private supersedeWaitingNotice(): void {
-    const waiting = this.waitingNotice!
-    this.waitingNotice = null
-    const index = this.pending.findIndex((entry) => entry.value.id === waiting.id)
-    this.superseded.set(waiting.id, index >= 0 ? this.pending[index].cursor : null)
-    if (index >= 0) this.pending.splice(index, 1)
-    this.noticesInTransit.delete(waiting.id)
-    this.unannounced = mergeIntoDrop(this.unannounced!, waiting)
+  private mergeWaitingNotices(): void {
+    let reported = 0
+    this.pending = this.pending.filter((entry) => {
+      if (!isOverflowNotice(entry.value)) return true
+      reported += noticeCount(entry.value)
+      return false
+    })
+    for (const count of this.noticesInTransit.values()) reported += count
+    this.noticesInTransit.clear()
+    if (reported > 0) this.unannounced = mergeIntoDrop(this.unannounced!, reported)
   }
 
   private async advanceQuiet(): Promise<void> {
@@ -300,9 +293,6 @@ export class WebhookFeed {
       }
       // Out of the buffer before the write, so a drop counted meanwhile never takes them.
       const taken = this.pending.splice(0, events.length)
-      const waiting = this.waitingNotice
-      // A notice in a batch is on its way: a later drop gets a notice of its own.
-      if (waiting && taken.some((entry) => entry.value.id === waiting.id)) this.waitingNotice = null
       this.taking = taken.length
       let webhook: WebhookRecord | null | undefined
       try {
@@ -312,8 +302,6 @@ export class WebhookFeed {
         )
       } catch (error) {
         this.pending.unshift(...taken)
-        if (!this.waitingNotice && waiting && taken.some((entry) => entry.value.id === waiting.id))
-          this.waitingNotice = waiting
         throw error
       } finally {
         this.taking = 0
@@ -345,9 +333,4 @@ export class WebhookFeed {
     this.batchEvents ??= await readSelection(this.deps.events, this.ns, batch)
     return this.batchEvents
   }
-}
-
-/** A notice read from the log, as the waiting one. */
-function waitingOf(event: NamespaceEvent): WaitingNotice {
-  return { id: event.id, reported: Number((event.data as { droppedEvents?: number }).droppedEvents ?? 0) }
 }
