@@ -80,5 +80,12 @@ describe('an 805 KB firewall change, delivered (built server)', () => {
     ])
     expect(whole.body.data.config.rules[3].selector).toEqual(body.rules[3].selector)
     expect(Buffer.byteLength(JSON.stringify(whole.body))).toBeGreaterThan(800 * 1024)
+
+    // Reading any event needs ns:webhooks:manage (which can subscribe to every event anyway).
+    const reader = await owner('POST', '/v1/default/tokens/service', { name: 'r', permissions: ['ns:webhooks:read'] })
+    expect(reader.status).toBe(201)
+    const refused = await apiClient(server.url, reader.body.token)('GET', `/v1/default/events/${event.id}`)
+    expect([refused.status, refused.body.code]).toEqual([403, 'permission_denied'])
+    expect(JSON.stringify(refused.body)).not.toContain('names-0')
   }, 60_000)
 })
