@@ -49,7 +49,9 @@ class JsonSizes {
   private readonly memo = new WeakMap<object, number>()
 
   of(value: unknown): number {
-    if (typeof value === 'string') return stringBytes(value, Infinity).bytes
+    // A long string is measured natively; a short one in JS (cheaper than a native call).
+    if (typeof value === 'string')
+      return value.length > 4096 ? Buffer.byteLength(JSON.stringify(value)) : stringBytes(value, Infinity).bytes
     if (typeof value === 'number') return Number.isFinite(value) ? String(value).length : 4
     if (typeof value === 'boolean') return value ? 4 : 5
     if (value === null || typeof value !== 'object') return 4
