@@ -86,6 +86,20 @@ describe('an event past the delivery limit', () => {
   })
 })
 
+describe('the cut of an oversized event', () => {
+  it('is made once: later bodies of the same event (another attempt, a record read) reuse it', () => {
+    const big = configEvent(805)
+    const first = envelope([big])
+    // The same event as read again from the log: another object, the same content.
+    const again = envelope([structuredClone(big)])
+    expect(again.envelope.events[0]).toBe(first.envelope.events[0])
+    expect(again.body).toBe(first.body)
+    // Another event under the same id is never served that cut.
+    const other = { ...big, data: { ...big.data, firewall: 'other' } }
+    expect(JSON.parse(envelope([other]).body).events[0].data.firewall).toBe('other')
+  })
+})
+
 describe('batching against 512 KB', () => {
   it('never builds a body over 512 KB, an oversized event included, and keeps every event in order', () => {
     const events = [ping(), ping(300 * 1024), configEvent(805), ping(), ping(260 * 1024), ping(260 * 1024), ping()]

@@ -1,5 +1,6 @@
 import type { NamespaceEvent } from '../../events/schemas'
-import { fitEvent, type DeliveredEvent } from './event-fit'
+import { deliveredEvent } from './delivered-event'
+import type { DeliveredEvent } from './event-fit'
 
 /** Per-delivery limits. */
 interface BatchLimits {
@@ -24,11 +25,12 @@ const deliveredAlone = (event: { type: string }): boolean => event.type === 'web
 /**
  * Takes the next batch from a buffer ordered oldest first: as many leading events as fit in
  * both limits, and always at least one so an oversized event cannot block the queue forever (it
- * goes out cut to `MAX_EVENT_BYTES`, event-fit.ts, so it is counted at that size at most).
+ * goes out cut to `MAX_EVENT_BYTES`, event-fit.ts, and is counted at its cut size, the cut kept
+ * for the envelope, delivered-event.ts).
  * A `webhook.test` event is always a batch by itself (the batch ends before it, or is just it).
  * @example takeBatch(buffer).length // <= 100
  */
-export function takeBatch<E extends { type: string }>(
+export function takeBatch<E extends NamespaceEvent>(
   events: readonly E[],
   limits: BatchLimits = DEFAULT_BATCH_LIMITS,
 ): E[] {
@@ -41,9 +43,7 @@ export function takeBatch<E extends { type: string }>(
       break
     }
     // One comma separates each event from the previous one.
-    const size =
-      Math.min(Buffer.byteLength(JSON.stringify(event)), limits.maxBytes - ENVELOPE_OVERHEAD) +
-      (batch.length > 0 ? 1 : 0)
+    const size = Buffer.byteLength(deliveredEvent(event, MAX_EVENT_BYTES).json) + (batch.length > 0 ? 1 : 0)
     if (batch.length > 0 && bytes + size > limits.maxBytes) break
     batch.push(event)
     bytes += size
@@ -59,12 +59,12 @@ interface Envelope {
 
 /**
  * Builds the delivery envelope and serialises it once; sign and send `body` as is. An event past
- * `MAX_EVENT_BYTES` goes out cut (`payloadTruncated: true`); the body is what `JSON.stringify`
+ * `MAX_EVENT_BYTES` goes out cut (`payloadTruncated: true`, cut once: delivered-event.ts); the body is what `JSON.stringify`
  * of the envelope gives, each event serialised once.
  * @example envelope([event]).body // '{"version":1,"events":[{...}]}'
  */
 export function envelope(events: NamespaceEvent[]): Envelope {
-  const fitted = events.map((event) => fitEvent(event, MAX_EVENT_BYTES))
+  const fitted = events.map((event) => deliveredEvent(event, MAX_EVENT_BYTES))
   return {
     envelope: { version: 1, events: fitted.map((entry) => entry.event) },
     body: `{"version":1,"events":[${fitted.map((entry) => entry.json).join(',')}]}`,
