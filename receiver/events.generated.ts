@@ -134,6 +134,8 @@ export interface EventBase {
   id: string
   time: string
   namespace: string
+  /** Present when the event alone exceeded the 512 KB delivery limit: `data` was cut (strings shortened, leading array items kept). GET /v1/{namespace}/events/{id} returns the whole event. */
+  payloadTruncated?: true
 }
 
 export interface FirewallBlockedEvent extends EventBase {

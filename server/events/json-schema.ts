@@ -83,6 +83,12 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
       time: { type: 'string', format: 'date-time' },
       namespace: { type: 'string' },
       data: { type: 'object' },
+      payloadTruncated: {
+        const: true,
+        description:
+          'Present when the event alone exceeded the 512 KB delivery limit: `data` was cut (strings shortened, ' +
+          'leading array items kept). GET /v1/{namespace}/events/{id} returns the whole event.',
+      },
     },
     allOf: rules,
   }

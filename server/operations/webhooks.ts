@@ -22,6 +22,7 @@ import {
   webhookState,
 } from '../webhooks/configuration/service-actions'
 import { RecoverWindow, recoverDeliveries, resendDelivery } from '../webhooks/configuration/service-redelivery'
+import { EventId, getEvent } from '../webhooks/configuration/event-lookup'
 import { NsParams, PageQuery, nextLink } from './common'
 
 const tag = 'Webhooks'
@@ -63,6 +64,14 @@ const AttemptSchema = z.object({
 })
 
 const DeliveryParams = WhParams.extend({ deliveryId: z.string().regex(/^whdel-[A-Za-z0-9]{1,64}$/) })
+
+const EventSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  time: z.string(),
+  namespace: z.string(),
+  data: z.record(z.string(), z.unknown()),
+})
 
 /** The webhook operations (see the OpenAPI document); handlers only translate HTTP to the domain. */
 export const webhookOperations = [
@@ -211,6 +220,18 @@ export const webhookOperations = [
     response: DeliveryRecordSchema,
     audit: audit('webhook.delivery.read'),
     handler: async ({ ctx, params }) => ({ body: await getDelivery(ctx, params.id, params.deliveryId) }),
+  }),
+  defineOperation({
+    id: 'getEvent',
+    method: 'GET',
+    path: '/v1/{ns}/events/{eventId}',
+    summary: 'One event of the namespace log by id, whole (a delivery may carry it cut: payloadTruncated)',
+    tag,
+    params: NsParams.extend({ eventId: EventId }),
+    access: namespace('ns:webhooks:manage'),
+    response: EventSchema,
+    audit: { action: 'event.read', resourceType: 'event', resourceId: (p) => p.eventId },
+    handler: async ({ ctx, params }) => ({ body: await getEvent(ctx, params.eventId) }),
   }),
   defineOperation({
     id: 'listWebhookDeliveryAttempts',

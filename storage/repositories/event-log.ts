@@ -36,6 +36,30 @@ export class EventLogRepository {
     return this.backend.logRange<T>(keys.eventLog(ns), { after, limit })
   }
 
+  /**
+   * The event `id` of `ns`, read newest first and no further back than events timed before
+   * `notBefore` (ms; event time, the clock the id was made with) nor past `maxScanned` entries:
+   * a lookup by id costs what is newer than the event, and never more than that bound.
+   */
+  async find(ns: string, id: string, notBefore: number, maxScanned: number): Promise<NamespaceEvent | null> {
+    let before: string | null = null
+    for (let scanned = 0; scanned < maxScanned;) {
+      const page: LogEntry<NamespaceEvent>[] = await this.backend.logRange<NamespaceEvent>(keys.eventLog(ns), {
+        before,
+        newestFirst: true,
+        limit: Math.min(FIND_PAGE, maxScanned - scanned),
+      })
+      for (const entry of page) {
+        if (entry.value.id === id) return entry.value
+        if (Date.parse(entry.value.time) < notBefore) return null
+      }
+      if (page.length === 0) return null
+      scanned += page.length
+      before = page[page.length - 1].cursor
+    }
+    return null
+  }
+
   /** The cursor of the newest entry of `ns`'s log; null while it is empty. */
   async lastCursor(ns: string): Promise<string | null> {
     const [last] = await this.backend.logRange(keys.eventLog(ns), { limit: 1, newestFirst: true })
@@ -57,6 +81,9 @@ export class EventLogRepository {
     return this.backend.logRange<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
   }
 }
+
+/** Entries read per page when looking an event up by id. */
+const FIND_PAGE = 1_000
 
 /**
  * Orders two cursors of one log (Redis stream ids `ms-seq`, or the local backend's padded

@@ -20,6 +20,11 @@ export interface CursorBatch {
 export interface WebhookCursor {
   cursor: string | null
   batch: CursorBatch | null
+  /**
+   * The webhook's last overflow notice: after `cursor`, any other one is merged into it already
+   * (one notice per gap, server/webhooks/delivery/overflow.ts) and skipped when read.
+   */
+  notice?: string
 }
 
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */

@@ -112,6 +112,32 @@ describe('dashboard: managing webhooks', () => {
     await context.close()
   })
 
+  it('refuses a new origin for a stored header value kept by its placeholder, and changes nothing', async () => {
+    const other = await new TestReceiver().start()
+    try {
+      const before = await stored()
+      expect(before.headers).toEqual({ 'X-Env': '[REDACTED]' })
+      const { context, page } = await signIn(world)
+      await page.goto(`/namespaces/${NS}/webhooks/${webhookId}/edit`)
+      await page.getByLabel('Receiver URL').fill(other.url)
+      expect(await page.getByLabel('Custom headers').inputValue()).toBe('X-Env: [REDACTED]')
+      const response = page.waitForResponse((r) => r.request().method() === 'POST')
+      await page.getByRole('button', { name: 'Save webhook' }).click()
+      expect((await response).status()).toBe(400)
+      expect(await page.locator('#f-headers-err').textContent()).toContain('origin')
+      expect(await page.getByLabel('Receiver URL').inputValue()).toBe(other.url)
+      expect(await stored()).toEqual(before)
+      // The test delivery still goes to the stored URL, and nothing to the other host.
+      const hits = receiver.hits
+      expect((await world.api('POST', `/v1/${NS}/webhooks/${webhookId}/test`)).status).toBe(202)
+      await eventually(async () => receiver.hits > hits, 15_000, 'a test delivery')
+      expect(other.hits).toBe(0)
+      await context.close()
+    } finally {
+      await other.close()
+    }
+  })
+
   it('shows refused input next to its field and changes nothing', async () => {
     const before = await stored()
     const { context, page } = await signIn(world)

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { NS, receiptProblems, startHarness, T0, type Harness } from './support/harness'
+import { Receiver } from './support/receiver'
 
 /** Per-webhook `rateLimit` and `headers` (#14): saved, shown redacted, refused out of bounds, and applied. */
 
@@ -136,5 +137,60 @@ describe('webhook rateLimit and headers: delivery', () => {
     await h.runUntil(T0 + 20_000)
     expect(h.receiver.receipts.map((r) => r.at - T0)).toEqual([0, 2_000, 4_000])
     expect(h.receiver.receipts.map((r) => r.json.events.length)).toEqual([100, 100, 100])
+  })
+})
+
+describe.each(['memory', 'redis'] as const)('webhook headers follow their URL (%s)', (backend) => {
+  it('refuses a new origin with [REDACTED] values (400, nothing changes), keeps them on a new path', async () => {
+    h = await startHarness({ backend })
+    // Another port on the same host is another origin: the receiver of someone else.
+    const schema = await (await fetch(`${h.origin}/schemas/webhook-events-v1.json`)).json()
+    const other = await new Receiver(() => h.clock.now()).start(schema)
+    try {
+      const created = await h.createWebhook({ eventTypes: ['audit.test.*'], headers: { 'X-Api-Key': 'k-123' } })
+      const before = await h.services.webhooks.get(NS, created.id)
+      const read = (await h.api('GET', `/v1/${NS}/webhooks/${created.id}`)).body
+      expect(read.headers).toEqual({ 'X-Api-Key': '[REDACTED]' })
+
+      const moved = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, { ...read, url: other.url })
+      expect(moved.status).toBe(400)
+      expect(moved.headers.get('content-type')).toContain('application/problem+json')
+      expect(moved.body.code).toBe('headers_required_for_new_url')
+      expect(paths(moved)).toEqual(['headers.X-Api-Key'])
+      expect(JSON.stringify(moved.body)).not.toContain('k-123')
+      expect(await h.services.webhooks.get(NS, created.id)).toEqual(before)
+      // The scheme is part of the origin too.
+      const https = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, {
+        ...read,
+        url: h.receiver.url.replace('http:', 'https:'),
+      })
+      expect(https.body.code).toBe('headers_required_for_new_url')
+
+      // Nothing reaches the other host, and the key still goes to its own origin.
+      await h.appendEvents(1)
+      await h.runFor(5_000)
+      expect(other.receipts).toHaveLength(0)
+      expect(h.receiver.receipts.at(-1)?.headers['x-api-key']).toBe('k-123')
+
+      // Same origin, another path: the placeholder keeps the value.
+      const samePath = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, { ...read, url: `${h.receiver.url}/v2` })
+      expect(samePath.status).toBe(200)
+      expect((await h.services.webhooks.get(NS, created.id))!.headers).toEqual({ 'X-Api-Key': 'k-123' })
+
+      // A new origin with the value given again is accepted, and only that value goes there.
+      const given = await h.api('PUT', `/v1/${NS}/webhooks/${created.id}`, {
+        ...read,
+        url: other.url,
+        headers: { 'X-Api-Key': 'k-other' },
+      })
+      expect(given.status).toBe(200)
+      other.secrets = h.receiver.secrets
+      await h.appendEvents(1)
+      await h.runFor(5_000)
+      expect(other.receipts.map((r) => r.headers['x-api-key'])).toEqual(['k-other'])
+      expect(receiptProblems(other)).toEqual([])
+    } finally {
+      await other.stop()
+    }
   })
 })

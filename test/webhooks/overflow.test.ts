@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest'
-import { droppedEventCount, eventsToDrop, isOverflowNotice } from '../../server/webhooks/delivery/overflow'
+import {
+  droppedEventCount,
+  eventsToDrop,
+  isOverflowNotice,
+  mergeIntoDrop,
+  noticeCount,
+  overflowNotice,
+} from '../../server/webhooks/delivery/overflow'
+import { ManualClock } from '../support/manual-clock'
 import type { NamespaceEvent } from '../../server/events/schemas'
 
 const event = (id: string): NamespaceEvent => ({ id, type: 'audit.x', time: '', namespace: 'ns', data: {} })
@@ -40,5 +48,15 @@ describe('buffer overflow rule', () => {
     }
     expect(isOverflowNotice(pacing)).toBe(false)
     expect(droppedEventCount([pacing])).toEqual({ events: 1, reported: 1 })
+  })
+
+  it('merges a waiting notice into the next drop, and never reports more buffered than the cap', () => {
+    const drop = { events: 3, reported: 3, last: '5' }
+    expect(mergeIntoDrop(drop, 7)).toEqual({ events: 3, reported: 10, last: '5' })
+    expect(noticeCount(notice('n', 7))).toBe(7)
+    const clock = new ManualClock(Date.UTC(2026, 0, 1))
+    const data = (buffered: number) => overflowNotice(clock, 'ns', 'wh', drop, buffered, 200).data
+    expect(data(201)).toEqual({ webhook: 'wh', reason: 'buffer_overflow', droppedEvents: 3, bufferedEvents: 200 })
+    expect(data(150).bufferedEvents).toBe(150)
   })
 })

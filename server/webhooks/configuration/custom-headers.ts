@@ -106,6 +106,43 @@ export function mergeCustomHeaders(
   )
 }
 
+/**
+ * Header values belong to the origin of the URL they were given for (as upstream credentials
+ * belong to their endpoint, credential-binding.ts): a placeholder never carries a stored value to
+ * another origin. A new path on the same origin keeps it.
+ * @example sameOrigin('https://R.example:443/a', 'https://r.example/b') // true
+ */
+export function sameOrigin(a: string, b: string): boolean {
+  try {
+    const from = new URL(a)
+    const to = new URL(b)
+    // `origin` is the string "null" for schemes without one: two of those are never the same.
+    return from.origin !== 'null' && from.origin === to.origin
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The placeholder values that would move a stored value from `fromUrl`'s origin to `toUrl`'s:
+ * one error per header, path `headers.<name>`. Empty when the origin stays or nothing is kept.
+ * @example placeholdersForNewOrigin({ 'X-Api-Key': '[REDACTED]' }, 'https://a.example', 'https://b.example', '[REDACTED]').length // 1
+ */
+export function placeholdersForNewOrigin(
+  incoming: Record<string, string>,
+  fromUrl: string,
+  toUrl: string,
+  placeholder: string,
+): FieldError[] {
+  if (sameOrigin(fromUrl, toUrl)) return []
+  return Object.entries(incoming)
+    .filter(([, value]) => value === placeholder)
+    .map(([name]) => ({
+      path: `headers.${name}`,
+      message: `the URL's origin changed: ${placeholder} keeps a value only for its own origin; give the value again`,
+    }))
+}
+
 /** The same names with every value replaced by the placeholder. */
 export function redactCustomHeaders(headers: Record<string, string>, placeholder: string): Record<string, string> {
   return Object.fromEntries(Object.keys(headers).map((name) => [name, placeholder]))

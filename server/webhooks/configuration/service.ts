@@ -15,7 +15,7 @@ import {
   type WebhookRecord,
   type WebhookView,
 } from './model'
-import { mergeCustomHeaders, validateCustomHeaders } from './custom-headers'
+import { mergeCustomHeaders, placeholdersForNewOrigin, validateCustomHeaders } from './custom-headers'
 import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
@@ -64,7 +64,26 @@ async function validateInput(ctx: CallContext, body: WebhookInput, current: Webh
   }
   const keepable = new Set(Object.keys(current?.headers ?? {}).map((name) => name.toLowerCase()))
   errors.push(...validateCustomHeaders(body.headers ?? {}, keepable, REDACTED))
+  const moved = current ? placeholdersForNewOrigin(body.headers ?? {}, current.url, body.url, REDACTED) : []
+  // A header refused twice (no stored value, and a new origin) is reported once.
+  const reported = new Set(errors.map((error) => error.path))
+  const movedOnly = moved.filter((error) => !reported.has(error.path))
+  if (movedOnly.length && errors.length === 0) code = HEADERS_REQUIRED
+  errors.push(...movedOnly)
   if (errors.length) throw invalid(code, errors.map((error) => `${error.path}: ${error.message}`).join('; '), errors)
+}
+
+/** The code of a change of origin that would carry stored header values along (CONTRACT section 8). */
+const HEADERS_REQUIRED = 'headers_required_for_new_url'
+
+/**
+ * Judged again on the document the write replaces: an edit that moved the URL after the
+ * validation read must not let the placeholder carry that URL's values to this body's origin.
+ */
+function refuseHeadersForNewUrl(body: WebhookInput, current: WebhookRecord): void {
+  const moved = placeholdersForNewOrigin(body.headers ?? {}, current.url, body.url, REDACTED)
+  if (moved.length)
+    throw invalid(HEADERS_REQUIRED, moved.map((error) => `${error.path}: ${error.message}`).join('; '), moved)
 }
 
 /** The fields a create or update sets; `rateLimit` and `headers` omitted are removed (PUT replaces). */
@@ -135,6 +154,7 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
   await validateInput(ctx, body, await loadWebhook(ctx, id))
   const record = await ctx.services.webhooks.mutate(ctx.ns, id, (current) => {
     if (!current) throw notFound('webhook', id)
+    refuseHeadersForNewUrl(body, current)
     const { rateLimit: _rate, headers: _headers, ...kept } = current
     const now = nowIso(ctx)
     const paused = pausedSpansAfter(current.pausedSpans, body.enabled, now)

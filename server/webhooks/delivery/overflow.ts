@@ -7,7 +7,10 @@ import type { NamespaceEvent } from '../../events/schemas'
  * batch in flight and overflow notices on their way; only waiting events are dropped, oldest
  * first, and one slot is kept for the ONE `webhook.rate_limited` (`buffer_overflow`) notice that
  * reports exactly what was dropped. A dropped earlier notice passes its own count on, so no gap
- * goes unreported.
+ * goes unreported. One notice per gap: while a notice still waits (not yet in a batch), a new drop
+ * merges into it: the new notice carries both counts and becomes the webhook's current one (stored
+ * with its cursor); any other notice after the cursor is merged already and skipped, so a flood
+ * never fills the buffer with notices.
  */
 
 interface Occupancy {
@@ -37,7 +40,7 @@ export function droppedEventCount(dropped: NamespaceEvent[]): { events: number; 
   let events = 0
   let reported = 0
   for (const item of dropped) {
-    if (isOverflowNotice(item)) reported += Number((item.data as { droppedEvents?: number }).droppedEvents ?? 0)
+    if (isOverflowNotice(item)) reported += noticeCount(item)
     else events++
   }
   return { events, reported: reported + events }
@@ -73,18 +76,31 @@ export function afterAnnounced(current: UnannouncedDrop, announced: UnannouncedD
   }
 }
 
-/** The `webhook.rate_limited` notice announcing `drop` to webhook `id` of `ns`. */
+/** The count an overflow notice reports. */
+export const noticeCount = (notice: NamespaceEvent): number =>
+  Number((notice.data as { droppedEvents?: number }).droppedEvents ?? 0)
+
+/** `drop` with the counts of the waiting notices it replaces added (they are skipped from then on). */
+export function mergeIntoDrop(drop: UnannouncedDrop, reported: number): UnannouncedDrop {
+  return { ...drop, reported: drop.reported + reported }
+}
+
+/**
+ * The `webhook.rate_limited` notice announcing `drop` to webhook `id` of `ns`. `bufferedEvents`
+ * never says more than the cap: what is counted while writes are on their way can pass it briefly.
+ */
 export function overflowNotice(
   clock: Clock,
   ns: string,
   id: string,
   drop: UnannouncedDrop,
   bufferedEvents: number,
+  cap: number,
 ): NamespaceEvent {
   return makeEvent(clock, ns, 'webhook.rate_limited', {
     webhook: id,
     reason: 'buffer_overflow' as const,
     droppedEvents: drop.reported,
-    bufferedEvents,
+    bufferedEvents: Math.min(bufferedEvents, cap),
   })
 }

@@ -12,6 +12,8 @@ import {
   afterAnnounced,
   eventsToDrop,
   isOverflowNotice,
+  mergeIntoDrop,
+  noticeCount,
   overflowNotice,
   type UnannouncedDrop,
 } from './overflow'
@@ -61,8 +63,13 @@ export class WebhookFeed {
   private batchEvents: NamespaceEvent[] | null = null
   /** Drops not yet written: counted here, announced with the next cursor write. */
   private unannounced: UnannouncedDrop | null = null
-  /** Overflow notices appended but not yet read back: they hold a slot each. */
-  private readonly noticesInTransit = new Set<string>()
+  /** Overflow notices appended but not yet read back (id -> count): they hold a slot each. */
+  private readonly noticesInTransit = new Map<string, number>()
+  /**
+   * The one overflow notice after the cursor that counts (stored with the cursor as `notice`);
+   * any other one read is merged into it already and skipped. Null: none written yet.
+   */
+  private currentNotice: string | null = null
   /** Events of a batch being written: out of `pending` already, not yet in the stored cursor's batch. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
@@ -82,7 +89,9 @@ export class WebhookFeed {
 
   /** Loads the cursor and reads the log after it; live entries are taken in order once caught up. */
   async start(): Promise<void> {
-    this.scannedTo = (await this.cursor.load()).cursor
+    const loaded = await this.cursor.load()
+    this.scannedTo = loaded.cursor
+    this.currentNotice = loaded.notice ?? null
     await this.deps.redeliveries?.load()
     const liveAfter = await this.deps.follower.follow(this.ns, this.live)
     let after = this.cursor.current.cursor
@@ -137,7 +146,14 @@ export class WebhookFeed {
       const entry = entries[index]
       this.scannedTo = entry.cursor
       const event = entry.value
-      if (isOverflowNotice(event)) this.noticesInTransit.delete(event.id)
+      if (isOverflowNotice(event)) {
+        this.noticesInTransit.delete(event.id)
+        // Merged into the current notice (this webhook's), or another webhook's: never delivered here.
+        if (this.currentNotice !== null && event.id !== this.currentNotice) {
+          this.skipped++
+          continue
+        }
+      }
       if (this.webhook && routes(event, this.webhook)) {
         this.pending.push(entry)
         added++
@@ -170,13 +186,27 @@ export class WebhookFeed {
    * document is read in the same write and returned (stored-cursor.ts). Call inside `serial`.
    */
   private async commit(next: WebhookCursor, readDocument = false): Promise<WebhookRecord | null | undefined> {
+    if (this.unannounced) this.mergeWaitingNotices()
     const drop = this.unannounced
-    const target: WebhookCursor =
-      drop && compareCursors(drop.last, next.cursor) > 0 ? { ...next, cursor: drop.last } : next
+    const { notice: _stored, ...base } = next
+    const moved = drop && compareCursors(drop.last, base.cursor) > 0 ? { ...base, cursor: drop.last } : base
     const notice =
-      drop && overflowNotice(this.deps.clock, this.ns, this.id, drop, this.buffered() + this.noticesInTransit.size + 1)
-    // In transit from now: the notice may be read back before the write below returns.
-    if (notice) this.noticesInTransit.add(notice.id)
+      drop &&
+      overflowNotice(
+        this.deps.clock,
+        this.ns,
+        this.id,
+        drop,
+        this.buffered() + this.noticesInTransit.size + 1,
+        this.deps.cap,
+      )
+    // In transit and current from now: the notice may be read back before the write below returns.
+    // Should the write fail, it stays current (never appended, it only makes the merged ones skipped).
+    if (notice) {
+      this.noticesInTransit.set(notice.id, drop.reported)
+      this.currentNotice = notice.id
+    }
+    const target: WebhookCursor = this.currentNotice ? { ...moved, notice: this.currentNotice } : moved
     let webhook: WebhookRecord | null | undefined
     try {
       webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument)
@@ -197,6 +227,24 @@ export class WebhookFeed {
       })
     }
     return webhook
+  }
+
+  /**
+   * One notice per gap: every overflow notice still waiting (read and not in a batch, or on its
+   * way back) leaves the buffer and its count joins the drop about to be announced. The new
+   * notice becomes the current one in the same write, so the merged ones are skipped when read
+   * (here, or after a restart). Should the write fail, the counts stay in the drop for the next one.
+   */
+  private mergeWaitingNotices(): void {
+    let reported = 0
+    this.pending = this.pending.filter((entry) => {
+      if (!isOverflowNotice(entry.value)) return true
+      reported += noticeCount(entry.value)
+      return false
+    })
+    for (const count of this.noticesInTransit.values()) reported += count
+    this.noticesInTransit.clear()
+    if (reported > 0) this.unannounced = mergeIntoDrop(this.unannounced!, reported)
   }
 
   private async advanceQuiet(): Promise<void> {

@@ -1,4 +1,6 @@
 import type { NamespaceEvent } from '../../events/schemas'
+import { deliveredEvent } from './delivered-event'
+import type { DeliveredEvent } from './event-fit'
 
 /** Per-delivery limits. */
 interface BatchLimits {
@@ -11,6 +13,9 @@ const DEFAULT_BATCH_LIMITS: BatchLimits = { maxEvents: 100, maxBytes: 512 * 1024
 /** Bytes of the envelope around the events: `{"version":1,"events":[` + `]}`. */
 const ENVELOPE_OVERHEAD = Buffer.byteLength('{"version":1,"events":[]}')
 
+/** Bytes one event may take: an event alone in a delivery still keeps the body within 512 KB. */
+export const MAX_EVENT_BYTES = DEFAULT_BATCH_LIMITS.maxBytes - ENVELOPE_OVERHEAD
+
 /**
  * A test send is a delivery of its own: its record says `test: true`, which must never cover
  * real events (#14 conformance review).
@@ -19,11 +24,13 @@ const deliveredAlone = (event: { type: string }): boolean => event.type === 'web
 
 /**
  * Takes the next batch from a buffer ordered oldest first: as many leading events as fit in
- * both limits, and always at least one so an oversized event cannot block the queue forever.
+ * both limits, and always at least one so an oversized event cannot block the queue forever (it
+ * goes out cut to `MAX_EVENT_BYTES`, event-fit.ts, and is counted at its cut size, the cut kept
+ * for the envelope, delivered-event.ts).
  * A `webhook.test` event is always a batch by itself (the batch ends before it, or is just it).
  * @example takeBatch(buffer).length // <= 100
  */
-export function takeBatch<E extends { type: string }>(
+export function takeBatch<E extends NamespaceEvent>(
   events: readonly E[],
   limits: BatchLimits = DEFAULT_BATCH_LIMITS,
 ): E[] {
@@ -36,7 +43,7 @@ export function takeBatch<E extends { type: string }>(
       break
     }
     // One comma separates each event from the previous one.
-    const size = Buffer.byteLength(JSON.stringify(event)) + (batch.length > 0 ? 1 : 0)
+    const size = Buffer.byteLength(deliveredEvent(event, MAX_EVENT_BYTES).json) + (batch.length > 0 ? 1 : 0)
     if (batch.length > 0 && bytes + size > limits.maxBytes) break
     batch.push(event)
     bytes += size
@@ -46,15 +53,20 @@ export function takeBatch<E extends { type: string }>(
 
 /** A delivery body and the exact bytes that are signed and sent. */
 interface Envelope {
-  envelope: { version: 1; events: NamespaceEvent[] }
+  envelope: { version: 1; events: DeliveredEvent[] }
   body: string
 }
 
 /**
- * Builds the delivery envelope and serialises it once; sign and send `body` as is.
+ * Builds the delivery envelope and serialises it once; sign and send `body` as is. An event past
+ * `MAX_EVENT_BYTES` goes out cut (`payloadTruncated: true`, cut once: delivered-event.ts); the body is what `JSON.stringify`
+ * of the envelope gives, each event serialised once.
  * @example envelope([event]).body // '{"version":1,"events":[{...}]}'
  */
 export function envelope(events: NamespaceEvent[]): Envelope {
-  const value = { version: 1 as const, events }
-  return { envelope: value, body: JSON.stringify(value) }
+  const fitted = events.map((event) => deliveredEvent(event, MAX_EVENT_BYTES))
+  return {
+    envelope: { version: 1, events: fitted.map((entry) => entry.event) },
+    body: `{"version":1,"events":[${fitted.map((entry) => entry.json).join(',')}]}`,
+  }
 }
