@@ -12,11 +12,14 @@ export class RegistryError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly headers: Record<string, string> = {},
+    readonly headers: ResponseHeaders = {},
   ) {
     super(message)
   }
 }
+
+/** Headers of an answer; a list is sent as that many header lines (e.g. one challenge each). */
+export type ResponseHeaders = Record<string, string | readonly string[]>
 
 /** Seconds a client should wait before retrying after an upstream outage. */
 export const RETRY_AFTER_SECONDS = 10
@@ -26,7 +29,7 @@ export function sendJson(
   reply: Reply,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: ResponseHeaders = {},
   contentType = 'application/json',
 ): void {
   const res = reply.response
