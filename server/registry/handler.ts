@@ -173,7 +173,8 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
       const protocol = ecosystemProtocol(firewall.ecosystem)
-      if (protocol.reasonPhrase) await withReasonPhrase(request, () => protocol.handle(request))
+      if (protocol.reasonPhrase(exchange.method, exchange.headers))
+        await withReasonPhrase(request, () => protocol.handle(request))
       else await protocol.handle(request)
       await logFailures()
     } catch (error) {

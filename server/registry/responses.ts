@@ -94,7 +94,7 @@ interface BlockSite {
  * request id (`exception-requests/new?request=req-...`).
  * @example exceptionFormLink(site) // 'http://localhost:3000/namespaces/default/firewalls/web/exception-requests/new?request=req-...'
  */
-function exceptionFormLink(site: BlockSite): string {
+export function exceptionFormLink(site: BlockSite): string {
   const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new']
     .map(encodeURIComponent)
     .join('/')

@@ -9,13 +9,14 @@ export interface ClientRun {
 }
 
 /**
- * Runs a package client to completion. The environment is the test's plus `env`; output is
- * kept whole so tests can assert the exact text a user sees.
+ * Runs a package client to completion. The environment is the test's plus `env` (only `env`
+ * and PATH with `bareEnv`: vitest's and npm's variables change what some clients do); output
+ * is kept whole so tests can assert the exact text a user sees.
  */
 export function runClient(
   command: string,
   args: readonly string[],
-  options: { cwd: string; env?: Record<string, string>; timeoutMs?: number },
+  options: { cwd: string; env?: Record<string, string>; bareEnv?: boolean; timeoutMs?: number },
 ): Promise<ClientRun> {
   return new Promise((resolve) => {
     execFile(
@@ -23,7 +24,7 @@ export function runClient(
       args,
       {
         cwd: options.cwd,
-        env: { ...process.env, ...options.env },
+        env: options.bareEnv ? { PATH: process.env.PATH, ...options.env } : { ...process.env, ...options.env },
         timeout: options.timeoutMs ?? 180_000,
         maxBuffer: 64 * 1024 * 1024,
       },
