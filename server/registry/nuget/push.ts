@@ -3,7 +3,7 @@ import { normalizeNuGet } from '../../firewall/rules/versions/nuget'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
 import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
-import { parseMultipart } from '../multipart'
+import { crlfDelimiters, parseMultipart } from '../multipart'
 import { nuspecOf } from './nupkg'
 import { upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
@@ -37,7 +37,8 @@ const forget = (request: ProxyRequest, id: string) =>
 export async function pushPackage(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
   const contentType = String(request.headers['content-type'] ?? '')
-  const raw = await readBodyBytes(request, request.maxBodyBytes)
+  // CRLF delimiters: what the old nuget client writes with a bare LF is relayed conforming.
+  const raw = crlfDelimiters(await readBodyBytes(request, request.maxBodyBytes), contentType)
   const part = (await parseMultipart(raw, contentType))?.find((p) => p.filename !== undefined || p.name === 'package')
   const nuspec = part ? nuspecOf(part.data) : null
   if (!nuspec)
