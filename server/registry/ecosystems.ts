@@ -1,4 +1,5 @@
 import { ecosystemProfile, type EcosystemProfile } from '../firewall/ecosystems'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Ecosystem } from '../firewall/schema'
 import { handleMaven } from './maven/proxy'
 import { handleNpm } from './npm/proxy'
@@ -13,18 +14,33 @@ import type { ProxyRequest } from './proxy-request'
  */
 interface EcosystemProtocol extends EcosystemProfile {
   handle(request: ProxyRequest): Promise<void>
-  /** Refusals also carry their text in the HTTP reason phrase (clients that print only the status line). */
-  reasonPhrase: boolean
+  /** Whether refusals also carry their text in the HTTP reason phrase (clients that print only the status line). */
+  reasonPhrase(method: string, headers: IncomingHttpHeaders): boolean
 }
+
+/**
+ * npm-family clients that print a refusal's reason phrase but never its body: yarn 4
+ * (`Response Code: 403 (<reason>)`; it sends got's User-Agent), yarn 1 and pnpm up to 10
+ * (`GET <url>: <reason> - 403`). npm prints the body's `error` after the status line, so it
+ * gets no phrase (no repeat). pnpm 12 and bun print neither (npm/block-notice.ts for bun).
+ */
+const STATUS_LINE_NPM_CLIENTS = /^(?:pnpm\/|yarn\/|got \()/i
+
+const always = () => true
 
 // A Record over every ecosystem: adding one to ECOSYSTEMS without its protocol is a compile error.
 const PROTOCOLS: Record<Ecosystem, EcosystemProtocol> = {
-  // npm prints the JSON body's `error`.
-  npm: { ...ecosystemProfile('npm'), handle: handleNpm, reasonPhrase: false },
-  // pip, twine, Maven and NuGet print the status line, not a body.
-  pypi: { ...ecosystemProfile('pypi'), handle: handlePypi, reasonPhrase: true },
-  maven: { ...ecosystemProfile('maven'), handle: handleMaven, reasonPhrase: true },
-  nuget: { ...ecosystemProfile('nuget'), handle: handleNuget, reasonPhrase: true },
+  npm: {
+    ...ecosystemProfile('npm'),
+    handle: handleNpm,
+    // Downloads only: on a publish yarn and pnpm print the body's `error` too.
+    reasonPhrase: (method, headers) =>
+      (method === 'GET' || method === 'HEAD') && STATUS_LINE_NPM_CLIENTS.test(String(headers['user-agent'] ?? '')),
+  },
+  // pip, poetry, twine, Maven, Gradle and NuGet print the status line, not a body.
+  pypi: { ...ecosystemProfile('pypi'), handle: handlePypi, reasonPhrase: always },
+  maven: { ...ecosystemProfile('maven'), handle: handleMaven, reasonPhrase: always },
+  nuget: { ...ecosystemProfile('nuget'), handle: handleNuget, reasonPhrase: always },
 }
 
 /**

@@ -5,7 +5,7 @@ export interface RegistryResponse {
   statusCode: number
   statusMessage: string
   readonly headersSent: boolean
-  setHeader(name: string, value: string | number): unknown
+  setHeader(name: string, value: string | number | readonly string[]): unknown
   end(body?: Buffer | string): unknown
 }
 

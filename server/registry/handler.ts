@@ -21,7 +21,7 @@ import { ecosystemProtocol } from './ecosystems'
 import { IntegrityMismatch } from './upstream/integrity'
 import type { RegistryExchange } from './exchange'
 import type { ProxyRequest } from './proxy-request'
-import { RegistryError, RETRY_AFTER_SECONDS, sendJson } from './responses'
+import { RegistryError, RETRY_AFTER_SECONDS, sendJson, type ResponseHeaders } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 import { recordUpstreamFailures, type FailureSite } from './upstream-failures'
 
@@ -75,16 +75,19 @@ function originOf(event: H3Event, services: Services): string {
   return requestOrigin(event)
 }
 
+/**
+ * The 401 challenges, one per header and Basic first. Maven (wagon / HttpClient 4), Gradle, pip
+ * and NuGet send their credentials only after a Basic challenge, and HttpClient reads one scheme
+ * per header: a single `Bearer ..., Basic ...` header was taken as Bearer alone and never answered.
+ */
+export const AUTH_CHALLENGES = ['Basic realm="package-firewall"', 'Bearer realm="package-firewall"'] as const
+
 function sendError(exchange: RegistryExchange, error: unknown, requestId: string, firewall: string | undefined): void {
   if (error instanceof RegistryError)
     return sendJson(exchange, error.status, error.body(), error.headers, error.contentType)
   if (error instanceof HttpProblem) return sendJson(exchange, error.status, { error: error.message }, error.headers)
   if (error instanceof DomainError) {
-    // Basic too: Maven, pip and NuGet send their credentials only after a Basic challenge.
-    const headers: Record<string, string> =
-      error.kind === 'unauthenticated'
-        ? { 'www-authenticate': 'Bearer realm="package-firewall", Basic realm="package-firewall"' }
-        : {}
+    const headers: ResponseHeaders = error.kind === 'unauthenticated' ? { 'www-authenticate': AUTH_CHALLENGES } : {}
     return sendJson(exchange, STATUS_BY_KIND[error.kind], { error: error.message }, headers)
   }
   if (error instanceof UpstreamUnavailable) {
@@ -190,7 +193,8 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
       const protocol = ecosystemProtocol(firewall.ecosystem)
-      if (protocol.reasonPhrase) await withReasonPhrase(request, () => protocol.handle(request))
+      if (protocol.reasonPhrase(exchange.method, exchange.headers))
+        await withReasonPhrase(request, () => protocol.handle(request))
       else await protocol.handle(request)
       await logFailures()
     } catch (error) {

@@ -12,7 +12,7 @@ export class RegistryError extends Error {
   constructor(
     readonly status: number,
     message: string,
-    readonly headers: Record<string, string> = {},
+    readonly headers: ResponseHeaders = {},
   ) {
     super(message)
   }
@@ -28,6 +28,9 @@ export class RegistryError extends Error {
   }
 }
 
+/** Headers of an answer; a list is sent as that many header lines (e.g. one challenge each). */
+export type ResponseHeaders = Record<string, string | readonly string[]>
+
 /** Seconds a client should wait before retrying after an upstream outage. */
 export const RETRY_AFTER_SECONDS = 10
 
@@ -36,7 +39,7 @@ export function sendJson(
   reply: Reply,
   status: number,
   body: unknown,
-  headers: Record<string, string> = {},
+  headers: ResponseHeaders = {},
   contentType = 'application/json',
 ): void {
   const res = reply.response
@@ -101,7 +104,7 @@ interface BlockSite {
  * request id (`exception-requests/new?request=req-...`).
  * @example exceptionFormLink(site) // 'http://localhost:3000/namespaces/default/firewalls/web/exception-requests/new?request=req-...'
  */
-function exceptionFormLink(site: BlockSite): string {
+export function exceptionFormLink(site: BlockSite): string {
   const path = ['namespaces', site.ns, 'firewalls', site.firewall.id, 'exception-requests', 'new']
     .map(encodeURIComponent)
     .join('/')

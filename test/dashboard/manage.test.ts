@@ -34,6 +34,11 @@ describe('dashboard: creating firewalls', () => {
     await page.getByRole('button', { name: 'Create firewall' }).click()
     await page.waitForURL(`**/namespaces/${NS}/firewalls/py`)
     expect(await page.getByRole('status').first().textContent()).toContain('Firewall py created')
+    // The page shows the ecosystem's client snippets with this firewall's URL and a token placeholder.
+    const pip = await page.getByTestId('client-snippet').first().textContent()
+    expect(pip).toMatch(
+      new RegExp(`pip install --index-url "http://__token__:\\$FIREWALL_TOKEN@[^/]+/registry/${NS}/py/simple/"`),
+    )
     const created = (await firewall('py')).body
     expect(created).toMatchObject({
       id: 'py',

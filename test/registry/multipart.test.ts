@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { formField, parseMultipart } from '../../server/registry/multipart'
+import { crlfDelimiters, formField, parseMultipart } from '../../server/registry/multipart'
 
 const CRLF = '\r\n'
 function body(boundary: string): Buffer {
@@ -39,5 +39,18 @@ describe('parseMultipart', () => {
     expect(await parseMultipart(body('xYz'), 'application/json')).toBeNull()
     expect(await parseMultipart(body('xYz'), 'multipart/form-data')).toBeNull()
     expect(await parseMultipart(Buffer.from('no parts here'), 'multipart/form-data; boundary=xYz')).toBeNull()
+  })
+
+  it('accepts LF-only lines around boundaries (the old nuget client) and leaves a conforming body as it is', async () => {
+    const lf = Buffer.from(
+      body('q1').toString('latin1').replaceAll('\r\n--q1', '\n--q1').replace('--q1--\r\n', '--q1--\n'),
+      'latin1',
+    )
+    const parts = await parseMultipart(lf, 'multipart/form-data; boundary=q1')
+    expect(formField(parts!, ':action')).toBe('file_upload')
+    expect(parts!.find((p) => p.name === 'content')!.data.equals(Buffer.from('BYTES\u0000\u00ff', 'latin1'))).toBe(true)
+    expect(crlfDelimiters(lf, 'multipart/form-data; boundary=q1').equals(body('q1'))).toBe(true)
+    const conforming = body('q1')
+    expect(crlfDelimiters(conforming, 'multipart/form-data; boundary="q1"')).toBe(conforming)
   })
 })

@@ -4,6 +4,7 @@ import { serveDistTags, serveManifest, servePackument } from './render'
 import { parsePackagePath } from './paths'
 import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from './publish'
 import { serveTarball } from './tarball'
+import { isBlockNotice, serveBlockNotice } from './block-notice'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -36,6 +37,7 @@ async function handleDash(request: ProxyRequest): Promise<void> {
   if (path === '/-/ping') return sendJson(request, 200, {})
   if (path === '/-/whoami') return sendJson(request, 200, { username: request.principal.id })
   if (path === '/-/npm/v1/keys' && method === 'GET') return serveKeys(request)
+  if (isBlockNotice(path)) return serveBlockNotice(request)
   if (path === '/-/npm/v1/security/advisories/bulk') {
     if (method !== 'POST') throw methodNotAllowed(request)
     return serveBulkAdvisories(request)

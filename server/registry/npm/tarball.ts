@@ -6,6 +6,7 @@ import { evaluationContext, firewallChain } from '../firewall-chain'
 import { fetchTarball, resolvePackument } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError, sendBytes } from '../responses'
+import { printsOnlyTheUrl, redirectToBlockNotice } from './block-notice'
 
 /**
  * `GET /{name}/-/{file}.tgz`: the download decision. Rules of the `download` and `versions`
@@ -40,6 +41,8 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
   }
   if (decision.outcome === 'blocked') {
     await recordDecision(request.services, record)
+    if (printsOnlyTheUrl(request.headers))
+      return redirectToBlockNotice(request, name, version, decision.rule?.id ?? 'unknown')
     throw new RegistryError(403, blockedMessage(decision, name, version, request))
   }
   const recorded = recordDecision(request.services, record)

@@ -3,6 +3,7 @@ import { parseNugetPath } from './paths'
 import { pushPackage, unlistPackage } from './push'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError } from '../responses'
+import { isNugetV2Request, v2Refusal } from './v2'
 
 /**
  * Routes one NuGet v3 request: service index, flat container and registrations (reads),
@@ -11,7 +12,10 @@ import { RegistryError } from '../responses'
 export async function handleNuget(request: ProxyRequest): Promise<void> {
   const method = request.method
   const path = parseNugetPath(request.path)
-  if (!path) throw new RegistryError(404, `${request.path} is not served by this NuGet feed`)
+  if (!path) {
+    if (isNugetV2Request(request.path)) throw new RegistryError(404, v2Refusal(request.baseUrl))
+    throw new RegistryError(404, `${request.path} is not served by this NuGet feed`)
+  }
   if (path.kind === 'push') {
     if (method !== 'PUT') throw new RegistryError(405, 'push is PUT api/v2/package')
     return pushPackage(request)

@@ -2,7 +2,7 @@ import type { Upstream } from '../../firewall/schema'
 import { decideArtifact, loadPolicy, packageEvent } from '../artifact-decision'
 import { forgetDocument, relayResponse, requirePublishTarget, upstreamSecret } from '../upstream/artifacts'
 import { recordDecision } from '../decision-recorder'
-import { parseMultipart } from '../multipart'
+import { crlfDelimiters, parseMultipart } from '../multipart'
 import { pushedPackageIdentity } from './package-identity'
 import { encodeMultipart } from '../multipart-encode'
 import { UploadRefused } from '../upload-refusal'
@@ -40,7 +40,8 @@ const forget = (request: ProxyRequest, id: string) =>
 export async function pushPackage(request: ProxyRequest): Promise<void> {
   const target = requirePublishTarget(request)
   const contentType = String(request.headers['content-type'] ?? '')
-  const raw = await readBodyBytes(request, request.maxBodyBytes)
+  // CRLF delimiters: what the old nuget client writes with a bare LF is relayed conforming.
+  const raw = crlfDelimiters(await readBodyBytes(request, request.maxBodyBytes), contentType)
   const packages = (await parseMultipart(raw, contentType))?.filter(
     (p) => p.filename !== undefined || p.name === 'package',
   )

@@ -35,7 +35,8 @@ export function requirePublishTarget(request: ProxyRequest): Upstream {
   if (!target)
     throw new RegistryError(
       405,
-      `firewall ${request.firewall.id} has no publish-target upstream (an internal one or one with credentials)`,
+      `firewall ${request.firewall.id} accepts no publishes: a publish goes to its first upstream marked internal, ` +
+        'else to its first upstream with credentials, and it has neither (docs/clients.md)',
     )
   return target
 }

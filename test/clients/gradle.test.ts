@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startProxy, type ProxyHarness } from '../registry/harness'
+import { startMavenUpstream, type MavenUpstream } from '../support/maven-upstream'
+import { documentedSnippet, runClient, type ClientRun } from './run'
+
+// Real `gradle` (Debian's 4.4.1) with the repository block of docs/clients.md, unchanged but for
+// the URL, resolving through a firewall whose upstream is a loopback repository. Publishing is
+// not tested: Debian's Gradle 4.4.1 lacks the HTTP transport of maven-publish ("Cannot access
+// ... using the available connector factories: BasicRepositoryConnectorFactory"), before any request.
+const DOCUMENTED_URL = 'http://localhost:3000/registry/default/jvm/'
+
+let upstream: MavenUpstream
+let proxy: ProxyHarness
+let token: string
+let repository: string
+/** One Gradle user home for the file (its cache), fresh: every fixture comes through the firewall. */
+let gradleHome: string
+
+const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest('hex')
+
+function seedArtifact(g: string, a: string, v: string, deps: string[] = []): void {
+  const dir = `${g.replaceAll('.', '/')}/${a}/${v}`
+  const dependencies = deps
+    .map((d) => d.split(':'))
+    .map(
+      ([dg, da, dv]) =>
+        `<dependency><groupId>${dg}</groupId><artifactId>${da}</artifactId><version>${dv}</version></dependency>`,
+    )
+    .join('')
+  const pom = `<project><modelVersion>4.0.0</modelVersion><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version><dependencies>${dependencies}</dependencies></project>`
+  for (const [path, content] of [
+    [`${dir}/${a}-${v}.pom`, pom],
+    [`${dir}/${a}-${v}.jar`, `jar of ${g}:${a}:${v}`],
+  ]) {
+    const bytes = Buffer.from(content)
+    const modified = new Date('2020-01-01T00:00:00Z')
+    upstream.files.set(path, { bytes, modified })
+    upstream.files.set(`${path}.sha1`, { bytes: Buffer.from(sha1(bytes)), modified })
+  }
+}
+
+/**
+ * One `gradle --continue` run for the file (a JVM start costs ~20 s here): `resolve` takes a
+ * dependency with a transitive one, `resolveBlocked` a blocked one.
+ */
+async function gradleRun() {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-gradle-project-'))
+  writeFileSync(
+    join(dir, 'build.gradle'),
+    `repositories {
+${repository}}
+configurations { deps; blocked }
+dependencies {
+  deps 'org.acme:app:1.0'
+  blocked 'org.evil:payload:1.0'
+}
+task resolve { doLast { configurations.deps.files.each { println "resolved \${it.name}" } } }
+task resolveBlocked { doLast { configurations.blocked.files.each { println "resolved \${it.name}" } } }
+`,
+  )
+  return runClient(
+    'gradle',
+    ['--no-daemon', '--console=plain', '--gradle-user-home', gradleHome, '--continue', 'resolve', 'resolveBlocked'],
+    { cwd: dir, env: { FIREWALL_TOKEN: token } },
+  )
+}
+
+beforeAll(async () => {
+  upstream = await startMavenUpstream({ password: 'deployer-secret' })
+  seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
+  seedArtifact('org.acme', 'lib', '1.0')
+  seedArtifact('org.evil', 'payload', '1.0')
+  proxy = await startProxy()
+  await proxy.putFirewall('jvm', {
+    ecosystem: 'maven',
+    upstreams: [
+      {
+        id: 'repo',
+        endpoint: upstream.url,
+        credentials: { username: 'deployer', password: 'deployer-secret' },
+        internal: true,
+      },
+    ],
+    rules: [
+      {
+        id: 'no-evil',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['org.evil:*'] } },
+        description: 'org.evil is banned',
+      },
+      {
+        id: 'reserved',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['org.reserved:*'] } },
+        description: 'org.reserved is reserved',
+      },
+    ],
+  })
+  token = await proxy.token('owner')
+  repository = documentedSnippet('docs/clients.md', '### Gradle', 'groovy').replace(
+    DOCUMENTED_URL,
+    proxy.registryUrl('jvm'),
+  )
+  gradleHome = mkdtempSync(join(tmpdir(), 'pf-gradle-home-'))
+}, 60_000)
+
+afterAll(async () => {
+  await proxy?.close()
+  await upstream?.close()
+})
+
+describe('gradle through a firewall with the documented repository block', () => {
+  let run: Promise<ClientRun>
+  beforeAll(() => {
+    run = gradleRun()
+  })
+
+  it('resolves a dependency with its transitive dependency (answers the Basic challenge)', async () => {
+    expect(repository).toContain(`url = '${proxy.registryUrl('jvm')}'`)
+    const { output } = await run
+    expect(output).toContain(`Download ${proxy.registryUrl('jvm')}org/acme/lib/1.0/lib-1.0.jar`)
+    expect(output).toContain('resolved app-1.0.jar')
+    expect(output).toContain('resolved lib-1.0.jar')
+  }, 240_000)
+
+  it('a blocked dependency prints the rule, the request id and the exception link', async () => {
+    const { code, output } = await run
+    const url = `${proxy.registryUrl('jvm')}org/evil/payload/1.0/payload-1.0.pom`
+    expect(code).not.toBe(0)
+    expect(output).toMatch(
+      new RegExp(
+        escape(
+          `> Could not GET '${url}'. Received status code 403 from server: org.evil:payload@1.0 is blocked by firewall jvm rule no-evil: org.evil is banned [package name matches org.evil:*]. Request id: `,
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/jvm/exception-requests/new?request=`,
+          ) +
+          '\\1',
+      ),
+    )
+  }, 240_000)
+})
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')

@@ -1,0 +1,175 @@
+import { createHash } from 'node:crypto'
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { homedir, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startProxy, type ProxyHarness } from '../registry/harness'
+import { startMavenUpstream, type MavenUpstream } from '../support/maven-upstream'
+import { documentedSnippet, runClient } from './run'
+
+// Real `mvn` (3.8.7) with the README's settings.xml, unchanged but for the URL, through a
+// firewall whose upstream is a loopback repository. The local repository is a hard-linked copy
+// of ~/.m2 (the build's plugins, pinned below, are there; no network here), fresh per file, so
+// every fixture is downloaded through the firewall.
+const DOCUMENTED_URL = 'http://localhost:3000/registry/default/jvm/'
+
+let upstream: MavenUpstream
+let proxy: ProxyHarness
+let token: string
+let settings: string
+/** One local repository for the file: plugins are downloaded once, fixtures once each. */
+let localRepo: string
+
+const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest('hex')
+/** Plugin versions present in ~/.m2 (the defaults of Maven 3.8.7's super-POM are not). */
+const PLUGINS = [
+  ['maven-resources-plugin', '3.3.1'],
+  ['maven-compiler-plugin', '3.11.0'],
+  ['maven-install-plugin', '3.1.1'],
+  ['maven-deploy-plugin', '3.1.1'],
+]
+  .map(
+    ([a, v]) =>
+      `<plugin><groupId>org.apache.maven.plugins</groupId><artifactId>${a}</artifactId><version>${v}</version></plugin>`,
+  )
+  .join('')
+const pom = (g: string, a: string, v: string, deps: string[] = [], packaging = 'jar', extra = '') =>
+  `<project><modelVersion>4.0.0</modelVersion><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version><packaging>${packaging}</packaging>${extra}<dependencies>${deps
+    .map((d) => {
+      const [dg, da, dv] = d.split(':')
+      return `<dependency><groupId>${dg}</groupId><artifactId>${da}</artifactId><version>${dv}</version></dependency>`
+    })
+    .join('')}</dependencies></project>`
+
+function seed(path: string, content: string | Buffer, checksum?: string): void {
+  const bytes = Buffer.from(content)
+  const modified = new Date('2020-01-01T00:00:00Z')
+  upstream.files.set(path, { bytes, modified })
+  upstream.files.set(`${path}.sha1`, { bytes: Buffer.from(checksum ?? sha1(bytes)), modified })
+}
+
+function seedArtifact(g: string, a: string, v: string, deps: string[] = [], jarChecksum?: string): void {
+  const dir = `${g.replaceAll('.', '/')}/${a}/${v}`
+  seed(`${dir}/${a}-${v}.pom`, pom(g, a, v, deps))
+  seed(`${dir}/${a}-${v}.jar`, `jar of ${g}:${a}:${v}`, jarChecksum)
+}
+
+/** `mvn` in a project holding `pomXml` and the documented settings (`-s settings.xml`). */
+async function mvn(pomXml: string, args: string[]) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-mvn-project-'))
+  writeFileSync(join(dir, 'pom.xml'), pomXml)
+  writeFileSync(join(dir, 'settings.xml'), settings)
+  return runClient('mvn', ['-B', '-s', 'settings.xml', `-Dmaven.repo.local=${localRepo}`, ...args], {
+    cwd: dir,
+    env: { FIREWALL_TOKEN: token },
+  })
+}
+
+/** `mvn compile` of a source-less project depending on `deps`: resolves them, compile scope. */
+const mvnResolve = (deps: string[], extra: string[] = []) =>
+  mvn(pom('org.consumer', 'consumer', '1.0', deps, 'jar', `<build><plugins>${PLUGINS}</plugins></build>`), [
+    ...extra,
+    'compile',
+  ])
+
+beforeAll(async () => {
+  upstream = await startMavenUpstream({ password: 'deployer-secret' })
+  seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
+  seedArtifact('org.acme', 'lib', '1.0')
+  seedArtifact('org.evil', 'payload', '1.0')
+  seedArtifact('org.acme', 'tampered', '1.0', [], '0'.repeat(40))
+  proxy = await startProxy()
+  await proxy.putFirewall('jvm', {
+    ecosystem: 'maven',
+    upstreams: [
+      {
+        id: 'repo',
+        endpoint: upstream.url,
+        credentials: { username: 'deployer', password: 'deployer-secret' },
+        internal: true,
+      },
+    ],
+    rules: [
+      {
+        id: 'no-evil',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['org.evil:*'] } },
+        description: 'org.evil is banned',
+      },
+      {
+        id: 'reserved',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['org.reserved:*'] } },
+        description: 'org.reserved is reserved',
+      },
+    ],
+  })
+  token = await proxy.token('owner')
+  settings = documentedSnippet('README.md', '**Maven**', 'xml').replace(DOCUMENTED_URL, proxy.registryUrl('jvm'))
+  localRepo = join(mkdtempSync(join(tmpdir(), 'pf-m2-')), 'repository')
+  // Hard links: a second of work, and Maven only adds files next to the ones it finds.
+  await runClient('cp', ['-al', join(homedir(), '.m2', 'repository'), localRepo], { cwd: tmpdir() })
+}, 60_000)
+
+afterAll(async () => {
+  await proxy?.close()
+  await upstream?.close()
+})
+
+describe('mvn through a firewall with the README settings.xml', () => {
+  it('the documented settings are used unchanged (only the URL differs)', () => {
+    expect(settings).toContain('<password>${env.FIREWALL_TOKEN}</password>')
+    expect(settings).toContain(proxy.registryUrl('jvm'))
+  })
+
+  it('resolves a dependency and its transitive dependency (answers the Basic challenge)', async () => {
+    const run = await mvnResolve(['org.acme:app:1.0'], ['-C'])
+    expect(run.output).toContain('BUILD SUCCESS')
+    expect(run.output).toContain(`Downloaded from firewall: ${proxy.registryUrl('jvm')}org/acme/app/1.0/app-1.0.jar`)
+    expect(run.output).toContain(`Downloaded from firewall: ${proxy.registryUrl('jvm')}org/acme/lib/1.0/lib-1.0.jar`)
+    expect(existsSync(join(localRepo, 'org/acme/lib/1.0/lib-1.0.jar'))).toBe(true)
+  }, 240_000)
+
+  it('a blocked dependency fails the build with the rule, the request id and the exception link', async () => {
+    const run = await mvnResolve(['org.evil:payload:1.0'])
+    const url = proxy.registryUrl('jvm')
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          `Could not transfer artifact org.evil:payload:pom:1.0 from/to firewall (${url}): authorization failed for ${url}org/evil/payload/1.0/payload-1.0.pom, status: 403 ` +
+            'org.evil:payload@1.0 is blocked by firewall jvm rule no-evil: org.evil is banned [package name matches org.evil:*]. Request id: ',
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/jvm/exception-requests/new?request=`,
+          ) +
+          '\\1',
+      ),
+    )
+  }, 240_000)
+
+  it('strict checksums (-C): the checksums pass through unchanged, a mismatching file fails the build', async () => {
+    const run = await mvnResolve(['org.acme:tampered:1.0'], ['-C'])
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain(
+      `Could not transfer artifact org.acme:tampered:jar:1.0 from/to firewall (${proxy.registryUrl('jvm')}): Checksum validation failed, expected ${'0'.repeat(40)} but is`,
+    )
+  }, 240_000)
+
+  it('mvn deploy publishes to the internal upstream (distributionManagement id = the settings server id)', async () => {
+    const distribution = `<distributionManagement><repository><id>firewall</id><url>${proxy.registryUrl('jvm')}</url></repository></distributionManagement>`
+    const build = `<build><plugins>${PLUGINS}</plugins></build>${distribution}`
+    const run = await mvn(pom('org.acme', 'published', '1.0', [], 'pom', build), ['deploy'])
+    expect(run.output).toContain('BUILD SUCCESS')
+    expect(upstream.puts).toContain('org/acme/published/1.0/published-1.0.pom')
+    const blocked = await mvn(pom('org.reserved', 'name', '1.0', [], 'pom', build), ['deploy'])
+    expect(blocked.code).not.toBe(0)
+    expect(blocked.output).toContain(
+      `Could not transfer artifact org.reserved:name:pom:1.0 from/to firewall (${proxy.registryUrl('jvm')}): authorization failed for ${proxy.registryUrl('jvm')}org/reserved/name/1.0/name-1.0.pom, status: 403 org.reserved:name@1.0 is blocked by firewall jvm rule reserved: org.reserved is reserved [package name matches org.reserved:*]. Request id: req-`,
+    )
+    expect(upstream.puts.some((path) => path.startsWith('org/reserved/'))).toBe(false)
+  }, 240_000)
+})
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')

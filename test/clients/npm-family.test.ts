@@ -1,0 +1,346 @@
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { FixturePackage } from '../fixtures/npm-packages'
+import { startProxy, type ProxyHarness } from '../registry/harness'
+import { publishFixtures } from '../registry/npm-cli'
+import { startVerdaccio, type Verdaccio } from '../support/verdaccio'
+import { binOf, documentedSnippet, runClient } from './run'
+
+// pnpm, yarn (berry) and bun, installed from npm as devDependencies, against one Verdaccio
+// upstream through one firewall, each configured as docs/clients.md says.
+const DOCUMENTED = 'http://localhost:3000/registry/default/web/'
+
+const FIXTURES: FixturePackage[] = [
+  { name: 'fw-dep', version: '1.0.0', license: 'MIT' },
+  { name: 'fw-ok', version: '1.0.0', license: 'MIT', dependencies: { 'fw-dep': '^1.0.0' } },
+  { name: 'fw-blocked-name', version: '1.0.0', license: 'MIT' },
+]
+
+let registry: Verdaccio
+let proxy: ProxyHarness
+let token: string
+let url: string
+
+/** The environment of one client run (with `bareEnv`): a private HOME for user-level config. */
+const clientEnv = (home: string): Record<string, string> => ({
+  HOME: home,
+  FIREWALL_TOKEN: token,
+  NO_UPDATE_NOTIFIER: '1',
+  NO_COLOR: '1',
+  CI: '1',
+})
+
+/** A fresh project holding `files`, its own HOME beside it. */
+function project(files: Record<string, string>): { dir: string; home: string } {
+  const root = mkdtempSync(join(tmpdir(), 'pf-client-'))
+  const dir = join(root, 'project')
+  const home = join(root, 'home')
+  mkdirSync(dir)
+  mkdirSync(home)
+  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'consumer', version: '1.0.0', private: true }))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  return { dir, home }
+}
+
+/** A documented snippet with the test firewall's URL (and host) in place of the example's. */
+const withUrl = (snippet: string) =>
+  snippet
+    .replaceAll(DOCUMENTED.slice('http:'.length), url.slice('http:'.length))
+    .replace(/^(\s+)- localhost$/m, '$1- 127.0.0.1')
+
+beforeAll(async () => {
+  registry = await startVerdaccio()
+  await publishFixtures(registry.url, registry.token, FIXTURES)
+  proxy = await startProxy()
+  await proxy.putFirewall('web', {
+    upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
+    rules: [
+      {
+        id: 'no-evil',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-blocked-*'] } },
+        description: 'fw-blocked-* packages are banned',
+      },
+      {
+        id: 'reserved',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
+        description: 'fw-reserved-* names are reserved',
+      },
+    ],
+  })
+  token = await proxy.token('owner')
+  url = proxy.registryUrl('web')
+}, 120_000)
+
+afterAll(async () => {
+  await proxy?.close()
+  await registry?.stop()
+})
+
+/** The upstream's integrity of a fixture version (what every lockfile must record). */
+async function upstreamIntegrity(name: string, version: string): Promise<string> {
+  const doc = (await (await fetch(`${registry.url}/${name}`)).json()) as {
+    versions: Record<string, { dist: { integrity: string } }>
+  }
+  return doc.versions[version].dist.integrity
+}
+
+/** A package directory to publish (`name@1.0.0`), with the client's config files. */
+function publishable(name: string, files: Record<string, string>): { dir: string; home: string } {
+  const where = project(files)
+  writeFileSync(join(where.dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', license: 'MIT' }))
+  writeFileSync(join(where.dir, 'index.js'), 'module.exports = 1\n')
+  return where
+}
+
+/** Copies a project's manifest and lockfile into a fresh project, the lockfile edited by `edit`. */
+function fromLockfile(
+  source: string,
+  lockfile: string,
+  files: Record<string, string>,
+  edit: (lock: string) => string,
+): { dir: string; home: string } {
+  const where = project(files)
+  cpSync(join(source, 'package.json'), join(where.dir, 'package.json'))
+  writeFileSync(join(where.dir, lockfile), edit(readFileSync(join(source, lockfile), 'utf8')))
+  return where
+}
+
+const tamper = (lock: string, integrity: string) => {
+  expect(lock).toContain(integrity)
+  // One base64 digit of the digest changed (after `sha512-`): still well-formed, no longer true.
+  const wrong = `${integrity.slice(0, 10)}${integrity[10] === 'A' ? 'B' : 'A'}${integrity.slice(11)}`
+  return lock.replaceAll(integrity, wrong)
+}
+
+const published = async (name: string) => (await fetch(`${registry.url}/${name}`)).status
+
+describe('pnpm (user-level ~/.npmrc)', () => {
+  const pnpm = (args: string[], where: { dir: string; home: string }) =>
+    runClient(binOf('pnpm'), [...args, `--store-dir=${join(where.home, 'store')}`], {
+      cwd: where.dir,
+      env: clientEnv(where.home),
+      bareEnv: true,
+    })
+  const home = (where: { dir: string; home: string }) => {
+    writeFileSync(join(where.home, '.npmrc'), withUrl(documentedSnippet('docs/clients.md', '### pnpm', 'ini')))
+    return where
+  }
+  let installedDir = ''
+
+  it('installs a package with its dependency; the lockfile holds the upstream integrity', async () => {
+    const where = home(project({}))
+    const run = await pnpm(['add', 'fw-ok'], where)
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('+ fw-ok 1.0.0')
+    expect(existsSync(join(where.dir, 'node_modules/.pnpm/fw-dep@1.0.0'))).toBe(true)
+    const lock = readFileSync(join(where.dir, 'pnpm-lock.yaml'), 'utf8')
+    expect(lock).toContain(await upstreamIntegrity('fw-dep', '1.0.0'))
+    installedDir = where.dir
+  })
+
+  it('a frozen install checks the lockfile integrity against what the firewall serves', async () => {
+    const integrity = await upstreamIntegrity('fw-dep', '1.0.0')
+    // pnpm-workspace.yaml too: pnpm 12 wrote the young fixtures into its minimumReleaseAgeExclude.
+    // fetchRetries: 0, or pnpm retries the mismatching tarball after 10 s.
+    const workspace = `fetchRetries: 0\n${readFileSync(join(installedDir, 'pnpm-workspace.yaml'), 'utf8')}`
+    const where = home(
+      fromLockfile(installedDir, 'pnpm-lock.yaml', { 'pnpm-workspace.yaml': workspace }, (lock) =>
+        tamper(lock, integrity),
+      ),
+    )
+    const run = await pnpm(['install', '--frozen-lockfile'], where)
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain('Error: ERR_PNPM_TARBALL_INTEGRITY')
+    expect(run.output.replace(/\n\s+/g, '')).toContain(
+      `Failed to verify the integrity of ${url}fw-dep/-/fw-dep-1.0.0.tgz: Integrity check failed.`,
+    )
+  })
+
+  it('a blocked install: pnpm 12 prints only the status and the tarball URL', async () => {
+    const run = await pnpm(['add', 'fw-blocked-name'], home(project({})))
+    expect(run.code).not.toBe(0)
+    expect(run.output.replace(/\n\s+/g, '')).toContain(
+      `Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`,
+    )
+  })
+
+  it('publishes to the upstream with credentials; a blocked publish shows the rule', async () => {
+    const ok = await pnpm(['publish', '--no-git-checks'], home(publishable('fw-pnpm-pub', {})))
+    expect(ok.code, ok.output).toBe(0)
+    expect(await published('fw-pnpm-pub')).toBe(200)
+    const blocked = await pnpm(['publish', '--no-git-checks'], home(publishable('fw-reserved-pnpm', {})))
+    expect(blocked.code).not.toBe(0)
+    // pnpm wraps the body it prints in a box: `│ ` line starts.
+    const text = blocked.output.replace(/\n\s*│ /g, ' ')
+    expect(text).toContain(
+      'Failed to publish package fw-reserved-pnpm@1.0.0 (status 403 Forbidden): {"error":"fw-reserved-pnpm@1.0.0 is blocked by firewall web rule reserved: fw-reserved-* names are reserved [package name matches fw-reserved-*]. Request id: req-',
+    )
+    expect(await published('fw-reserved-pnpm')).toBe(404)
+  })
+})
+
+describe('yarn 4 (project .yarnrc.yml)', () => {
+  const yarn = (args: string[], where: { dir: string; home: string }) =>
+    runClient(process.execPath, [binOf('yarn'), ...args], {
+      cwd: where.dir,
+      env: {
+        ...clientEnv(where.home),
+        YARN_ENABLE_TELEMETRY: '0',
+        YARN_ENABLE_GLOBAL_CACHE: 'false',
+        // The fixtures were published seconds ago; yarn 4 quarantines young versions by default.
+        YARN_NPM_MINIMAL_AGE_GATE: '0',
+        YARN_ENABLE_IMMUTABLE_INSTALLS: 'false',
+      },
+      bareEnv: true,
+    })
+  const config = () => ({ '.yarnrc.yml': withUrl(documentedSnippet('docs/clients.md', '### yarn', 'yaml')) })
+  let installedDir = ''
+
+  it('installs a package with its dependency', async () => {
+    const where = project(config())
+    const run = await yarn(['add', 'fw-ok'], where)
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('YN0085: │ + fw-ok@npm:1.0.0, fw-dep@npm:1.0.0')
+    expect(readFileSync(join(where.dir, 'yarn.lock'), 'utf8')).toContain('"fw-dep@npm:^1.0.0":')
+    installedDir = where.dir
+  })
+
+  it('an immutable install checks the lockfile checksums against what the firewall serves', async () => {
+    const lock = readFileSync(join(installedDir, 'yarn.lock'), 'utf8')
+    const checksum = /checksum: (\S+)/.exec(lock)![1]
+    const where = fromLockfile(installedDir, 'yarn.lock', config(), (text) =>
+      text.replace(
+        checksum,
+        checksum.replace(/[0-9a-f]$/, (c) => (c === '0' ? '1' : '0')),
+      ),
+    )
+    const run = await yarn(['install', '--immutable'], where)
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain("YN0018: │ fw-dep@npm:1.0.0: The remote archive doesn't match the expected checksum")
+  })
+
+  it('a blocked install shows the rule, the request id and the exception link in the response code line', async () => {
+    const run = await yarn(['add', 'fw-blocked-name'], project(config()))
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          'YN0035: │   Response Code: 403 (fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: ',
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=`,
+          ) +
+          '\\1\\)',
+      ),
+    )
+  })
+
+  it('publishes with yarn npm publish; a blocked publish shows the rule', async () => {
+    const where = publishable('fw-yarn-pub', config())
+    expect((await yarn(['install'], where)).code).toBe(0)
+    const ok = await yarn(['npm', 'publish'], where)
+    expect(ok.code, ok.output).toBe(0)
+    expect(await published('fw-yarn-pub')).toBe(200)
+    const reserved = publishable('fw-reserved-yarn', config())
+    expect((await yarn(['install'], reserved)).code).toBe(0)
+    const blocked = await yarn(['npm', 'publish'], reserved)
+    expect(blocked.code).not.toBe(0)
+    expect(blocked.output).toContain(
+      `YN0035: fw-reserved-yarn@1.0.0 is blocked by firewall web rule reserved: fw-reserved-* names are reserved [package name matches fw-reserved-*]. Request id: req-`,
+    )
+    // The reason phrase is for downloads only: here yarn prints the body, so it would be said twice.
+    expect(blocked.output).toContain('YN0035:   Response Code: 403 (Forbidden)')
+    expect(await published('fw-reserved-yarn')).toBe(404)
+  })
+})
+
+describe('bun (project bunfig.toml)', () => {
+  const bun = (args: string[], where: { dir: string; home: string }) =>
+    runClient(binOf('bun'), args, {
+      cwd: where.dir,
+      env: { ...clientEnv(where.home), BUN_INSTALL_CACHE_DIR: join(where.home, 'cache') },
+      bareEnv: true,
+    })
+  const config = () => ({ 'bunfig.toml': withUrl(documentedSnippet('docs/clients.md', '### bun', 'toml')) })
+  let installedDir = ''
+
+  it('installs a package with its dependency; the lockfile holds the upstream integrity', async () => {
+    const where = project(config())
+    const run = await bun(['add', 'fw-ok'], where)
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('installed fw-ok@1.0.0')
+    expect(existsSync(join(where.dir, 'node_modules/fw-dep/package.json'))).toBe(true)
+    expect(readFileSync(join(where.dir, 'bun.lock'), 'utf8')).toContain(await upstreamIntegrity('fw-dep', '1.0.0'))
+    installedDir = where.dir
+  })
+
+  it('a frozen install checks the lockfile integrity against what the firewall serves', async () => {
+    const integrity = await upstreamIntegrity('fw-dep', '1.0.0')
+    const where = fromLockfile(installedDir, 'bun.lock', config(), (lock) => tamper(lock, integrity))
+    const run = await bun(['install', '--frozen-lockfile'], where)
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain('error: Integrity check failed for tarball: fw-dep')
+  })
+
+  it('a blocked install prints the request id, the package and the rule in the URL bun shows', async () => {
+    const run = await bun(['add', 'fw-blocked-name'], project(config()))
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(`error: GET ${url}-/blocked/`) + 'req-[0-9a-z]+' + escape('/fw-blocked-name%401.0.0/rule/no-evil - 403'),
+      ),
+    )
+  })
+
+  it('publishes with bun publish; a blocked publish shows the rule', async () => {
+    const ok = await bun(['publish'], publishable('fw-bun-pub', config()))
+    expect(ok.code, ok.output).toBe(0)
+    expect(await published('fw-bun-pub')).toBe(200)
+    const blocked = await bun(['publish'], publishable('fw-reserved-bun', config()))
+    expect(blocked.code).not.toBe(0)
+    expect(blocked.output).toContain(
+      `403 Forbidden: ${url}fw-reserved-bun\n\n - fw-reserved-bun@1.0.0 is blocked by firewall web rule reserved: fw-reserved-* names are reserved [package name matches fw-reserved-*]. Request id: req-`,
+    )
+    expect(await published('fw-reserved-bun')).toBe(404)
+  })
+})
+
+describe('reason phrases by client', () => {
+  const tarball = (userAgent: string) =>
+    fetch(`${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`, {
+      headers: { authorization: `Bearer ${token}`, 'user-agent': userAgent },
+      redirect: 'manual',
+    })
+
+  it('npm gets the plain phrase (it prints the body after it: no repeat); yarn and pnpm get the reason', async () => {
+    expect((await tarball('npm/10.9.2 node/v20.19.0 linux x64 workspaces/false')).statusText).toBe('Forbidden')
+    expect((await tarball('got (https://github.com/sindresorhus/got)')).statusText).toMatch(
+      /^fw-blocked-name@1\.0\.0 is blocked by firewall web rule no-evil: .* Request id: req-/,
+    )
+    expect((await tarball('pnpm/9.15.0 npm/? node/v20.19.0 linux x64')).statusText).toContain('is blocked by firewall')
+  })
+
+  it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {
+    const redirect = await tarball('Bun/1.4.5')
+    expect(redirect.status).toBe(307)
+    const location = redirect.headers.get('location')!
+    const id = redirect.headers.get('x-request-id')!
+    expect(location).toBe(`${url}-/blocked/${id}/fw-blocked-name%401.0.0/rule/no-evil`)
+    const notice = await fetch(location.replace('no-evil', 'made-up'), {
+      headers: { authorization: `Bearer ${token}` },
+    })
+    expect(notice.status).toBe(403)
+    expect(((await notice.json()) as { error: string }).error).toBe(
+      `blocked by firewall web. Request id: ${id}. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=${id}`,
+    )
+    const bogus = await fetch(`${url}-/blocked/not-an-id`, { headers: { authorization: `Bearer ${token}` } })
+    expect(bogus.status).toBe(404)
+  })
+})
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')

@@ -1,0 +1,199 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createHash } from 'node:crypto'
+import { wheel } from '../fixtures/ecosystems/packages'
+import { zip } from '../fixtures/ecosystems/zip'
+import { startProxy, type ProxyHarness } from '../registry/harness'
+import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
+import { runClient } from './run'
+
+// Debian's twine (4.0) uploading through a firewall to a loopback index, with the command of
+// docs/clients.md (twine).
+
+let upstream: PypiUpstream
+let proxy: ProxyHarness
+let token: string
+
+beforeAll(async () => {
+  upstream = await startPypiUpstream({ password: 'index-secret' })
+  proxy = await startProxy()
+  await proxy.putFirewall('py', {
+    ecosystem: 'pypi',
+    upstreams: [
+      {
+        id: 'index',
+        endpoint: upstream.url,
+        credentials: { username: 'uploader', password: 'index-secret' },
+        internal: true,
+      },
+    ],
+    rules: [
+      {
+        id: 'no-evil',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-blocked*'] } },
+        description: 'fw-blocked* packages are banned',
+      },
+      {
+        id: 'reserved',
+        executionPhase: 'upload',
+        selector: { function: { name: 'packageName', patterns: ['fw-reserved*'] } },
+        description: 'fw-reserved* names are reserved',
+      },
+    ],
+  })
+  token = await proxy.token('owner')
+  for (const [name, requires] of [
+    ['fw-app', ['fw-lib']],
+    ['fw-lib', []],
+    ['fw-blocked', []],
+  ] as const) {
+    const { filename, bytes } = wheelRequiring(name, '1.0', [...requires])
+    upstream.add(name, filename, bytes)
+  }
+})
+
+/** A wheel whose METADATA declares `Requires-Dist` (the fixtures' wheel declares none). */
+function wheelRequiring(name: string, version: string, requires: string[]): { filename: string; bytes: Buffer } {
+  const dist = name.replace(/-/g, '_')
+  const info = `${dist}-${version}.dist-info`
+  const hash = (text: string) => createHash('sha256').update(text).digest('base64url')
+  const files: Record<string, string> = {
+    [`${dist}/__init__.py`]: `VERSION = ${JSON.stringify(version)}\n`,
+    [`${info}/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n${requires.map((r) => `Requires-Dist: ${r}\n`).join('')}`,
+    [`${info}/WHEEL`]:
+      'Wheel-Version: 1.0\nGenerator: package-firewall-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
+  }
+  const record = Object.entries(files).map(([path, text]) => `${path},sha256=${hash(text)},${Buffer.byteLength(text)}`)
+  files[`${info}/RECORD`] = [...record, `${info}/RECORD,,`].join('\n') + '\n'
+  return { filename: `${dist}-${version}-py3-none-any.whl`, bytes: zip(files) }
+}
+
+afterAll(async () => {
+  await proxy?.close()
+  await upstream?.close()
+})
+
+/** `twine upload` of one wheel, as docs/clients.md writes the command. */
+async function twineUpload(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-twine-'))
+  mkdirSync(join(dir, 'dist'))
+  const { filename, bytes } = wheel(name, '1.0')
+  writeFileSync(join(dir, 'dist', filename), bytes)
+  return runClient(
+    'twine',
+    [
+      'upload',
+      '--non-interactive',
+      '--repository-url',
+      `${proxy.registryUrl('py')}legacy/`,
+      '-u',
+      '__token__',
+      '-p',
+      token,
+      `dist/${filename}`,
+    ],
+    { cwd: dir, env: { HOME: dir, NO_COLOR: '1' }, bareEnv: true },
+  )
+}
+
+describe('twine through a firewall', () => {
+  it('uploads to the internal upstream', async () => {
+    const run = await twineUpload('fw-twine-ok')
+    expect(run.code, run.output).toBe(0)
+    expect(upstream.uploads.at(-1)).toMatchObject({ filename: 'fw_twine_ok-1.0-py3-none-any.whl' })
+  })
+
+  it('a blocked upload prints the rule, the request id and the exception link', async () => {
+    const before = upstream.uploads.length
+    const run = await twineUpload('fw-reserved-x')
+    expect(run.code).not.toBe(0)
+    // twine (rich) colours and wraps to the terminal width: compare the words.
+    // eslint-disable-next-line no-control-regex
+    const text = run.output.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, '').replace(/\s+/g, ' ')
+    const url = proxy.registryUrl('py')
+    expect(text).toMatch(
+      new RegExp(
+        escape(
+          `ERROR HTTPError: 403 Forbidden from ${url}legacy/ fw-reserved-x@1.0 is blocked by firewall py rule reserved: fw-reserved* names are reserved [package name matches fw-reserved*]. Request id: `,
+        ) + 'req-[0-9a-z]+',
+      ),
+    )
+    expect(upstream.uploads.length).toBe(before)
+  })
+})
+
+/** A poetry project depending on `dependency`, the firewall its only source (Debian's poetry 1.3: `default = true`). */
+function poetryProject(dependency: string): { dir: string; env: Record<string, string> } {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-poetry-'))
+  writeFileSync(
+    join(dir, 'pyproject.toml'),
+    `[tool.poetry]\nname = "consumer"\nversion = "0.1.0"\ndescription = ""\nauthors = ["ci <ci@example.com>"]\n\n` +
+      `[tool.poetry.dependencies]\npython = "^3.8"\n${dependency} = "1.0"\n\n` +
+      `[[tool.poetry.source]]\nname = "firewall"\nurl = "${proxy.registryUrl('py')}simple/"\ndefault = true\n`,
+  )
+  const env = {
+    HOME: dir,
+    POETRY_HTTP_BASIC_FIREWALL_USERNAME: '__token__',
+    POETRY_HTTP_BASIC_FIREWALL_PASSWORD: token,
+    POETRY_VIRTUALENVS_IN_PROJECT: 'true',
+    POETRY_CACHE_DIR: join(dir, '.cache'),
+    NO_COLOR: '1',
+  }
+  return { dir, env }
+}
+
+const poetry = (args: string[], project: { dir: string; env: Record<string, string> }) =>
+  runClient('poetry', [...args, '--no-interaction'], { cwd: project.dir, env: project.env, bareEnv: true })
+
+describe('poetry through a firewall', () => {
+  it('locks and installs a dependency with its transitive dependency; a changed lock hash fails the install', async () => {
+    const project = poetryProject('fw-app')
+    const run = await poetry(['install', '--no-root'], project)
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Installing fw-lib (1.0)')
+    expect(run.output).toContain('Installing fw-app (1.0)')
+    const lock = readFileSync(join(project.dir, 'poetry.lock'), 'utf8')
+    const libHash = createHash('sha256')
+      .update(wheelRequiring('fw-lib', '1.0', []).bytes)
+      .digest('hex')
+    expect(lock).toContain(`sha256:${libHash}`)
+    // The same lock with fw-lib's hash changed, in a fresh project and cache: poetry refuses the file.
+    const tampered = poetryProject('fw-app')
+    writeFileSync(
+      join(tampered.dir, 'poetry.lock'),
+      lock.replace(
+        libHash,
+        libHash.replace(/^./, (c) => (c === '0' ? '1' : '0')),
+      ),
+    )
+    const refused = await poetry(['install', '--no-root'], tampered)
+    expect(refused.code).not.toBe(0)
+    expect(refused.output).toContain(
+      `Retrieved digest for link fw_lib-1.0-py3-none-any.whl(sha256:${libHash}) not in poetry.lock metadata`,
+    )
+  }, 180_000)
+
+  it('a blocked dependency prints the rule, the request id and the exception link', async () => {
+    const run = await poetry(['install', '--no-root'], poetryProject('fw-blocked'))
+    const url = proxy.registryUrl('py')
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          '403 Client Error: fw-blocked@1.0 is blocked by firewall py rule no-evil: fw-blocked* packages are banned [package name matches fw-blocked*]. Request id: ',
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/py/exception-requests/new?request=`,
+          ) +
+          '\\1' +
+          escape(` for url: ${url}files/fw-blocked/fw_blocked-1.0-py3-none-any.whl#sha256=`),
+      ),
+    )
+  }, 180_000)
+})
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
