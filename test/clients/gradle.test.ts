@@ -1,47 +1,23 @@
-import { createHash } from 'node:crypto'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startProxy, type ProxyHarness } from '../registry/harness'
-import { startMavenUpstream, type MavenUpstream } from '../support/maven-upstream'
+import type { ProxyHarness } from '../registry/harness'
+import { DOCUMENTED_JVM_URL, startJvmFirewall, type JvmFirewall } from './jvm-firewall'
 import { documentedSnippet, runClient, type ClientRun } from './run'
 
 // Real `gradle` (Debian's 4.4.1) with the repository block of docs/clients.md, unchanged but for
 // the URL, resolving through a firewall whose upstream is a loopback repository. Publishing is
 // not tested: Debian's Gradle 4.4.1 lacks the HTTP transport of maven-publish ("Cannot access
 // ... using the available connector factories: BasicRepositoryConnectorFactory"), before any request.
-const DOCUMENTED_URL = 'http://localhost:3000/registry/default/jvm/'
+const DOCUMENTED_URL = DOCUMENTED_JVM_URL
 
-let upstream: MavenUpstream
+let jvm: JvmFirewall
 let proxy: ProxyHarness
 let token: string
 let repository: string
 /** One Gradle user home for the file (its cache), fresh: every fixture comes through the firewall. */
 let gradleHome: string
-
-const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest('hex')
-
-function seedArtifact(g: string, a: string, v: string, deps: string[] = []): void {
-  const dir = `${g.replaceAll('.', '/')}/${a}/${v}`
-  const dependencies = deps
-    .map((d) => d.split(':'))
-    .map(
-      ([dg, da, dv]) =>
-        `<dependency><groupId>${dg}</groupId><artifactId>${da}</artifactId><version>${dv}</version></dependency>`,
-    )
-    .join('')
-  const pom = `<project><modelVersion>4.0.0</modelVersion><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version><dependencies>${dependencies}</dependencies></project>`
-  for (const [path, content] of [
-    [`${dir}/${a}-${v}.pom`, pom],
-    [`${dir}/${a}-${v}.jar`, `jar of ${g}:${a}:${v}`],
-  ]) {
-    const bytes = Buffer.from(content)
-    const modified = new Date('2020-01-01T00:00:00Z')
-    upstream.files.set(path, { bytes, modified })
-    upstream.files.set(`${path}.sha1`, { bytes: Buffer.from(sha1(bytes)), modified })
-  }
-}
 
 /**
  * One `gradle --continue` run for the file (a JVM start costs ~20 s here): `resolve` takes a
@@ -70,37 +46,11 @@ task resolveBlocked { doLast { configurations.blocked.files.each { println "reso
 }
 
 beforeAll(async () => {
-  upstream = await startMavenUpstream({ password: 'deployer-secret' })
-  seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
-  seedArtifact('org.acme', 'lib', '1.0')
-  seedArtifact('org.evil', 'payload', '1.0')
-  proxy = await startProxy()
-  await proxy.putFirewall('jvm', {
-    ecosystem: 'maven',
-    upstreams: [
-      {
-        id: 'repo',
-        endpoint: upstream.url,
-        credentials: { username: 'deployer', password: 'deployer-secret' },
-        internal: true,
-      },
-    ],
-    rules: [
-      {
-        id: 'no-evil',
-        executionPhase: 'download',
-        selector: { function: { name: 'packageName', patterns: ['org.evil:*'] } },
-        description: 'org.evil is banned',
-      },
-      {
-        id: 'reserved',
-        executionPhase: 'upload',
-        selector: { function: { name: 'packageName', patterns: ['org.reserved:*'] } },
-        description: 'org.reserved is reserved',
-      },
-    ],
-  })
-  token = await proxy.token('owner')
+  jvm = await startJvmFirewall()
+  ;({ proxy, token } = jvm)
+  jvm.seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
+  jvm.seedArtifact('org.acme', 'lib', '1.0')
+  jvm.seedArtifact('org.evil', 'payload', '1.0')
   repository = documentedSnippet('docs/clients.md', '### Gradle', 'groovy').replace(
     DOCUMENTED_URL,
     proxy.registryUrl('jvm'),
@@ -109,8 +59,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await proxy?.close()
-  await upstream?.close()
+  await jvm?.close()
 })
 
 describe('gradle through a firewall with the documented repository block', () => {

@@ -1,18 +1,19 @@
-import { createHash } from 'node:crypto'
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { homedir, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startProxy, type ProxyHarness } from '../registry/harness'
-import { startMavenUpstream, type MavenUpstream } from '../support/maven-upstream'
+import type { ProxyHarness } from '../registry/harness'
+import type { MavenUpstream } from '../support/maven-upstream'
+import { DOCUMENTED_JVM_URL, pom, startJvmFirewall, type JvmFirewall } from './jvm-firewall'
 import { documentedSnippet, runClient } from './run'
 
 // Real `mvn` (3.8.7) with the README's settings.xml, unchanged but for the URL, through a
 // firewall whose upstream is a loopback repository. The local repository is a hard-linked copy
 // of ~/.m2 (the build's plugins, pinned below, are there; no network here), fresh per file, so
 // every fixture is downloaded through the firewall.
-const DOCUMENTED_URL = 'http://localhost:3000/registry/default/jvm/'
+const DOCUMENTED_URL = DOCUMENTED_JVM_URL
 
+let jvm: JvmFirewall
 let upstream: MavenUpstream
 let proxy: ProxyHarness
 let token: string
@@ -20,7 +21,6 @@ let settings: string
 /** One local repository for the file: plugins are downloaded once, fixtures once each. */
 let localRepo: string
 
-const sha1 = (bytes: Buffer) => createHash('sha1').update(bytes).digest('hex')
 /** Plugin versions present in ~/.m2 (the defaults of Maven 3.8.7's super-POM are not). */
 const PLUGINS = [
   ['maven-resources-plugin', '3.3.1'],
@@ -33,27 +33,6 @@ const PLUGINS = [
       `<plugin><groupId>org.apache.maven.plugins</groupId><artifactId>${a}</artifactId><version>${v}</version></plugin>`,
   )
   .join('')
-const pom = (g: string, a: string, v: string, deps: string[] = [], packaging = 'jar', extra = '') =>
-  `<project><modelVersion>4.0.0</modelVersion><groupId>${g}</groupId><artifactId>${a}</artifactId><version>${v}</version><packaging>${packaging}</packaging>${extra}<dependencies>${deps
-    .map((d) => {
-      const [dg, da, dv] = d.split(':')
-      return `<dependency><groupId>${dg}</groupId><artifactId>${da}</artifactId><version>${dv}</version></dependency>`
-    })
-    .join('')}</dependencies></project>`
-
-function seed(path: string, content: string | Buffer, checksum?: string): void {
-  const bytes = Buffer.from(content)
-  const modified = new Date('2020-01-01T00:00:00Z')
-  upstream.files.set(path, { bytes, modified })
-  upstream.files.set(`${path}.sha1`, { bytes: Buffer.from(checksum ?? sha1(bytes)), modified })
-}
-
-function seedArtifact(g: string, a: string, v: string, deps: string[] = [], jarChecksum?: string): void {
-  const dir = `${g.replaceAll('.', '/')}/${a}/${v}`
-  seed(`${dir}/${a}-${v}.pom`, pom(g, a, v, deps))
-  seed(`${dir}/${a}-${v}.jar`, `jar of ${g}:${a}:${v}`, jarChecksum)
-}
-
 /** `mvn` in a project holding `pomXml` and the documented settings (`-s settings.xml`). */
 async function mvn(pomXml: string, args: string[]) {
   const dir = mkdtempSync(join(tmpdir(), 'pf-mvn-project-'))
@@ -73,38 +52,12 @@ const mvnResolve = (deps: string[], extra: string[] = []) =>
   ])
 
 beforeAll(async () => {
-  upstream = await startMavenUpstream({ password: 'deployer-secret' })
-  seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
-  seedArtifact('org.acme', 'lib', '1.0')
-  seedArtifact('org.evil', 'payload', '1.0')
-  seedArtifact('org.acme', 'tampered', '1.0', [], '0'.repeat(40))
-  proxy = await startProxy()
-  await proxy.putFirewall('jvm', {
-    ecosystem: 'maven',
-    upstreams: [
-      {
-        id: 'repo',
-        endpoint: upstream.url,
-        credentials: { username: 'deployer', password: 'deployer-secret' },
-        internal: true,
-      },
-    ],
-    rules: [
-      {
-        id: 'no-evil',
-        executionPhase: 'download',
-        selector: { function: { name: 'packageName', patterns: ['org.evil:*'] } },
-        description: 'org.evil is banned',
-      },
-      {
-        id: 'reserved',
-        executionPhase: 'upload',
-        selector: { function: { name: 'packageName', patterns: ['org.reserved:*'] } },
-        description: 'org.reserved is reserved',
-      },
-    ],
-  })
-  token = await proxy.token('owner')
+  jvm = await startJvmFirewall()
+  ;({ upstream, proxy, token } = jvm)
+  jvm.seedArtifact('org.acme', 'app', '1.0', ['org.acme:lib:1.0'])
+  jvm.seedArtifact('org.acme', 'lib', '1.0')
+  jvm.seedArtifact('org.evil', 'payload', '1.0')
+  jvm.seedArtifact('org.acme', 'tampered', '1.0', [], '0'.repeat(40))
   settings = documentedSnippet('README.md', '**Maven**', 'xml').replace(DOCUMENTED_URL, proxy.registryUrl('jvm'))
   localRepo = join(mkdtempSync(join(tmpdir(), 'pf-m2-')), 'repository')
   // Hard links: a second of work, and Maven only adds files next to the ones it finds.
@@ -112,8 +65,7 @@ beforeAll(async () => {
 }, 60_000)
 
 afterAll(async () => {
-  await proxy?.close()
-  await upstream?.close()
+  await jvm?.close()
 })
 
 describe('mvn through a firewall with the README settings.xml', () => {
