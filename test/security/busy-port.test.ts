@@ -1,12 +1,9 @@
-import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
 import { connect, createServer, type Server } from 'node:net'
-import { hostname, tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { hostname } from 'node:os'
 import Redis from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { redisUrl, uniquePrefix } from '../support/redis'
-import { freePort, SERVER_ENTRY, startServer, type RunningServer } from '../support/server'
+import { freePort, runServerUntilExit, startServer, type RunningServer } from '../support/server'
 
 /**
  * Finding 7, start: a second process started on a port in use exits
@@ -17,42 +14,6 @@ import { freePort, SERVER_ENTRY, startServer, type RunningServer } from '../supp
 const TOKEN = 'fwp_busyPortOwnerToken0123456789abcdefghij'
 /** Generous on a busy 2-core machine; the process needs about two seconds to load. */
 const EXIT_WITHIN_MS = 20_000
-
-interface Exited {
-  code: number | null
-  pid: number
-  elapsedMs: number
-  output: string
-}
-
-/** Runs the built server on `port` until it exits by itself (killed after EXIT_WITHIN_MS). */
-function runUntilExit(env: Record<string, string>, port: number): Promise<Exited> {
-  const started = Date.now()
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'pf-busy-')),
-      LOG_LEVEL: 'info',
-      ...env,
-      PORT: String(port),
-      NITRO_PORT: String(port),
-      NITRO_HOST: '127.0.0.1',
-      HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const killer = setTimeout(() => child.kill('SIGKILL'), EXIT_WITHIN_MS)
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(killer)
-      resolve({ code, pid: child.pid!, elapsedMs: Date.now() - started, output })
-    }),
-  )
-}
 
 /**
  * Every command Redis executes while `during` runs, one MONITOR line each (a plain socket:
@@ -119,7 +80,9 @@ describe('a second process on a busy port', () => {
   })
 
   it('exits non-zero at once and never asks for a lease, while the first keeps serving', async () => {
-    const { result: second, commands } = await commandsDuring(url, () => runUntilExit(env, first.port))
+    const { result: second, commands } = await commandsDuring(url, () =>
+      runServerUntilExit({ LOG_LEVEL: 'info', ...env }, first.port, EXIT_WITHIN_MS),
+    )
     expect(second.code, second.output).toBe(1)
     expect(second.elapsedMs).toBeLessThan(EXIT_WITHIN_MS)
     expect(second.output).toContain('EADDRINUSE')
@@ -137,7 +100,9 @@ describe('a second process on a busy port', () => {
     await new Promise<void>((resolve) => blocker.listen(port, '127.0.0.1', resolve))
     try {
       const alone = { ...env, REDIS_PREFIX: uniquePrefix('busy-port-alone') }
-      const { result: second, commands } = await commandsDuring(url, () => runUntilExit(alone, port))
+      const { result: second, commands } = await commandsDuring(url, () =>
+        runServerUntilExit({ LOG_LEVEL: 'info', ...alone }, port, EXIT_WITHIN_MS),
+      )
       expect(second.code, second.output).toBe(1)
       expect(commands.filter((line) => line.includes(ownerOf(second.pid)))).toEqual([])
       expect([...(await leaseOwners(url, alone.REDIS_PREFIX)).keys()]).toEqual([])

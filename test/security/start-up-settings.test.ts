@@ -1,9 +1,5 @@
-import { spawn } from 'node:child_process'
-import { mkdtempSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { freePort, SERVER_ENTRY } from '../support/server'
+import { freePort, runServerUntilExit } from '../support/server'
 
 /**
  * Issue 24: settings the service cannot use stop it at start with a message naming the setting
@@ -12,33 +8,8 @@ import { freePort, SERVER_ENTRY } from '../support/server'
  */
 
 /** Runs the built server until it exits by itself (killed after 20 s). */
-async function runUntilExit(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [SERVER_ENTRY], {
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '/tmp',
-      DATA_DIR: mkdtempSync(join(tmpdir(), 'pf-settings-')),
-      ADVISORY_FEED_URL: 'off',
-      ...env,
-      PORT: String(port),
-      NITRO_PORT: String(port),
-      NITRO_HOST: '127.0.0.1',
-      HOST: '127.0.0.1',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let output = ''
-  child.stdout!.on('data', (chunk) => (output += chunk))
-  child.stderr!.on('data', (chunk) => (output += chunk))
-  const killer = setTimeout(() => child.kill('SIGKILL'), 20_000)
-  return new Promise((resolve) =>
-    child.once('exit', (code) => {
-      clearTimeout(killer)
-      resolve({ code, output })
-    }),
-  )
-}
+const runUntilExit = async (env: Record<string, string>) =>
+  runServerUntilExit({ ADVISORY_FEED_URL: 'off', ...env }, await freePort())
 
 describe('start-up settings', () => {
   it('TRUST_PROXY=true is refused, saying to set a proxy count or CIDRs', async () => {

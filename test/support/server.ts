@@ -116,3 +116,46 @@ export function apiClient(baseUrl: string, token: string) {
   }
 }
 export type Api = ReturnType<typeof apiClient>
+
+/** How a built server that was expected to stop by itself ended. */
+export interface ExitedServer {
+  code: number | null
+  pid: number
+  elapsedMs: number
+  output: string
+}
+
+/**
+ * Runs the built server on `port` with only `env` (plus PATH, HOME and a fresh data dir) until it
+ * exits by itself; killed after `killAfterMs`. For start-up refusals.
+ */
+export function runServerUntilExit(
+  env: Record<string, string>,
+  port: number,
+  killAfterMs = 20_000,
+): Promise<ExitedServer> {
+  const started = Date.now()
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      DATA_DIR: mkdtempSync(join(tmpdir(), 'pf-exit-')),
+      ...env,
+      PORT: String(port),
+      NITRO_PORT: String(port),
+      NITRO_HOST: '127.0.0.1',
+      HOST: '127.0.0.1',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let output = ''
+  child.stdout!.on('data', (chunk) => (output += chunk))
+  child.stderr!.on('data', (chunk) => (output += chunk))
+  const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs)
+  return new Promise((resolve) =>
+    child.once('exit', (code) => {
+      clearTimeout(killer)
+      resolve({ code, pid: child.pid!, elapsedMs: Date.now() - started, output })
+    }),
+  )
+}
