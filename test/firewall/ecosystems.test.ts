@@ -17,8 +17,13 @@ describe('ecosystem registry', () => {
       expect(typeof protocol.handle).toBe('function')
       expect(protocol.ordering).toBe(ecosystemProfile(ecosystem).ordering)
     }
-    // npm prints the JSON body; pip, Maven and NuGet print the status line.
-    expect(ECOSYSTEMS.filter((e) => ecosystemProtocol(e).reasonPhrase)).toEqual(['pypi', 'maven', 'nuget'])
+    // npm prints the JSON body, yarn and pnpm only the status line of a download; pip, Maven and
+    // NuGet print the status line.
+    const phrased = (method: string, userAgent: string) =>
+      ECOSYSTEMS.filter((e) => ecosystemProtocol(e).reasonPhrase(method, { 'user-agent': userAgent }))
+    expect(phrased('GET', 'npm/11.19.1 node/v20.20.2 linux x64')).toEqual(['pypi', 'maven', 'nuget'])
+    expect(phrased('GET', 'got (https://github.com/sindresorhus/got)')).toEqual(['npm', 'pypi', 'maven', 'nuget'])
+    expect(phrased('PUT', 'got (https://github.com/sindresorhus/got)')).toEqual(['pypi', 'maven', 'nuget'])
   })
 
   it('names the ecosystems that supply npm-only facts', () => {
