@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 import type { NamespaceEvent } from '../../events/schemas'
 import { cutEvent, fitsIn, type FittedEvent } from './event-fit'
 
@@ -13,7 +14,7 @@ const KEPT = 8
  * Keyed by a digest of the whole event's JSON, not by its id: a hit is the same content, whatever
  * the caller built (tests and fakes reuse ids), and every webhook delivering the event shares it.
  */
-const recent = new Map<string, FittedEvent>()
+const recent = new LRUCache<string, FittedEvent>({ max: KEPT })
 
 /**
  * The event as it goes into a delivery body (protocol/event-fit.ts), and its JSON. An event past
@@ -27,10 +28,8 @@ export function deliveredEvent(event: NamespaceEvent, maxBytes: number): FittedE
   if (fitsIn(json, maxBytes)) return { event, json }
   const key = `${maxBytes}:${createHash('sha256').update(json).digest('base64')}`
   const known = recent.get(key)
-  // Taken out and put back: the Map's order is then least recently used first.
-  recent.delete(key)
-  const fitted = known ?? cutEvent(event, json, maxBytes)
+  if (known) return known
+  const fitted = cutEvent(event, json, maxBytes)
   recent.set(key, fitted)
-  if (recent.size > KEPT) recent.delete(recent.keys().next().value!)
   return fitted
 }
