@@ -125,6 +125,73 @@ describe('twine through a firewall', () => {
   })
 })
 
+/** `pip install` into a fresh target directory as docs/clients.md writes it: the token in the index URL. */
+function pipInstall(args: string[], files: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-pip-'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  const index = proxy.registryUrl('py').replace('://', `://__token__:${token}@`) + 'simple/'
+  return runClient(
+    'python3',
+    ['-m', 'pip', 'install', '--index-url', index, '--target', join(dir, 'site'), '--no-cache-dir', ...args],
+    {
+      cwd: dir,
+      env: { HOME: dir, PIP_CONFIG_FILE: '/dev/null', PIP_DISABLE_PIP_VERSION_CHECK: '1', NO_COLOR: '1' },
+      bareEnv: true,
+    },
+  )
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
+
+describe('pip through a firewall', () => {
+  it('installs a package with its dependency', async () => {
+    const run = await pipInstall(['fw-app'])
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Successfully installed fw-app-1.0 fw-lib-1.0')
+  })
+
+  it('--require-hashes checks every file against the pinned hashes', async () => {
+    const app = sha256(wheelRequiring('fw-app', '1.0', ['fw-lib']).bytes)
+    const lib = sha256(wheelRequiring('fw-lib', '1.0', []).bytes)
+    const requirements = (libHash: string) =>
+      `fw-app==1.0 --hash=sha256:${app}\nfw-lib==1.0 --hash=sha256:${libHash}\n`
+    const ok = await pipInstall(['--require-hashes', '-r', 'requirements.txt'], {
+      'requirements.txt': requirements(lib),
+    })
+    expect(ok.code, ok.output).toBe(0)
+    expect(ok.output).toContain('Successfully installed fw-app-1.0 fw-lib-1.0')
+    const wrong = lib.replace(/^./, (c) => (c === '0' ? '1' : '0'))
+    const refused = await pipInstall(['--require-hashes', '-r', 'requirements.txt'], {
+      'requirements.txt': requirements(wrong),
+    })
+    expect(refused.code).not.toBe(0)
+    expect(refused.output).toContain('THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE')
+    expect(refused.output).toContain(`Expected sha256 ${wrong}`)
+    expect(refused.output).toContain(`Got        ${lib}`)
+  })
+
+  it('a blocked install prints the rule, the request id and the exception link', async () => {
+    const run = await pipInstall(['fw-blocked'])
+    const url = proxy.registryUrl('py')
+    expect(run.code).not.toBe(0)
+    const file = `${url}files/fw-blocked/fw_blocked-1.0-py3-none-any.whl`
+    expect(run.output).toContain(`ERROR: HTTP error 403 while getting ${file} (from ${url}simple/fw-blocked/)`)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          `ERROR: Could not install requirement fw-blocked from ${file} because of HTTP error 403 Client Error: fw-blocked@1.0 is blocked by firewall py rule no-evil: fw-blocked* packages are banned [package name matches fw-blocked*]. Request id: `,
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/py/exception-requests/new?request=`,
+          ) +
+          '\\1' +
+          escape(` for url: ${file}`),
+      ),
+    )
+  })
+})
+
 /** A poetry project depending on `dependency`, the firewall its only source (Debian's poetry 1.3: `default = true`). */
 function poetryProject(dependency: string): { dir: string; env: Record<string, string> } {
   const dir = mkdtempSync(join(tmpdir(), 'pf-poetry-'))
