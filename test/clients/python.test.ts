@@ -7,10 +7,13 @@ import { wheel } from '../fixtures/ecosystems/packages'
 import { zip } from '../fixtures/ecosystems/zip'
 import { startProxy, type ProxyHarness } from '../registry/harness'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
-import { runClient } from './run'
+import { documentedSnippet, runClient } from './run'
 
-// Debian's twine (4.0) uploading through a firewall to a loopback index, with the command of
-// docs/clients.md (twine).
+/** The firewall URL of the documented Python snippets; tests replace only this. */
+const DOCUMENTED_PY_URL = 'http://localhost:3000/registry/default/py/'
+
+// Real Python clients through a firewall whose upstream is a loopback index: Debian's twine (4.0)
+// and poetry (1.3), and pip (the machine's python3), configured as docs/clients.md says.
 
 let upstream: PypiUpstream
 let proxy: ProxyHarness
@@ -153,8 +156,7 @@ describe('pip through a firewall', () => {
   it('--require-hashes checks every file against the pinned hashes', async () => {
     const app = sha256(wheelRequiring('fw-app', '1.0', ['fw-lib']).bytes)
     const lib = sha256(wheelRequiring('fw-lib', '1.0', []).bytes)
-    const requirements = (libHash: string) =>
-      `fw-app==1.0 --hash=sha256:${app}\nfw-lib==1.0 --hash=sha256:${libHash}\n`
+    const requirements = (libHash: string) => `fw-app==1.0 --hash=sha256:${app}\nfw-lib==1.0 --hash=sha256:${libHash}\n`
     const ok = await pipInstall(['--require-hashes', '-r', 'requirements.txt'], {
       'requirements.txt': requirements(lib),
     })
@@ -260,6 +262,64 @@ describe('poetry through a firewall', () => {
           escape(` for url: ${url}files/fw-blocked/fw_blocked-1.0-py3-none-any.whl#sha256=`),
       ),
     )
+  }, 180_000)
+})
+
+/** A poetry package `name` 1.0 with the documented publish commands (docs/clients.md, poetry), run as written. */
+async function poetryPublish(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-poetry-pub-'))
+  const module = name.replace(/-/g, '_')
+  mkdirSync(join(dir, module))
+  writeFileSync(join(dir, module, '__init__.py'), 'VERSION = "1.0"\n')
+  writeFileSync(
+    join(dir, 'pyproject.toml'),
+    `[tool.poetry]\nname = "${name}"\nversion = "1.0"\ndescription = ""\nauthors = ["ci <ci@example.com>"]\n\n` +
+      `[tool.poetry.dependencies]\npython = "^3.8"\n\n` +
+      `[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n`,
+  )
+  const commands = documentedSnippet('docs/clients.md', '`pyproject.toml` names the firewall', 'sh')
+  const script = commands.replaceAll(DOCUMENTED_PY_URL, proxy.registryUrl('py'))
+  expect(script).toContain(`poetry config repositories.firewall-upload ${proxy.registryUrl('py')}legacy/`)
+  return runClient('sh', ['-ec', script], {
+    cwd: dir,
+    env: {
+      HOME: dir,
+      FIREWALL_TOKEN: token,
+      PYTHON_KEYRING_BACKEND: 'keyring.backends.null.Keyring',
+      POETRY_CACHE_DIR: join(dir, '.cache'),
+      NO_COLOR: '1',
+    },
+    bareEnv: true,
+  })
+}
+
+describe('poetry publish through a firewall', () => {
+  it('builds and uploads the sdist and the wheel to the internal upstream', async () => {
+    const run = await poetryPublish('fw-poetry-pub')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Publishing fw-poetry-pub (1.0) to firewall-upload')
+    expect(upstream.uploads.map((upload) => upload.filename)).toEqual(
+      expect.arrayContaining(['fw_poetry_pub-1.0-py3-none-any.whl', 'fw_poetry_pub-1.0.tar.gz']),
+    )
+  }, 180_000)
+
+  it('a blocked publish prints the rule, the request id and the exception link', async () => {
+    const before = upstream.uploads.length
+    const run = await poetryPublish('fw-reserved-poetry')
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          'HTTP Error 403: fw-reserved-poetry@1.0 is blocked by firewall py rule reserved: fw-reserved* names are reserved [package name matches fw-reserved*]. Request id: ',
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/py/exception-requests/new?request=`,
+          ) +
+          '\\1',
+      ),
+    )
+    expect(upstream.uploads.length).toBe(before)
   }, 180_000)
 })
 
