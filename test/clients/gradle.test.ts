@@ -43,7 +43,8 @@ task resolveBlocked { doLast { configurations.blocked.files.each { println "reso
   return runClient(
     'gradle',
     ['--no-daemon', '--console=plain', '--gradle-user-home', gradleHome, '--continue', 'resolve', 'resolveBlocked'],
-    { cwd: dir, env: { FIREWALL_TOKEN: token } },
+    // An empty HOME: nothing of this machine's ~/.gradle or ~/.m2 counts.
+    { cwd: dir, env: { FIREWALL_TOKEN: token, HOME: dir } },
   )
 }
 

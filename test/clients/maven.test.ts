@@ -32,7 +32,8 @@ async function mvn(pomXml: string, args: string[]) {
   writeFileSync(join(dir, 'settings.xml'), settings)
   return runClient('mvn', ['-B', '-s', 'settings.xml', `-Dmaven.repo.local=${localRepo}`, ...args], {
     cwd: dir,
-    env: { FIREWALL_TOKEN: token },
+    // An empty HOME: nothing of this machine's ~/.m2 counts.
+    env: { FIREWALL_TOKEN: token, HOME: dir },
   })
 }
 
