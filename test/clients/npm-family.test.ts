@@ -415,6 +415,10 @@ describe('reason phrases by client', () => {
       /^fw-blocked-name@1\.0\.0 is blocked by firewall web rule no-evil: .* Request id: req-/,
     )
     expect((await tarball('pnpm/9.15.0 npm/? node/v20.19.0 linux x64')).statusText).toContain('is blocked by firewall')
+    // pnpm 12's User-Agent: the phrase too (it prints it for packuments), no redirect.
+    const pnpm12 = await tarball('pnpm/12.21.0 npm/? node/? linux x64')
+    expect(pnpm12.status).toBe(403)
+    expect(pnpm12.statusText).toContain('is blocked by firewall')
   })
 
   it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {
