@@ -51,10 +51,13 @@ export function clientSnippets(ecosystem: Ecosystem, clientUrl: string): ClientS
           where: 'pyproject.toml + shell',
           text:
             `[[tool.poetry.source]]\nname = "firewall"\nurl = "${clientUrl}simple/"\npriority = "primary"\n\n` +
-            `poetry config http-basic.firewall __token__ "$${token}"`,
+            `poetry config http-basic.firewall __token__ "$${token}"\n` +
+            `poetry config repositories.firewall-upload ${clientUrl}legacy/\n` +
+            `poetry config http-basic.firewall-upload __token__ "$${token}"\n` +
+            `poetry publish --build -r firewall-upload`,
         },
         {
-          client: 'twine, uv publish',
+          client: 'twine',
           where: 'shell',
           text: `twine upload --repository-url ${clientUrl}legacy/ -u __token__ -p "$${token}" dist/*`,
         },

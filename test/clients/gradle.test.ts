@@ -7,9 +7,11 @@ import { DOCUMENTED_JVM_URL, startJvmFirewall, type JvmFirewall } from './jvm-fi
 import { documentedSnippet, runClient, type ClientRun } from './run'
 
 // Real `gradle` (Debian's 4.4.1) with the repository block of docs/clients.md, unchanged but for
-// the URL, resolving through a firewall whose upstream is a loopback repository. Publishing is
-// not tested: Debian's Gradle 4.4.1 lacks the HTTP transport of maven-publish ("Cannot access
-// ... using the available connector factories: BasicRepositoryConnectorFactory"), before any request.
+// the URL, resolving through a firewall whose upstream is a loopback repository. The build applies
+// no plugin and the Gradle user home is fresh, so nothing comes from ~/.gradle or a plugin portal.
+// Publishing is not tested: Debian's Gradle 4.4.1 cannot publish over HTTP, with maven-publish or
+// the old maven plugin's uploadArchives ("Cannot access ... using the available connector
+// factories: BasicRepositoryConnectorFactory"), before any request.
 const DOCUMENTED_URL = DOCUMENTED_JVM_URL
 
 let jvm: JvmFirewall
@@ -41,7 +43,8 @@ task resolveBlocked { doLast { configurations.blocked.files.each { println "reso
   return runClient(
     'gradle',
     ['--no-daemon', '--console=plain', '--gradle-user-home', gradleHome, '--continue', 'resolve', 'resolveBlocked'],
-    { cwd: dir, env: { FIREWALL_TOKEN: token } },
+    // An empty HOME: nothing of this machine's ~/.gradle or ~/.m2 counts.
+    { cwd: dir, env: { FIREWALL_TOKEN: token, HOME: dir } },
   )
 }
 

@@ -1,5 +1,5 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs'
-import { homedir, tmpdir } from 'node:os'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ProxyHarness } from '../registry/harness'
@@ -8,8 +8,9 @@ import { DOCUMENTED_JVM_URL, pom, startJvmFirewall, type JvmFirewall } from './j
 import { documentedSnippet, runClient } from './run'
 
 // Real `mvn` (3.8.7) with the README's settings.xml, unchanged but for the URL, through a
-// firewall whose upstream is a loopback repository. The local repository is a hard-linked copy
-// of ~/.m2 (the build's plugins, pinned below, are there; no network here), fresh per file, so
+// firewall whose upstream is a loopback repository. The local repository starts as Debian's
+// /usr/share/maven-repo (what a fresh machine has after .ci/run: Maven Central is out of reach, so
+// the build uses no plugin but the super-POM's defaults, which Debian packages), fresh per file, so
 // every fixture is downloaded through the firewall.
 const DOCUMENTED_URL = DOCUMENTED_JVM_URL
 
@@ -21,18 +22,9 @@ let settings: string
 /** One local repository for the file: plugins are downloaded once, fixtures once each. */
 let localRepo: string
 
-/** Plugin versions present in ~/.m2 (the defaults of Maven 3.8.7's super-POM are not). */
-const PLUGINS = [
-  ['maven-resources-plugin', '3.3.1'],
-  ['maven-compiler-plugin', '3.11.0'],
-  ['maven-install-plugin', '3.1.1'],
-  ['maven-deploy-plugin', '3.1.1'],
-]
-  .map(
-    ([a, v]) =>
-      `<plugin><groupId>org.apache.maven.plugins</groupId><artifactId>${a}</artifactId><version>${v}</version></plugin>`,
-  )
-  .join('')
+/** Debian's system Maven repository (maven, libmaven-*-plugin-java). */
+const DEBIAN_MAVEN_REPO = '/usr/share/maven-repo'
+
 /** `mvn` in a project holding `pomXml` and the documented settings (`-s settings.xml`). */
 async function mvn(pomXml: string, args: string[]) {
   const dir = mkdtempSync(join(tmpdir(), 'pf-mvn-project-'))
@@ -40,16 +32,14 @@ async function mvn(pomXml: string, args: string[]) {
   writeFileSync(join(dir, 'settings.xml'), settings)
   return runClient('mvn', ['-B', '-s', 'settings.xml', `-Dmaven.repo.local=${localRepo}`, ...args], {
     cwd: dir,
-    env: { FIREWALL_TOKEN: token },
+    // An empty HOME: nothing of this machine's ~/.m2 counts.
+    env: { FIREWALL_TOKEN: token, HOME: dir },
   })
 }
 
 /** `mvn compile` of a source-less project depending on `deps`: resolves them, compile scope. */
 const mvnResolve = (deps: string[], extra: string[] = []) =>
-  mvn(pom('org.consumer', 'consumer', '1.0', deps, 'jar', `<build><plugins>${PLUGINS}</plugins></build>`), [
-    ...extra,
-    'compile',
-  ])
+  mvn(pom('org.consumer', 'consumer', '1.0', deps), [...extra, 'compile'])
 
 beforeAll(async () => {
   jvm = await startJvmFirewall()
@@ -60,8 +50,9 @@ beforeAll(async () => {
   jvm.seedArtifact('org.acme', 'tampered', '1.0', [], '0'.repeat(40))
   settings = documentedSnippet('README.md', '**Maven**', 'xml').replace(DOCUMENTED_URL, proxy.registryUrl('jvm'))
   localRepo = join(mkdtempSync(join(tmpdir(), 'pf-m2-')), 'repository')
-  // Hard links: a second of work, and Maven only adds files next to the ones it finds.
-  await runClient('cp', ['-al', join(homedir(), '.m2', 'repository'), localRepo], { cwd: tmpdir() })
+  // Debian's Maven repository (the maven package and .ci/run's libmaven-*-plugin-java: the
+  // super-POM's default plugins), linked file by file: Maven only adds files next to them.
+  await runClient('cp', ['-rs', DEBIAN_MAVEN_REPO, localRepo], { cwd: tmpdir() })
 }, 60_000)
 
 afterAll(async () => {
@@ -111,7 +102,7 @@ describe('mvn through a firewall with the README settings.xml', () => {
 
   it('mvn deploy publishes to the internal upstream (distributionManagement id = the settings server id)', async () => {
     const distribution = `<distributionManagement><repository><id>firewall</id><url>${proxy.registryUrl('jvm')}</url></repository></distributionManagement>`
-    const build = `<build><plugins>${PLUGINS}</plugins></build>${distribution}`
+    const build = distribution
     const run = await mvn(pom('org.acme', 'published', '1.0', [], 'pom', build), ['deploy'])
     expect(run.output).toContain('BUILD SUCCESS')
     expect(upstream.puts).toContain('org/acme/published/1.0/published-1.0.pom')

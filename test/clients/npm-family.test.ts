@@ -1,6 +1,6 @@
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { FixturePackage } from '../fixtures/npm-packages'
 import { startProxy, type ProxyHarness } from '../registry/harness'
@@ -118,6 +118,67 @@ const tamper = (lock: string, integrity: string) => {
 
 const published = async (name: string) => (await fetch(`${registry.url}/${name}`)).status
 
+describe('npm (project .npmrc)', () => {
+  const npm = (args: string[], where: { dir: string; home: string }) =>
+    runClient('npm', [...args, '--no-audit', '--no-fund', `--cache=${join(where.home, 'cache')}`], {
+      cwd: where.dir,
+      env: clientEnv(where.home),
+      bareEnv: true,
+    })
+  const config = () => ({ '.npmrc': withUrl(documentedSnippet('docs/clients.md', '### npm', 'ini')) })
+  let installedDir = ''
+
+  it('installs a package with its dependency; the lockfile holds the upstream integrity', async () => {
+    const where = project(config())
+    const run = await npm(['install', 'fw-ok'], where)
+    expect(run.code, run.output).toBe(0)
+    expect(existsSync(join(where.dir, 'node_modules/fw-dep/package.json'))).toBe(true)
+    const lock = readFileSync(join(where.dir, 'package-lock.json'), 'utf8')
+    expect(lock).toContain(`"resolved": "${url}fw-dep/-/fw-dep-1.0.0.tgz"`)
+    expect(lock).toContain(await upstreamIntegrity('fw-dep', '1.0.0'))
+    installedDir = where.dir
+  })
+
+  it('npm ci checks the lockfile integrity against what the firewall serves', async () => {
+    const integrity = await upstreamIntegrity('fw-dep', '1.0.0')
+    const where = fromLockfile(installedDir, 'package-lock.json', config(), (lock) => tamper(lock, integrity))
+    // --fetch-retries=0: npm otherwise fetches the mismatching tarball again for a minute.
+    const run = await npm(['ci', '--fetch-retries=0'], where)
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain('npm error code EINTEGRITY')
+    expect(run.output).toContain('integrity checksum failed when using sha512: wanted sha512-')
+  })
+
+  it('a blocked install prints the body: the rule, the request id and the exception link', async () => {
+    const run = await npm(['install', 'fw-blocked-name'], project(config()))
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          `npm error 403 403 Forbidden - GET ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz - fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: `,
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=`,
+          ) +
+          '\\1',
+      ),
+    )
+  })
+
+  it('publishes with npm publish; a blocked publish shows the rule', async () => {
+    const ok = await npm(['publish'], publishable('fw-npm-pub', config()))
+    expect(ok.code, ok.output).toBe(0)
+    expect(await published('fw-npm-pub')).toBe(200)
+    const blocked = await npm(['publish'], publishable('fw-reserved-npm', config()))
+    expect(blocked.code).not.toBe(0)
+    expect(blocked.output).toContain(
+      `npm error 403 403 Forbidden - PUT ${url}fw-reserved-npm - fw-reserved-npm@1.0.0 is blocked by firewall web rule reserved: fw-reserved-* names are reserved [package name matches fw-reserved-*]. Request id: req-`,
+    )
+    expect(await published('fw-reserved-npm')).toBe(404)
+  })
+})
+
 describe('pnpm (user-level ~/.npmrc)', () => {
   const pnpm = (args: string[], where: { dir: string; home: string }) =>
     runClient(binOf('pnpm'), [...args, `--store-dir=${join(where.home, 'store')}`], {
@@ -166,6 +227,37 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     expect(run.output.replace(/\n\s+/g, '')).toContain(
       `Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`,
     )
+    // Not the reason phrase, nor the body, nor a redirect's target (all sent to pnpm; see block-notice.ts).
+    expect(run.output).not.toContain('Request id')
+    expect(run.output).not.toContain('/-/blocked/')
+  })
+
+  it('pnpm 12 prints the reason phrase of a refused packument', async () => {
+    const run = await pnpm(['add', 'fw-missing'], home(project({})))
+    expect(run.code).not.toBe(0)
+    expect(run.output.replace(/\n\s+/g, ' ')).toContain(
+      `Failed to fetch metadata from ${url}fw-missing: HTTP status client error (404 package fw-missing was not found on any upstream of firewall web)`,
+    )
+  })
+
+  it('a project .npmrc with the token variable is ignored by pnpm 12 (why the docs use ~/.npmrc)', async () => {
+    const snippet = withUrl(documentedSnippet('docs/clients.md', '### pnpm', 'ini'))
+    const run = await pnpm(['add', 'fw-ok'], project({ '.npmrc': snippet }))
+    expect(run.code).not.toBe(0)
+    expect(run.output).toContain('environment variables are not expanded in repository-controlled registry credentials')
+    expect(run.output.replace(/\n\s+/g, ' ')).toContain('HTTP status client error (401 ')
+  })
+
+  it('the documented pnpm config set commands configure pnpm 12 instead of ~/.npmrc', async () => {
+    const where = project({})
+    const commands = withUrl(documentedSnippet('docs/clients.md', 'or, the same two settings', 'sh'))
+    expect(commands).toContain('pnpm config set registry ')
+    const env = { ...clientEnv(where.home), PATH: `${dirname(binOf('pnpm'))}:${process.env.PATH}` }
+    const set = await runClient('sh', ['-ec', commands], { cwd: where.dir, env, bareEnv: true })
+    expect(set.code, set.output).toBe(0)
+    const run = await pnpm(['add', 'fw-ok'], where)
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('+ fw-ok 1.0.0')
   })
 
   it('publishes to the upstream with credentials; a blocked publish shows the rule', async () => {
@@ -323,6 +415,10 @@ describe('reason phrases by client', () => {
       /^fw-blocked-name@1\.0\.0 is blocked by firewall web rule no-evil: .* Request id: req-/,
     )
     expect((await tarball('pnpm/9.15.0 npm/? node/v20.19.0 linux x64')).statusText).toContain('is blocked by firewall')
+    // pnpm 12's User-Agent: the phrase too (it prints it for packuments), no redirect.
+    const pnpm12 = await tarball('pnpm/12.21.0 npm/? node/? linux x64')
+    expect(pnpm12.status).toBe(403)
+    expect(pnpm12.statusText).toContain('is blocked by firewall')
   })
 
   it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {

@@ -4,13 +4,16 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createHash } from 'node:crypto'
 import { wheel } from '../fixtures/ecosystems/packages'
-import { zip } from '../fixtures/ecosystems/zip'
 import { startProxy, type ProxyHarness } from '../registry/harness'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
-import { runClient } from './run'
+import { wheelRequiring } from './python-packages'
+import { documentedSnippet, runClient } from './run'
 
-// Debian's twine (4.0) uploading through a firewall to a loopback index, with the command of
-// docs/clients.md (twine).
+/** The firewall URL of the documented Python snippets; tests replace only this. */
+const DOCUMENTED_PY_URL = 'http://localhost:3000/registry/default/py/'
+
+// Real Python clients through a firewall whose upstream is a loopback index: Debian's twine (4.0)
+// and poetry (1.3), and pip (the machine's python3), configured as docs/clients.md says.
 
 let upstream: PypiUpstream
 let proxy: ProxyHarness
@@ -54,22 +57,6 @@ beforeAll(async () => {
     upstream.add(name, filename, bytes)
   }
 })
-
-/** A wheel whose METADATA declares `Requires-Dist` (the fixtures' wheel declares none). */
-function wheelRequiring(name: string, version: string, requires: string[]): { filename: string; bytes: Buffer } {
-  const dist = name.replace(/-/g, '_')
-  const info = `${dist}-${version}.dist-info`
-  const hash = (text: string) => createHash('sha256').update(text).digest('base64url')
-  const files: Record<string, string> = {
-    [`${dist}/__init__.py`]: `VERSION = ${JSON.stringify(version)}\n`,
-    [`${info}/METADATA`]: `Metadata-Version: 2.1\nName: ${name}\nVersion: ${version}\n${requires.map((r) => `Requires-Dist: ${r}\n`).join('')}`,
-    [`${info}/WHEEL`]:
-      'Wheel-Version: 1.0\nGenerator: package-firewall-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n',
-  }
-  const record = Object.entries(files).map(([path, text]) => `${path},sha256=${hash(text)},${Buffer.byteLength(text)}`)
-  files[`${info}/RECORD`] = [...record, `${info}/RECORD,,`].join('\n') + '\n'
-  return { filename: `${dist}-${version}-py3-none-any.whl`, bytes: zip(files) }
-}
 
 afterAll(async () => {
   await proxy?.close()
@@ -122,6 +109,72 @@ describe('twine through a firewall', () => {
       ),
     )
     expect(upstream.uploads.length).toBe(before)
+  })
+})
+
+/** `pip install` into a fresh target directory as docs/clients.md writes it: the token in the index URL. */
+function pipInstall(args: string[], files: Record<string, string> = {}) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-pip-'))
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text)
+  const index = proxy.registryUrl('py').replace('://', `://__token__:${token}@`) + 'simple/'
+  return runClient(
+    'python3',
+    ['-m', 'pip', 'install', '--index-url', index, '--target', join(dir, 'site'), '--no-cache-dir', ...args],
+    {
+      cwd: dir,
+      env: { HOME: dir, PIP_CONFIG_FILE: '/dev/null', PIP_DISABLE_PIP_VERSION_CHECK: '1', NO_COLOR: '1' },
+      bareEnv: true,
+    },
+  )
+}
+
+const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex')
+
+describe('pip through a firewall', () => {
+  it('installs a package with its dependency', async () => {
+    const run = await pipInstall(['fw-app'])
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Successfully installed fw-app-1.0 fw-lib-1.0')
+  })
+
+  it('--require-hashes checks every file against the pinned hashes', async () => {
+    const app = sha256(wheelRequiring('fw-app', '1.0', ['fw-lib']).bytes)
+    const lib = sha256(wheelRequiring('fw-lib', '1.0', []).bytes)
+    const requirements = (libHash: string) => `fw-app==1.0 --hash=sha256:${app}\nfw-lib==1.0 --hash=sha256:${libHash}\n`
+    const ok = await pipInstall(['--require-hashes', '-r', 'requirements.txt'], {
+      'requirements.txt': requirements(lib),
+    })
+    expect(ok.code, ok.output).toBe(0)
+    expect(ok.output).toContain('Successfully installed fw-app-1.0 fw-lib-1.0')
+    const wrong = lib.replace(/^./, (c) => (c === '0' ? '1' : '0'))
+    const refused = await pipInstall(['--require-hashes', '-r', 'requirements.txt'], {
+      'requirements.txt': requirements(wrong),
+    })
+    expect(refused.code).not.toBe(0)
+    expect(refused.output).toContain('THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE')
+    expect(refused.output).toContain(`Expected sha256 ${wrong}`)
+    expect(refused.output).toContain(`Got        ${lib}`)
+  })
+
+  it('a blocked install prints the rule, the request id and the exception link', async () => {
+    const run = await pipInstall(['fw-blocked'])
+    const url = proxy.registryUrl('py')
+    expect(run.code).not.toBe(0)
+    const file = `${url}files/fw-blocked/fw_blocked-1.0-py3-none-any.whl`
+    expect(run.output).toContain(`ERROR: HTTP error 403 while getting ${file} (from ${url}simple/fw-blocked/)`)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          `ERROR: Could not install requirement fw-blocked from ${file} because of HTTP error 403 Client Error: fw-blocked@1.0 is blocked by firewall py rule no-evil: fw-blocked* packages are banned [package name matches fw-blocked*]. Request id: `,
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/py/exception-requests/new?request=`,
+          ) +
+          '\\1' +
+          escape(` for url: ${file}`),
+      ),
+    )
   })
 })
 
@@ -193,6 +246,64 @@ describe('poetry through a firewall', () => {
           escape(` for url: ${url}files/fw-blocked/fw_blocked-1.0-py3-none-any.whl#sha256=`),
       ),
     )
+  }, 180_000)
+})
+
+/** A poetry package `name` 1.0 with the documented publish commands (docs/clients.md, poetry), run as written. */
+async function poetryPublish(name: string) {
+  const dir = mkdtempSync(join(tmpdir(), 'pf-poetry-pub-'))
+  const module = name.replace(/-/g, '_')
+  mkdirSync(join(dir, module))
+  writeFileSync(join(dir, module, '__init__.py'), 'VERSION = "1.0"\n')
+  writeFileSync(
+    join(dir, 'pyproject.toml'),
+    `[tool.poetry]\nname = "${name}"\nversion = "1.0"\ndescription = ""\nauthors = ["ci <ci@example.com>"]\n\n` +
+      `[tool.poetry.dependencies]\npython = "^3.8"\n\n` +
+      `[build-system]\nrequires = ["poetry-core"]\nbuild-backend = "poetry.core.masonry.api"\n`,
+  )
+  const commands = documentedSnippet('docs/clients.md', '`pyproject.toml` names the firewall', 'sh')
+  const script = commands.replaceAll(DOCUMENTED_PY_URL, proxy.registryUrl('py'))
+  expect(script).toContain(`poetry config repositories.firewall-upload ${proxy.registryUrl('py')}legacy/`)
+  return runClient('sh', ['-ec', script], {
+    cwd: dir,
+    env: {
+      HOME: dir,
+      FIREWALL_TOKEN: token,
+      PYTHON_KEYRING_BACKEND: 'keyring.backends.null.Keyring',
+      POETRY_CACHE_DIR: join(dir, '.cache'),
+      NO_COLOR: '1',
+    },
+    bareEnv: true,
+  })
+}
+
+describe('poetry publish through a firewall', () => {
+  it('builds and uploads the sdist and the wheel to the internal upstream', async () => {
+    const run = await poetryPublish('fw-poetry-pub')
+    expect(run.code, run.output).toBe(0)
+    expect(run.output).toContain('Publishing fw-poetry-pub (1.0) to firewall-upload')
+    expect(upstream.uploads.map((upload) => upload.filename)).toEqual(
+      expect.arrayContaining(['fw_poetry_pub-1.0-py3-none-any.whl', 'fw_poetry_pub-1.0.tar.gz']),
+    )
+  }, 180_000)
+
+  it('a blocked publish prints the rule, the request id and the exception link', async () => {
+    const before = upstream.uploads.length
+    const run = await poetryPublish('fw-reserved-poetry')
+    expect(run.code).not.toBe(0)
+    expect(run.output).toMatch(
+      new RegExp(
+        escape(
+          'HTTP Error 403: fw-reserved-poetry@1.0 is blocked by firewall py rule reserved: fw-reserved* names are reserved [package name matches fw-reserved*]. Request id: ',
+        ) +
+          '(req-[0-9a-z]+)' +
+          escape(
+            `. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/py/exception-requests/new?request=`,
+          ) +
+          '\\1',
+      ),
+    )
+    expect(upstream.uploads.length).toBe(before)
   }, 180_000)
 })
 

@@ -15,7 +15,7 @@ describe('dashboard client snippets', () => {
     }
   })
 
-  it('are the documented snippets (README Maven settings, docs/clients.md npm, yarn, bun and Gradle)', () => {
+  it('are the documented snippets (README Maven settings, docs/clients.md npm, yarn, bun, poetry and Gradle)', () => {
     const url = 'http://localhost:3000/registry/default/jvm/'
     const [maven, gradle] = clientSnippets('maven', url)
     expect(`${maven.text}\n`).toBe(documentedSnippet('README.md', '**Maven**', 'xml'))
@@ -26,5 +26,10 @@ describe('dashboard client snippets', () => {
     expect(`${npmrc.text}\n`).toBe(documentedSnippet('docs/clients.md', '### npm', 'ini'))
     expect(documentedSnippet('docs/clients.md', '### yarn', 'yaml')).toContain(yarnrc.text)
     expect(`${bunfig.text}\n`).toBe(documentedSnippet('docs/clients.md', '### bun', 'toml'))
+    const [, poetry] = clientSnippets('pypi', 'http://localhost:3000/registry/default/py/')
+    const marker = '`pyproject.toml` names the firewall'
+    expect(`${poetry.text}\n`).toBe(
+      `${documentedSnippet('docs/clients.md', marker, 'toml')}\n${documentedSnippet('docs/clients.md', marker, 'sh')}`,
+    )
   })
 })
