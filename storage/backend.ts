@@ -1,4 +1,4 @@
-import type { NamespaceEvent } from '../server/events/schemas'
+import type { StoredEvent } from './model/events'
 import { keys } from './repositories/keys'
 
 /** One entry of an append-only log (event log, audit log, firewall log). */
@@ -30,7 +30,7 @@ export interface TxWrites {
    * Events appended to their namespace's event log (the outbox) atomically with the writes. All
    * of one namespace, the namespace of the transaction's keys (see `eventLogOf`).
    */
-  events?: NamespaceEvent[]
+  events?: StoredEvent[]
 }
 
 export interface TxOptions {

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
+import type { StoredEvent } from '../model/events'
 
 /**
  * The names releases before events were stored once gave the event layout (one global log, a
@@ -27,8 +27,8 @@ export const taggedNames = {
 export interface LegacyWebhook {
   ns: string
   id: string
-  batch: { deliveryId: string; items: NamespaceEvent[] } | null
-  buffer: NamespaceEvent[]
+  batch: { deliveryId: string; items: StoredEvent[] } | null
+  buffer: StoredEvent[]
 }
 
 /** Where the old layout left data: what the conversion reads and the clean-up removes. */
@@ -60,7 +60,7 @@ export async function readLegacyState(backend: Backend): Promise<LegacyState> {
     const [ns, id] = ref.split('/')
     if (!(await backend.has(taggedNames.webhook(ns, id)))) continue
     const batch = await backend.get<LegacyWebhook['batch']>(legacyNames.batch(ns, id))
-    const buffer = await backend.queueItems<NamespaceEvent>(legacyNames.buffer(ns, id))
+    const buffer = await backend.queueItems<StoredEvent>(legacyNames.buffer(ns, id))
     webhooks.push({ ns, id, batch, buffer })
   }
   return { webhooks, routed, buffers: [...buffers], batches, present }

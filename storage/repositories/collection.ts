@@ -1,5 +1,5 @@
 import type { Backend, TxWrites } from '../backend'
-import { mapOf, recordOf } from '../../server/common/own'
+import { mapOf, recordOf } from '../own'
 
 /** The stored shape of a collection: `{ "items": { "<id>": item } }` (kept for existing data). */
 interface StoredCollection<T> {

@@ -1,6 +1,6 @@
 import type { Backend } from '../backend'
-import type { NamespaceRecord, UserRecord } from '../../server/namespace/schema'
-import { mapOf, recordOf } from '../../server/common/own'
+import type { NamespaceRecord, UserRecord } from '../model/namespace'
+import { mapOf, recordOf } from '../own'
 import { CollectionDocument, collectionItems } from './collection'
 import { keys } from './keys'
 

@@ -1,5 +1,5 @@
 import type { Backend } from '../backend'
-import { mapOf, recordOf } from '../../server/common/own'
+import { mapOf, recordOf } from '../own'
 import { keys } from './keys'
 
 export interface TokenRecord {

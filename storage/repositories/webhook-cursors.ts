@@ -1,6 +1,6 @@
 import type { Backend, TxWrites } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
+import type { StoredEvent } from '../model/events'
+import type { WebhookRecord } from '../model/webhook'
 import { webhookKeys as keys } from './webhook-keys'
 
 /** The batch in flight: which events (ids, and the log range holding them) under which delivery id. */
@@ -30,12 +30,12 @@ export interface WebhookCursor {
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */
 interface CursorChange<R> {
   next: WebhookCursor
-  events?: NamespaceEvent[]
+  events?: StoredEvent[]
   result: R
 }
 
 /** The cursor stored under `key`, with the events appended in the same write. */
-function cursorWrites(key: string, next: WebhookCursor, events: NamespaceEvent[] | undefined): TxWrites {
+function cursorWrites(key: string, next: WebhookCursor, events: StoredEvent[] | undefined): TxWrites {
   return { set: { [key]: next }, ...(events?.length ? { events } : {}) }
 }
 

@@ -3,14 +3,14 @@ import {
   BUCKETS,
   RECORDS_KEPT,
   ZERO_COUNTERS,
+  withAttempt,
   type AnyStoredRecord,
+  type AttemptRecord,
   type BucketSize,
   type MetricCounters,
+  type Redelivery,
   type StoredDeliveryRecord,
-} from '../../server/webhooks/delivery/record'
-import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/attempt-record'
-import { REDELIVERIES_KEPT, type Redelivery } from '../../server/webhooks/delivery/redelivery'
-import { conflict } from '../../server/common/errors'
+} from '../model/delivery'
 import { webhookKeys as keys } from './webhook-keys'
 import { enterFailed, type FailedLedger } from './failed-deliveries'
 import { bucketStart, MetricBucketWriter, type MetricIndex } from './metric-buckets'
@@ -29,6 +29,12 @@ interface SaveExtras {
   attempt?: AttemptRecord
   metrics?: { at: number; delta: Partial<MetricCounters> }
   mayFail?: boolean
+}
+
+/** What `queueRedeliveries` did: queued, or refused (the queue is full); `waiting`: redeliveries queued now. */
+export interface QueueOutcome {
+  queued: boolean
+  waiting: number
 }
 
 /** Delivery records (last 128 per webhook) and metric counters per 1m/1h/1d bucket. */
@@ -64,17 +70,19 @@ export class WebhookRecordRepository {
     return (await this.backend.get<{ items: Redelivery[] }>(keys.redeliveries(ns, webhook)))?.items ?? []
   }
 
-  /** Appends redeliveries at the back of the queue, atomically; 409 past REDELIVERIES_KEPT. */
-  queueRedeliveries(ns: string, webhook: string, items: Redelivery[]): Promise<void> {
+  /**
+   * Appends redeliveries at the back of the queue, atomically, unless the queue would then hold
+   * more than `max` (the domain's limit): then nothing is written and the answer says how many wait.
+   */
+  queueRedeliveries(ns: string, webhook: string, items: Redelivery[], max: number): Promise<QueueOutcome> {
     const key = keys.redeliveries(ns, webhook)
-    return this.backend.transact([key], (values) => {
+    return this.backend.transact<QueueOutcome>([key], (values) => {
       const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
-      if (queued.length + items.length > REDELIVERIES_KEPT)
-        throw conflict(
-          'redelivery_queue_full',
-          `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${queued.length} do`,
-        )
-      return { writes: { set: { [key]: { items: [...queued, ...items] } } }, result: undefined }
+      if (queued.length + items.length > max) return { writes: {}, result: { queued: false, waiting: queued.length } }
+      return {
+        writes: { set: { [key]: { items: [...queued, ...items] } } },
+        result: { queued: true, waiting: queued.length + items.length },
+      }
     })
   }
 

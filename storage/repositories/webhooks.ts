@@ -1,6 +1,6 @@
 import type { Backend, TxWrites } from '../backend'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
-import { mapOf, recordOf } from '../../server/common/own'
+import type { WebhookRecord } from '../model/webhook'
+import { mapOf, recordOf } from '../own'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
 import type { SecretBox } from '../secrets/secret-box'
 import { mapWebhookSecrets } from '../secrets/secret-fields'

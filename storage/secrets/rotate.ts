@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Backend } from '../backend'
-import type { Firewall } from '../../server/firewall/schema'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
-import type { FirewallVersion } from '../repositories/firewalls'
+import type { FirewallVersion, StoredFirewall } from '../model/firewall'
+import type { WebhookRecord } from '../model/webhook'
 import { keys as storageKeys } from '../repositories/keys'
 import { freshKeyCheck, KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from './key-check'
 import type { SecretBox } from './secret-box'
@@ -33,7 +32,7 @@ function resealerFor(key: string): Reseal | null {
   const { ns, parts } = parsed
   const [kind, id] = parts
   if (kind === 'fw' && parts.length === 2)
-    return (stored, transform) => mapFirewallSecrets(stored as Firewall, ns, id, transform)
+    return (stored, transform) => mapFirewallSecrets(stored as StoredFirewall, ns, id, transform)
   if (kind === 'fw-history' && parts.length === 3) {
     return (stored, transform) => ({
       ...(stored as FirewallVersion),

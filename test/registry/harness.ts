@@ -61,7 +61,7 @@ export async function startProxy(
   const server: Server = createServer(toNodeListener(app))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const logs = new FirewallLogRepository(backend)
+  const logs = new FirewallLogRepository<FirewallLogEntry>(backend)
   return {
     services,
     backend,

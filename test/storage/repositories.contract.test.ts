@@ -232,4 +232,25 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     expect(await backend.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-3'))).toBeNull()
     expect(await backend.get(webhookKeys.failedDeliveries('ns', 'wh'))).toBeNull()
   })
+
+  it('redeliveries: queued up to the limit the caller gives; past it nothing is written and the answer says so', async () => {
+    const records = services.webhookRecords
+    const redelivery = (n: number) => ({
+      deliveryId: `whdel-${n}`,
+      eventIds: [`ev-${n}`],
+      after: null,
+      last: '1-0',
+      position: null,
+    })
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(1), redelivery(2)], 3)).toEqual({
+      queued: true,
+      waiting: 2,
+    })
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(3), redelivery(4)], 3)).toEqual({
+      queued: false,
+      waiting: 2,
+    })
+    expect((await records.listRedeliveries('ns', 'wh')).map((r) => r.deliveryId)).toEqual(['whdel-1', 'whdel-2'])
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(3)], 3)).toEqual({ queued: true, waiting: 3 })
+  })
 })
