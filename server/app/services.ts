@@ -13,8 +13,7 @@ import { ExceptionRequestRepository } from '../../storage/repositories/exception
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
 import { WebhookRepository } from '../../storage/repositories/webhooks'
 import { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
-import { webhookSignals, type WebhookSignals } from '../../storage/webhook-signals'
-import { rateCounterFor, refusalTallyFor, type RateCounter, type RefusalTally } from '../../storage/rate-limit'
+import type { RateCounter, RefusalTally, WebhookSignals } from '../../storage/ports'
 import { keys } from '../../storage/repositories/keys'
 import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-box'
 import { systemClock, type Clock } from '../common/clock'
@@ -90,8 +89,8 @@ export function createServices(
     firewallLog: new FirewallLogRepository<FirewallLogEntry>(backend),
     webhooks: new WebhookRepository(backend, secrets),
     webhookRecords: new WebhookRecordRepository(backend),
-    webhookSignals: webhookSignals(backend),
-    rateCounter: rateCounterFor(backend),
-    refusalTally: refusalTallyFor(backend),
+    webhookSignals: backend.signals.webhooks,
+    rateCounter: backend.counters,
+    refusalTally: backend.counters,
   }
 }

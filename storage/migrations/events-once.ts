@@ -51,13 +51,13 @@ const PAGE = 1_000
 export async function storeEventsOnce(backend: Backend): Promise<number> {
   const state = await readLegacyState(backend)
   let changed = 0
-  if (!(await backend.has(CONVERTED))) {
+  if (!(await backend.keyValue.has(CONVERTED))) {
     if (!state.present) return 0
     changed += await convert(backend, state)
-    await backend.set(CONVERTED, { at: new Date().toISOString() })
+    await backend.keyValue.set(CONVERTED, { at: new Date().toISOString() })
   }
   changed += await removeLegacyState(backend, state)
-  await backend.delete(CONVERTED)
+  await backend.keyValue.delete(CONVERTED)
   return changed
 }
 
@@ -122,7 +122,7 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
       ? writer.placed.get(buffered[0].id)!.previous
       : (writer.routedEnd.get(webhook.ns) ?? null)
     if (batch && compareCursors(batch.last, cursor) > 0) cursor = batch.last
-    await backend.set(taggedNames.cursor(webhook.ns, webhook.id), { cursor, batch })
+    await backend.keyValue.set(taggedNames.cursor(webhook.ns, webhook.id), { cursor, batch })
     written++
   }
   return written
@@ -180,7 +180,7 @@ function placeNotices(owed: Map<LegacyWebhook, Owed>, inGlobalLog: Set<string>) 
 async function* globalLog(backend: Backend): AsyncGenerator<LogEntry<StoredEvent>> {
   let after: string | null = null
   for (;;) {
-    const page: LogEntry<StoredEvent>[] = await backend.logRange<StoredEvent>(legacyNames.eventLog, {
+    const page: LogEntry<StoredEvent>[] = await backend.logs.range<StoredEvent>(legacyNames.eventLog, {
       after,
       limit: PAGE,
     })
@@ -224,7 +224,7 @@ class NamespaceLogWriter {
         (emission): emission is Extract<Emission, { kind: 'entry' }> =>
           emission.kind === 'entry' && !existing.has(emission.event.id),
       )
-      const cursors = await this.backend.logAppendAt(
+      const cursors = await this.backend.logs.appendAt(
         taggedNames.eventLog(ns),
         fresh.map(({ time, event }) => ({ time, value: event })),
       )
@@ -253,7 +253,7 @@ class NamespaceLogWriter {
       found = new Map()
       let after: string | null = null
       for (;;) {
-        const page: LogEntry<StoredEvent>[] = await this.backend.logRange<StoredEvent>(taggedNames.eventLog(ns), {
+        const page: LogEntry<StoredEvent>[] = await this.backend.logs.range<StoredEvent>(taggedNames.eventLog(ns), {
           after,
           limit: PAGE,
         })

@@ -8,16 +8,16 @@ import { keys } from './keys'
  * either both stored or neither. `E` is the domain's event (server/events/schemas.ts).
  */
 export class EventLogRepository<E extends StoredEvent = StoredEvent> {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue' | 'logs' | 'signals'>) {}
 
   /** Appends events on their own (all of one namespace). */
   append(events: E[]): Promise<void> {
-    return this.backend.transact([], () => ({ writes: { events }, result: undefined }))
+    return this.backend.keyValue.transact([], () => ({ writes: { events }, result: undefined }))
   }
 
   /** Appends an audit entry to the namespace's audit log together with its `audit.*` event. */
   appendAudit(ns: string, entry: unknown, event: E): Promise<void> {
-    return this.backend.transact([], () => ({
+    return this.backend.keyValue.transact([], () => ({
       writes: { logs: { [keys.auditLog(ns)]: [entry] }, events: [event] },
       result: undefined,
     }))
@@ -25,7 +25,7 @@ export class EventLogRepository<E extends StoredEvent = StoredEvent> {
 
   /** Appends a proxy decision to the firewall's log together with the events it caused. */
   appendDecision(ns: string, firewallId: string, entry: unknown, events: E[]): Promise<void> {
-    return this.backend.transact([], () => ({
+    return this.backend.keyValue.transact([], () => ({
       writes: { logs: { [keys.firewallLog(ns, firewallId)]: [entry] }, events },
       result: undefined,
     }))
@@ -33,7 +33,7 @@ export class EventLogRepository<E extends StoredEvent = StoredEvent> {
 
   /** Events of `ns` strictly after `after`, oldest first. */
   read<T = E>(ns: string, after: string | null, limit: number): Promise<LogEntry<T>[]> {
-    return this.backend.logRange<T>(keys.eventLog(ns), { after, limit })
+    return this.backend.logs.range<T>(keys.eventLog(ns), { after, limit })
   }
 
   /**
@@ -44,7 +44,7 @@ export class EventLogRepository<E extends StoredEvent = StoredEvent> {
   async find(ns: string, id: string, notBefore: number, maxScanned: number): Promise<E | null> {
     let before: string | null = null
     for (let scanned = 0; scanned < maxScanned;) {
-      const page: LogEntry<E>[] = await this.backend.logRange<E>(keys.eventLog(ns), {
+      const page: LogEntry<E>[] = await this.backend.logs.range<E>(keys.eventLog(ns), {
         before,
         newestFirst: true,
         limit: Math.min(FIND_PAGE, maxScanned - scanned),
@@ -62,23 +62,23 @@ export class EventLogRepository<E extends StoredEvent = StoredEvent> {
 
   /** The cursor of the newest entry of `ns`'s log; null while it is empty. */
   async lastCursor(ns: string): Promise<string | null> {
-    const [last] = await this.backend.logRange(keys.eventLog(ns), { limit: 1, newestFirst: true })
+    const [last] = await this.backend.logs.range(keys.eventLog(ns), { limit: 1, newestFirst: true })
     return last?.cursor ?? null
   }
 
   /** Calls `listener` (in this process) with the namespace after events were appended to its log by any process. */
   onAppended(listener: (ns: string) => void): () => void {
-    return this.backend.onEvents(listener)
+    return this.backend.signals.onEvents(listener)
   }
 
   /** Resolves once `onAppended` listeners are being notified. */
   notificationsReady(): Promise<void> {
-    return this.backend.eventsReady()
+    return this.backend.signals.eventsReady()
   }
 
   /** One page of a namespace's audit log, newest first, strictly before `before`. */
   auditPage<T>(ns: string, before: string | null, limit: number): Promise<LogEntry<T>[]> {
-    return this.backend.logRange<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
+    return this.backend.logs.range<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
   }
 }
 

@@ -68,14 +68,14 @@ interface ListFilter {
 
 /** Exception requests per firewall: one document per request plus one index document. `X`: the domain's exception. */
 export class ExceptionRequestRepository<X extends ProposedException = ProposedException> {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   get(ns: string, fw: string, id: string): Promise<StoredExceptionRequest<X> | null> {
-    return this.backend.get<StoredExceptionRequest<X>>(exceptionRequestKeys.request(ns, fw, id))
+    return this.backend.keyValue.get<StoredExceptionRequest<X>>(exceptionRequestKeys.request(ns, fw, id))
   }
 
   async index(ns: string, fw: string): Promise<RequestIndex> {
-    return indexOf(await this.backend.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))
+    return indexOf(await this.backend.keyValue.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))
   }
 
   /** One page, oldest first, and the cursor of the next page (null at the end). */
@@ -95,7 +95,7 @@ export class ExceptionRequestRepository<X extends ProposedException = ProposedEx
       .map(([id]) => id)
       .sort()
     const page = ids.slice(0, filter.limit)
-    const docs = await this.backend.getMany<StoredExceptionRequest<X>>(
+    const docs = await this.backend.keyValue.getMany<StoredExceptionRequest<X>>(
       page.map((id) => exceptionRequestKeys.request(ns, fw, id)),
     )
     const items = docs.filter((doc): doc is StoredExceptionRequest<X> => doc !== null)
@@ -158,7 +158,7 @@ export class ExceptionRequestRepository<X extends ProposedException = ProposedEx
       ...ids.map((id) => exceptionRequestKeys.request(ns, fw, id)),
       ...extraKeys,
     ]
-    return this.backend.transact(keys, (values) => {
+    return this.backend.keyValue.transact(keys, (values) => {
       const { index, requests } = this.read(values, ns, fw, ids)
       const { changed, events, result } = body({ index, requests, values })
       return { writes: { ...this.writesFor(ns, fw, index, changed), events }, result }

@@ -9,16 +9,16 @@ import { keys } from './keys'
  * domain's log entry (server/firewall/log-query.ts), stored as it is given.
  */
 export class FirewallLogRepository<Entry = unknown> {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'logs'>) {}
 
   /** Appends entries that carry no event (upstream failures, docs/webhooks.md). */
   async appendWithoutEvents(ns: string, firewallId: string, entries: Entry[]): Promise<void> {
-    if (entries.length) await this.backend.logAppend(keys.firewallLog(ns, firewallId), entries)
+    if (entries.length) await this.backend.logs.append(keys.firewallLog(ns, firewallId), entries)
   }
 
   /** Up to `limit` entries strictly older than `before` (from the newest when null), newest first. */
   range(ns: string, firewallId: string, before: string | null, limit: number): Promise<LogEntry<Entry>[]> {
-    return this.backend.logRange<Entry>(keys.firewallLog(ns, firewallId), {
+    return this.backend.logs.range<Entry>(keys.firewallLog(ns, firewallId), {
       before,
       limit,
       newestFirst: true,

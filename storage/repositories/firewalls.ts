@@ -49,7 +49,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   private readonly singles: LRUCache<string, { stamp: string; firewall: F | null }>
 
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly secrets: SecretBox,
     limits: { namespaces: number; singles: number } = FIREWALL_CACHE_LIMITS,
   ) {
@@ -80,12 +80,12 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * the edit; after a write each read would otherwise cost two round trips.)
    */
   async get(ns: string, id: string): Promise<F | null> {
-    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
     const listed = this.cache.get(ns)
     if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
     const single = this.singles.get(singleKey(ns, id))
     if (single && stamp !== null && single.stamp === stamp) return single.firewall
-    const stored = await this.backend.get<F>(keys.firewall(ns, id))
+    const stored = await this.backend.keyValue.get<F>(keys.firewall(ns, id))
     const firewall = stored && this.open(ns, id, stored)
     // Read after the stamp: a write in between leaves a newer document under an older stamp, which the next read misses.
     if (stamp !== null) this.singles.set(singleKey(ns, id), { stamp, firewall })
@@ -97,7 +97,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * namespace's write stamp is unchanged, so a list costs one small read.
    */
   async list(ns: string): Promise<F[]> {
-    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
     const cached = this.cache.get(ns)
     if (cached && stamp !== null && cached.stamp === stamp) return cached.firewalls
     const firewalls = await this.load(ns)
@@ -106,9 +106,9 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   }
 
   private async load(ns: string): Promise<F[]> {
-    const index = await this.backend.get<FIndex>(keys.firewallIndex(ns))
+    const index = await this.backend.keyValue.get<FIndex>(keys.firewallIndex(ns))
     const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
-    const docs = await this.backend.getMany<F>(live.map(([id]) => keys.firewall(ns, id)))
+    const docs = await this.backend.keyValue.getMany<F>(live.map(([id]) => keys.firewall(ns, id)))
     return live
       .map(([id], index) => docs[index] && this.open(ns, id, docs[index]))
       .filter((doc): doc is F => doc !== null)
@@ -116,7 +116,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   }
 
   async getVersion(ns: string, id: string, version: number): Promise<FirewallVersion<F, A> | null> {
-    const entry = await this.backend.get<FirewallVersion<F, A>>(keys.firewallVersion(ns, id, version))
+    const entry = await this.backend.keyValue.get<FirewallVersion<F, A>>(keys.firewallVersion(ns, id, version))
     return entry && this.openVersion(ns, id, entry)
   }
 
@@ -125,7 +125,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * firewall of the same id: whoever creates the id again must not read or restore them.
    */
   async firstVersion(ns: string, id: string): Promise<number> {
-    const items = (await this.backend.get<FIndex>(keys.firewallIndex(ns)))?.items ?? {}
+    const items = (await this.backend.keyValue.get<FIndex>(keys.firewallIndex(ns)))?.items ?? {}
     return (Object.hasOwn(items, id) ? items[id]!.createdAtVersion : undefined) ?? 1
   }
 
@@ -140,7 +140,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     const top = Math.min(latest, (beforeVersion ?? latest + 1) - 1)
     const versions: number[] = []
     for (let v = top; v >= 1 && versions.length < limit; v--) versions.push(v)
-    const entries = await this.backend.getMany<FirewallVersion<F, A>>(
+    const entries = await this.backend.keyValue.getMany<FirewallVersion<F, A>>(
       versions.map((v) => keys.firewallVersion(ns, id, v)),
     )
     return entries
@@ -150,7 +150,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
 
   /** The current values of keys a `mutate` will watch, read outside it (for a preview). */
   async readWatched(watch: string[]): Promise<Map<string, unknown>> {
-    const values = await this.backend.getMany<unknown>(watch)
+    const values = await this.backend.keyValue.getMany<unknown>(watch)
     return new Map(watch.map((key, i) => [key, values[i]] as const))
   }
 
@@ -171,7 +171,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    return this.backend.transact([docKey, indexKey, ...watch], (values) => {
+    return this.backend.keyValue.transact([docKey, indexKey, ...watch], (values) => {
       const raw = values.get(docKey) as F | null
       const current = raw && this.open(ns, id, raw)
       const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }

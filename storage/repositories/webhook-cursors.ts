@@ -53,13 +53,13 @@ type OpenDocument = (ns: string, id: string, stored: unknown) => WebhookRecord
 /** Webhook cursors: one small document per webhook, changed atomically (compare-and-set). */
 export class WebhookCursorRepository {
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly open: OpenDocument,
   ) {}
 
   /** The stored cursor; null when the webhook has none yet. */
   get(ns: string, id: string): Promise<WebhookCursor | null> {
-    return this.backend.get<WebhookCursor>(keys.cursor(ns, id))
+    return this.backend.keyValue.get<WebhookCursor>(keys.cursor(ns, id))
   }
 
   /**
@@ -75,7 +75,7 @@ export class WebhookCursorRepository {
     assumed?: WebhookCursor | null,
   ): Promise<R> {
     const key = keys.cursor(ns, id)
-    return this.backend.transact(
+    return this.backend.keyValue.transact(
       [key],
       (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
@@ -102,7 +102,7 @@ export class WebhookCursorRepository {
     const docKey = keys.webhook(ns, id)
     const assume = new Map<string, unknown>([[key, assumed]])
     if (held !== undefined) assume.set(docKey, held?.stored ?? null)
-    return this.backend.transact(
+    return this.backend.keyValue.transact(
       [key, docKey],
       (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
@@ -121,6 +121,6 @@ export class WebhookCursorRepository {
   }
 
   delete(ns: string, id: string): Promise<void> {
-    return this.backend.delete(keys.cursor(ns, id))
+    return this.backend.keyValue.delete(keys.cursor(ns, id))
   }
 }
