@@ -1,5 +1,14 @@
-import type { CounterStore, RateCounter, RefusalTally, WindowHit } from '../ports'
-import type { KeyValueStore } from '../ports'
+import type { CounterStore, KeyValueStore, RateCounter, RefusalTally, WindowHit } from '../ports'
+
+/*
+ * Hand-written rather than rate-limiter-flexible (issue #26), measured 2026-11-26 against its
+ * 11.4.0 with a throwaway script (100,000 distinct subjects one hit each; then 20,000 hits from 50
+ * concurrent callers over 500 subjects on one Redis), on the shared 2-core machine at load ~23:
+ * - memory: 155 B and 116-154k hits/s per subject here; RateLimiterMemory 445 B (a timer per key)
+ *   and 60-71k hits/s, and no bound on subjects (ours: MEMORY_RATE_SUBJECTS);
+ * - Redis (redis/counters.ts): 12.9-14.4k hits/s here (one EVALSHA), RateLimiterRedis 6.4-10.4k;
+ * - the refusal tally (a gate with a pending count) has no counterpart there, so half would stay ours.
+ */
 
 /**
  * Subjects (tokens, client addresses) the in-memory counters and tallies track at most (#30). Past

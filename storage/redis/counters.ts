@@ -28,7 +28,8 @@ return 0
 `
 
 /**
- * Counters on Redis, shared by every process: INCRBY for plain ones; a fixed-window count and a
+ * Counters on Redis, shared by every process (why not rate-limiter-flexible, with figures:
+ * local/counters.ts): INCRBY for plain ones; a fixed-window count and a
  * refusal tally each one Lua call (one round trip) whose keys expire by themselves.
  */
 export class RedisCounters implements CounterStore {
