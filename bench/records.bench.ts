@@ -28,8 +28,8 @@ async function round(tag: string, dayOld: boolean): Promise<number> {
   const hooks = Array.from({ length: WEBHOOKS }, (_, h) => `${tag}-${h}`)
   if (dayOld)
     for (const id of hooks) {
-      await backend.set(webhookKeys.metricsIndex('acme', id, '1m'), { starts: starts(1_440, MIN) })
-      await backend.set(webhookKeys.metricsIndex('acme', id, '1h'), { starts: starts(720, HOUR) })
+      await backend.keyValue.set(webhookKeys.metricsIndex('acme', id, '1m'), { starts: starts(1_440, MIN) })
+      await backend.keyValue.set(webhookKeys.metricsIndex('acme', id, '1h'), { starts: starts(720, HOUR) })
     }
   const started = performance.now()
   // One attempt in flight per webhook, as the delivery actors record them.

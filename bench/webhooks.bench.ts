@@ -147,7 +147,7 @@ async function memory(
     await Promise.all(webhookIds.map((id) => redis.memory('USAGE', `${target.prefix}:${webhookKeys.cursor(NS, id)}`)))
   ).reduce((sum: number, n) => sum + Number(n ?? 0), 0)
   // The old layout's per-webhook buffer was a Redis list of the event JSON: measure one copy.
-  const sample = (await backend.logRange<unknown>(keys.eventLog(NS), { limit: 1_000 })).map((entry) =>
+  const sample = (await backend.logs.range<unknown>(keys.eventLog(NS), { limit: 1_000 })).map((entry) =>
     JSON.stringify(entry.value),
   )
   const listKey = `${target.prefix}:bench-copy-sample`
@@ -173,7 +173,7 @@ async function oneWebhook(server: RunningServer, backend: Backend, sink: Webhook
   if (created.status !== 201) throw new Error(`creating the solo webhook: ${created.status}`)
   for (let i = 0; i < 5_000; i += 500) {
     const events = Array.from({ length: 500 }, () => ping('solo'))
-    await backend.transact([], () => ({ writes: { events }, result: undefined }))
+    await backend.keyValue.transact([], () => ({ writes: { events }, result: undefined }))
   }
   await until(() => sink.received() >= 5_000, 60_000)
   const times = [...((await sink.collect()).get('solo')?.at.values() ?? [])].sort((a, b) => a - b)

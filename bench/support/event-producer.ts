@@ -42,7 +42,7 @@ async function produce(
     }
     const events = Array.from({ length: due }, () => ping(ns, family))
     const at = Date.now()
-    await backend.transact([], () => ({ writes: { events }, result: undefined }))
+    await backend.keyValue.transact([], () => ({ writes: { events }, result: undefined }))
     for (const event of events) {
       ids.push(event.id)
       appended.set(event.id, at)

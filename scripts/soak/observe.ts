@@ -38,7 +38,7 @@ export async function readEventLog(storage: BackendOptions): Promise<LoggedEvent
     const out: LoggedEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logRange(keys.eventLog(NS), {
+      const page: LogEntry<NamespaceEvent<Record<string, any>>>[] = await backend.logs.range(keys.eventLog(NS), {
         after,
         limit: 5_000,
       })

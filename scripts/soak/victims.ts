@@ -53,7 +53,7 @@ export class VictimPicker {
   }
 
   private async leaseHolder(lease: string, why: string): Promise<{ slot: number; why: string } | null> {
-    const slot = this.cluster.slotOfPid(pidOf(await this.backend.leaseOwner(lease)))
+    const slot = this.cluster.slotOfPid(pidOf(await this.backend.leases.owner(lease)))
     return slot === null ? null : { slot, why }
   }
 

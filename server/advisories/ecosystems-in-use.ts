@@ -1,4 +1,6 @@
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
+import type { Firewall } from '../firewall/schema'
+import type { Actor } from '../events/schemas'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { Ecosystem } from '../firewall/schema'
 
@@ -8,7 +10,7 @@ import type { Ecosystem } from '../firewall/schema'
  */
 export async function ecosystemsInUse(
   namespaces: NamespaceRepository,
-  firewalls: FirewallRepository,
+  firewalls: FirewallRepository<Firewall, Actor>,
 ): Promise<Set<Ecosystem>> {
   const found = new Set<Ecosystem>()
   for (const ns of await namespaces.ids()) {

@@ -13,12 +13,14 @@ import { ExceptionRequestRepository } from '../../storage/repositories/exception
 import { FirewallLogRepository } from '../../storage/repositories/firewall-log'
 import { WebhookRepository } from '../../storage/repositories/webhooks'
 import { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
-import { webhookSignals, type WebhookSignals } from '../../storage/webhook-signals'
-import { rateCounterFor, refusalTallyFor, type RateCounter, type RefusalTally } from '../../storage/rate-limit'
+import type { RateCounter, RefusalTally, WebhookSignals } from '../../storage/ports'
 import { keys } from '../../storage/repositories/keys'
 import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-box'
 import { systemClock, type Clock } from '../common/clock'
 import type { LicenseSet, Team } from '../namespace/schema'
+import type { Exception, Firewall } from '../firewall/schema'
+import type { FirewallLogEntry } from '../firewall/log-query'
+import type { Actor, NamespaceEvent } from '../events/schemas'
 import { configFromEnv, type AppConfig } from './config'
 import { configureUpstreamTransport } from '../registry/upstream/transport'
 import { configureUpstreamBodyLimits } from '../registry/upstream/body-limit'
@@ -36,19 +38,19 @@ export interface Services {
   secrets: SecretBox
   namespaces: NamespaceRepository
   tokens: TokenRepository
-  firewalls: FirewallRepository
+  firewalls: FirewallRepository<Firewall, Actor>
   teams(ns: string): CollectionDocument<Team>
   licenseSets(ns: string): CollectionDocument<LicenseSet>
   /** The namespace event log (outbox) and the audit and firewall logs appended with it. */
-  events: EventLogRepository
+  events: EventLogRepository<NamespaceEvent>
   leases: LeaseRepository
   retainedLogs: RetainedLogRepository
   registryCache: RegistryCacheStore
   /** OSV feed state and stored snapshots per ecosystem. */
   advisoryFeed: AdvisoryFeedRepository
   dashboardSessions: DashboardSessionRepository
-  exceptionRequests: ExceptionRequestRepository
-  firewallLog: FirewallLogRepository
+  exceptionRequests: ExceptionRequestRepository<Exception>
+  firewallLog: FirewallLogRepository<FirewallLogEntry>
   /** Webhook documents, buffers and snapshots; delivery records and metrics; cross-process signals. */
   webhooks: WebhookRepository
   webhookRecords: WebhookRecordRepository
@@ -74,21 +76,21 @@ export function createServices(
     secrets,
     namespaces: new NamespaceRepository(backend),
     tokens: new TokenRepository(backend),
-    firewalls: new FirewallRepository(backend, secrets),
+    firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
     teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns)),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
-    events: new EventLogRepository(backend),
+    events: new EventLogRepository<NamespaceEvent>(backend),
     leases: new LeaseRepository(backend),
     retainedLogs: new RetainedLogRepository(backend),
     registryCache: new RegistryCacheStore(backend),
     advisoryFeed: new AdvisoryFeedRepository(backend),
     dashboardSessions: new DashboardSessionRepository(backend),
-    exceptionRequests: new ExceptionRequestRepository(backend),
-    firewallLog: new FirewallLogRepository(backend),
+    exceptionRequests: new ExceptionRequestRepository<Exception>(backend),
+    firewallLog: new FirewallLogRepository<FirewallLogEntry>(backend),
     webhooks: new WebhookRepository(backend, secrets),
     webhookRecords: new WebhookRecordRepository(backend),
-    webhookSignals: webhookSignals(backend),
-    rateCounter: rateCounterFor(backend),
-    refusalTally: refusalTallyFor(backend),
+    webhookSignals: backend.signals.webhooks,
+    rateCounter: backend.counters,
+    refusalTally: backend.counters,
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { Ecosystem } from '../firewall/schema'
+import type { StoredEvent } from '../../storage/model/events'
 
 /**
  * The data of every event type. These schemas are the single source for the
@@ -151,11 +152,5 @@ export const EVENT_DATA_SCHEMAS = {
 export type FixedEventType = keyof typeof EVENT_DATA_SCHEMAS
 export type EventType = FixedEventType | `audit.${string}`
 
-/** One event as stored in the event log and delivered in the envelope. */
-export interface NamespaceEvent<D = Record<string, unknown>> {
-  id: string
-  type: EventType
-  time: string
-  namespace: string
-  data: D
-}
+/** One event as stored in the event log (storage/model/events.ts) and delivered in the envelope. */
+export type NamespaceEvent<D = Record<string, unknown>> = StoredEvent<EventType, D>

@@ -3,7 +3,7 @@ import type { StoredExceptionRequest } from '../../storage/repositories/exceptio
 import { canSeeFirewall, firewallPermissions } from '../auth/permissions'
 import { notFound } from '../common/errors'
 import { nowIso, type CallContext } from '../app/context'
-import type { Firewall } from '../firewall/schema'
+import type { Exception, Firewall } from '../firewall/schema'
 
 /** The exception-request repository of the call's services. */
 export const requestsOf = (ctx: CallContext) => ctx.services.exceptionRequests
@@ -35,7 +35,7 @@ export async function visibleRequest(
   ctx: CallContext,
   firewall: Firewall,
   id: string,
-): Promise<StoredExceptionRequest> {
+): Promise<StoredExceptionRequest<Exception>> {
   const stored = await requestsOf(ctx).get(ctx.ns, firewall.id, id)
   if (!stored || (!readsAllRequests(ctx, firewall) && stored.record.requestedBy !== ctx.principal.id)) {
     throw notFound('exception request', id)

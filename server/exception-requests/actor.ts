@@ -1,4 +1,5 @@
 import { createActor, type SnapshotFrom } from 'xstate'
+import type { Exception } from '../firewall/schema'
 import {
   DECIDE_PERMISSION,
   exceptionRequestMachine,
@@ -23,7 +24,7 @@ export function initialSnapshot(requestedBy: string, requestedAt: string): unkno
 }
 
 /** An actor restored from the persisted snapshot (the input is typed-required but unused on restore). */
-function actorOf(stored: StoredExceptionRequest) {
+function actorOf(stored: StoredExceptionRequest<Exception>) {
   const { requestedBy, requestedAt } = stored.record
   return createActor(exceptionRequestMachine, {
     snapshot: stored.snapshot as RequestSnapshot,
@@ -32,7 +33,7 @@ function actorOf(stored: StoredExceptionRequest) {
 }
 
 /** The live snapshot behind a stored request, restored from its persisted form. */
-function restore(stored: StoredExceptionRequest): RequestSnapshot {
+function restore(stored: StoredExceptionRequest<Exception>): RequestSnapshot {
   return actorOf(stored).getSnapshot()
 }
 
@@ -40,7 +41,7 @@ const statusOf = (snapshot: RequestSnapshot) => snapshot.value as ExceptionReque
 
 /** The request as events carry it: the record plus status and decision fields from the snapshot. */
 export function requestData(
-  stored: StoredExceptionRequest,
+  stored: StoredExceptionRequest<Exception>,
   snapshot: RequestSnapshot = restore(stored),
 ): ExceptionRequest {
   const { decidedBy, decidedAt, decisionComment, exceptionId, updatedAt } = snapshot.context
@@ -68,7 +69,7 @@ function flagsFor(snapshot: RequestSnapshot, facts: CallerFacts) {
 }
 
 /** The API view of a stored request for the caller described by `facts`. */
-export function present(stored: StoredExceptionRequest, facts: CallerFacts): ExceptionRequestView {
+export function present(stored: StoredExceptionRequest<Exception>, facts: CallerFacts): ExceptionRequestView {
   const snapshot = restore(stored)
   return { ...requestData(stored, snapshot), ...flagsFor(snapshot, facts) }
 }
@@ -79,7 +80,7 @@ const VERBS = { APPROVE: 'approved', DENY: 'denied', WITHDRAW: 'withdrawn' } as 
  * Why the actor refuses `event`, probed with `can()`: first with facts that satisfy every
  * guard (only the state can refuse then), then with the caller's permissions and a free id.
  */
-function refusal(stored: StoredExceptionRequest, snapshot: RequestSnapshot, event: ExceptionRequestEvent) {
+function refusal(stored: StoredExceptionRequest<Exception>, snapshot: RequestSnapshot, event: ExceptionRequestEvent) {
   const permissive = {
     ...event,
     actor: snapshot.context.requestedBy,
@@ -102,9 +103,9 @@ function refusal(stored: StoredExceptionRequest, snapshot: RequestSnapshot, even
  * snapshot. Throws the refusal (409 state or id, 403 permission) when the actor does not move.
  */
 export function transition(
-  stored: StoredExceptionRequest,
+  stored: StoredExceptionRequest<Exception>,
   event: ExceptionRequestEvent,
-): { stored: StoredExceptionRequest; status: ExceptionRequestStatus } {
+): { stored: StoredExceptionRequest<Exception>; status: ExceptionRequestStatus } {
   const before = restore(stored)
   if (!before.can(event)) throw refusal(stored, before, event)
   const actor = actorOf(stored)

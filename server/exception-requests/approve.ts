@@ -84,7 +84,7 @@ async function approveWith(
   const ids = [id, ...siblings]
   const at = nowIso(ctx)
   // Filled by `apply` of the attempt that commits; `also` and the answer use the same plan.
-  let plan: { index: RequestIndex; changed: ChangedRequest[] } | null = null
+  let plan: { index: RequestIndex; changed: ChangedRequest<Exception>[] } | null = null
   const stored = await editFirewall(ctx, firewallId, {
     permission: DECIDE_PERMISSION,
     watch: [
@@ -121,7 +121,7 @@ async function approveWith(
       ),
     }),
   })
-  const committed: { changed: ChangedRequest[] } = plan!
+  const committed: { changed: ChangedRequest<Exception>[] } = plan!
   return {
     request: present(committed.changed[0].stored, callerFacts(ctx, stored, at)),
     exception: stored.exceptions.find((existing) => existing.id === exception.id)!,

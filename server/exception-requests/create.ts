@@ -46,7 +46,7 @@ export async function createExceptionRequest(
   await requireKnownRule(ctx, firewall, proposedException.rule, 'proposedException.rule')
   const now = nowIso(ctx)
   const requestedBy = ctx.principal.id
-  const stored: StoredExceptionRequest = {
+  const stored: StoredExceptionRequest<Exception> = {
     record: {
       id: newId('exr', ctx.services.clock.now()),
       firewallId,

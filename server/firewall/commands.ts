@@ -9,7 +9,7 @@ import {
 import { actorOfCall, nowIso, type CallContext } from '../app/context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
-import type { EventType } from '../events/schemas'
+import type { Actor, EventType } from '../events/schemas'
 import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials } from './diff'
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
@@ -256,7 +256,7 @@ export function deleteMember(
 
 /** `PUT /config/{fw}/version/{v}`: a new version equal to the old configuration. */
 export async function rollback(ctx: CallContext, id: string, version: number, ifMatch?: number): Promise<Firewall> {
-  const target: FirewallVersion | null = await ctx.services.firewalls.getVersion(ctx.ns, id, version)
+  const target: FirewallVersion<Firewall, Actor> | null = await ctx.services.firewalls.getVersion(ctx.ns, id, version)
   const current = await ctx.services.firewalls.get(ctx.ns, id)
   if (!current) throw notFound('firewall', id)
   requireFirewallPermission(ctx.principal, current, 'fw:read')

@@ -17,7 +17,7 @@ const MAX_SCANNED = 20_000
  * When the scan limit is hit before the page fills, the cursor lets the client continue.
  */
 export async function firewallLogPage(
-  log: FirewallLogRepository,
+  log: FirewallLogRepository<FirewallLogEntry>,
   ns: string,
   firewallId: string,
   filter: FirewallLogFilter,

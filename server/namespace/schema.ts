@@ -78,13 +78,4 @@ export interface LicenseSet {
   updatedAt: string
 }
 
-export interface UserRecord {
-  id: string
-  createdAt: string
-}
-
-export interface NamespaceRecord {
-  id: string
-  owner: string
-  createdAt: string
-}
+export type { NamespaceRecord, UserRecord } from '../../storage/model/namespace'

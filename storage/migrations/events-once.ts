@@ -1,5 +1,5 @@
 import type { Backend, LogEntry } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
+import type { StoredEvent } from '../model/events'
 import { compareCursors } from '../repositories/event-log'
 import {
   legacyNames,
@@ -51,13 +51,13 @@ const PAGE = 1_000
 export async function storeEventsOnce(backend: Backend): Promise<number> {
   const state = await readLegacyState(backend)
   let changed = 0
-  if (!(await backend.has(CONVERTED))) {
+  if (!(await backend.keyValue.has(CONVERTED))) {
     if (!state.present) return 0
     changed += await convert(backend, state)
-    await backend.set(CONVERTED, { at: new Date().toISOString() })
+    await backend.keyValue.set(CONVERTED, { at: new Date().toISOString() })
   }
   changed += await removeLegacyState(backend, state)
-  await backend.delete(CONVERTED)
+  await backend.keyValue.delete(CONVERTED)
   return changed
 }
 
@@ -68,11 +68,11 @@ interface Placed {
 }
 
 interface Owed {
-  batch: NamespaceEvent[]
-  buffer: NamespaceEvent[]
+  batch: StoredEvent[]
+  buffer: StoredEvent[]
 }
 
-type Emission = { kind: 'entry'; time: number; event: NamespaceEvent } | { kind: 'routed-end' }
+type Emission = { kind: 'entry'; time: number; event: StoredEvent } | { kind: 'routed-end' }
 
 /** Writes the namespace logs and the cursors; returns how many entries and cursors it wrote. */
 async function convert(backend: Backend, state: LegacyState): Promise<number> {
@@ -96,7 +96,7 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
     const routed = state.routed !== null && compareCursors(entry.cursor, state.routed) <= 0
     if (!routed && !routedEndWritten.has(ns)) routedEnd(ns)
     // A notice is dated like the entry it sits next to.
-    const next = (notice: NamespaceEvent) => writer.emit(ns, { kind: 'entry', time: entry.time, event: notice })
+    const next = (notice: StoredEvent) => writer.emit(ns, { kind: 'entry', time: entry.time, event: notice })
     placement.before.get(event.id)?.forEach(next)
     writer.emit(ns, { kind: 'entry', time: entry.time, event })
     placement.after.get(event.id)?.forEach(next)
@@ -107,7 +107,7 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
 
   let written = writer.appended
   for (const webhook of state.webhooks) {
-    const carried = (events: NamespaceEvent[]) => events.filter((event) => writer.placed.has(event.id))
+    const carried = (events: StoredEvent[]) => events.filter((event) => writer.placed.has(event.id))
     const batchEvents = carried(owed.get(webhook)!.batch)
     const buffered = carried(owed.get(webhook)!.buffer)
     const batch = batchEvents.length
@@ -122,7 +122,7 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
       ? writer.placed.get(buffered[0].id)!.previous
       : (writer.routedEnd.get(webhook.ns) ?? null)
     if (batch && compareCursors(batch.last, cursor) > 0) cursor = batch.last
-    await backend.set(taggedNames.cursor(webhook.ns, webhook.id), { cursor, batch })
+    await backend.keyValue.set(taggedNames.cursor(webhook.ns, webhook.id), { cursor, batch })
     written++
   }
   return written
@@ -131,7 +131,7 @@ async function convert(backend: Backend, state: LegacyState): Promise<number> {
 /** The batch's events and the buffer's, oldest first; an event in both (or twice) counts once, first. */
 function owedEvents(webhook: LegacyWebhook): Owed {
   const seen = new Set<string>()
-  const once = (events: NamespaceEvent[]) =>
+  const once = (events: StoredEvent[]) =>
     events.filter((event) => {
       if (seen.has(event.id)) return false
       seen.add(event.id)
@@ -142,7 +142,7 @@ function owedEvents(webhook: LegacyWebhook): Owed {
 }
 
 /** An event about this webhook (`webhook.*` naming it): it reaches no other webhook. */
-function ownNotice(event: NamespaceEvent, webhook: LegacyWebhook): boolean {
+function ownNotice(event: StoredEvent, webhook: LegacyWebhook): boolean {
   return event.type.startsWith('webhook.') && (event.data as { webhook?: string }).webhook === webhook.id
 }
 
@@ -153,10 +153,10 @@ function ownNotice(event: NamespaceEvent, webhook: LegacyWebhook): boolean {
  * between them in the log, and must stay before the webhook's cursor.
  */
 function placeNotices(owed: Map<LegacyWebhook, Owed>, inGlobalLog: Set<string>) {
-  const after = new Map<string, NamespaceEvent[]>()
-  const before = new Map<string, NamespaceEvent[]>()
-  const atRoutedEnd = new Map<string, NamespaceEvent[]>()
-  const add = (map: Map<string, NamespaceEvent[]>, key: string, event: NamespaceEvent) => {
+  const after = new Map<string, StoredEvent[]>()
+  const before = new Map<string, StoredEvent[]>()
+  const atRoutedEnd = new Map<string, StoredEvent[]>()
+  const add = (map: Map<string, StoredEvent[]>, key: string, event: StoredEvent) => {
     const list = map.get(key)
     if (list) list.push(event)
     else map.set(key, [event])
@@ -177,10 +177,10 @@ function placeNotices(owed: Map<LegacyWebhook, Owed>, inGlobalLog: Set<string>) 
   return { after, before, atRoutedEnd }
 }
 
-async function* globalLog(backend: Backend): AsyncGenerator<LogEntry<NamespaceEvent>> {
+async function* globalLog(backend: Backend): AsyncGenerator<LogEntry<StoredEvent>> {
   let after: string | null = null
   for (;;) {
-    const page: LogEntry<NamespaceEvent>[] = await backend.logRange<NamespaceEvent>(legacyNames.eventLog, {
+    const page: LogEntry<StoredEvent>[] = await backend.logs.range<StoredEvent>(legacyNames.eventLog, {
       after,
       limit: PAGE,
     })
@@ -224,7 +224,7 @@ class NamespaceLogWriter {
         (emission): emission is Extract<Emission, { kind: 'entry' }> =>
           emission.kind === 'entry' && !existing.has(emission.event.id),
       )
-      const cursors = await this.backend.logAppendAt(
+      const cursors = await this.backend.logs.appendAt(
         taggedNames.eventLog(ns),
         fresh.map(({ time, event }) => ({ time, value: event })),
       )
@@ -253,7 +253,7 @@ class NamespaceLogWriter {
       found = new Map()
       let after: string | null = null
       for (;;) {
-        const page: LogEntry<NamespaceEvent>[] = await this.backend.logRange<NamespaceEvent>(taggedNames.eventLog(ns), {
+        const page: LogEntry<StoredEvent>[] = await this.backend.logs.range<StoredEvent>(taggedNames.eventLog(ns), {
           after,
           limit: PAGE,
         })

@@ -39,9 +39,9 @@ export function hashTaggedName(key: string): string | null {
 /** Moves every layout-1 key to its layout-2 name; returns how many moved. Safe to run again. */
 export async function moveToHashTags(backend: Backend): Promise<number> {
   let moved = 0
-  for (const key of await backend.keys('')) {
+  for (const key of await backend.keyValue.keys('')) {
     const target = hashTaggedName(key)
-    if (target && (await backend.moveKey(key, target))) moved++
+    if (target && (await backend.keyValue.moveKey(key, target))) moved++
   }
   return moved
 }

@@ -54,7 +54,7 @@ interface MigrationOutcome {
 }
 
 async function storedLayout(backend: Backend): Promise<number> {
-  return (await backend.get<{ version: number }>(keys.storageLayout))?.version ?? 1
+  return (await backend.keyValue.get<{ version: number }>(keys.storageLayout))?.version ?? 1
 }
 
 /**
@@ -72,9 +72,9 @@ export async function migrateStorage(backend: Backend, options: MigrationOptions
   if (first > STORAGE_LAYOUT) throw new StorageLayoutError(first)
   if (first === STORAGE_LAYOUT) return { from: first, to: first, ran: [] }
   for (;;) {
-    if (await backend.leaseAcquire(keys.migrationLease, owner, leaseMs)) {
+    if (await backend.leases.acquire(keys.migrationLease, owner, leaseMs)) {
       const renewal = setInterval(
-        () => void backend.leaseAcquire(keys.migrationLease, owner, leaseMs).catch(() => undefined),
+        () => void backend.leases.acquire(keys.migrationLease, owner, leaseMs).catch(() => undefined),
         leaseMs / 3,
       )
       renewal.unref()
@@ -84,14 +84,14 @@ export async function migrateStorage(backend: Backend, options: MigrationOptions
         for (const step of MIGRATION_STEPS) {
           if (step.version <= from) continue
           const changed = await step.run(backend)
-          await backend.set(keys.storageLayout, { version: step.version })
+          await backend.keyValue.set(keys.storageLayout, { version: step.version })
           options.onStep?.(step, changed)
           ran.push(step.name)
         }
         return { from, to: STORAGE_LAYOUT, ran }
       } finally {
         clearInterval(renewal)
-        await backend.leaseRelease(keys.migrationLease, owner)
+        await backend.leases.release(keys.migrationLease, owner)
       }
     }
     // Another process is migrating: wait for it to finish (or for its lease to run out).

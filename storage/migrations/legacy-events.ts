@@ -1,5 +1,5 @@
 import type { Backend } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
+import type { StoredEvent } from '../model/events'
 
 /**
  * The names releases before events were stored once gave the event layout (one global log, a
@@ -27,8 +27,8 @@ export const taggedNames = {
 export interface LegacyWebhook {
   ns: string
   id: string
-  batch: { deliveryId: string; items: NamespaceEvent[] } | null
-  buffer: NamespaceEvent[]
+  batch: { deliveryId: string; items: StoredEvent[] } | null
+  buffer: StoredEvent[]
 }
 
 /** Where the old layout left data: what the conversion reads and the clean-up removes. */
@@ -46,21 +46,23 @@ export interface LegacyState {
 
 export async function readLegacyState(backend: Backend): Promise<LegacyState> {
   const buffers = new Set<string>()
-  for (const key of await backend.keys(`queue:${legacyNames.bufferPrefix}`)) {
+  for (const key of await backend.keyValue.keys(`queue:${legacyNames.bufferPrefix}`)) {
     const match = /^queue:wh-buffer:([^:]+):([^:]+)/.exec(key)
     if (match) buffers.add(legacyNames.buffer(match[1], match[2]))
   }
-  const batches = (await backend.keys('ns')).filter((key) => /^ns:[^:{}]+:wh-batch:[^:]+$/.test(key))
-  const routed = (await backend.get<{ cursor: string }>(legacyNames.routerCursor))?.cursor ?? null
+  const batches = (await backend.keyValue.keys('ns')).filter((key) => /^ns:[^:{}]+:wh-batch:[^:]+$/.test(key))
+  const routed = (await backend.keyValue.get<{ cursor: string }>(legacyNames.routerCursor))?.cursor ?? null
   const present =
-    buffers.size > 0 || batches.length > 0 || routed !== null || (await backend.logLength(legacyNames.eventLog)) > 0
-  const refs = Object.keys((await backend.get<{ items: Record<string, true> }>(taggedNames.webhookIndex))?.items ?? {})
+    buffers.size > 0 || batches.length > 0 || routed !== null || (await backend.logs.length(legacyNames.eventLog)) > 0
+  const refs = Object.keys(
+    (await backend.keyValue.get<{ items: Record<string, true> }>(taggedNames.webhookIndex))?.items ?? {},
+  )
   const webhooks: LegacyWebhook[] = []
   for (const ref of refs.sort()) {
     const [ns, id] = ref.split('/')
-    if (!(await backend.has(taggedNames.webhook(ns, id)))) continue
-    const batch = await backend.get<LegacyWebhook['batch']>(legacyNames.batch(ns, id))
-    const buffer = await backend.queueItems<NamespaceEvent>(legacyNames.buffer(ns, id))
+    if (!(await backend.keyValue.has(taggedNames.webhook(ns, id)))) continue
+    const batch = await backend.keyValue.get<LegacyWebhook['batch']>(legacyNames.batch(ns, id))
+    const buffer = await backend.legacyQueues.items<StoredEvent>(legacyNames.buffer(ns, id))
     webhooks.push({ ns, id, batch, buffer })
   }
   return { webhooks, routed, buffers: [...buffers], batches, present }
@@ -72,9 +74,9 @@ export async function removeLegacyState(backend: Backend, state: LegacyState): P
   const values = [...state.batches, legacyNames.routerCursor, legacyNames.routerLease]
   for (const list of lists) {
     // One key on Redis; on fs one key per item below `<name>:`.
-    if (backend.kind === 'redis') await backend.delete(list)
-    else for (const key of await backend.keys(list)) await backend.delete(key)
+    if (backend.kind === 'redis') await backend.keyValue.delete(list)
+    else for (const key of await backend.keyValue.keys(list)) await backend.keyValue.delete(key)
   }
-  for (const key of values) await backend.delete(key)
+  for (const key of values) await backend.keyValue.delete(key)
   return lists.length + values.length
 }

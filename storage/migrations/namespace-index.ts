@@ -8,6 +8,6 @@ import { addToNamespaceIndex } from '../repositories/namespaces'
  * one last scan; idempotent. Returns how many ids it entered.
  */
 export async function indexNamespaces(backend: Backend): Promise<number> {
-  const found = (await backend.keys(keys.namespacePrefix)).flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])
+  const found = (await backend.keyValue.keys(keys.namespacePrefix)).flatMap((key) => keys.namespaceOfMetaKey(key) ?? [])
   return found.length === 0 ? 0 : addToNamespaceIndex(backend, found)
 }

@@ -35,37 +35,37 @@ export interface AdvisoryFeedState {
 
 /** Advisory feed state and snapshots, per ecosystem (the download lease is in LeaseRepository). */
 export class AdvisoryFeedRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   state(ecosystem: string): Promise<AdvisoryFeedState | null> {
-    return this.backend.get<AdvisoryFeedState>(keys.advisoryFeed(ecosystem))
+    return this.backend.keyValue.get<AdvisoryFeedState>(keys.advisoryFeed(ecosystem))
   }
 
   async states(ecosystems: readonly string[]): Promise<Map<string, AdvisoryFeedState>> {
-    const values = await this.backend.getMany<AdvisoryFeedState>(ecosystems.map((e) => keys.advisoryFeed(e)))
+    const values = await this.backend.keyValue.getMany<AdvisoryFeedState>(ecosystems.map((e) => keys.advisoryFeed(e)))
     const out = new Map<string, AdvisoryFeedState>()
     ecosystems.forEach((ecosystem, index) => values[index] && out.set(ecosystem, values[index]!))
     return out
   }
 
   saveState(state: AdvisoryFeedState): Promise<void> {
-    return this.backend.set(keys.advisoryFeed(state.ecosystem), state)
+    return this.backend.keyValue.set(keys.advisoryFeed(state.ecosystem), state)
   }
 
   /** The compressed snapshot bytes, or null when it is gone (replaced meanwhile). */
   snapshot(ecosystem: string, id: string): Promise<Uint8Array | null> {
-    return this.backend.getBytes(keys.advisorySnapshot(ecosystem, id))
+    return this.backend.keyValue.getBytes(keys.advisorySnapshot(ecosystem, id))
   }
 
   hasSnapshot(ecosystem: string, id: string): Promise<boolean> {
-    return this.backend.has(keys.advisorySnapshot(ecosystem, id))
+    return this.backend.keyValue.has(keys.advisorySnapshot(ecosystem, id))
   }
 
   saveSnapshot(ecosystem: string, id: string, bytes: Uint8Array): Promise<void> {
-    return this.backend.setBytes(keys.advisorySnapshot(ecosystem, id), bytes)
+    return this.backend.keyValue.setBytes(keys.advisorySnapshot(ecosystem, id), bytes)
   }
 
   deleteSnapshot(ecosystem: string, id: string): Promise<void> {
-    return this.backend.delete(keys.advisorySnapshot(ecosystem, id))
+    return this.backend.keyValue.delete(keys.advisorySnapshot(ecosystem, id))
   }
 }

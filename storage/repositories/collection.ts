@@ -1,5 +1,5 @@
 import type { Backend, TxWrites } from '../backend'
-import { mapOf, recordOf } from '../../server/common/own'
+import { mapOf, recordOf } from '../own'
 
 /** The stored shape of a collection: `{ "items": { "<id>": item } }` (kept for existing data). */
 interface StoredCollection<T> {
@@ -25,16 +25,16 @@ export function collectionItems<T extends { id: string }>(doc: unknown): Map<str
  */
 export class CollectionDocument<T extends { id: string }> {
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly key: string,
   ) {}
 
   async all(): Promise<T[]> {
-    return [...collectionItems<T>(await this.backend.get<StoredCollection<T>>(this.key)).values()]
+    return [...collectionItems<T>(await this.backend.keyValue.get<StoredCollection<T>>(this.key)).values()]
   }
 
   async find(id: string): Promise<T | null> {
-    return collectionItems<T>(await this.backend.get<StoredCollection<T>>(this.key)).get(id) ?? null
+    return collectionItems<T>(await this.backend.keyValue.get<StoredCollection<T>>(this.key)).get(id) ?? null
   }
 
   /**
@@ -42,7 +42,7 @@ export class CollectionDocument<T extends { id: string }> {
    * plus anything else to write atomically (events, logs).
    */
   update<R>(change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites }): Promise<R> {
-    return this.backend.transact([this.key], (values) => {
+    return this.backend.keyValue.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
       const stored: StoredCollection<T> = { items: recordOf(items) }
       return { writes: { ...also, set: { ...also?.set, [this.key]: stored } }, result }

@@ -16,23 +16,23 @@ const expired = (record: DashboardSessionRecord, nowMs: number) => !(Date.parse(
  * the cookie is still around.
  */
 export class DashboardSessionRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   create(id: string, record: DashboardSessionRecord): Promise<void> {
-    return this.backend.set(keys.dashboardSession(id), record)
+    return this.backend.keyValue.set(keys.dashboardSession(id), record)
   }
 
   /** The live record of `id`; null when unknown, signed out or expired (an expired one is removed). */
   async find(id: string, nowMs: number): Promise<DashboardSessionRecord | null> {
-    const record = await this.backend.get<DashboardSessionRecord>(keys.dashboardSession(id))
+    const record = await this.backend.keyValue.get<DashboardSessionRecord>(keys.dashboardSession(id))
     if (!record) return null
     if (!expired(record, nowMs)) return record
-    await this.backend.delete(keys.dashboardSession(id))
+    await this.backend.keyValue.delete(keys.dashboardSession(id))
     return null
   }
 
   delete(id: string): Promise<void> {
-    return this.backend.delete(keys.dashboardSession(id))
+    return this.backend.keyValue.delete(keys.dashboardSession(id))
   }
 
   /**
@@ -41,7 +41,7 @@ export class DashboardSessionRepository {
    */
   sessionSecret(open: (stored: string) => string, create: () => { stored: string; secret: string }): Promise<string> {
     const key = keys.dashboardSessionSecret
-    return this.backend.transact([key], (values) => {
+    return this.backend.keyValue.transact([key], (values) => {
       const existing = values.get(key) as string | null
       if (existing) return { writes: {}, result: open(existing) }
       const { stored, secret } = create()
@@ -51,10 +51,10 @@ export class DashboardSessionRepository {
 
   /** Removes expired records (sessions nobody signed out of); returns how many. */
   async prune(nowMs: number): Promise<number> {
-    const found = await this.backend.keys(keys.dashboardSessionPrefix)
-    const records = await this.backend.getMany<DashboardSessionRecord>(found)
+    const found = await this.backend.keyValue.keys(keys.dashboardSessionPrefix)
+    const records = await this.backend.keyValue.getMany<DashboardSessionRecord>(found)
     const stale = found.filter((_, i) => records[i] !== null && expired(records[i]!, nowMs))
-    await Promise.all(stale.map((key) => this.backend.delete(key)))
+    await Promise.all(stale.map((key) => this.backend.keyValue.delete(key)))
     return stale.length
   }
 }

@@ -1,39 +1,39 @@
 import type { Backend, LogEntry } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
+import type { StoredEvent } from '../model/events'
 import { keys } from './keys'
 
 /**
  * The event logs (the outbox webhooks read: one per namespace, each event stored once) and the
  * logs written with them. Every append is one transaction, so a log entry and its event are
- * either both stored or neither.
+ * either both stored or neither. `E` is the domain's event (server/events/schemas.ts).
  */
-export class EventLogRepository {
-  constructor(private readonly backend: Backend) {}
+export class EventLogRepository<E extends StoredEvent = StoredEvent> {
+  constructor(private readonly backend: Pick<Backend, 'keyValue' | 'logs' | 'signals'>) {}
 
   /** Appends events on their own (all of one namespace). */
-  append(events: NamespaceEvent[]): Promise<void> {
-    return this.backend.transact([], () => ({ writes: { events }, result: undefined }))
+  append(events: E[]): Promise<void> {
+    return this.backend.keyValue.transact([], () => ({ writes: { events }, result: undefined }))
   }
 
   /** Appends an audit entry to the namespace's audit log together with its `audit.*` event. */
-  appendAudit(ns: string, entry: unknown, event: NamespaceEvent): Promise<void> {
-    return this.backend.transact([], () => ({
+  appendAudit(ns: string, entry: unknown, event: E): Promise<void> {
+    return this.backend.keyValue.transact([], () => ({
       writes: { logs: { [keys.auditLog(ns)]: [entry] }, events: [event] },
       result: undefined,
     }))
   }
 
   /** Appends a proxy decision to the firewall's log together with the events it caused. */
-  appendDecision(ns: string, firewallId: string, entry: unknown, events: NamespaceEvent[]): Promise<void> {
-    return this.backend.transact([], () => ({
+  appendDecision(ns: string, firewallId: string, entry: unknown, events: E[]): Promise<void> {
+    return this.backend.keyValue.transact([], () => ({
       writes: { logs: { [keys.firewallLog(ns, firewallId)]: [entry] }, events },
       result: undefined,
     }))
   }
 
   /** Events of `ns` strictly after `after`, oldest first. */
-  read<T = NamespaceEvent>(ns: string, after: string | null, limit: number): Promise<LogEntry<T>[]> {
-    return this.backend.logRange<T>(keys.eventLog(ns), { after, limit })
+  read<T = E>(ns: string, after: string | null, limit: number): Promise<LogEntry<T>[]> {
+    return this.backend.logs.range<T>(keys.eventLog(ns), { after, limit })
   }
 
   /**
@@ -41,10 +41,10 @@ export class EventLogRepository {
    * `notBefore` (ms; event time, the clock the id was made with) nor past `maxScanned` entries:
    * a lookup by id costs what is newer than the event, and never more than that bound.
    */
-  async find(ns: string, id: string, notBefore: number, maxScanned: number): Promise<NamespaceEvent | null> {
+  async find(ns: string, id: string, notBefore: number, maxScanned: number): Promise<E | null> {
     let before: string | null = null
     for (let scanned = 0; scanned < maxScanned;) {
-      const page: LogEntry<NamespaceEvent>[] = await this.backend.logRange<NamespaceEvent>(keys.eventLog(ns), {
+      const page: LogEntry<E>[] = await this.backend.logs.range<E>(keys.eventLog(ns), {
         before,
         newestFirst: true,
         limit: Math.min(FIND_PAGE, maxScanned - scanned),
@@ -62,23 +62,23 @@ export class EventLogRepository {
 
   /** The cursor of the newest entry of `ns`'s log; null while it is empty. */
   async lastCursor(ns: string): Promise<string | null> {
-    const [last] = await this.backend.logRange(keys.eventLog(ns), { limit: 1, newestFirst: true })
+    const [last] = await this.backend.logs.range(keys.eventLog(ns), { limit: 1, newestFirst: true })
     return last?.cursor ?? null
   }
 
   /** Calls `listener` (in this process) with the namespace after events were appended to its log by any process. */
   onAppended(listener: (ns: string) => void): () => void {
-    return this.backend.onEvents(listener)
+    return this.backend.signals.onEvents(listener)
   }
 
   /** Resolves once `onAppended` listeners are being notified. */
   notificationsReady(): Promise<void> {
-    return this.backend.eventsReady()
+    return this.backend.signals.eventsReady()
   }
 
   /** One page of a namespace's audit log, newest first, strictly before `before`. */
   auditPage<T>(ns: string, before: string | null, limit: number): Promise<LogEntry<T>[]> {
-    return this.backend.logRange<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
+    return this.backend.logs.range<T>(keys.auditLog(ns), { before, newestFirst: true, limit })
   }
 }
 

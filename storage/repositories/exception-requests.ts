@@ -1,14 +1,22 @@
 import type { Backend, TxWrites } from '../backend'
-import type { Exception } from '../../server/firewall/schema'
-import type { NamespaceEvent } from '../../server/events/schemas'
-import { ownRecord } from '../../server/common/own'
+import type { StoredEvent } from '../model/events'
+import { ownRecord } from '../own'
 import { keys } from './keys'
 
+/**
+ * What the index reads of a proposed exception: its rule and package selector. The whole exception
+ * is the domain's (server/firewall/schema.ts, `Exception`), stored as it is given.
+ */
+export interface ProposedException {
+  rule: string
+  selector: { packageName: string; version?: string }
+}
+
 /** The immutable part of an exception request, fixed at creation. */
-export interface ExceptionRequestRecord {
+export interface ExceptionRequestRecord<X extends ProposedException = ProposedException> {
   id: string
   firewallId: string
-  proposedException: Exception
+  proposedException: X
   justification: string
   requestedBy: string
   requestedAt: string
@@ -18,8 +26,8 @@ export interface ExceptionRequestRecord {
  * One request as stored: the record plus the persisted snapshot of its actor. The status and
  * decision fields live only in the snapshot, so the two can never disagree.
  */
-export interface StoredExceptionRequest {
-  record: ExceptionRequestRecord
+export interface StoredExceptionRequest<X extends ProposedException = ProposedException> {
+  record: ExceptionRequestRecord<X>
   snapshot: unknown
 }
 
@@ -44,8 +52,8 @@ const indexOf = (doc: unknown): RequestIndex => ownRecord<IndexEntry>((doc as { 
 export const exceptionRequestKeys = { request: keys.exceptionRequest, index: keys.exceptionRequestIndex }
 
 /** A changed request and its status after the change (the status is the snapshot's, given by the caller). */
-export interface ChangedRequest {
-  stored: StoredExceptionRequest
+export interface ChangedRequest<X extends ProposedException = ProposedException> {
+  stored: StoredExceptionRequest<X>
   status: string
 }
 
@@ -58,16 +66,16 @@ interface ListFilter {
   after?: string
 }
 
-/** Exception requests per firewall: one document per request plus one index document. */
-export class ExceptionRequestRepository {
-  constructor(private readonly backend: Backend) {}
+/** Exception requests per firewall: one document per request plus one index document. `X`: the domain's exception. */
+export class ExceptionRequestRepository<X extends ProposedException = ProposedException> {
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
-  get(ns: string, fw: string, id: string): Promise<StoredExceptionRequest | null> {
-    return this.backend.get<StoredExceptionRequest>(exceptionRequestKeys.request(ns, fw, id))
+  get(ns: string, fw: string, id: string): Promise<StoredExceptionRequest<X> | null> {
+    return this.backend.keyValue.get<StoredExceptionRequest<X>>(exceptionRequestKeys.request(ns, fw, id))
   }
 
   async index(ns: string, fw: string): Promise<RequestIndex> {
-    return indexOf(await this.backend.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))
+    return indexOf(await this.backend.keyValue.get<{ items: RequestIndex }>(exceptionRequestKeys.index(ns, fw)))
   }
 
   /** One page, oldest first, and the cursor of the next page (null at the end). */
@@ -75,7 +83,7 @@ export class ExceptionRequestRepository {
     ns: string,
     fw: string,
     filter: ListFilter,
-  ): Promise<{ items: StoredExceptionRequest[]; next: string | null }> {
+  ): Promise<{ items: StoredExceptionRequest<X>[]; next: string | null }> {
     const index = await this.index(ns, fw)
     const ids = Object.entries(index)
       .filter(
@@ -87,10 +95,10 @@ export class ExceptionRequestRepository {
       .map(([id]) => id)
       .sort()
     const page = ids.slice(0, filter.limit)
-    const docs = await this.backend.getMany<StoredExceptionRequest>(
+    const docs = await this.backend.keyValue.getMany<StoredExceptionRequest<X>>(
       page.map((id) => exceptionRequestKeys.request(ns, fw, id)),
     )
-    const items = docs.filter((doc): doc is StoredExceptionRequest => doc !== null)
+    const items = docs.filter((doc): doc is StoredExceptionRequest<X> => doc !== null)
     return { items, next: ids.length > page.length ? page.at(-1)! : null }
   }
 
@@ -100,14 +108,14 @@ export class ExceptionRequestRepository {
     const requests = new Map(
       ids.map((id) => [
         id,
-        (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest | null,
+        (values.get(exceptionRequestKeys.request(ns, fw, id)) ?? null) as StoredExceptionRequest<X> | null,
       ]),
     )
     return { index, requests }
   }
 
   /** Writes for changed requests: their documents and the updated index, for one transaction. */
-  writesFor(ns: string, fw: string, index: RequestIndex, changed: ChangedRequest[]): TxWrites {
+  writesFor(ns: string, fw: string, index: RequestIndex, changed: ChangedRequest<X>[]): TxWrites {
     const set: Record<string, unknown> = {}
     const items = ownRecord<IndexEntry>(index)
     for (const { stored, status } of changed) {
@@ -136,11 +144,11 @@ export class ExceptionRequestRepository {
     ids: string[],
     body: (state: {
       index: RequestIndex
-      requests: Map<string, StoredExceptionRequest | null>
+      requests: Map<string, StoredExceptionRequest<X> | null>
       values: Map<string, unknown>
     }) => {
-      changed: ChangedRequest[]
-      events: NamespaceEvent[]
+      changed: ChangedRequest<X>[]
+      events: StoredEvent[]
       result: R
     },
     extraKeys: string[] = [],
@@ -150,7 +158,7 @@ export class ExceptionRequestRepository {
       ...ids.map((id) => exceptionRequestKeys.request(ns, fw, id)),
       ...extraKeys,
     ]
-    return this.backend.transact(keys, (values) => {
+    return this.backend.keyValue.transact(keys, (values) => {
       const { index, requests } = this.read(values, ns, fw, ids)
       const { changed, events, result } = body({ index, requests, values })
       return { writes: { ...this.writesFor(ns, fw, index, changed), events }, result }

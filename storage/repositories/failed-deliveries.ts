@@ -1,4 +1,4 @@
-import type { StoredDeliveryRecord } from '../../server/webhooks/delivery/record'
+import type { StoredDeliveryRecord } from '../model/delivery'
 
 /**
  * Failed deliveries outlive the 128 records a webhook keeps, so `recover` still finds them after

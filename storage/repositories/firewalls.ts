@@ -1,22 +1,14 @@
 import { LRUCache } from 'lru-cache'
 import type { Backend, TxWrites } from '../backend'
-import type { Firewall } from '../../server/firewall/schema'
-import type { Actor } from '../../server/events/schemas'
-import { own } from '../../server/common/own'
+import { own } from '../own'
+import type { FirewallVersion, StoredFirewall } from '../model/firewall'
 import { keys } from './keys'
 import type { SecretBox } from '../secrets/secret-box'
 import { mapFirewallSecrets } from '../secrets/secret-fields'
 
-/** One immutable entry of a firewall's history: the full configuration at that version. */
-export interface FirewallVersion {
-  version: number
-  updatedAt: string
-  actor: Actor
-  summary: string
-  config: Firewall
-}
+export type { FirewallVersion, StoredFirewall } from '../model/firewall'
 
-interface FirewallIndex {
+interface FIndex {
   /**
    * Every firewall id ever created, with the last version of a deleted one and the first version
    * of the live one (absent for firewalls created before it was recorded: version 1).
@@ -24,13 +16,13 @@ interface FirewallIndex {
   items: Record<string, { deletedAtVersion?: number; createdAtVersion?: number }>
 }
 
-interface FirewallChange<R> {
+interface FirewallChange<F extends StoredFirewall, R> {
   /** The next configuration (its `version` is assigned here), or null to delete. */
-  next: Firewall | null
+  next: F | null
   summary: string
   /** Further writes in the same transaction (events, logs), built from the stored result. */
-  also?: (stored: Firewall | null, previous: Firewall | null) => TxWrites
-  result: (stored: Firewall | null) => R
+  also?: (stored: F | null, previous: F | null) => TxWrites
+  result: (stored: F | null) => R
   /** Nothing changed: write nothing, keep the version. */
   unchanged?: boolean
 }
@@ -43,19 +35,21 @@ const singleKey = (ns: string, id: string) => `${ns}\n${id}`
 /**
  * Firewall documents, their append-only history and the namespace index, changed atomically.
  * Credentials are sealed by `secrets` on every write and opened on every read, history included.
+ * `F` is the domain's firewall document and `A` the actor it records with each version; the
+ * repository reads only the fields of `StoredFirewall`.
  */
-export class FirewallRepository {
+export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = unknown> {
   /** Every live firewall of a namespace, with the namespace's write stamp they were read under. */
-  private readonly cache: LRUCache<string, { stamp: string; firewalls: Firewall[] }>
+  private readonly cache: LRUCache<string, { stamp: string; firewalls: F[] }>
   /**
-   * Firewalls read one by one, by namespace and id (ids come from URLs: an unknown one is cached as
+   * Fs read one by one, by namespace and id (ids come from URLs: an unknown one is cached as
    * null), with the stamp they were read under. Bounded (#30): a client asking for ever new ids
    * pushes out the least recently read, never grows the process.
    */
-  private readonly singles: LRUCache<string, { stamp: string; firewall: Firewall | null }>
+  private readonly singles: LRUCache<string, { stamp: string; firewall: F | null }>
 
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly secrets: SecretBox,
     limits: { namespaces: number; singles: number } = FIREWALL_CACHE_LIMITS,
   ) {
@@ -68,15 +62,15 @@ export class FirewallRepository {
     return { namespaces: this.cache.size, singles: this.singles.size }
   }
 
-  private open(ns: string, id: string, stored: Firewall): Firewall {
+  private open(ns: string, id: string, stored: F): F {
     return mapFirewallSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
   }
 
-  private seal(ns: string, id: string, firewall: Firewall): Firewall {
+  private seal(ns: string, id: string, firewall: F): F {
     return mapFirewallSecrets(firewall, ns, id, (value, context) => this.secrets.seal(value, context))
   }
 
-  private openVersion(ns: string, id: string, entry: FirewallVersion): FirewallVersion {
+  private openVersion(ns: string, id: string, entry: FirewallVersion<F, A>): FirewallVersion<F, A> {
     return { ...entry, config: this.open(ns, id, entry.config) }
   }
 
@@ -85,13 +79,13 @@ export class FirewallRepository {
    * else from storage. (One request reads the same firewall several times: permission, references,
    * the edit; after a write each read would otherwise cost two round trips.)
    */
-  async get(ns: string, id: string): Promise<Firewall | null> {
-    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+  async get(ns: string, id: string): Promise<F | null> {
+    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
     const listed = this.cache.get(ns)
     if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
     const single = this.singles.get(singleKey(ns, id))
     if (single && stamp !== null && single.stamp === stamp) return single.firewall
-    const stored = await this.backend.get<Firewall>(keys.firewall(ns, id))
+    const stored = await this.backend.keyValue.get<F>(keys.firewall(ns, id))
     const firewall = stored && this.open(ns, id, stored)
     // Read after the stamp: a write in between leaves a newer document under an older stamp, which the next read misses.
     if (stamp !== null) this.singles.set(singleKey(ns, id), { stamp, firewall })
@@ -102,8 +96,8 @@ export class FirewallRepository {
    * Every live firewall of the namespace. Served from a per-process cache while the
    * namespace's write stamp is unchanged, so a list costs one small read.
    */
-  async list(ns: string): Promise<Firewall[]> {
-    const stamp = await this.backend.get<string>(keys.firewallStamp(ns))
+  async list(ns: string): Promise<F[]> {
+    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
     const cached = this.cache.get(ns)
     if (cached && stamp !== null && cached.stamp === stamp) return cached.firewalls
     const firewalls = await this.load(ns)
@@ -111,18 +105,18 @@ export class FirewallRepository {
     return firewalls
   }
 
-  private async load(ns: string): Promise<Firewall[]> {
-    const index = await this.backend.get<FirewallIndex>(keys.firewallIndex(ns))
+  private async load(ns: string): Promise<F[]> {
+    const index = await this.backend.keyValue.get<FIndex>(keys.firewallIndex(ns))
     const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
-    const docs = await this.backend.getMany<Firewall>(live.map(([id]) => keys.firewall(ns, id)))
+    const docs = await this.backend.keyValue.getMany<F>(live.map(([id]) => keys.firewall(ns, id)))
     return live
       .map(([id], index) => docs[index] && this.open(ns, id, docs[index]))
-      .filter((doc): doc is Firewall => doc !== null)
+      .filter((doc): doc is F => doc !== null)
       .sort((a, b) => a.id.localeCompare(b.id))
   }
 
-  async getVersion(ns: string, id: string, version: number): Promise<FirewallVersion | null> {
-    const entry = await this.backend.get<FirewallVersion>(keys.firewallVersion(ns, id, version))
+  async getVersion(ns: string, id: string, version: number): Promise<FirewallVersion<F, A> | null> {
+    const entry = await this.backend.keyValue.get<FirewallVersion<F, A>>(keys.firewallVersion(ns, id, version))
     return entry && this.openVersion(ns, id, entry)
   }
 
@@ -131,7 +125,7 @@ export class FirewallRepository {
    * firewall of the same id: whoever creates the id again must not read or restore them.
    */
   async firstVersion(ns: string, id: string): Promise<number> {
-    const items = (await this.backend.get<FirewallIndex>(keys.firewallIndex(ns)))?.items ?? {}
+    const items = (await this.backend.keyValue.get<FIndex>(keys.firewallIndex(ns)))?.items ?? {}
     return (Object.hasOwn(items, id) ? items[id]!.createdAtVersion : undefined) ?? 1
   }
 
@@ -142,19 +136,21 @@ export class FirewallRepository {
     latest: number,
     limit: number,
     beforeVersion?: number,
-  ): Promise<FirewallVersion[]> {
+  ): Promise<FirewallVersion<F, A>[]> {
     const top = Math.min(latest, (beforeVersion ?? latest + 1) - 1)
     const versions: number[] = []
     for (let v = top; v >= 1 && versions.length < limit; v--) versions.push(v)
-    const entries = await this.backend.getMany<FirewallVersion>(versions.map((v) => keys.firewallVersion(ns, id, v)))
+    const entries = await this.backend.keyValue.getMany<FirewallVersion<F, A>>(
+      versions.map((v) => keys.firewallVersion(ns, id, v)),
+    )
     return entries
-      .filter((entry): entry is FirewallVersion => entry !== null)
+      .filter((entry): entry is FirewallVersion<F, A> => entry !== null)
       .map((entry) => this.openVersion(ns, id, entry))
   }
 
   /** The current values of keys a `mutate` will watch, read outside it (for a preview). */
   async readWatched(watch: string[]): Promise<Map<string, unknown>> {
-    const values = await this.backend.getMany<unknown>(watch)
+    const values = await this.backend.keyValue.getMany<unknown>(watch)
     return new Map(watch.map((key, i) => [key, values[i]] as const))
   }
 
@@ -168,23 +164,23 @@ export class FirewallRepository {
   mutate<R>(
     ns: string,
     id: string,
-    actor: Actor,
+    actor: A,
     now: string,
-    change: (current: Firewall | null, watched: Map<string, unknown>) => FirewallChange<R>,
+    change: (current: F | null, watched: Map<string, unknown>) => FirewallChange<F, R>,
     watch: string[] = [],
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    return this.backend.transact([docKey, indexKey, ...watch], (values) => {
-      const raw = values.get(docKey) as Firewall | null
+    return this.backend.keyValue.transact([docKey, indexKey, ...watch], (values) => {
+      const raw = values.get(docKey) as F | null
       const current = raw && this.open(ns, id, raw)
-      const index = (values.get(indexKey) as FirewallIndex | null) ?? { items: {} }
+      const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
       const { next, summary, also, result, unchanged } = change(current, values)
       if (unchanged) return { writes: {}, result: result(current) }
       // Own entries only: a firewall named `constructor` must not read Object's member.
       const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0
       const writes: TxWrites = { set: {}, delete: [] }
-      let stored: Firewall | null = null
+      let stored: F | null = null
       if (next) {
         stored = { ...next, version: lastVersion + 1, updatedAt: now }
         const sealed = this.seal(ns, id, stored)
@@ -195,7 +191,7 @@ export class FirewallRepository {
           actor,
           summary,
           config: sealed,
-        } satisfies FirewallVersion
+        } satisfies FirewallVersion<F, A>
         if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: { createdAtVersion: stored.version } } }
       } else if (current) {
         writes.delete!.push(docKey)

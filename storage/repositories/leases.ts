@@ -12,7 +12,7 @@ export interface Lease {
 
 /** The cluster's leases by what they guard; their names come from keys.ts. */
 export class LeaseRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'leases'>) {}
 
   /** Log retention: one process trims the logs per pass. */
   retention(): Lease {
@@ -33,9 +33,9 @@ export class LeaseRepository {
     const backend = this.backend
     return {
       name,
-      acquire: (owner, ttlMs) => backend.leaseAcquire(name, owner, ttlMs),
-      release: (owner) => backend.leaseRelease(name, owner),
-      owner: () => backend.leaseOwner(name),
+      acquire: (owner, ttlMs) => backend.leases.acquire(name, owner, ttlMs),
+      release: (owner) => backend.leases.release(name, owner),
+      owner: () => backend.leases.owner(name),
     }
   }
 }

@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import { BUCKETS, ZERO_COUNTERS, type BucketSize, type MetricCounters } from '../../server/webhooks/delivery/record'
+import { BUCKETS, ZERO_COUNTERS, type BucketSize, type MetricCounters } from '../model/delivery'
 import { webhookKeys as keys } from './webhook-keys'
 
 /** The bucket starts stored for one webhook and size: what the retention pass prunes by. */

@@ -1,6 +1,6 @@
 import type { Backend } from '../backend'
-import type { NamespaceRecord, UserRecord } from '../../server/namespace/schema'
-import { mapOf, recordOf } from '../../server/common/own'
+import type { NamespaceRecord, UserRecord } from '../model/namespace'
+import { mapOf, recordOf } from '../own'
 import { CollectionDocument, collectionItems } from './collection'
 import { keys } from './keys'
 
@@ -9,8 +9,8 @@ interface NamespaceIndex {
 }
 
 /** Enters namespace ids in the index (keys.namespaceIndex); ids already there stay as they are. */
-export function addToNamespaceIndex(backend: Backend, ids: string[]): Promise<number> {
-  return backend.transact([keys.namespaceIndex], (values) => {
+export function addToNamespaceIndex(backend: Pick<Backend, 'keyValue'>, ids: string[]): Promise<number> {
+  return backend.keyValue.transact([keys.namespaceIndex], (values) => {
     // A Map: `constructor` is a namespace id a client may choose.
     const index = mapOf<true>((values.get(keys.namespaceIndex) as NamespaceIndex | null)?.items)
     const added = ids.filter((id) => !index.has(id))
@@ -21,10 +21,10 @@ export function addToNamespaceIndex(backend: Backend, ids: string[]): Promise<nu
 }
 
 export class NamespaceRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   get(ns: string): Promise<NamespaceRecord | null> {
-    return this.backend.get<NamespaceRecord>(keys.namespace(ns))
+    return this.backend.keyValue.get<NamespaceRecord>(keys.namespace(ns))
   }
 
   users(ns: string): CollectionDocument<UserRecord> {
@@ -38,7 +38,7 @@ export class NamespaceRepository {
    */
   async create(record: NamespaceRecord): Promise<boolean> {
     await addToNamespaceIndex(this.backend, [record.id])
-    return this.backend.transact([keys.namespace(record.id), keys.users(record.id)], (values) => {
+    return this.backend.keyValue.transact([keys.namespace(record.id), keys.users(record.id)], (values) => {
       if (values.get(keys.namespace(record.id))) return { writes: {}, result: false }
       const users = collectionItems<UserRecord>(values.get(keys.users(record.id)))
       users.set(record.owner, { id: record.owner, createdAt: record.createdAt })
@@ -51,8 +51,8 @@ export class NamespaceRepository {
 
   /** Every namespace id, from the index (one read, then one for the namespaces' records). */
   async ids(): Promise<string[]> {
-    const ids = [...mapOf<true>((await this.backend.get<NamespaceIndex>(keys.namespaceIndex))?.items).keys()]
-    const records = await this.backend.getMany(ids.map((id) => keys.namespace(id)))
+    const ids = [...mapOf<true>((await this.backend.keyValue.get<NamespaceIndex>(keys.namespaceIndex))?.items).keys()]
+    const records = await this.backend.keyValue.getMany(ids.map((id) => keys.namespace(id)))
     return ids.filter((_, index) => records[index] !== null)
   }
 

@@ -6,25 +6,25 @@ import { keys } from './keys'
  * pass hashed key parts (names and scopes can be long or hold any character).
  */
 export class RegistryCacheStore {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   getPackument<T>(scopeHash: string, nameHash: string): Promise<T | null> {
-    return this.backend.get<T>(keys.registryPackument(scopeHash, nameHash))
+    return this.backend.keyValue.get<T>(keys.registryPackument(scopeHash, nameHash))
   }
 
   setPackument(scopeHash: string, nameHash: string, entry: unknown): Promise<void> {
-    return this.backend.set(keys.registryPackument(scopeHash, nameHash), entry)
+    return this.backend.keyValue.set(keys.registryPackument(scopeHash, nameHash), entry)
   }
 
   deletePackument(scopeHash: string, nameHash: string): Promise<void> {
-    return this.backend.delete(keys.registryPackument(scopeHash, nameHash))
+    return this.backend.keyValue.delete(keys.registryPackument(scopeHash, nameHash))
   }
 
   getTarball(integrityHash: string): Promise<Buffer | null> {
-    return this.backend.getBytes(keys.registryTarball(integrityHash))
+    return this.backend.keyValue.getBytes(keys.registryTarball(integrityHash))
   }
 
   setTarball(integrityHash: string, bytes: Uint8Array): Promise<void> {
-    return this.backend.setBytes(keys.registryTarball(integrityHash), bytes)
+    return this.backend.keyValue.setBytes(keys.registryTarball(integrityHash), bytes)
   }
 }

@@ -9,7 +9,7 @@ export type RetainedLogKind = 'event' | 'audit' | 'firewall'
 export class RetainedLogRepository {
   readonly lease: Lease
 
-  constructor(private readonly backend: Backend) {
+  constructor(private readonly backend: Pick<Backend, 'keyValue' | 'logs' | 'leases'>) {
     this.lease = new LeaseRepository(backend).retention()
   }
 
@@ -21,7 +21,7 @@ export class RetainedLogRepository {
     const logs: { kind: RetainedLogKind; log: string }[] = []
     for (const ns of await new NamespaceRepository(this.backend).ids()) {
       logs.push({ kind: 'event', log: keys.eventLog(ns) }, { kind: 'audit', log: keys.auditLog(ns) })
-      const index = await this.backend.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
+      const index = await this.backend.keyValue.get<{ items: Record<string, unknown> }>(keys.firewallIndex(ns))
       for (const id of Object.keys(index?.items ?? {})) logs.push({ kind: 'firewall', log: keys.firewallLog(ns, id) })
     }
     return logs
@@ -29,6 +29,6 @@ export class RetainedLogRepository {
 
   /** Drops entries written before `beforeMs`; returns how many were removed, when known. */
   trimBefore(log: string, beforeMs: number): Promise<number> {
-    return this.backend.logTrimBefore(log, beforeMs)
+    return this.backend.logs.trimBefore(log, beforeMs)
   }
 }

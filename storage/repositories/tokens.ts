@@ -1,5 +1,5 @@
 import type { Backend } from '../backend'
-import { mapOf, recordOf } from '../../server/common/own'
+import { mapOf, recordOf } from '../own'
 import { keys } from './keys'
 
 export interface TokenRecord {
@@ -30,7 +30,7 @@ const storedIndex = (index: Map<string, string>): TokenIndex => ({ items: record
 
 /** Tokens are stored under the hash of their material; the namespace keeps an id -> hash index. */
 export class TokenRepository {
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   /**
    * What authenticating a call in `ns` needs, in one round trip: the token under `hash`, the
@@ -40,7 +40,7 @@ export class TokenRepository {
     hash: string,
     ns: string,
   ): Promise<{ token: TokenRecord | null; namespace: unknown; teams: unknown }> {
-    const [token, namespace, teams] = await this.backend.getMany<unknown>([
+    const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
       keys.token(hash),
       keys.namespace(ns),
       keys.teams(ns),
@@ -49,17 +49,17 @@ export class TokenRepository {
   }
 
   findByHash(hash: string): Promise<TokenRecord | null> {
-    return this.backend.get<TokenRecord>(keys.token(hash))
+    return this.backend.keyValue.get<TokenRecord>(keys.token(hash))
   }
 
   async list(ns: string): Promise<TokenRecord[]> {
-    const index = indexOf(await this.backend.get<TokenIndex>(keys.tokenIndex(ns)))
-    const records = await this.backend.getMany<TokenRecord>([...index.values()].map(keys.token))
+    const index = indexOf(await this.backend.keyValue.get<TokenIndex>(keys.tokenIndex(ns)))
+    const records = await this.backend.keyValue.getMany<TokenRecord>([...index.values()].map(keys.token))
     return records.filter((record): record is TokenRecord => record !== null && !record.revokedAt)
   }
 
   async findById(ns: string, id: string): Promise<TokenRecord | null> {
-    const hash = indexOf(await this.backend.get<TokenIndex>(keys.tokenIndex(ns))).get(id)
+    const hash = indexOf(await this.backend.keyValue.get<TokenIndex>(keys.tokenIndex(ns))).get(id)
     return hash ? this.findByHash(hash) : null
   }
 
@@ -70,11 +70,11 @@ export class TokenRepository {
    */
   async create(record: TokenRecord): Promise<void> {
     const indexKey = keys.tokenIndex(record.namespace)
-    await this.backend.transact([indexKey], (values) => {
+    await this.backend.keyValue.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey)).set(record.id, record.hash)
       return { writes: { set: { [indexKey]: storedIndex(index) } }, result: undefined }
     })
-    await this.backend.set(keys.token(record.hash), record)
+    await this.backend.keyValue.set(keys.token(record.hash), record)
   }
 
   /**
@@ -83,12 +83,12 @@ export class TokenRepository {
    */
   async revoke(record: TokenRecord, at: string): Promise<void> {
     const key = keys.token(record.hash)
-    await this.backend.transact([key], (values) => {
+    await this.backend.keyValue.transact([key], (values) => {
       const current = (values.get(key) as TokenRecord | null) ?? record
       return { writes: { set: { [key]: { ...current, revokedAt: at } } }, result: undefined }
     })
     const indexKey = keys.tokenIndex(record.namespace)
-    await this.backend.transact([indexKey], (values) => {
+    await this.backend.keyValue.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey))
       index.delete(record.id)
       return { writes: { set: { [indexKey]: storedIndex(index) } }, result: undefined }
@@ -98,7 +98,7 @@ export class TokenRepository {
   /** Records last use; atomic so that it never undoes a concurrent revocation. */
   touch(record: TokenRecord, at: string): Promise<void> {
     const key = keys.token(record.hash)
-    return this.backend.transact([key], (values) => {
+    return this.backend.keyValue.transact([key], (values) => {
       const current = values.get(key) as TokenRecord | null
       if (!current || current.revokedAt) return { writes: {}, result: undefined }
       return { writes: { set: { [key]: { ...current, lastUsedAt: at } } }, result: undefined }

@@ -1,6 +1,6 @@
 import type { Backend, TxWrites } from '../backend'
-import type { NamespaceEvent } from '../../server/events/schemas'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
+import type { StoredEvent } from '../model/events'
+import type { WebhookRecord } from '../model/webhook'
 import { webhookKeys as keys } from './webhook-keys'
 
 /** The batch in flight: which events (ids, and the log range holding them) under which delivery id. */
@@ -30,12 +30,12 @@ export interface WebhookCursor {
 /** What `update` decides: the next cursor, events appended in the same write, and the result. */
 interface CursorChange<R> {
   next: WebhookCursor
-  events?: NamespaceEvent[]
+  events?: StoredEvent[]
   result: R
 }
 
 /** The cursor stored under `key`, with the events appended in the same write. */
-function cursorWrites(key: string, next: WebhookCursor, events: NamespaceEvent[] | undefined): TxWrites {
+function cursorWrites(key: string, next: WebhookCursor, events: StoredEvent[] | undefined): TxWrites {
   return { set: { [key]: next }, ...(events?.length ? { events } : {}) }
 }
 
@@ -53,13 +53,13 @@ type OpenDocument = (ns: string, id: string, stored: unknown) => WebhookRecord
 /** Webhook cursors: one small document per webhook, changed atomically (compare-and-set). */
 export class WebhookCursorRepository {
   constructor(
-    private readonly backend: Backend,
+    private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly open: OpenDocument,
   ) {}
 
   /** The stored cursor; null when the webhook has none yet. */
   get(ns: string, id: string): Promise<WebhookCursor | null> {
-    return this.backend.get<WebhookCursor>(keys.cursor(ns, id))
+    return this.backend.keyValue.get<WebhookCursor>(keys.cursor(ns, id))
   }
 
   /**
@@ -75,7 +75,7 @@ export class WebhookCursorRepository {
     assumed?: WebhookCursor | null,
   ): Promise<R> {
     const key = keys.cursor(ns, id)
-    return this.backend.transact(
+    return this.backend.keyValue.transact(
       [key],
       (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
@@ -102,7 +102,7 @@ export class WebhookCursorRepository {
     const docKey = keys.webhook(ns, id)
     const assume = new Map<string, unknown>([[key, assumed]])
     if (held !== undefined) assume.set(docKey, held?.stored ?? null)
-    return this.backend.transact(
+    return this.backend.keyValue.transact(
       [key, docKey],
       (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
@@ -121,6 +121,6 @@ export class WebhookCursorRepository {
   }
 
   delete(ns: string, id: string): Promise<void> {
-    return this.backend.delete(keys.cursor(ns, id))
+    return this.backend.keyValue.delete(keys.cursor(ns, id))
   }
 }

@@ -3,14 +3,14 @@ import {
   BUCKETS,
   RECORDS_KEPT,
   ZERO_COUNTERS,
+  withAttempt,
   type AnyStoredRecord,
+  type AttemptRecord,
   type BucketSize,
   type MetricCounters,
+  type Redelivery,
   type StoredDeliveryRecord,
-} from '../../server/webhooks/delivery/record'
-import { withAttempt, type AttemptRecord } from '../../server/webhooks/delivery/attempt-record'
-import { REDELIVERIES_KEPT, type Redelivery } from '../../server/webhooks/delivery/redelivery'
-import { conflict } from '../../server/common/errors'
+} from '../model/delivery'
 import { webhookKeys as keys } from './webhook-keys'
 import { enterFailed, type FailedLedger } from './failed-deliveries'
 import { bucketStart, MetricBucketWriter, type MetricIndex } from './metric-buckets'
@@ -31,16 +31,22 @@ interface SaveExtras {
   mayFail?: boolean
 }
 
+/** What `queueRedeliveries` did: queued, or refused (the queue is full); `waiting`: redeliveries queued now. */
+export interface QueueOutcome {
+  queued: boolean
+  waiting: number
+}
+
 /** Delivery records (last 128 per webhook) and metric counters per 1m/1h/1d bucket. */
 export class WebhookRecordRepository {
   /** Counter writes and the cache of bucket indexes known stored (metric-buckets.ts). */
   private readonly counters = new MetricBucketWriter()
 
-  constructor(private readonly backend: Backend) {}
+  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
   /** The stored record: its payload is rebuilt from the log by the caller (delivery/record.ts `recordView`). */
   getDelivery(ns: string, webhook: string, deliveryId: string): Promise<AnyStoredRecord | null> {
-    return this.backend.get<AnyStoredRecord>(keys.delivery(ns, webhook, deliveryId))
+    return this.backend.keyValue.get<AnyStoredRecord>(keys.delivery(ns, webhook, deliveryId))
   }
 
   /** Newest first, starting after `cursor` (a delivery id); `next` is the cursor of the following page. */
@@ -50,38 +56,42 @@ export class WebhookRecordRepository {
     limit: number,
     cursor?: string,
   ): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
-    const ids = (await this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
+    const ids = (await this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
     const start = cursor ? ids.indexOf(cursor) + 1 : 0
     if (cursor && start === 0) return { items: [], next: null }
     const page = ids.slice(start, start + limit)
-    const records = await this.backend.getMany<AnyStoredRecord>(page.map((id) => keys.delivery(ns, webhook, id)))
+    const records = await this.backend.keyValue.getMany<AnyStoredRecord>(
+      page.map((id) => keys.delivery(ns, webhook, id)),
+    )
     const items = records.filter((record): record is AnyStoredRecord => record !== null)
     return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
   }
 
   /** Redeliveries waiting, oldest first. */
   async listRedeliveries(ns: string, webhook: string): Promise<Redelivery[]> {
-    return (await this.backend.get<{ items: Redelivery[] }>(keys.redeliveries(ns, webhook)))?.items ?? []
+    return (await this.backend.keyValue.get<{ items: Redelivery[] }>(keys.redeliveries(ns, webhook)))?.items ?? []
   }
 
-  /** Appends redeliveries at the back of the queue, atomically; 409 past REDELIVERIES_KEPT. */
-  queueRedeliveries(ns: string, webhook: string, items: Redelivery[]): Promise<void> {
+  /**
+   * Appends redeliveries at the back of the queue, atomically, unless the queue would then hold
+   * more than `max` (the domain's limit): then nothing is written and the answer says how many wait.
+   */
+  queueRedeliveries(ns: string, webhook: string, items: Redelivery[], max: number): Promise<QueueOutcome> {
     const key = keys.redeliveries(ns, webhook)
-    return this.backend.transact([key], (values) => {
+    return this.backend.keyValue.transact<QueueOutcome>([key], (values) => {
       const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
-      if (queued.length + items.length > REDELIVERIES_KEPT)
-        throw conflict(
-          'redelivery_queue_full',
-          `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${queued.length} do`,
-        )
-      return { writes: { set: { [key]: { items: [...queued, ...items] } } }, result: undefined }
+      if (queued.length + items.length > max) return { writes: {}, result: { queued: false, waiting: queued.length } }
+      return {
+        writes: { set: { [key]: { items: [...queued, ...items] } } },
+        result: { queued: true, waiting: queued.length + items.length },
+      }
     })
   }
 
   /** Removes a redelivery once it is done. */
   removeRedelivery(ns: string, webhook: string, deliveryId: string): Promise<void> {
     const key = keys.redeliveries(ns, webhook)
-    return this.backend.transact([key], (values) => {
+    return this.backend.keyValue.transact([key], (values) => {
       const queued = (values.get(key) as { items: Redelivery[] } | null)?.items ?? []
       const kept = queued.filter((item) => item.deliveryId !== deliveryId)
       return { writes: kept.length === queued.length ? {} : { set: { [key]: { items: kept } } }, result: undefined }
@@ -90,7 +100,7 @@ export class WebhookRecordRepository {
 
   /** Every attempt of a delivery, oldest first (empty for a delivery unknown or recorded before attempts were kept). */
   async listAttempts(ns: string, webhook: string, deliveryId: string): Promise<AttemptRecord[]> {
-    return (await this.backend.get<AttemptList>(keys.deliveryAttempts(ns, webhook, deliveryId)))?.items ?? []
+    return (await this.backend.keyValue.get<AttemptList>(keys.deliveryAttempts(ns, webhook, deliveryId)))?.items ?? []
   }
 
   /**
@@ -115,7 +125,7 @@ export class WebhookRecordRepository {
     const buckets = metrics ? this.counters.buckets(ns, webhook, metrics.at) : []
     const txKeys = [indexKey, recordKey, attemptsKey, ...(mayFail ? [ledgerKey] : [])]
     return this.counters.run(buckets, (metricKeys) =>
-      this.backend.transact([...txKeys, ...metricKeys], (values) => {
+      this.backend.keyValue.transact([...txKeys, ...metricKeys], (values) => {
         const record = build(values.get(recordKey) as AnyStoredRecord | null)
         const set: Record<string, unknown> = {
           [recordKey]: record,
@@ -148,9 +158,9 @@ export class WebhookRecordRepository {
 
   /** Failed deliveries kept for `recover` (oldest first), beyond the 128 records. */
   async listFailedDeliveries(ns: string, webhook: string): Promise<StoredDeliveryRecord[]> {
-    const ledger = await this.backend.get<FailedLedger>(keys.failedDeliveries(ns, webhook))
+    const ledger = await this.backend.keyValue.get<FailedLedger>(keys.failedDeliveries(ns, webhook))
     const ids = ledger?.items.map((item) => item.id) ?? []
-    const records = await this.backend.getMany<StoredDeliveryRecord>(
+    const records = await this.backend.keyValue.getMany<StoredDeliveryRecord>(
       ids.map((id) => keys.failedDelivery(ns, webhook, id)),
     )
     return records.filter((record): record is StoredDeliveryRecord => record !== null)
@@ -163,7 +173,7 @@ export class WebhookRecordRepository {
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
     const buckets = this.counters.buckets(ns, webhook, at)
     return this.counters.run(buckets, (metricKeys) =>
-      this.backend.transact(metricKeys, (values) => ({
+      this.backend.keyValue.transact(metricKeys, (values) => ({
         writes: { set: this.counters.counted(buckets, values, delta) },
         result: undefined,
       })),
@@ -175,7 +185,7 @@ export class WebhookRecordRepository {
     let removed = 0
     for (const size of Object.keys(BUCKETS) as BucketSize[]) {
       const index = keys.metricsIndex(ns, webhook, size)
-      removed += await this.backend.transact([index], (values) => {
+      removed += await this.backend.keyValue.transact([index], (values) => {
         const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
         const old = starts.filter((start) => start < cutoffs[size])
         if (old.length === 0) return { writes: {}, result: 0 }
@@ -211,7 +221,7 @@ export class WebhookRecordRepository {
   ): Promise<{ start: number; counters: MetricCounters }[]> {
     const starts: number[] = []
     for (let start = bucketStart(since, size); start <= until; start += BUCKETS[size]) starts.push(start)
-    const stored = await this.backend.getMany<MetricCounters>(
+    const stored = await this.backend.keyValue.getMany<MetricCounters>(
       starts.map((start) => keys.metrics(ns, webhook, size, start)),
     )
     return starts.map((start, index) => ({ start, counters: stored[index] ?? ZERO_COUNTERS }))
@@ -220,18 +230,18 @@ export class WebhookRecordRepository {
   /** Removes a deleted webhook's delivery records, their attempts and the failed ledger (metric buckets: deleteMetrics). */
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
     const [index, ledger] = await Promise.all([
-      this.backend.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)),
-      this.backend.get<FailedLedger>(keys.failedDeliveries(ns, webhook)),
+      this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)),
+      this.backend.keyValue.get<FailedLedger>(keys.failedDeliveries(ns, webhook)),
     ])
     const recordKeys = [
       ...(index?.ids ?? []).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
       ...(ledger?.items ?? []).map((item) => keys.failedDelivery(ns, webhook, item.id)),
     ]
     await Promise.all([
-      ...recordKeys.map((key) => this.backend.delete(key)),
-      this.backend.delete(keys.deliveryIndex(ns, webhook)),
-      this.backend.delete(keys.failedDeliveries(ns, webhook)),
-      this.backend.delete(keys.redeliveries(ns, webhook)),
+      ...recordKeys.map((key) => this.backend.keyValue.delete(key)),
+      this.backend.keyValue.delete(keys.deliveryIndex(ns, webhook)),
+      this.backend.keyValue.delete(keys.failedDeliveries(ns, webhook)),
+      this.backend.keyValue.delete(keys.redeliveries(ns, webhook)),
     ])
   }
 }

@@ -1,6 +1,6 @@
 import type { Backend, TxWrites } from '../backend'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
-import { mapOf, recordOf } from '../../server/common/own'
+import type { WebhookRecord } from '../model/webhook'
+import { mapOf, recordOf } from '../own'
 import { parseWebhookRef, webhookKeys as keys, webhookRef } from './webhook-keys'
 import type { SecretBox } from '../secrets/secret-box'
 import { mapWebhookSecrets } from '../secrets/secret-fields'
@@ -27,7 +27,7 @@ export class WebhookRepository {
   readonly cursors: WebhookCursorRepository
 
   constructor(
-    readonly backend: Backend,
+    readonly backend: Pick<Backend, 'keyValue' | 'logs'>,
     private readonly secrets: SecretBox,
   ) {
     this.cursors = new WebhookCursorRepository(backend, (ns, id, stored) => this.open(ns, id, stored as WebhookRecord))
@@ -43,14 +43,14 @@ export class WebhookRepository {
   }
 
   async get(ns: string, id: string): Promise<WebhookRecord | null> {
-    const stored = await this.backend.get<WebhookRecord>(keys.webhook(ns, id))
+    const stored = await this.backend.keyValue.get<WebhookRecord>(keys.webhook(ns, id))
     return stored && this.open(ns, id, stored)
   }
 
   async list(ns: string): Promise<WebhookRecord[]> {
-    const index = await this.backend.get<Index>(keys.index(ns))
+    const index = await this.backend.keyValue.get<Index>(keys.index(ns))
     const ids = Object.keys(index?.items ?? {})
-    const docs = await this.backend.getMany<WebhookRecord>(ids.map((id) => keys.webhook(ns, id)))
+    const docs = await this.backend.keyValue.getMany<WebhookRecord>(ids.map((id) => keys.webhook(ns, id)))
     return docs
       .map((doc, i) => doc && this.open(ns, ids[i], doc))
       .filter((doc): doc is WebhookRecord => doc !== null)
@@ -59,13 +59,13 @@ export class WebhookRepository {
 
   /** Every webhook of every namespace as `ns/id` references. */
   async allRefs(): Promise<string[]> {
-    return Object.keys((await this.backend.get<Index>(keys.globalIndex()))?.items ?? {})
+    return Object.keys((await this.backend.keyValue.get<Index>(keys.globalIndex()))?.items ?? {})
   }
 
   /** Loads many webhooks by reference (null for deleted ones). */
   async getMany(refs: string[]): Promise<(WebhookRecord | null)[]> {
     const parsed = refs.map(parseWebhookRef)
-    const docs = await this.backend.getMany<WebhookRecord>(parsed.map(({ ns, id }) => keys.webhook(ns, id)))
+    const docs = await this.backend.keyValue.getMany<WebhookRecord>(parsed.map(({ ns, id }) => keys.webhook(ns, id)))
     return docs.map((doc, i) => doc && this.open(parsed[i].ns, parsed[i].id, doc))
   }
 
@@ -83,12 +83,12 @@ export class WebhookRepository {
     const indexKey = keys.index(ns)
     const ref = webhookRef(ns, id)
     // A new webhook starts at the end of the log: what was appended before it is not its business.
-    const [tail] = await this.backend.logRange(storageKeys.eventLog(ns), { limit: 1, newestFirst: true })
+    const [tail] = await this.backend.logs.range(storageKeys.eventLog(ns), { limit: 1, newestFirst: true })
     const start: WebhookCursor = { cursor: tail?.cursor ?? null, batch: null }
     let outcome = 'other' as 'created' | 'deleted' | 'other'
-    const preAdded = (await this.backend.get(docKey)) === null
+    const preAdded = (await this.backend.keyValue.get(docKey)) === null
     if (preAdded) await this.updateGlobalIndex(ref, true)
-    const committed = this.backend.transact([docKey, indexKey], (values) => {
+    const committed = this.backend.keyValue.transact([docKey, indexKey], (values) => {
       const raw = values.get(docKey) as WebhookRecord | null
       const current = raw && this.open(ns, id, raw)
       const { next, also, result } = change(current)
@@ -131,10 +131,11 @@ export class WebhookRepository {
   private async updateGlobalIndex(ref: string, present: boolean): Promise<void> {
     const globalKey = keys.globalIndex()
     const { ns, id } = parseWebhookRef(ref)
-    await this.backend.transact([globalKey], async (values) => {
+    await this.backend.keyValue.transact([globalKey], async (values) => {
       const global = mapOf<true>((values.get(globalKey) as Index | null)?.items)
       if (global.has(ref) === present) return { writes: {}, result: undefined }
-      if (!present && (await this.backend.get(keys.webhook(ns, id))) !== null) return { writes: {}, result: undefined }
+      if (!present && (await this.backend.keyValue.get(keys.webhook(ns, id))) !== null)
+        return { writes: {}, result: undefined }
       if (present) global.set(ref, true)
       else global.delete(ref)
       return { writes: { set: { [globalKey]: { items: recordOf(global) } } }, result: undefined }
@@ -144,20 +145,20 @@ export class WebhookRepository {
   // ---- actor snapshots ---------------------------------------------------------------
 
   loadSnapshot(ns: string, id: string): Promise<unknown | null> {
-    return this.backend.get<unknown>(keys.snapshot(ns, id))
+    return this.backend.keyValue.get<unknown>(keys.snapshot(ns, id))
   }
 
   loadSnapshots(refs: string[]): Promise<(unknown | null)[]> {
-    return this.backend.getMany<unknown>(
+    return this.backend.keyValue.getMany<unknown>(
       refs.map((ref) => keys.snapshot(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)),
     )
   }
 
   saveSnapshot(ns: string, id: string, snapshot: unknown): Promise<void> {
-    return this.backend.set(keys.snapshot(ns, id), snapshot)
+    return this.backend.keyValue.set(keys.snapshot(ns, id), snapshot)
   }
 
   deleteSnapshot(ns: string, id: string): Promise<void> {
-    return this.backend.delete(keys.snapshot(ns, id))
+    return this.backend.keyValue.delete(keys.snapshot(ns, id))
   }
 }

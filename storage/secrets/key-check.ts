@@ -42,7 +42,7 @@ export function freshKeyCheck(box: SecretBox): KeyCheckRecord {
  */
 export async function verifySecretsKey(backend: Backend, box: SecretBox): Promise<void> {
   if (!box.enabled) {
-    const existing = await backend.get<KeyCheckRecord>(KEY_CHECK_KEY)
+    const existing = await backend.keyValue.get<KeyCheckRecord>(KEY_CHECK_KEY)
     if (existing) {
       throw new SecretsKeyError(
         `SECRETS_KEY is not set, but the stored secrets are encrypted (key id ${existing.keyIds.join(', ')}): start with that SECRETS_KEY`,
@@ -50,7 +50,7 @@ export async function verifySecretsKey(backend: Backend, box: SecretBox): Promis
     }
     return
   }
-  await backend.transact([KEY_CHECK_KEY], (values) => {
+  await backend.keyValue.transact([KEY_CHECK_KEY], (values) => {
     const existing = values.get(KEY_CHECK_KEY) as KeyCheckRecord | null
     if (!existing) return { writes: { set: { [KEY_CHECK_KEY]: freshKeyCheck(box) } }, result: undefined }
     const writtenWith = envelopeKeyId(existing.check) ?? 'unknown'

@@ -1,8 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Backend } from '../backend'
-import type { Firewall } from '../../server/firewall/schema'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
-import type { FirewallVersion } from '../repositories/firewalls'
+import type { FirewallVersion, StoredFirewall } from '../model/firewall'
+import type { WebhookRecord } from '../model/webhook'
 import { keys as storageKeys } from '../repositories/keys'
 import { freshKeyCheck, KEY_CHECK_KEY, SecretsKeyError, verifySecretsKey } from './key-check'
 import type { SecretBox } from './secret-box'
@@ -33,7 +32,7 @@ function resealerFor(key: string): Reseal | null {
   const { ns, parts } = parsed
   const [kind, id] = parts
   if (kind === 'fw' && parts.length === 2)
-    return (stored, transform) => mapFirewallSecrets(stored as Firewall, ns, id, transform)
+    return (stored, transform) => mapFirewallSecrets(stored as StoredFirewall, ns, id, transform)
   if (kind === 'fw-history' && parts.length === 3) {
     return (stored, transform) => ({
       ...(stored as FirewallVersion),
@@ -55,7 +54,7 @@ class ChangedMeanwhile extends Error {}
 async function resealKey(backend: Backend, box: SecretBox, key: string, reseal: Reseal): Promise<number> {
   for (let attempt = 0; attempt < 20; attempt++) {
     try {
-      return await backend.transact([key], async (values) => {
+      return await backend.keyValue.transact([key], async (values) => {
         const stored = values.get(key)
         if (stored == null) return { writes: {}, result: 0 }
         let count = 0
@@ -65,7 +64,8 @@ async function resealKey(backend: Backend, box: SecretBox, key: string, reseal: 
           return box.seal(box.open(value, context), context)
         })
         if (count === 0) return { writes: {}, result: 0 }
-        if (backend.kind === 'local' && !isDeepStrictEqual(await backend.get(key), stored)) throw new ChangedMeanwhile()
+        if (backend.kind === 'local' && !isDeepStrictEqual(await backend.keyValue.get(key), stored))
+          throw new ChangedMeanwhile()
         return { writes: { set: { [key]: next } }, result: count }
       })
     } catch (error) {
@@ -86,7 +86,7 @@ export async function rotateSecretsKey(backend: Backend, box: SecretBox): Promis
       'rotate-secrets-key needs SECRETS_KEY (the new key) and, while values of the old one remain, SECRETS_KEY_PREVIOUS',
     )
   await verifySecretsKey(backend, box)
-  const keys = [...(await backend.keys(storageKeys.namespacePrefix)), SESSION_SECRET_KEY]
+  const keys = [...(await backend.keyValue.keys(storageKeys.namespacePrefix)), SESSION_SECRET_KEY]
   let secrets = 0
   let records = 0
   for (const key of keys) {
@@ -96,6 +96,6 @@ export async function rotateSecretsKey(backend: Backend, box: SecretBox): Promis
     secrets += count
     if (count > 0) records++
   }
-  await backend.set(KEY_CHECK_KEY, freshKeyCheck(box))
+  await backend.keyValue.set(KEY_CHECK_KEY, freshKeyCheck(box))
   return { secrets, records, keyId: box.current!.id }
 }

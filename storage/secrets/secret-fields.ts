@@ -1,5 +1,5 @@
-import type { Firewall, Upstream } from '../../server/firewall/schema'
-import type { WebhookRecord } from '../../server/webhooks/configuration/model'
+import type { StoredFirewall, StoredUpstream } from '../model/firewall'
+import type { WebhookRecord } from '../model/webhook'
 import { keys } from '../repositories/keys'
 
 /**
@@ -13,7 +13,12 @@ export type SecretTransform = (value: string, context: string) => string
 
 const context = (...parts: string[]) => JSON.stringify(parts)
 
-function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transform: SecretTransform): Upstream {
+function mapUpstream<U extends StoredUpstream>(
+  upstream: U,
+  ns: string,
+  firewallId: string,
+  transform: SecretTransform,
+): U {
   const credentials = upstream.credentials
     ? (Object.fromEntries(
         Object.entries(upstream.credentials).map(([field, value]) => [
@@ -22,7 +27,7 @@ function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transfo
             ? transform(value, context('firewall', ns, firewallId, upstream.id, 'credentials', field))
             : value,
         ]),
-      ) as Upstream['credentials'])
+      ) as U['credentials'])
     : undefined
   const artifactCredentials = upstream.artifactCredentials?.map((artifact) => ({
     ...artifact,
@@ -42,12 +47,12 @@ function mapUpstream(upstream: Upstream, ns: string, firewallId: string, transfo
 }
 
 /** The firewall `ns/firewallId` (a document or a history version's config) with every credential transformed. */
-export function mapFirewallSecrets(
-  firewall: Firewall,
+export function mapFirewallSecrets<F extends StoredFirewall>(
+  firewall: F,
   ns: string,
   firewallId: string,
   transform: SecretTransform,
-): Firewall {
+): F {
   if (!firewall.upstreams?.some((u) => u.credentials || u.artifactCredentials?.length)) return firewall
   return {
     ...firewall,

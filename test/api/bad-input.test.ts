@@ -10,8 +10,8 @@ import { createServices } from '../../server/app/services'
 async function snapshotStorage(server: RunningServer): Promise<string> {
   const backend = backendOf(server)
   try {
-    const keys = (await backend.keys('ns')).concat(await backend.keys('token')).sort()
-    const values = await backend.getMany(keys)
+    const keys = (await backend.keyValue.keys('ns')).concat(await backend.keyValue.keys('token')).sort()
+    const values = await backend.keyValue.getMany(keys)
     return JSON.stringify(
       keys.map((key, i) => [
         key,

@@ -78,8 +78,8 @@ describe('no secret leaks', () => {
   it('tokens are stored only as hashes', async () => {
     const backend = backendOf(server)
     try {
-      const keys = await backend.keys('token')
-      const stored = JSON.stringify(await backend.getMany(keys))
+      const keys = await backend.keyValue.keys('token')
+      const stored = JSON.stringify(await backend.keyValue.getMany(keys))
       for (const material of materials) expect(stored).not.toContain(material)
     } finally {
       await backend.close()

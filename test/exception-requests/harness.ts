@@ -82,7 +82,7 @@ export async function harness(kind: BackendKind, firewall: Partial<FirewallInput
     clock,
     as,
     async events() {
-      const page = await backend.logRange<NamespaceEvent>(keys.eventLog(NS), { limit: 10_000 })
+      const page = await backend.logs.range<NamespaceEvent>(keys.eventLog(NS), { limit: 10_000 })
       return page.map((entry) => entry.value)
     },
     close: () => backend.close(),

@@ -54,13 +54,13 @@ const LOGS = [
 const append = (backend: Backend, n: number) =>
   Promise.all(
     LOGS.map((log) =>
-      backend.logAppend(
+      backend.logs.append(
         log,
         Array.from({ length: n }, (_, i) => ({ i })),
       ),
     ),
   )
-const lengths = async (backend: Backend) => Promise.all(LOGS.map((log) => backend.logLength(log)))
+const lengths = async (backend: Backend) => Promise.all(LOGS.map((log) => backend.logs.length(log)))
 
 /** Returns once the wall clock has moved past `ms`, so entries appended next carry a later time. */
 function clockPast(ms: number): number {

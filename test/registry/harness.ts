@@ -61,7 +61,7 @@ export async function startProxy(
   const server: Server = createServer(toNodeListener(app))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const logs = new FirewallLogRepository(backend)
+  const logs = new FirewallLogRepository<FirewallLogEntry>(backend)
   return {
     services,
     backend,
@@ -82,7 +82,7 @@ export async function startProxy(
       }))
     },
     events: async (type) => {
-      const all = await backend.logRange<NamespaceEvent<Record<string, any>>>(keys.eventLog(ns), { limit: 100_000 })
+      const all = await backend.logs.range<NamespaceEvent<Record<string, any>>>(keys.eventLog(ns), { limit: 100_000 })
       return all.map((e) => e.value).filter((e) => e.namespace === ns && (!type || e.type === type))
     },
     log: async (fw, filter = {}) => (await firewallLogPage(logs, ns, fw, filter, 1000)).entries,

@@ -15,48 +15,48 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   })
 
   it('stores and reads JSON values, many at once', async () => {
-    await backend.set('a:1', { n: 1 })
-    await backend.set('a:2', { n: 2 })
-    expect(await backend.get('a:1')).toEqual({ n: 1 })
-    expect(await backend.getMany(['a:2', 'a:missing', 'a:1'])).toEqual([{ n: 2 }, null, { n: 1 }])
-    expect((await backend.keys('a')).sort()).toEqual(['a:1', 'a:2'])
+    await backend.keyValue.set('a:1', { n: 1 })
+    await backend.keyValue.set('a:2', { n: 2 })
+    expect(await backend.keyValue.get('a:1')).toEqual({ n: 1 })
+    expect(await backend.keyValue.getMany(['a:2', 'a:missing', 'a:1'])).toEqual([{ n: 2 }, null, { n: 1 }])
+    expect((await backend.keyValue.keys('a')).sort()).toEqual(['a:1', 'a:2'])
   })
 
   it('reads and lists keys of many hash tags (on a cluster: spread over every master)', async () => {
     const names = Array.from({ length: 40 }, (_, i) => `ns:{n${i}}:doc`)
-    await Promise.all(names.map((key, i) => backend.set(key, { i })))
-    expect((await backend.keys('ns')).sort()).toEqual([...names].sort())
-    expect(await backend.getMany([names[7], 'ns:{none}:doc', names[31]])).toEqual([{ i: 7 }, null, { i: 31 }])
+    await Promise.all(names.map((key, i) => backend.keyValue.set(key, { i })))
+    expect((await backend.keyValue.keys('ns')).sort()).toEqual([...names].sort())
+    expect(await backend.keyValue.getMany([names[7], 'ns:{none}:doc', names[31]])).toEqual([{ i: 7 }, null, { i: 31 }])
   })
 
   it('stores raw bytes as they are, apart from JSON values', async () => {
     const bytes = Buffer.from([0, 1, 2, 0xff, 0x7b, 0x22])
-    expect(await backend.getBytes('raw:1')).toBeNull()
-    expect(await backend.has('raw:1')).toBe(false)
-    await backend.setBytes('raw:1', bytes)
-    expect(await backend.has('raw:1')).toBe(true)
-    expect(Buffer.compare((await backend.getBytes('raw:1'))!, bytes)).toBe(0)
-    await backend.delete('raw:1')
-    expect(await backend.getBytes('raw:1')).toBeNull()
+    expect(await backend.keyValue.getBytes('raw:1')).toBeNull()
+    expect(await backend.keyValue.has('raw:1')).toBe(false)
+    await backend.keyValue.setBytes('raw:1', bytes)
+    expect(await backend.keyValue.has('raw:1')).toBe(true)
+    expect(Buffer.compare((await backend.keyValue.getBytes('raw:1'))!, bytes)).toBe(0)
+    await backend.keyValue.delete('raw:1')
+    expect(await backend.keyValue.getBytes('raw:1')).toBeNull()
   })
 
   it('runs read-modify-write transactions without losing concurrent updates', async () => {
     await Promise.all(
       Array.from({ length: 40 }, () =>
-        backend.transact(['counter'], (values) => {
+        backend.keyValue.transact(['counter'], (values) => {
           const next = Number(values.get('counter') ?? 0) + 1
           return { writes: { set: { counter: next } }, result: next }
         }),
       ),
     )
-    expect(await backend.get('counter')).toBe(40)
+    expect(await backend.keyValue.get('counter')).toBe(40)
   })
 
   it('runs a transaction on assumed values when they are current, and on the stored ones when not', async () => {
-    await backend.set('doc', { v: 1 })
+    await backend.keyValue.set('doc', { v: 1 })
     const seen: unknown[] = []
     const bump = (assumed: unknown) =>
-      backend.transact(
+      backend.keyValue.transact(
         ['doc'],
         (values) => {
           const current = values.get('doc') as { v: number }
@@ -69,16 +69,16 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     // Out of date (another writer moved on): the stored value decides, never the assumed one.
     expect(await bump({ v: 1 })).toBe(3)
     expect(await bump(null)).toBe(4)
-    expect(await backend.get('doc')).toEqual({ v: 4 })
+    expect(await backend.keyValue.get('doc')).toEqual({ v: 4 })
     expect(seen.at(-1)).toEqual({ v: 3 })
   })
 
   it('notices a concurrent change of a long value (compared by its hash on Redis), non-ASCII text included', async () => {
     type Doc = { text: string; items: number[] }
     const text = 'ünïcödé ✓ 包 '.repeat(20)
-    await backend.set('long', { text, items: [] })
+    await backend.keyValue.set('long', { text, items: [] })
     const append = (item: number, assumed?: Doc) =>
-      backend.transact(
+      backend.keyValue.transact(
         ['long'],
         (values) => {
           const current = values.get('long') as Doc
@@ -89,29 +89,29 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     await Promise.all(Array.from({ length: 30 }, (_, item) => append(item)))
     // Out of date by one item: the stored value decides.
     await append(30, { text, items: [] })
-    const stored = (await backend.get<Doc>('long'))!
+    const stored = (await backend.keyValue.get<Doc>('long'))!
     expect(stored.text).toBe(text)
     expect([...stored.items].sort((a, b) => a - b)).toEqual(Array.from({ length: 31 }, (_, item) => item))
   })
 
   it('writes nothing when the transaction body throws', async () => {
-    await backend.set('k', 1)
+    await backend.keyValue.set('k', 1)
     await expect(
-      backend.transact(['k'], () => {
+      backend.keyValue.transact(['k'], () => {
         throw new Error('abort')
       }),
     ).rejects.toThrow('abort')
-    expect(await backend.get('k')).toBe(1)
+    expect(await backend.keyValue.get('k')).toBe(1)
   })
 
   it('appends events to their namespace log atomically with writes and notifies listeners with the namespace', async () => {
     let notified = 0
-    const stop = backend.onEvents(() => notified++)
+    const stop = backend.signals.onEvents(() => notified++)
     const seen = new Promise<string>((resolve) => {
-      const off = backend.onEvents((ns) => (off(), resolve(ns)))
+      const off = backend.signals.onEvents((ns) => (off(), resolve(ns)))
     })
-    await backend.eventsReady()
-    await backend.transact(['ns:{ns}:doc'], () => ({
+    await backend.signals.eventsReady()
+    await backend.keyValue.transact(['ns:{ns}:doc'], () => ({
       writes: {
         set: { 'ns:{ns}:doc': { v: 1 } },
         events: [
@@ -123,7 +123,7 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(await seen).toBe('ns')
     stop()
     expect(notified).toBeGreaterThanOrEqual(1)
-    const entries = await backend.logRange<{ id: string }>(keys.eventLog('ns'), { limit: 10 })
+    const entries = await backend.logs.range<{ id: string }>(keys.eventLog('ns'), { limit: 10 })
     expect(entries.map((entry) => entry.value.id)).toEqual(['evt-1'])
   })
 
@@ -136,82 +136,82 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
       data: {},
     })
     await expect(
-      backend.transact([], () => ({ writes: { events: [event('a'), event('b')] }, result: null })),
+      backend.keyValue.transact([], () => ({ writes: { events: [event('a'), event('b')] }, result: null })),
     ).rejects.toThrow(/namespaces a and b/)
     await expect(
-      backend.transact([keys.firewall('b', 'fw')], () => ({
+      backend.keyValue.transact([keys.firewall('b', 'fw')], () => ({
         writes: { set: { [keys.firewall('b', 'fw')]: 1 }, events: [event('a')] },
         result: null,
       })),
     ).rejects.toThrow(/namespace a in a transaction on/)
-    expect(await backend.get(keys.firewall('b', 'fw'))).toBeNull()
-    expect(await backend.logLength(keys.eventLog('a'))).toBe(0)
+    expect(await backend.keyValue.get(keys.firewall('b', 'fw'))).toBeNull()
+    expect(await backend.logs.length(keys.eventLog('a'))).toBe(0)
   })
 
   it('pages a log in both directions with stable cursors', async () => {
-    const cursors = await backend.logAppend('audit', [1, 2, 3, 4, 5])
+    const cursors = await backend.logs.append('audit', [1, 2, 3, 4, 5])
     expect(cursors).toHaveLength(5)
-    const newest = await backend.logRange<number>('audit', { limit: 2, newestFirst: true })
+    const newest = await backend.logs.range<number>('audit', { limit: 2, newestFirst: true })
     expect(newest.map((e) => e.value)).toEqual([5, 4])
-    const older = await backend.logRange<number>('audit', { before: newest[1].cursor, limit: 10 })
+    const older = await backend.logs.range<number>('audit', { before: newest[1].cursor, limit: 10 })
     expect(older.map((e) => e.value)).toEqual([3, 2, 1])
-    const after = await backend.logRange<number>('audit', { after: cursors[2], limit: 10 })
+    const after = await backend.logs.range<number>('audit', { after: cursors[2], limit: 10 })
     expect(after.map((e) => e.value)).toEqual([4, 5])
-    expect(await backend.logLength('audit')).toBe(5)
+    expect(await backend.logs.length('audit')).toBe(5)
   })
 
   it('trims a log by time', async () => {
-    await backend.logAppend('old', [1, 2])
-    expect(await backend.logTrimBefore('old', Date.now() + 1000)).toBe(2)
-    expect(await backend.logLength('old')).toBe(0)
-    await backend.logAppend('old', [3])
-    expect((await backend.logRange<number>('old', { limit: 5 })).map((e) => e.value)).toEqual([3])
+    await backend.logs.append('old', [1, 2])
+    expect(await backend.logs.trimBefore('old', Date.now() + 1000)).toBe(2)
+    expect(await backend.logs.length('old')).toBe(0)
+    await backend.logs.append('old', [3])
+    expect((await backend.logs.range<number>('old', { limit: 5 })).map((e) => e.value)).toEqual([3])
   })
 
   it('appends entries with their own time, never going back, and trims them by it', async () => {
     const now = Date.now()
     const day = 86_400_000
-    await backend.logAppend('dated', ['kept'])
-    const cursors = await backend.logAppendAt('dated', [
+    await backend.logs.append('dated', ['kept'])
+    const cursors = await backend.logs.appendAt('dated', [
       { time: now - 3 * day, value: 'behind' },
       { time: now + day, value: 'ahead' },
       { time: now, value: 'after ahead' },
     ])
     expect(cursors).toHaveLength(3)
-    const entries = await backend.logRange<string>('dated', { limit: 10 })
+    const entries = await backend.logs.range<string>('dated', { limit: 10 })
     expect(entries.map((entry) => entry.value)).toEqual(['kept', 'behind', 'ahead', 'after ahead'])
     // Dated like the newest entry before it when older; later entries keep their order.
     expect(entries[1].time).toBe(entries[0].time)
     expect(entries[2].time).toBe(now + day)
     expect(entries[3].time).toBe(now + day)
-    expect(await backend.logTrimBefore('dated', now + 1000)).toBe(2)
-    expect((await backend.logRange<string>('dated', { limit: 10 })).map((entry) => entry.value)).toEqual([
+    expect(await backend.logs.trimBefore('dated', now + 1000)).toBe(2)
+    expect((await backend.logs.range<string>('dated', { limit: 10 })).map((entry) => entry.value)).toEqual([
       'ahead',
       'after ahead',
     ])
 
-    await backend.logAppendAt('old-first', [{ time: now - 3 * day, value: 'old' }])
-    expect(await backend.logTrimBefore('old-first', now - day)).toBe(1)
+    await backend.logs.appendAt('old-first', [{ time: now - 3 * day, value: 'old' }])
+    expect(await backend.logs.trimBefore('old-first', now - day)).toBe(1)
   })
 
   it('reads the queues older releases wrote, oldest first', async () => {
     await writeLegacyData(backend, { token: '', values: {}, logs: {}, queues: { 'wh-buffer:ns:w1': [{ id: 'a' }, 2] } })
-    expect(await backend.queueItems('wh-buffer:ns:w1')).toEqual([{ id: 'a' }, 2])
-    expect(await backend.queueItems('wh-buffer:ns:none')).toEqual([])
+    expect(await backend.legacyQueues.items('wh-buffer:ns:w1')).toEqual([{ id: 'a' }, 2])
+    expect(await backend.legacyQueues.items('wh-buffer:ns:none')).toEqual([])
   })
 
   it('gives a lease to one owner at a time and lets it renew', async () => {
-    expect(await backend.leaseAcquire('wh-1', 'p1', 5_000)).toBe(true)
-    expect(await backend.leaseAcquire('wh-1', 'p2', 5_000)).toBe(false)
-    expect(await backend.leaseAcquire('wh-1', 'p1', 5_000)).toBe(true)
-    expect(await backend.leaseOwner('wh-1')).toBe('p1')
-    await backend.leaseRelease('wh-1', 'p1')
-    expect(await backend.leaseAcquire('wh-1', 'p2', 5_000)).toBe(true)
+    expect(await backend.leases.acquire('wh-1', 'p1', 5_000)).toBe(true)
+    expect(await backend.leases.acquire('wh-1', 'p2', 5_000)).toBe(false)
+    expect(await backend.leases.acquire('wh-1', 'p1', 5_000)).toBe(true)
+    expect(await backend.leases.owner('wh-1')).toBe('p1')
+    await backend.leases.release('wh-1', 'p1')
+    expect(await backend.leases.acquire('wh-1', 'p2', 5_000)).toBe(true)
   })
 
   it('counts atomically', async () => {
-    await Promise.all(Array.from({ length: 20 }, () => backend.increment('n')))
-    expect(await backend.increment('n', 0)).toBe(20)
+    await Promise.all(Array.from({ length: 20 }, () => backend.counters.increment('n')))
+    expect(await backend.counters.increment('n', 0)).toBe(20)
   })
 })
 
@@ -226,20 +226,20 @@ describe('backend on a Redis Cluster', () => {
 
   it('refuses, before writing anything, a transaction over keys of different hash tags', async () => {
     await expect(
-      backend.transact(['ns:{a}:doc', 'ns:{b}:doc'], () => ({
+      backend.keyValue.transact(['ns:{a}:doc', 'ns:{b}:doc'], () => ({
         writes: { set: { 'ns:{a}:doc': 1, 'ns:{b}:doc': 2 } },
         result: null,
       })),
     ).rejects.toThrow(CrossSlotError)
-    expect(await backend.getMany(['ns:{a}:doc', 'ns:{b}:doc'])).toEqual([null, null])
+    expect(await backend.keyValue.getMany(['ns:{a}:doc', 'ns:{b}:doc'])).toEqual([null, null])
   })
 
   it('runs a transaction over several keys, logs included, of one hash tag', async () => {
-    await backend.transact(['ns:{a}:x', 'ns:{a}:y'], () => ({
+    await backend.keyValue.transact(['ns:{a}:x', 'ns:{a}:y'], () => ({
       writes: { set: { 'ns:{a}:x': 1, 'ns:{a}:y': 2 }, logs: { 'ns:{a}:audit': ['entry'] } },
       result: null,
     }))
-    expect(await backend.getMany(['ns:{a}:x', 'ns:{a}:y'])).toEqual([1, 2])
-    expect((await backend.logRange('ns:{a}:audit', { limit: 5 })).map((entry) => entry.value)).toEqual(['entry'])
+    expect(await backend.keyValue.getMany(['ns:{a}:x', 'ns:{a}:y'])).toEqual([1, 2])
+    expect((await backend.logs.range('ns:{a}:audit', { limit: 5 })).map((entry) => entry.value)).toEqual(['entry'])
   })
 })

@@ -50,7 +50,7 @@ async function bufferOf(backend: Backend, id: string) {
 }
 
 const legacyKeys = async (backend: Backend) =>
-  (await backend.keys('')).filter((key) =>
+  (await backend.keyValue.keys('')).filter((key) =>
     /^(log:events|queue:wh-buffer|wh-router-cursor|lease:webhook-router)|:wh-batch:/.test(key),
   )
 
@@ -91,7 +91,7 @@ describe.each(BACKEND_KINDS)('events stored once: migrating the old event layout
     expect(steady).toEqual({ batch: null, batchEvents: [], buffered: owed.unrouted })
 
     // Every event once, in the global order, the notice after its buffer predecessor; dated as before.
-    const log = await backend.logRange<Event>(keys.eventLog('default'), { limit: 1000 })
+    const log = await backend.logs.range<Event>(keys.eventLog('default'), { limit: 1000 })
     const notice = owed.buffer.find((event) => event.type === 'webhook.rate_limited')!
     const expected = fixture.logs.events.map((entry) => (entry.value as Event).id)
     const predecessor = owed.buffer[owed.buffer.indexOf(notice) - 1].id
@@ -122,7 +122,7 @@ describe.each(BACKEND_KINDS)('events stored once: migrating the old event layout
       await moveToHashTags(backend)
       // The namespace log holds part of the events already, as an interrupted append leaves it.
       const partial = fixture.logs.events.slice(0, 5).map((entry) => entry.value as Event)
-      if (failing === 'set') await backend.logAppend(keys.eventLog('default'), partial)
+      if (failing === 'set') await backend.logs.append(keys.eventLog('default'), partial)
       const interrupted = failOnce(
         backend,
         failing === 'set' ? 'set' : 'delete',
@@ -132,7 +132,7 @@ describe.each(BACKEND_KINDS)('events stored once: migrating the old event layout
       await storeEventsOnce(backend)
       expect(await bufferOf(backend, owed.stalledId)).toEqual(expected.stalled)
       expect(await bufferOf(backend, owed.steadyId)).toEqual(expected.steady)
-      const ids = (await backend.logRange<Event>(keys.eventLog('default'), { limit: 1000 })).map((e) => e.value.id)
+      const ids = (await backend.logs.range<Event>(keys.eventLog('default'), { limit: 1000 })).map((e) => e.value.id)
       expect(new Set(ids).size).toBe(ids.length)
       expect(await legacyKeys(backend)).toEqual([])
     }
@@ -142,7 +142,7 @@ describe.each(BACKEND_KINDS)('events stored once: migrating the old event layout
 /** The backend, but the first `method` call on a key containing `part` throws (a process dying there). */
 function failOnce(backend: Backend, method: 'set' | 'delete', part: string): Backend {
   let failed = false
-  return new Proxy(backend, {
+  const keyValue = new Proxy(backend.keyValue, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver)
       if (property !== method) return typeof value === 'function' ? value.bind(target) : value
@@ -153,6 +153,13 @@ function failOnce(backend: Backend, method: 'set' | 'delete', part: string): Bac
         }
         return (value as (...args: unknown[]) => unknown).call(target, key, ...rest)
       }
+    },
+  })
+  return new Proxy(backend, {
+    get(target, property, receiver) {
+      if (property === 'keyValue') return keyValue
+      const value = Reflect.get(target, property, receiver)
+      return typeof value === 'function' ? value.bind(target) : value
     },
   })
 }
@@ -174,7 +181,7 @@ describe.each(['redis', 'cluster'] as const)('events-once migration with process
       backends.map((backend, i) => migrateStorage(backend, { owner: `p${i}`, pollMs: 20 })),
     )
     expect(outcomes.filter((outcome) => outcome.ran.includes('events-once'))).toHaveLength(1)
-    const ids = (await backends[1].logRange<Event>(keys.eventLog('default'), { limit: 1000 })).map((e) => e.value.id)
+    const ids = (await backends[1].logs.range<Event>(keys.eventLog('default'), { limit: 1000 })).map((e) => e.value.id)
     expect(ids).toHaveLength(fixture.logs.events.length + 1)
     expect(new Set(ids).size).toBe(ids.length)
     const owed = owedByFixture(fixture)
@@ -249,7 +256,7 @@ describe.each(BACKEND_KINDS)('events stored once: cases the captured run does no
     opened.push(backend)
     await writeLegacyData(backend, edgeCases())
     await migrateStorage(backend)
-    const log = await backend.logRange<Event>(keys.eventLog('default'), { limit: 100 })
+    const log = await backend.logs.range<Event>(keys.eventLog('default'), { limit: 100 })
     expect(log.map((entry) => entry.value.id)).toEqual(['e1', 'e2', 'e3', 'n-b', 'e4', 'e5', 'n-a', 'e6'])
     expect(await bufferOf(backend, 'wh-a')).toEqual({
       batch: null,
@@ -263,7 +270,7 @@ describe.each(BACKEND_KINDS)('events stored once: cases the captured run does no
     })
     // Nothing buffered: from the last routed entry on.
     expect(await bufferOf(backend, 'wh-d')).toEqual({ batch: null, batchEvents: [], buffered: ['e5', 'e6'] })
-    expect(await backend.get(webhookKeys.cursor('default', 'wh-c'))).toBeNull()
+    expect(await backend.keyValue.get(webhookKeys.cursor('default', 'wh-c'))).toBeNull()
     expect(await legacyKeys(backend)).toEqual([])
   })
 })

@@ -37,23 +37,23 @@ describe('a failed storage read', () => {
   for (const as of ['value', 'rejection'] as const) {
     it(`is an error, never a value (driver reports it as a ${as})`, async () => {
       const backend = new LocalBackend(createStorage({ driver: failingDriver((key) => key.endsWith('bad'), as) }))
-      await backend.set('good', { id: 'g' })
-      await backend.set('bad', { id: 'b' })
-      await expect(backend.get('good')).resolves.toEqual({ id: 'g' })
-      await expect(backend.get('bad')).rejects.toBeInstanceOf(StorageFailure)
-      await expect(backend.getMany(['good', 'bad'])).rejects.toThrow(/storage read failed \(EMFILE\)/)
-      await expect(backend.getBytes('bad')).rejects.toBeInstanceOf(StorageFailure)
+      await backend.keyValue.set('good', { id: 'g' })
+      await backend.keyValue.set('bad', { id: 'b' })
+      await expect(backend.keyValue.get('good')).resolves.toEqual({ id: 'g' })
+      await expect(backend.keyValue.get('bad')).rejects.toBeInstanceOf(StorageFailure)
+      await expect(backend.keyValue.getMany(['good', 'bad'])).rejects.toThrow(/storage read failed \(EMFILE\)/)
+      await expect(backend.keyValue.getBytes('bad')).rejects.toBeInstanceOf(StorageFailure)
     })
   }
 
   it('fails a log page as a whole', async () => {
     let failing = false
     const backend = new LocalBackend(createStorage({ driver: failingDriver(() => failing, 'value') }))
-    await backend.logAppend('l', [{ id: 1 }, { id: 2 }, { id: 3 }])
+    await backend.logs.append('l', [{ id: 1 }, { id: 2 }, { id: 3 }])
     failing = true
-    await expect(backend.logRange('l', { limit: 10 })).rejects.toBeInstanceOf(StorageFailure)
+    await expect(backend.logs.range('l', { limit: 10 })).rejects.toBeInstanceOf(StorageFailure)
     failing = false
-    expect((await backend.logRange<{ id: number }>('l', { limit: 10 })).map((entry) => entry.value.id)).toEqual([
+    expect((await backend.logs.range<{ id: number }>('l', { limit: 10 })).map((entry) => entry.value.id)).toEqual([
       1, 2, 3,
     ])
   })
@@ -111,7 +111,7 @@ describe('fs storage in a process short of file descriptors (ulimit -n 160)', ()
     await first.stop()
     const backend = createBackend({ dataDir })
     const time = new Date().toISOString()
-    await backend.logAppend(
+    await backend.logs.append(
       keys.auditLog('default'),
       Array.from({ length: SEEDED }, (_, i) => ({
         id: `aud_seed${i}`,

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createStorage } from 'unstorage'
 import { LocalBackend, type Backend } from '../../storage'
-import { MemoryRateCounter, MemoryRefusalTally } from '../../storage/rate-limit'
+import { MemoryRateCounter, MemoryRefusalTally } from '../../storage/local/counters'
 import { FirewallRepository } from '../../storage/repositories/firewalls'
 import { keys } from '../../storage/repositories/keys'
 import { parseSecretKey } from '../../storage/secrets/cipher'
@@ -44,11 +44,11 @@ describe('firewall repository caches', () => {
     const box = new SecretBox(parseSecretKey(randomBytes(32).toString('base64'), 'SECRETS_KEY'))
     const firewalls = new FirewallRepository(backend, box, { namespaces: 10, singles: 50 })
     // A namespace with a write stamp (it has firewalls): reads under it are cached.
-    await backend.set(keys.firewallStamp('acme'), 'stamp-1')
+    await backend.keyValue.set(keys.firewallStamp('acme'), 'stamp-1')
     for (let i = 0; i < 300; i++) expect(await firewalls.get('acme', `no-such-firewall-${i}`)).toBeNull()
     expect(firewalls.cached().singles).toBe(50)
     for (let i = 0; i < 30; i++) {
-      await backend.set(keys.firewallStamp(`ns-${i}`), 'stamp-1')
+      await backend.keyValue.set(keys.firewallStamp(`ns-${i}`), 'stamp-1')
       expect(await firewalls.list(`ns-${i}`)).toEqual([])
     }
     expect(firewalls.cached().namespaces).toBe(10)

@@ -28,12 +28,12 @@ function layout1Name(key: string): string {
 
 /** Rewrites storage written by this release into layout 1, as an older release left it. */
 async function downgrade(backend: Backend): Promise<void> {
-  for (const key of await backend.keys('')) {
-    if (layout1Name(key) !== key) await backend.moveKey(key, layout1Name(key))
+  for (const key of await backend.keyValue.keys('')) {
+    if (layout1Name(key) !== key) await backend.keyValue.moveKey(key, layout1Name(key))
   }
   // Layout 4 added the namespace index.
-  await backend.delete(keys.namespaceIndex)
-  await backend.delete(keys.storageLayout)
+  await backend.keyValue.delete(keys.namespaceIndex)
+  await backend.keyValue.delete(keys.storageLayout)
 }
 
 const firewall = emptyFirewall
@@ -74,7 +74,7 @@ async function readBack(services: Services, backend: Backend) {
     firewall: await services.firewalls.get('acme', 'fw1'),
     history: (await services.firewalls.history('acme', 'fw1', 2, 10)).map((entry) => entry.config.description),
     audit: (await services.events.auditPage('acme', null, 10)).map((entry) => entry.value),
-    firewallLog: await backend.logLength(keys.firewallLog('acme', 'fw1')),
+    firewallLog: await backend.logs.length(keys.firewallLog('acme', 'fw1')),
     events: (await services.events.read('acme', null, 10)).map((entry) => (entry.value as { id: string }).id),
     cursor: await services.webhooks.cursors.get('acme', 'wh1'),
     webhooks: await services.webhooks.list('acme'),
@@ -137,20 +137,20 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     const expected = await readBack(services, backend)
     await downgrade(backend)
     // The layout older releases wrote, by its literal names.
-    expect(await backend.get('ns:acme:meta')).toMatchObject({ id: 'acme', owner: 'owner' })
-    expect(await backend.get('ns:acme:fw:fw1')).toMatchObject({ id: 'fw1', description: 'two' })
-    expect(await backend.logLength('audit:acme')).toBe(2)
-    expect(await backend.logLength('fwlog:acme:fw1')).toBe(1)
-    expect(await backend.logLength('ns:acme:events')).toBe(2)
-    expect(await backend.get('ns:acme:wh-cursor:wh1')).not.toBeNull()
-    expect(await backend.get('wh-all')).toEqual({ items: { 'acme/wh1': true } })
+    expect(await backend.keyValue.get('ns:acme:meta')).toMatchObject({ id: 'acme', owner: 'owner' })
+    expect(await backend.keyValue.get('ns:acme:fw:fw1')).toMatchObject({ id: 'fw1', description: 'two' })
+    expect(await backend.logs.length('audit:acme')).toBe(2)
+    expect(await backend.logs.length('fwlog:acme:fw1')).toBe(1)
+    expect(await backend.logs.length('ns:acme:events')).toBe(2)
+    expect(await backend.keyValue.get('ns:acme:wh-cursor:wh1')).not.toBeNull()
+    expect(await backend.keyValue.get('wh-all')).toEqual({ items: { 'acme/wh1': true } })
     expect(await services.namespaces.ids()).toEqual([])
 
     const outcome = await migrateStorage(backend)
     expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once', 'namespace-index'] })
     expect(await readBack(services, backend)).toEqual(expected)
-    expect((await backend.keys('')).filter((key) => hashTaggedName(key) !== null)).toEqual([])
-    expect(await backend.get(keys.storageLayout)).toEqual({ version: STORAGE_LAYOUT })
+    expect((await backend.keyValue.keys('')).filter((key) => hashTaggedName(key) !== null)).toEqual([])
+    expect(await backend.keyValue.get(keys.storageLayout)).toEqual({ version: STORAGE_LAYOUT })
     expect(await migrateStorage(backend)).toEqual({ from: STORAGE_LAYOUT, to: STORAGE_LAYOUT, ran: [] })
   })
 
@@ -161,11 +161,11 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     const expected = await readBack(services, backend)
     await downgrade(backend)
     // An earlier run copied these two and died before removing the originals.
-    await backend.set('ns:{acme}:meta', await backend.get('ns:acme:meta'))
-    await backend.set('ns:{acme}:fw:fw1', await backend.get('ns:acme:fw:fw1'))
+    await backend.keyValue.set('ns:{acme}:meta', await backend.keyValue.get('ns:acme:meta'))
+    await backend.keyValue.set('ns:{acme}:fw:fw1', await backend.keyValue.get('ns:acme:fw:fw1'))
     await migrateStorage(backend)
     expect(await readBack(services, backend)).toEqual(expected)
-    expect(await backend.get('ns:acme:meta')).toBeNull()
+    expect(await backend.keyValue.get('ns:acme:meta')).toBeNull()
   })
 
   it('lists the namespaces of layout 3 (no index) from the index it builds', async () => {
@@ -173,8 +173,8 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     const services = createServices(backend)
     for (const ns of ['acme', 'constructor', 'zeta']) await createNamespaceWithOwner(services, ns, 'owner')
     // What the release before the index left: layout 3, namespaces found only by scanning.
-    await backend.delete(keys.namespaceIndex)
-    await backend.set(keys.storageLayout, { version: 3 })
+    await backend.keyValue.delete(keys.namespaceIndex)
+    await backend.keyValue.set(keys.storageLayout, { version: 3 })
     expect(await services.namespaces.ids()).toEqual([])
     expect(await migrateStorage(backend)).toEqual({ from: 3, to: STORAGE_LAYOUT, ran: ['namespace-index'] })
     expect((await services.namespaces.ids()).sort()).toEqual(['acme', 'constructor', 'zeta'])
@@ -186,7 +186,7 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
 
   it('refuses storage of a newer layout than this release knows', async () => {
     const backend = await open()
-    await backend.set(keys.storageLayout, { version: STORAGE_LAYOUT + 1 })
+    await backend.keyValue.set(keys.storageLayout, { version: STORAGE_LAYOUT + 1 })
     await expect(migrateStorage(backend)).rejects.toThrow(StorageLayoutError)
   })
 })
@@ -221,7 +221,7 @@ describe('storage migration with several processes starting at once (redis)', ()
     const expected = await readBack(services, backend)
     await downgrade(backend)
     // A process took the lease and was killed: its lease runs out after 300 ms.
-    expect(await backend.leaseAcquire(keys.migrationLease, 'killed', 300)).toBe(true)
+    expect(await backend.leases.acquire(keys.migrationLease, 'killed', 300)).toBe(true)
     const outcome = await migrateStorage(backend, { owner: 'next', pollMs: 20 })
     expect(outcome.ran).toEqual(['hash-tags', 'events-once', 'namespace-index'])
     expect(await readBack(services, backend)).toEqual(expected)

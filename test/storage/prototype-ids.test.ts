@@ -42,7 +42,7 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
       'valueOf',
     ])
     // The stored layout is unchanged: one object of items keyed by id.
-    const stored = await backend.get<{ items: Record<string, Team> }>(keys.teams('ns'))
+    const stored = await backend.keyValue.get<{ items: Record<string, Team> }>(keys.teams('ns'))
     expect(Object.keys(stored!.items).sort()).toEqual([
       'constructor',
       'hasOwnProperty',
@@ -55,7 +55,7 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
   })
 
   it('collections read an item stored under a built-in name from a document written elsewhere', async () => {
-    await backend.set(keys.licenseSets('ns'), {
+    await backend.keyValue.set(keys.licenseSets('ns'), {
       items: { toString: { id: 'toString', name: 'n', licenses: ['MIT'], createdAt: 't', updatedAt: 't' } },
     })
     expect((await services.licenseSets('ns').find('toString'))?.licenses).toEqual(['MIT'])
@@ -63,14 +63,14 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
   })
 
   it('collections leave out what an old `PUT /teams/valueOf` stored (no id, no members) and drop it on the next write', async () => {
-    await backend.set(keys.teams('ns'), {
+    await backend.keyValue.set(keys.teams('ns'), {
       items: { valueOf: { name: 'n', permissions: [], updatedAt: 't' }, ok: team('ok') },
     })
     const teams = services.teams('ns')
     expect(await teams.all()).toEqual([team('ok')])
     expect(await teams.find('valueOf')).toBeNull()
     await teams.update((items) => ({ items: items.set('valueOf', team('valueOf')), result: null }))
-    expect((await backend.get<{ items: Record<string, Team> }>(keys.teams('ns')))!.items).toEqual({
+    expect((await backend.keyValue.get<{ items: Record<string, Team> }>(keys.teams('ns')))!.items).toEqual({
       ok: team('ok'),
       valueOf: team('valueOf'),
     })
@@ -94,12 +94,12 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
     expect((await services.tokens.findById('ns', record.id))?.hash).toBe(record.hash)
     await services.tokens.revoke(record, 'now')
     expect(await services.tokens.list('ns')).toEqual([])
-    expect(await backend.get(keys.tokenIndex('ns'))).toEqual({ items: {} })
+    expect(await backend.keyValue.get(keys.tokenIndex('ns'))).toEqual({ items: {} })
   })
 
   it('exception-request indexes have no inherited entries', async () => {
     const repo = new ExceptionRequestRepository(backend)
-    await backend.set(exceptionRequestKeys.index('ns', 'fw'), {
+    await backend.keyValue.set(exceptionRequestKeys.index('ns', 'fw'), {
       items: { 'exr-1': { status: 'pending', requestedBy: 'u', rule: 'r', packageName: 'p' } },
     })
     const index = await repo.index('ns', 'fw')

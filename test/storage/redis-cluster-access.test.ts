@@ -31,16 +31,16 @@ describe('Redis Cluster with a password and TLS', () => {
       redisClusterAccess: { password: PASSWORD, tls: { ca } },
     })
     try {
-      const notified = new Promise<string>((resolve) => backend.onEvents(resolve))
-      await backend.eventsReady()
+      const notified = new Promise<string>((resolve) => backend.signals.onEvents(resolve))
+      await backend.signals.eventsReady()
       // Namespaces land on different masters: the listing scans every one of them.
       const docs = ['a', 'b', 'c', 'd'].map((ns) => keys.namespace(ns))
-      for (const key of docs) await backend.set(key, { key })
-      expect((await backend.keys('ns')).filter((key) => docs.includes(key)).sort()).toEqual([...docs].sort())
+      for (const key of docs) await backend.keyValue.set(key, { key })
+      expect((await backend.keyValue.keys('ns')).filter((key) => docs.includes(key)).sort()).toEqual([...docs].sort())
       const event = { id: 'ev-1', type: 'audit.test.ping', time: new Date().toISOString(), namespace: 'a' } as never
-      await backend.transact([keys.namespace('a')], () => ({ writes: { events: [event] }, result: undefined }))
+      await backend.keyValue.transact([keys.namespace('a')], () => ({ writes: { events: [event] }, result: undefined }))
       expect(await notified).toBe('a')
-      expect(await backend.logLength(keys.eventLog('a'))).toBe(1)
+      expect(await backend.logs.length(keys.eventLog('a'))).toBe(1)
     } finally {
       await backend.close()
     }

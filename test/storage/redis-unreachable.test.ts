@@ -33,10 +33,10 @@ describe('a Redis that stops answering (CONTRACT section 8, storage errors)', ()
     const redis = await privateRedis()
     const backend = new RedisBackend(redis.url, 'unreachable')
     try {
-      await backend.set('doc', { id: 'd' })
-      await expect(backend.get('doc')).resolves.toEqual({ id: 'd' })
+      await backend.keyValue.set('doc', { id: 'd' })
+      await expect(backend.keyValue.get('doc')).resolves.toEqual({ id: 'd' })
       await redis.stop()
-      const failure = await backend.get('doc').then(
+      const failure = await backend.keyValue.get('doc').then(
         () => null,
         (error: unknown) => error,
       )

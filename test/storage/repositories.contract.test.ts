@@ -97,7 +97,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
       }),
     ).rejects.toThrow('refused')
     expect(await services.firewalls.get('ns', 'bad')).toBeNull()
-    expect(await backend.logLength(keys.eventLog('ns'))).toBe(0)
+    expect(await backend.logs.length(keys.eventLog('ns'))).toBe(0)
   })
 
   it('event log: an audit entry or a decision and its events are appended together', async () => {
@@ -112,7 +112,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
       'ev-1',
       'ev-1',
     ])
-    expect(await backend.logLength(keys.firewallLog('ns', 'fw'))).toBe(1)
+    expect(await backend.logs.length(keys.firewallLog('ns', 'fw'))).toBe(1)
   })
 
   it('leases: one owner at a time per name, released only by its owner', async () => {
@@ -130,7 +130,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
   it('registry cache: packuments as JSON and tarballs as bytes under their keys', async () => {
     await services.registryCache.setPackument('s', 'n', { body: { name: 'x' }, fetchedAt: 1 })
     expect(await services.registryCache.getPackument('s', 'n')).toEqual({ body: { name: 'x' }, fetchedAt: 1 })
-    expect(await backend.get(keys.registryPackument('s', 'n'))).toEqual({ body: { name: 'x' }, fetchedAt: 1 })
+    expect(await backend.keyValue.get(keys.registryPackument('s', 'n'))).toEqual({ body: { name: 'x' }, fetchedAt: 1 })
     await services.registryCache.deletePackument('s', 'n')
     expect(await services.registryCache.getPackument('s', 'n')).toBeNull()
     await services.registryCache.setTarball('i', Buffer.from('tgz'))
@@ -141,7 +141,7 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     const create = () => ({ secret: 'plain', stored: 'sealed' })
     expect(await services.dashboardSessions.sessionSecret((s) => `opened:${s}`, create)).toBe('plain')
     expect(await services.dashboardSessions.sessionSecret((s) => `opened:${s}`, create)).toBe('opened:sealed')
-    expect(await backend.get(keys.dashboardSessionSecret)).toBe('sealed')
+    expect(await backend.keyValue.get(keys.dashboardSessionSecret)).toBe('sealed')
   })
 
   it('tokens: the authentication read brings token, namespace and teams in one call', async () => {
@@ -224,12 +224,33 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     // Without `mayFail` the ledger is not even read: a failed status there stays out of it.
     await records.saveDelivery('ns', 'wh', 'whdel-4', () => record('whdel-4', 'failed'))
     expect((await records.listFailedDeliveries('ns', 'wh')).map((r) => r.id)).toEqual(['whdel-1', 'whdel-3'])
-    expect(await backend.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-1'))).toMatchObject({
+    expect(await backend.keyValue.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-1'))).toMatchObject({
       source: { eventIds: ['ev-whdel-1'] },
     })
     await records.deleteDeliveries('ns', 'wh')
     expect(await records.listFailedDeliveries('ns', 'wh')).toEqual([])
-    expect(await backend.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-3'))).toBeNull()
-    expect(await backend.get(webhookKeys.failedDeliveries('ns', 'wh'))).toBeNull()
+    expect(await backend.keyValue.get(webhookKeys.failedDelivery('ns', 'wh', 'whdel-3'))).toBeNull()
+    expect(await backend.keyValue.get(webhookKeys.failedDeliveries('ns', 'wh'))).toBeNull()
+  })
+
+  it('redeliveries: queued up to the limit the caller gives; past it nothing is written and the answer says so', async () => {
+    const records = services.webhookRecords
+    const redelivery = (n: number) => ({
+      deliveryId: `whdel-${n}`,
+      eventIds: [`ev-${n}`],
+      after: null,
+      last: '1-0',
+      position: null,
+    })
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(1), redelivery(2)], 3)).toEqual({
+      queued: true,
+      waiting: 2,
+    })
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(3), redelivery(4)], 3)).toEqual({
+      queued: false,
+      waiting: 2,
+    })
+    expect((await records.listRedeliveries('ns', 'wh')).map((r) => r.deliveryId)).toEqual(['whdel-1', 'whdel-2'])
+    expect(await records.queueRedeliveries('ns', 'wh', [redelivery(3)], 3)).toEqual({ queued: true, waiting: 3 })
   })
 })

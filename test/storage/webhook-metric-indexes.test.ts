@@ -3,7 +3,7 @@ import { bucketStart, WebhookRecordRepository } from '../../storage/repositories
 import { MetricBucketWriter } from '../../storage/repositories/metric-buckets'
 import { webhookKeys } from '../../storage/repositories/webhook-keys'
 import type { BucketSize } from '../../server/webhooks/delivery/record'
-import type { Backend } from '../../storage'
+import type { Backend, KeyValueStore } from '../../storage'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 
 const MIN = 60_000
@@ -23,11 +23,11 @@ describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
     const backend = await makeBackend(kind)
     open.push(backend)
     const reads: string[][] = []
-    const transact = backend.transact.bind(backend)
-    backend.transact = ((keys, body, options) => {
+    const transact = backend.keyValue.transact.bind(backend.keyValue)
+    backend.keyValue.transact = ((keys, body, options) => {
       reads.push([...keys])
       return transact(keys, body, options)
-    }) as Backend['transact']
+    }) as KeyValueStore['transact']
     return { backend, reads }
   }
 
@@ -41,7 +41,8 @@ describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
     expect(reads[1].filter((key) => SIZES.map(indexKey).includes(key))).toEqual([])
     const [minute] = await records.metrics('acme', 'wh-a', '1m', AT, AT)
     expect(minute.counters.deliveriesSuccess).toBe(3)
-    for (const size of SIZES) expect(await backend.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
+    for (const size of SIZES)
+      expect(await backend.keyValue.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
   })
 
   it('enters a bucket removed meanwhile (by another process) in its index again', async () => {
@@ -52,7 +53,8 @@ describe.each(BACKEND_KINDS)('metric bucket indexes (%s)', (kind) => {
     await records.saveDelivery('acme', 'wh-a', 'whdel-1', () => ({ id: 'whdel-1' }) as never, {
       metrics: { at: AT + 1_000, delta: { deliveriesSuccess: 4 } },
     })
-    for (const size of SIZES) expect(await backend.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
+    for (const size of SIZES)
+      expect(await backend.keyValue.get(indexKey(size))).toEqual({ starts: [bucketStart(AT, size)] })
     const [minute] = await records.metrics('acme', 'wh-a', '1m', AT, AT)
     expect(minute.counters.deliveriesSuccess).toBe(4)
     // Indexed, so the retention pass finds and removes it.

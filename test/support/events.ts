@@ -16,7 +16,7 @@ export async function readEvents(server: RunningServer, ns = 'default'): Promise
     const events: NamespaceEvent[] = []
     let after: string | null = null
     for (;;) {
-      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logRange<NamespaceEvent>(
+      const page: { cursor: string; value: NamespaceEvent }[] = await backend.logs.range<NamespaceEvent>(
         keys.eventLog(ns),
         { after, limit: 1000 },
       )

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
-import { LocalBackend, RedisBackend, type Backend } from '../../storage'
+import type { Backend, RedisBackend } from '../../storage'
 
 /**
  * Storage as the release before events were stored once left it (test/fixtures/legacy-events/):
@@ -36,25 +36,26 @@ export async function writeLegacyData(backend: Backend, fixture: LegacyFixture, 
   const shift = (id: string) => `${msOf(id) + now - newest}-${id.split('-')[1]}`
   const routed = (fixture.values[ROUTER_CURSOR] as { cursor: string } | undefined)?.cursor
   for (const [key, value] of Object.entries(fixture.values)) {
-    if (key !== ROUTER_CURSOR) await backend.set(key, value)
+    if (key !== ROUTER_CURSOR) await backend.keyValue.set(key, value)
   }
-  if (backend instanceof RedisBackend) {
-    const redis = backend.redis
+  // The raw layout differs by kind: Redis streams and lists, or one key per entry.
+  if (backend.kind === 'redis') {
+    const { redis, prefix } = backend as RedisBackend
     for (const [name, entries] of Object.entries(fixture.logs))
       for (const entry of entries)
-        await redis.xadd(`${backend.prefix}:log:${name}`, shift(entry.id), 'd', JSON.stringify(entry.value))
+        await redis.xadd(`${prefix}:log:${name}`, shift(entry.id), 'd', JSON.stringify(entry.value))
     for (const [name, items] of Object.entries(fixture.queues))
-      await redis.rpush(`${backend.prefix}:queue:${name}`, ...items.map((item) => JSON.stringify(item)))
-    if (routed) await backend.set(ROUTER_CURSOR, { cursor: shift(routed) })
+      await redis.rpush(`${prefix}:queue:${name}`, ...items.map((item) => JSON.stringify(item)))
+    if (routed) await backend.keyValue.set(ROUTER_CURSOR, { cursor: shift(routed) })
     return
   }
-  if (!(backend instanceof LocalBackend)) throw new Error('unknown backend')
   for (const [name, entries] of Object.entries(fixture.logs))
     for (const [slot, entry] of entries.entries())
-      await backend.set(`log:${name}:${pad(slot)}`, { t: msOf(shift(entry.id)), v: entry.value })
+      await backend.keyValue.set(`log:${name}:${pad(slot)}`, { t: msOf(shift(entry.id)), v: entry.value })
   for (const [name, items] of Object.entries(fixture.queues))
-    for (const [slot, item] of items.entries()) await backend.set(`queue:${name}:${pad(slot)}`, item)
-  if (routed) await backend.set(ROUTER_CURSOR, { cursor: pad(fixture.logs.events.findIndex((e) => e.id === routed)) })
+    for (const [slot, item] of items.entries()) await backend.keyValue.set(`queue:${name}:${pad(slot)}`, item)
+  if (routed)
+    await backend.keyValue.set(ROUTER_CURSOR, { cursor: pad(fixture.logs.events.findIndex((e) => e.id === routed)) })
 }
 
 function msOf(id: string): number {

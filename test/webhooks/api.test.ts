@@ -40,7 +40,7 @@ function putFirewall(id: string) {
 
 const base = () => ({ name: 'hook', url: h.receiver.url, eventTypes: ['firewall.*', 'config.*'] })
 const events = async (type: string) =>
-  (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 10_000 }))
+  (await h.backend.logs.range<any>(keys.eventLog(NS), { limit: 10_000 }))
     .map((e) => e.value)
     .filter((e) => e.type === type)
 

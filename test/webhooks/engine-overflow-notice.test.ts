@@ -53,7 +53,7 @@ describe.each(['memory', 'redis'] as const)('one overflow notice per gap (%s)', 
       const delivered = received.filter((event) => event.type === 'audit.test.ping').map((event) => event.id)
       expect(new Set(delivered).size).toBe(delivered.length)
       expect(delivered.length + notice.data.droppedEvents).toBe(produced.length)
-      const logged = (await h.backend.logRange<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map(
+      const logged = (await h.backend.logs.range<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map(
         (entry) => entry.value.id,
       )
       const kept = new Set(delivered)

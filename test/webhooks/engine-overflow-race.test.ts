@@ -35,7 +35,7 @@ describe('webhook engine: overflow while batches are taken (Redis, real time)', 
     expect(notices.every((e) => e.data.reason === 'buffer_overflow' && e.data.droppedEvents > 0)).toBe(true)
     const delivered = received.filter((e) => e.type === 'audit.test.ping').map((e) => e.id)
     // Delivered events keep log order, none twice, and the drops add up to exactly the rest.
-    const logged = (await h.backend.logRange<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map(
+    const logged = (await h.backend.logs.range<{ id: string }>(keys.eventLog(NS), { limit: 10_000 })).map(
       (entry) => entry.value.id,
     )
     const kept = new Set(delivered)

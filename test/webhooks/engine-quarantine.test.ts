@@ -48,7 +48,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBe(state.quarantinedUntil)
     // Entering quarantine changes the webhook's configuration, so it is announced like any change.
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+    const updates = (await h.backend.logs.range<any>(keys.eventLog(NS), { limit: 1000 }))
       .map((e) => e.value)
       .filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data).toMatchObject({
@@ -82,7 +82,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     })
     expect((await h.api('POST', `/v1/${NS}/webhooks/${webhook.id}/release`)).status).toBe(409)
 
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+    const updates = (await h.backend.logs.range<any>(keys.eventLog(NS), { limit: 1000 }))
       .map((e) => e.value)
       .filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config).toMatchObject({ id: webhook.id, releasedAt: released.body.releasedAt })
@@ -102,7 +102,7 @@ describe('webhook engine: retry exhaustion and quarantine', () => {
     expect(h.receiver.receipts[6].json.events.map((e) => e.id)).toEqual(buffered.map((e) => e.id))
     const doc = (await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}`)).body
     expect(doc.quarantinedUntil).toBeUndefined()
-    const updates = (await h.backend.logRange<any>(keys.eventLog(NS), { limit: 1000 }))
+    const updates = (await h.backend.logs.range<any>(keys.eventLog(NS), { limit: 1000 }))
       .map((e) => e.value)
       .filter((e) => e.type === 'config.webhook.updated')
     expect(updates.at(-1).data.config.quarantinedUntil).toBeUndefined()

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { NamespaceEvent } from '../../server/events/schemas'
 import { makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
 import { EventLogRepository } from '../../storage/repositories/event-log'
@@ -30,7 +31,7 @@ function busy(ms: number) {
  */
 async function handOutToSlowListeners(count: number) {
   backend = await makeBackend('fs')
-  const events = new EventLogRepository(backend)
+  const events = new EventLogRepository<NamespaceEvent>(backend)
   follower = new LogFollower(events)
   await follower.ready()
   const seen = Array.from({ length: 6 }, () => [] as string[])
@@ -68,7 +69,7 @@ describe('log follower', () => {
 
   it('gives nothing more to a listener removed while a page is being handed out', async () => {
     backend = await makeBackend('fs')
-    const events = new EventLogRepository(backend)
+    const events = new EventLogRepository<NamespaceEvent>(backend)
     follower = new LogFollower(events)
     await follower.ready()
     const late: string[] = []

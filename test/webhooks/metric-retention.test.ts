@@ -54,7 +54,7 @@ describe.each(BACKEND_KINDS)('metric buckets removed by the retention pass (%s)'
     return { backend, services }
   }
   const stored = (backend: Backend, id: string, size: string, start: number) =>
-    backend.get(webhookKeys.metrics('acme', id, size, start))
+    backend.keyValue.get(webhookKeys.metrics('acme', id, size, start))
 
   it('removes each size past its window and keeps the rest, for every webhook', async () => {
     const { backend, services } = await setup()
@@ -102,6 +102,6 @@ describe.each(BACKEND_KINDS)('metric buckets removed by the retention pass (%s)'
       ['1d', NOW - 3 * DAY],
     ] as const)
       expect(await stored(backend, 'wh-a', size, start)).toBeNull()
-    expect(await backend.get(webhookKeys.metricsIndex('acme', 'wh-a', '1d'))).toBeNull()
+    expect(await backend.keyValue.get(webhookKeys.metricsIndex('acme', 'wh-a', '1d'))).toBeNull()
   })
 })

@@ -25,7 +25,7 @@ describe.each(['memory', 'redis'] as const)('an event past 512 KB (%s)', (backen
       config: bigFirewallConfig(805),
     })
     expect(Buffer.byteLength(JSON.stringify(big))).toBeGreaterThan(805 * 1024)
-    await h.backend.transact([], () => ({ writes: { events: [big] }, result: undefined }))
+    await h.backend.keyValue.transact([], () => ({ writes: { events: [big] }, result: undefined }))
     const [after] = await h.appendEvents(1)
     await h.runFor(10_000)
 

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { createUser } from '../../server/namespace/directory'
 import { keys } from '../../storage/repositories/keys'
 import { enterFailed } from '../../storage/repositories/failed-deliveries'
+import { REDELIVERIES_KEPT } from '../../server/webhooks/delivery/redelivery'
 import { NS, receiptProblems, startHarness, T0, type Harness } from './support/harness'
 
 /** Resend and recover (#14) against a real receiver, on the event-log design. */
@@ -19,6 +20,25 @@ const audits = async (action: string) =>
     .filter((entry) => entry.action === action)
 
 describe('resend', () => {
+  it('refuses a resend with 409 redelivery_queue_full while REDELIVERIES_KEPT wait, queueing nothing', async () => {
+    h = await startHarness()
+    const webhook = await h.createWebhook()
+    await h.appendEvents(1)
+    await h.runFor(1_000)
+    const waiting = Array.from({ length: REDELIVERIES_KEPT }, (_, n) => ({
+      deliveryId: `whdel-waiting-${n}`,
+      eventIds: ['ev-gone'],
+      after: null,
+      last: '1-0',
+      position: null,
+    }))
+    await h.services.webhookRecords.queueRedeliveries(NS, webhook.id, waiting, REDELIVERIES_KEPT)
+    const refused = await h.api('POST', `${base(webhook.id)}/deliveries/${webhookId(0)}/resend`)
+    expect(refused.status).toBe(409)
+    expect(refused.body).toMatchObject({ code: 'redelivery_queue_full' })
+    expect(await h.services.webhookRecords.listRedeliveries(NS, webhook.id)).toHaveLength(REDELIVERIES_KEPT)
+  })
+
   it('sends the same events under a new webhook-id at the back of the queue, keeping order with what waited then', async () => {
     h = await startHarness()
     const webhook = await h.createWebhook()

@@ -24,9 +24,10 @@ describe('webhook delivery across a SIGKILL and restart (built server, Redis)', 
     // Wait until the retrying snapshot (two attempts made) is in storage, then kill without any chance to clean up.
     await waitFor(
       async () => {
-        const stored = await cluster.backend.get<{ value: unknown; context: { batch: { attempts: number } | null } }>(
-          webhookKeys.snapshot('default', webhook.id),
-        )
+        const stored = await cluster.backend.keyValue.get<{
+          value: unknown
+          context: { batch: { attempts: number } | null }
+        }>(webhookKeys.snapshot('default', webhook.id))
         return stored?.value === 'retrying' && stored.context.batch?.attempts === 2
       },
       10_000,

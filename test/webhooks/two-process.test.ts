@@ -34,7 +34,7 @@ describe.each(SHARED_STORAGES)('two server processes on one %s', (storage) => {
     const first = await cluster.append(5)
     await waitFor(() => receiver.events().length >= 5, 10_000, 'first deliveries')
     const lease = webhookKeys.webhookLease('default', webhook.id)
-    const ownerPid = pidOf(await cluster.backend.leaseOwner(lease))
+    const ownerPid = pidOf(await cluster.backend.leases.owner(lease))
     const victim = servers.find((server) => server.pid === ownerPid)!
     const survivor = servers.find((server) => server.pid !== ownerPid)!
     expect(victim).toBeDefined()
@@ -45,7 +45,7 @@ describe.each(SHARED_STORAGES)('two server processes on one %s', (storage) => {
     await victim.kill('SIGKILL')
     const second = await cluster.append(5)
     await waitFor(() => deduplicated(receiver).length >= 10, 15_000, 'deliveries after the owner died')
-    expect(pidOf(await cluster.backend.leaseOwner(lease))).toBe(survivor.pid)
+    expect(pidOf(await cluster.backend.leases.owner(lease))).toBe(survivor.pid)
     // Killed right after a delivery, the owner may not have recorded it: the survivor re-sends that
     // batch under the same webhook-id (at-least-once), which a receiver deduplicates on.
     expect(deduplicated(receiver)).toEqual([...first, ...second])

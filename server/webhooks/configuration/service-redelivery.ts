@@ -5,7 +5,7 @@ import { requireNamespacePermission } from '../../auth/permissions'
 import type { CallContext } from '../../app/context'
 import type { NamespaceEvent } from '../../events/schemas'
 import { recordView, type AnyStoredRecord, type DeliveryRecord, type StoredDeliveryRecord } from '../delivery/record'
-import { readDeliveryEvents, type DeliveryEventRefs, type Redelivery } from '../delivery/redelivery'
+import { readDeliveryEvents, REDELIVERIES_KEPT, type DeliveryEventRefs, type Redelivery } from '../delivery/redelivery'
 import { loadWebhook, signalChange } from './service'
 
 /** Resend one delivery and recover failed ones (#14); the owning process delivers them (delivery/redelivery.ts). */
@@ -68,11 +68,14 @@ async function queue(
     return { redelivery, events, record: queuedRecord(id, redelivery.deliveryId, refs, events, now) }
   })
   // Queue first: a record missing after a crash is written by the first attempt anyway.
-  await webhookRecords.queueRedeliveries(
+  const outcome = await webhookRecords.queueRedeliveries(
     ctx.ns,
     id,
     planned.map((p) => p.redelivery),
+    REDELIVERIES_KEPT,
   )
+  if (!outcome.queued)
+    throw conflict('redelivery_queue_full', `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${outcome.waiting} do`)
   await Promise.all(planned.map((p) => webhookRecords.saveDelivery(ctx.ns, id, p.record.id, () => p.record)))
   await signalChange(ctx, 'changed', id)
   return planned.map((p) => recordView(p.record, p.events))

@@ -1,22 +1,7 @@
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
+import type { AttemptRecord } from '../../../storage/model/delivery'
 
-/**
- * One attempt of a delivery as `GET .../deliveries/{deliveryId}/attempts` answers it (#14).
- * The delivery record keeps only the last attempt's fields; this keeps every one.
- */
-export interface AttemptRecord {
-  /** 1-based. */
-  attempt: number
-  startedAt: string
-  durationMillis: number
-  /** 0 when no response arrived (network error, timeout, refused address). */
-  responseStatus: number
-  /** At most 4 KB (the sender keeps no more). */
-  responseBody: string
-  error?: string
-  /** When the retry of this failed attempt was scheduled for; absent after a success or the last attempt. */
-  nextAttemptAt?: string
-}
+export { withAttempt, type AttemptRecord } from '../../../storage/model/delivery'
 
 /** What one finished attempt tells its attempt record. */
 interface AttemptRecordFacts {
@@ -40,15 +25,4 @@ export function attemptRecord(facts: AttemptRecordFacts): AttemptRecord {
     ...(facts.outcome.error ? { error: facts.outcome.error } : {}),
     ...(facts.nextAttemptAt === null ? {} : { nextAttemptAt: new Date(facts.nextAttemptAt).toISOString() }),
   }
-}
-
-/**
- * The attempt list with `next` in it, oldest first. An attempt re-run after a crash has the same
- * number as the interrupted one and replaces it, so the list never holds an attempt twice.
- * @example withAttempt([first], second).map((a) => a.attempt) // [1, 2]
- */
-export function withAttempt(attempts: readonly AttemptRecord[], next: AttemptRecord): AttemptRecord[] {
-  return [...attempts.filter((existing) => existing.attempt !== next.attempt), next].sort(
-    (a, b) => a.attempt - b.attempt,
-  )
 }

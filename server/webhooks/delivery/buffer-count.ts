@@ -10,7 +10,7 @@ import { routes } from './routing'
  * to `cap` (counting stops there).
  */
 export async function storedBufferCount(
-  events: EventLogRepository,
+  events: EventLogRepository<NamespaceEvent>,
   webhooks: WebhookRepository,
   ns: string,
   id: string,

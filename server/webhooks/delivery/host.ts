@@ -3,7 +3,7 @@ import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machi
 import type { Services } from '../../app/services'
 import { logger } from '../../app/logger'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
-import type { WebhookSignal } from '../../../storage/webhook-signals'
+import type { WebhookSignal } from '../../../storage/ports'
 import { Activity } from './activity'
 import type { TimerClock } from './deadline-timer'
 import { createDeliveryActors } from './adapter'

@@ -41,7 +41,7 @@ export class LogFollower {
   private readonly activity = new Activity()
   private readonly offAppended: () => void
 
-  constructor(private readonly events: EventLogRepository) {
+  constructor(private readonly events: EventLogRepository<NamespaceEvent>) {
     this.offAppended = events.onAppended((ns) => this.wake(ns))
   }
 

@@ -14,7 +14,7 @@ interface LogSelection {
  * @example await readSelection(events, 'acme', batch) // the batch's events, as sent
  */
 export async function readSelection(
-  events: EventLogRepository,
+  events: EventLogRepository<NamespaceEvent>,
   ns: string,
   selection: LogSelection,
 ): Promise<NamespaceEvent[]> {

@@ -1,50 +1,28 @@
 import type { NamespaceEvent } from '../../events/schemas'
 import { envelope } from '../protocol/batching'
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
+import type {
+  AnyStoredRecord,
+  DeliveryRecord,
+  MetricCounters,
+  PayloadSource,
+  StoredDeliveryRecord,
+} from '../../../storage/model/delivery'
+
+export {
+  BUCKETS,
+  RECORDS_KEPT,
+  ZERO_COUNTERS,
+  type AnyStoredRecord,
+  type BucketSize,
+  type DeliveryRecord,
+  type MetricCounters,
+  type PayloadSource,
+  type StoredDeliveryRecord,
+} from '../../../storage/model/delivery'
 
 /** Bytes of the delivered body kept in a record. */
 const PAYLOAD_LIMIT = 64 * 1024
-/** Delivery records kept per webhook, oldest dropped first. */
-export const RECORDS_KEPT = 128
-
-/** One delivery (a batch and all its attempts), docs/webhooks.md. */
-export interface DeliveryRecord {
-  id: string
-  webhook: string
-  test: boolean
-  status: 'retrying' | 'success' | 'failed'
-  attempts: number
-  eventCount: number
-  eventTypes: string[]
-  payload: string
-  payloadTruncated: boolean
-  responseStatus: number
-  responseBody: string
-  error?: string
-  durationMillis: number
-  createdAt: string
-  completedAt?: string
-}
-
-/**
- * Where a record's payload comes from: its events in the namespace log (ids, and the range after
- * `after` up to `last` holding them). The body sent is the envelope of exactly these events, so it
- * is rebuilt byte for byte from the log instead of stored with every record (docs/webhooks.md).
- */
-export interface PayloadSource {
-  eventIds: string[]
-  after: string | null
-  last: string
-}
-
-/** A delivery record as stored: the spec fields without the payload, plus its source. */
-export type StoredDeliveryRecord = Omit<DeliveryRecord, 'payload' | 'payloadTruncated'> & {
-  source: PayloadSource
-}
-
-/** Records written before payloads were rebuilt from the log carry their payload themselves. */
-export type AnyStoredRecord = StoredDeliveryRecord | DeliveryRecord
-
 /** What one finished attempt tells the record. */
 interface AttemptFacts {
   webhook: string
@@ -107,27 +85,6 @@ export function recordAfterAttempt(
     createdAt: previous && previous.attempts > 0 ? previous.createdAt : new Date(facts.startedAt).toISOString(),
     ...(done ? { completedAt: new Date(facts.finishedAt).toISOString() } : {}),
   }
-}
-
-/** Metric buckets and their sizes. */
-export const BUCKETS = { '1m': 60_000, '1h': 3_600_000, '1d': 86_400_000 } as const
-export type BucketSize = keyof typeof BUCKETS
-
-/** Counters as stored; `avgDeliveryMillis` is derived when read. */
-export interface MetricCounters {
-  deliveriesSuccess: number
-  deliveriesFailed: number
-  eventsSent: number
-  eventsDropped: number
-  totalDeliveryMillis: number
-}
-
-export const ZERO_COUNTERS: MetricCounters = {
-  deliveriesSuccess: 0,
-  deliveriesFailed: 0,
-  eventsSent: 0,
-  eventsDropped: 0,
-  totalDeliveryMillis: 0,
 }
 
 /** One bucket in the metrics answer (`{bucket, buckets: [{start, ...}]}`). */

@@ -2,6 +2,9 @@ import type { EventLogRepository } from '../../../storage/repositories/event-log
 import { compareCursors } from '../../../storage/repositories/event-log'
 import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
 import type { NamespaceEvent } from '../../events/schemas'
+import type { Redelivery } from '../../../storage/model/delivery'
+
+export type { Redelivery } from '../../../storage/model/delivery'
 
 /**
  * Resend and recover (#14) on the event-log design: a delivery's events stay in the namespace log
@@ -18,16 +21,6 @@ export interface DeliveryEventRefs {
   last: string
 }
 
-/** A queued redelivery: a new delivery id for the same events, due after `position`. */
-export interface Redelivery {
-  deliveryId: string
-  eventIds: string[]
-  after: string | null
-  last: string
-  /** The log's last entry when it was queued (null: the log was empty). */
-  position: string | null
-}
-
 /** Redeliveries queued per webhook, at most. */
 export const REDELIVERIES_KEPT = 1_000
 
@@ -36,7 +29,7 @@ export const REDELIVERIES_KEPT = 1_000
  * @example const { events, missing } = await readDeliveryEvents(log, 'acme', refs)
  */
 export async function readDeliveryEvents(
-  log: EventLogRepository,
+  log: EventLogRepository<NamespaceEvent>,
   ns: string,
   refs: DeliveryEventRefs,
 ): Promise<{ events: NamespaceEvent[]; missing: string[] }> {

@@ -1,7 +1,7 @@
 import type { Services } from '../../app/services'
 import type { WebhookRepository } from '../../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
-import type { WebhookSignals } from '../../../storage/webhook-signals'
+import type { WebhookSignals } from '../../../storage/ports'
 import type { WebhookSettings } from '../configuration/settings'
 import type { LookupAll } from '../protocol/ssrf'
 

@@ -23,7 +23,7 @@ import type { RedeliveryQueue } from './redelivery'
 import { StoredCursor } from './stored-cursor'
 
 interface FeedDeps {
-  events: EventLogRepository
+  events: EventLogRepository<NamespaceEvent>
   cursors: WebhookCursorRepository
   follower: LogFollower
   clock: Clock

@@ -72,8 +72,8 @@ const webhook = (id: string): WebhookRecord => ({
 
 /** Every stored value of the backend as one JSON text (the repositories' keys: plain JSON values). */
 async function everything(backend: Backend): Promise<string> {
-  const keys = await backend.keys('')
-  return JSON.stringify(await backend.getMany(keys))
+  const keys = await backend.keyValue.keys('')
+  return JSON.stringify(await backend.keyValue.getMany(keys))
 }
 
 function expectNoPlaintext(stored: string) {
@@ -132,14 +132,14 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     const firewalls = new FirewallRepository(backend, box)
     await putFirewall(firewalls, 'a')
     await putFirewall(firewalls, 'b')
-    const a = (await backend.get<Firewall>(keys.firewall('ns', 'a')))!
-    const b = (await backend.get<Firewall>(keys.firewall('ns', 'b')))!
+    const a = (await backend.keyValue.get<Firewall>(keys.firewall('ns', 'a')))!
+    const b = (await backend.keyValue.get<Firewall>(keys.firewall('ns', 'b')))!
     // The attacker with storage access copies a's sealed password over b's, and over b's username.
     b.upstreams[0].credentials = {
       username: (a.upstreams[0].credentials as any).password,
       password: (a.upstreams[0].credentials as any).password,
     }
-    await backend.set(keys.firewall('ns', 'b'), b)
+    await backend.keyValue.set(keys.firewall('ns', 'b'), b)
     await expect(new FirewallRepository(backend, box).get('ns', 'b')).rejects.toThrow(/moved from another record/)
   })
 
@@ -148,7 +148,7 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     await putFirewall(firewalls)
     expect(await everything(backend)).toContain(PLANTED.password)
     await verifySecretsKey(backend, new SecretBox())
-    expect(await backend.get(KEY_CHECK_KEY)).toBeNull()
+    expect(await backend.keyValue.get(KEY_CHECK_KEY)).toBeNull()
   })
 
   it('the key check: written once, refuses a wrong or a missing key by name, accepts the previous key', async () => {
@@ -179,7 +179,10 @@ describe.each(BACKEND_KINDS)('secrets at rest in the repositories (%s)', (kind) 
     await putFirewall(new FirewallRepository(backend, oldBox), 'fw')
     await putWebhook(new WebhookRepository(backend, oldBox), 'wh')
     const session = seal(old, 'session-secret-hex', JSON.stringify(['dashboard', 'session-secret']))
-    await backend.transact([], () => ({ writes: { set: { 'dashboard:session-secret': session } }, result: null }))
+    await backend.keyValue.transact([], () => ({
+      writes: { set: { 'dashboard:session-secret': session } },
+      result: null,
+    }))
 
     const next = newKey()
     const rotating = new SecretBox(next, old)

@@ -75,7 +75,7 @@ export class RedisCluster {
         statusCode: 200,
       }),
     )
-    await this.backend.transact([], () => ({ writes: { events }, result: undefined }))
+    await this.backend.keyValue.transact([], () => ({ writes: { events }, result: undefined }))
     return events.map((event) => event.id)
   }
 

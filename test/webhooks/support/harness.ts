@@ -124,7 +124,10 @@ export async function startHarness(options: HarnessOptions = {}) {
         }),
       )
       for (let i = 0; i < events.length; i += 1000) {
-        await backend.transact([], () => ({ writes: { events: events.slice(i, i + 1000) }, result: undefined }))
+        await backend.keyValue.transact([], () => ({
+          writes: { events: events.slice(i, i + 1000) },
+          result: undefined,
+        }))
       }
       return events
     },

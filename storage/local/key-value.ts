@@ -1,0 +1,87 @@
+import { eventLogOf, type TxOutcome, type TxWrites } from '../backend'
+import { KeyedMutex } from '../keyed-mutex'
+import type { KeyValueStore } from '../ports'
+import type { LocalLogs } from './logs'
+import type { LocalSignals } from './signals'
+import type { LocalValues } from './values'
+
+/** Key-value port of one process: transactions are atomic under in-process locks on their keys. */
+export class LocalKeyValue implements KeyValueStore {
+  private readonly mutex = new KeyedMutex()
+
+  constructor(
+    private readonly values: LocalValues,
+    private readonly logs: LocalLogs,
+    private readonly signals: LocalSignals,
+  ) {}
+
+  get<T>(key: string): Promise<T | null> {
+    return this.values.get<T>(key)
+  }
+
+  getMany<T>(keys: string[]): Promise<(T | null)[]> {
+    return this.values.getMany<T>(keys)
+  }
+
+  set(key: string, value: unknown): Promise<void> {
+    return this.values.set(key, value)
+  }
+
+  delete(key: string): Promise<void> {
+    return this.values.delete(key)
+  }
+
+  keys(prefix: string): Promise<string[]> {
+    return this.values.keys(prefix)
+  }
+
+  has(key: string): Promise<boolean> {
+    return this.values.has(key)
+  }
+
+  getBytes(key: string): Promise<Buffer | null> {
+    return this.values.getBytes(key)
+  }
+
+  setBytes(key: string, bytes: Uint8Array): Promise<void> {
+    return this.values.setBytes(key, bytes)
+  }
+
+  async moveKey(from: string, to: string): Promise<boolean> {
+    const raw = await this.values.getRaw(from)
+    if (raw == null) return false
+    const storage = this.values.storage
+    if (!(await storage.hasItem(to))) await storage.setItemRaw(to, raw)
+    await storage.removeItem(from)
+    // Log and queue positions are cached per prefix: any of them may have just moved.
+    this.logs.forgetPositions()
+    return true
+  }
+
+  /** Reads are local and the keys locked: `options.assume` saves nothing here and is ignored. */
+  transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+  ): Promise<R> {
+    return this.mutex.runExclusive(keys, async () => {
+      const current = await this.values.getMany(keys)
+      const values = new Map(keys.map((key, index) => [key, current[index] as unknown]))
+      const { writes, result } = await body(values)
+      await this.applyWrites(keys, writes)
+      return result
+    })
+  }
+
+  private async applyWrites(txKeys: string[], writes: TxWrites): Promise<void> {
+    const eventLog = eventLogOf(txKeys, writes)
+    await Promise.all([
+      ...Object.entries(writes.set ?? {}).map(([key, value]) => this.values.set(key, value)),
+      ...(writes.delete ?? []).map((key) => this.values.delete(key)),
+    ])
+    for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logs.append(log, entries)
+    if (eventLog) {
+      await this.logs.append(eventLog.log, writes.events!)
+      this.signals.eventsAppended(eventLog.ns)
+    }
+  }
+}

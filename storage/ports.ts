@@ -1,0 +1,192 @@
+import type { StoredEvent } from './model/events'
+
+/**
+ * The storage ports, one per shape of data. Each has a single-process implementation
+ * (storage/local/) and a Redis one (storage/redis/); `createBackend` (storage/index.ts) is the
+ * one place that chooses between them. Repositories take the ports they use (`Pick<Backend, ...>`).
+ */
+
+/** One entry of an append-only log (event log, audit log, firewall log). */
+export interface LogEntry<T = unknown> {
+  /** Opaque, ordered cursor of the entry within its log. */
+  cursor: string
+  /** When it was written (ms epoch): what retention judges it by. */
+  time: number
+  value: T
+}
+
+export interface LogRangeOptions {
+  /** Entries strictly after this cursor (oldest first). */
+  after?: string | null
+  /** Entries strictly before this cursor (newest first). */
+  before?: string | null
+  limit: number
+  /** Newest first (default for `before`), oldest first otherwise. */
+  newestFirst?: boolean
+}
+
+/** What a transaction writes: `null` deletes a key. */
+export interface TxWrites {
+  set?: Record<string, unknown>
+  delete?: string[]
+  /** Appended to logs atomically with the writes: log name -> entries. */
+  logs?: Record<string, unknown[]>
+  /**
+   * Events appended to their namespace's event log (the outbox) atomically with the writes. All
+   * of one namespace, the namespace of the transaction's keys (see `eventLogOf`).
+   */
+  events?: StoredEvent[]
+}
+
+export interface TxOptions {
+  /**
+   * What the caller knows the keys hold (the values it wrote last, null for absent), for every
+   * key of the transaction: a backend that reads over the network may run the body on these
+   * without reading first. The write still commits only when they are current; when they are
+   * not (or the body throws on them), the transaction reads and runs the body again.
+   */
+  assume?: Map<string, unknown>
+}
+
+/** The result of a transaction body: the writes and what the caller gets back. */
+export interface TxOutcome<R> {
+  writes: TxWrites
+  result: R
+}
+
+/** Plain values under keys, and atomic read-modify-write across keys of one namespace. */
+export interface KeyValueStore {
+  get<T>(key: string): Promise<T | null>
+  getMany<T>(keys: string[]): Promise<(T | null)[]>
+  has(key: string): Promise<boolean>
+  /** Raw bytes (cached tarballs, compressed snapshots): stored as they are, not as JSON. */
+  getBytes(key: string): Promise<Buffer | null>
+  setBytes(key: string, bytes: Uint8Array): Promise<void>
+  set(key: string, value: unknown): Promise<void>
+  delete(key: string): Promise<void>
+  keys(prefix: string): Promise<string[]>
+  /**
+   * Renames one stored key (a value, or on Redis a whole log or queue as `log:<name>`): for
+   * layout migrations. When `to` already exists (an earlier run copied it), `from` is dropped.
+   * False when `from` does not exist.
+   */
+  moveKey(from: string, to: string): Promise<boolean>
+  /**
+   * Atomic read-modify-write: `body` sees the current values of `keys` and returns the
+   * writes; conflicting concurrent writers (other processes on Redis) cause a re-run.
+   * Throwing from `body` aborts with nothing written. The writes may append to logs and to the
+   * namespace's event log in the same step (`TxWrites.logs`, `.events`), which wakes `SignalBus.onEvents`.
+   */
+  transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+    options?: TxOptions,
+  ): Promise<R>
+}
+
+/** Append-only logs (event, audit and firewall logs), read by cursor and trimmed by age. */
+export interface LogStore {
+  /** Appends entries; returns their cursors. */
+  append(log: string, entries: unknown[]): Promise<string[]>
+  /**
+   * Appends entries dated `time` (ms epoch) instead of now: for a migration moving entries
+   * between logs with their age, so retention still judges them by it. Times never go back: an
+   * entry older than the log's newest is dated like it (Redis stream ids only grow).
+   */
+  appendAt(log: string, entries: { time: number; value: unknown }[]): Promise<string[]>
+  range<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]>
+  /** Drops entries written before `beforeMs` (retention). Returns how many were removed, when known. */
+  trimBefore(log: string, beforeMs: number): Promise<number>
+  length(log: string): Promise<number>
+}
+
+/** Named leases: one owner at a time, for a time. */
+export interface LeaseStore {
+  /** Acquire or renew a lease for `owner`; false when another owner holds it. */
+  acquire(name: string, owner: string, ttlMs: number): Promise<boolean>
+  release(name: string, owner: string): Promise<void>
+  owner(name: string): Promise<string | null>
+}
+
+/** The count of one subject in its current fixed window. */
+export interface WindowHit {
+  count: number
+  /** When the window ends (ms since epoch). */
+  resetAt: number
+}
+
+/** Counts hits per subject in fixed windows; shared by every process on one Redis. */
+export interface RateCounter {
+  hit(subject: string, windowMs: number, now: number): Promise<WindowHit>
+}
+
+/**
+ * Tallies refusals per subject so that a flood becomes one audit entry a window, not one a call.
+ * `note` counts a refusal; when no report was made for the subject within `windowMs`, it returns
+ * the number of refusals the report stands for (this one and any left over) and starts a new
+ * window; otherwise 0. `flush` reports what is left once a window has passed.
+ */
+export interface RefusalTally {
+  note(subject: string, windowMs: number): Promise<number>
+  flush(subject: string, windowMs: number): Promise<number>
+}
+
+/** Counters: plain atomic ones, fixed-window rate counts and refusal tallies. */
+export interface CounterStore extends RateCounter, RefusalTally {
+  /** Atomic counter. */
+  increment(key: string, by?: number): Promise<number>
+}
+
+/**
+ * Wake-ups for delivery actors, which may live in another process: `changed` (document changed:
+ * release, rotation, edit) and `deleted`. New events need no signal: the owner of each webhook
+ * follows its namespace's event log. Signals are hints only: the delivery host also reconciles
+ * from storage periodically, so a lost signal delays work but never loses it.
+ */
+export interface WebhookSignal {
+  kind: 'changed' | 'deleted'
+  /** `ns/id` references. */
+  refs: string[]
+}
+
+export interface WebhookSignals {
+  publish(signal: WebhookSignal): Promise<void>
+  subscribe(listener: (signal: WebhookSignal) => void): () => void
+  /** Drops every listener (a later `subscribe` listens again). */
+  close(): Promise<void>
+}
+
+/** Notifications between processes: events appended to a namespace's log, and webhook signals. */
+export interface SignalBus {
+  /** Called (in this process) with the namespace after events were appended to its log, by any process. */
+  onEvents(listener: (ns: string) => void): () => void
+  /** Resolves once notifications registered with `onEvents` are being received. */
+  eventsReady(): Promise<void>
+  readonly webhooks: WebhookSignals
+}
+
+/**
+ * Queues of an old layout. Only the storage migration reads them: releases before events were
+ * stored once kept per-webhook buffers in them; nothing writes one now.
+ */
+export interface LegacyQueueReader {
+  /** Every item of a queue, oldest first. */
+  items<T>(queue: string): Promise<T[]>
+}
+
+/**
+ * The storage: its ports, and what start-up, readiness and shutdown need. Two implementations,
+ * LocalBackend (one process: unstorage fs or memory driver with in-process locks) and
+ * RedisBackend (several processes: one Redis or a Redis Cluster).
+ */
+export interface Backend {
+  readonly kind: 'redis' | 'local'
+  readonly keyValue: KeyValueStore
+  readonly logs: LogStore
+  readonly leases: LeaseStore
+  readonly counters: CounterStore
+  readonly signals: SignalBus
+  readonly legacyQueues: LegacyQueueReader
+  ping(): Promise<boolean>
+  close(): Promise<void>
+}

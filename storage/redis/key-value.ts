@@ -1,0 +1,147 @@
+import type { Cluster } from 'ioredis'
+import { eventLogOf, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
+import type { KeyValueStore } from '../ports'
+import { COMPARE_AND_SET, compareAndSetCall } from '../redis-scripts'
+import { keys as storageKeys } from '../repositories/keys'
+import { evalScript } from '../redis-eval'
+import { assertOneSlot } from '../redis-target'
+import type { RedisConnection } from './connection'
+
+const MAX_TX_ATTEMPTS = 200
+
+/**
+ * Key-value port on Redis: plain values through unstorage, transactions as one Lua
+ * compare-and-set (which also appends their log entries and events, and publishes the events
+ * wake-up). On a cluster every transaction stays within one hash tag (keys.ts gives each
+ * namespace's keys `{ns}`), reads of many keys are pipelined per node and listings scan every master.
+ */
+export class RedisKeyValue implements KeyValueStore {
+  constructor(private readonly connection: RedisConnection) {}
+
+  get<T>(key: string): Promise<T | null> {
+    return this.connection.storage.getItem<T>(key) as Promise<T | null>
+  }
+
+  async getMany<T>(keys: string[]): Promise<(T | null)[]> {
+    const values = await this.connection.readRaw(keys.map((key) => this.connection.raw(key)))
+    return values.map((value) => (value == null ? null : (JSON.parse(value) as T)))
+  }
+
+  set(key: string, value: unknown): Promise<void> {
+    return this.connection.storage.setItem(key, value as never)
+  }
+
+  delete(key: string): Promise<void> {
+    return this.connection.storage.removeItem(key)
+  }
+
+  async keys(prefix: string): Promise<string[]> {
+    const { cluster, client, storage } = this.connection
+    if (!cluster) return storage.getKeys(prefix)
+    // unstorage's driver scans one node only; a cluster's keys are spread over all masters.
+    const base = prefix.replace(/:+$/, '')
+    const pattern = `${escapeGlob(this.connection.raw(base))}${base ? ':' : ''}*`
+    const found: string[] = []
+    for (const node of (client as Cluster).nodes('master')) {
+      let cursor = '0'
+      do {
+        const [next, batch] = await node.scan(cursor, 'MATCH', pattern, 'COUNT', 1000)
+        cursor = next
+        found.push(...batch)
+      } while (cursor !== '0')
+    }
+    return [...new Set(found)].map((key) => key.slice(this.connection.prefix.length + 1))
+  }
+
+  has(key: string): Promise<boolean> {
+    return this.connection.storage.hasItem(key)
+  }
+
+  /** DUMP and RESTORE (any type, expiry kept): works across cluster slots, unlike RENAME. */
+  async moveKey(from: string, to: string): Promise<boolean> {
+    const { client } = this.connection
+    const [source, target] = [this.connection.raw(from), this.connection.raw(to)]
+    const dump = await client.dumpBuffer(source)
+    if (dump === null) return false
+    const ttl = await client.pttl(source)
+    try {
+      await client.restore(target, ttl > 0 ? ttl : 0, dump)
+    } catch (error) {
+      // BUSYKEY: an earlier, interrupted run restored it already.
+      if (!String(error).includes('BUSYKEY')) throw error
+    }
+    await client.del(source)
+    return true
+  }
+
+  async getBytes(key: string): Promise<Buffer | null> {
+    const raw = await this.connection.storage.getItemRaw(key)
+    if (raw == null) return null
+    return Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
+  }
+
+  setBytes(key: string, bytes: Uint8Array): Promise<void> {
+    return this.connection.storage.setItemRaw(key, bytes)
+  }
+
+  async transact<R>(
+    keys: string[],
+    body: (values: Map<string, unknown>) => TxOutcome<R> | Promise<TxOutcome<R>>,
+    options: TxOptions = {},
+  ): Promise<R> {
+    const raw = (key: string) => this.connection.raw(key)
+    const rawKeys = keys.map(raw)
+    // Assumed values save the read (one round trip instead of two); the script checks them like read ones.
+    let assumed = options.assume && keys.every((key) => options.assume!.has(key)) ? options.assume : null
+    for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
+      let current: (string | null)[]
+      let values: Map<string, unknown>
+      if (assumed) {
+        values = new Map(keys.map((key) => [key, assumed!.get(key) ?? null]))
+        current = keys.map((key) => (values.get(key) == null ? null : JSON.stringify(values.get(key))))
+      } else {
+        current = await this.connection.readRaw(rawKeys)
+        values = new Map(keys.map((key, index) => [key, current[index] == null ? null : JSON.parse(current[index]!)]))
+      }
+      let outcome: TxOutcome<R>
+      try {
+        outcome = await body(values)
+      } catch (error) {
+        if (!assumed) throw error
+        // The body refused the assumed values (they may be out of date): it decides on the stored ones.
+        assumed = null
+        continue
+      }
+      const { writes, result } = outcome
+      const eventLog = eventLogOf(keys, writes)
+      const cas = compareAndSetCall(
+        rawKeys.map((key, index): [string, string | null] => [key, current[index]]),
+        eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
+        raw,
+        eventLog ? { channel: raw(storageKeys.eventsChannel), message: eventLog.ns } : null,
+      )
+      if (this.connection.cluster) assertOneSlot(cas.keys)
+      const reply = (await evalScript(
+        this.connection.client,
+        COMPARE_AND_SET,
+        cas.keys.length,
+        ...cas.keys,
+        cas.spec,
+      )) as unknown[]
+      if (reply[0] === 1) return result
+      if (assumed) {
+        // The caller's values were out of date: read the stored ones, at once.
+        assumed = null
+        continue
+      }
+      // Lost a race with another writer: back off a little, re-read and run the body again.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(50, 2 + attempt * 2)))
+    }
+    throw new TransactionConflictError(keys)
+  }
+}
+
+/** Escapes Redis glob characters so a prefix matches only itself. */
+function escapeGlob(value: string): string {
+  return value.replace(/[*?[\]\\]/g, (char) => `\\${char}`)
+}
