@@ -1,7 +1,7 @@
 import { getRouterParams, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
 import { useServices } from '../app/runtime'
 import type { CallContext } from '../app/context'
-import type { Services } from '../app/services'
+import type { AppServices as Services } from '../app/runtime'
 import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'

@@ -2,7 +2,7 @@ import { createRouter, defineEventHandler, getRouterParams, type H3Event, type R
 import { ZodError, type z } from 'zod'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import { DomainError } from '../common/errors'
-import type { Services } from '../app/services'
+import type { AppServices as Services } from '../app/runtime'
 import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { recordAudit } from './audit'

@@ -33,19 +33,3 @@ export function createWebhookRuntime(
     ...(lookup ? { lookup } : {}),
   }
 }
-
-// Set by the webhooks plugin at start-up (a promise: services mount in the background), as useServices is.
-let current: Promise<WebhookRuntime> | null = null
-
-/** Makes `runtime` the one the webhook API of this process uses. */
-export function setWebhookRuntime(runtime: WebhookRuntime | Promise<WebhookRuntime>): void {
-  current = Promise.resolve(runtime)
-  // A failed start is reported by whoever awaits it (the plugin logs it); do not crash the process here.
-  current.catch(() => undefined)
-}
-
-/** The runtime the webhooks plugin (or a test harness) set; throws when none was. */
-export function useWebhookRuntime(): Promise<WebhookRuntime> {
-  if (!current) throw new Error('webhook runtime not set: the webhooks plugin sets it at start-up')
-  return current
-}
