@@ -1,0 +1,14 @@
+import type { AppConfig } from '../app/config'
+import type { EdgePorts } from '../http/ports'
+import type { FirewallPorts } from '../firewall/ports'
+import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
+
+/**
+ * What the registry proxy uses: the edge (authentication, rate limits, refusal audits), the
+ * firewalls with their log and license sets, the event log decisions are appended to, the
+ * stored upstream cache, and the origins rewritten URLs and block messages point to.
+ */
+export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'> {
+  config: EdgePorts['config'] & Pick<AppConfig, 'publicBaseUrl' | 'dashboardUrl'>
+  registryCache: RegistryCacheStore
+}
