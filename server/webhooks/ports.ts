@@ -6,7 +6,8 @@ import type { LeaseRepository } from '../../storage/repositories/leases'
 import type { WebhookRepository } from '../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
 import type { WebhookSignals } from '../../storage/webhook-signals'
-import type { WebhookRuntime } from './delivery/runtime'
+import type { WebhookSettings } from './configuration/settings'
+import type { LookupAll } from './protocol/ssrf'
 
 /** What the webhook documents, records and signals live in: the runtime is built over these. */
 export interface WebhookStorePorts {
@@ -23,7 +24,8 @@ export interface WebhookApiPorts extends WebhookStorePorts {
   clock: Clock
   events: EventLogRepository
   firewalls: FirewallRepository
-  webhookRuntime: Pick<WebhookRuntime, 'settings' | 'lookup'>
+  /** The part of the runtime (delivery/runtime.ts) the API reads: settings parsed once, the resolver. */
+  webhookRuntime: { settings: WebhookSettings; lookup?: LookupAll }
 }
 
 /** One call into the webhook API. */

@@ -1,4 +1,4 @@
-import type { Services } from '../../app/services'
+import type { WebhookStorePorts } from '../ports'
 import type { WebhookRepository } from '../../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
 import type { WebhookSignals } from '../../../storage/webhook-signals'
@@ -21,7 +21,7 @@ export interface WebhookRuntime {
  * @example createWebhookRuntime(services, parseWebhookSettings(process.env))
  */
 export function createWebhookRuntime(
-  services: Services,
+  services: WebhookStorePorts,
   settings: WebhookSettings,
   lookup?: LookupAll,
 ): WebhookRuntime {
