@@ -20,8 +20,7 @@ import { secretBoxFromEnv, type SecretBox } from '../../storage/secrets/secret-b
 import { systemClock, type Clock } from '../common/clock'
 import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
-import { configureUpstreamTransport } from '../registry/upstream/transport'
-import { configureUpstreamBodyLimits } from '../registry/upstream/body-limit'
+import { createUpstreamTransport, type UpstreamTransport } from '../registry/upstream/transport'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -56,6 +55,8 @@ export interface Services {
   /** Per-subject request counters and refusal tallies (shared on Redis, in memory otherwise). */
   rateCounter: RateCounter
   refusalTally: RefusalTally
+  /** The upstream registries' connection agent (address policy) and answer size bounds. */
+  upstreamTransport: UpstreamTransport
 }
 
 export function createServices(
@@ -63,9 +64,6 @@ export function createServices(
   options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
-  // The upstream agent is one per process; it follows the composition root's settings.
-  configureUpstreamTransport(config.upstreamAddresses)
-  configureUpstreamBodyLimits(config.upstreamSizes)
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
@@ -90,5 +88,6 @@ export function createServices(
     webhookSignals: webhookSignals(backend),
     rateCounter: rateCounterFor(backend),
     refusalTally: refusalTallyFor(backend),
+    upstreamTransport: createUpstreamTransport(config.upstreamAddresses, config.upstreamSizes),
   }
 }
