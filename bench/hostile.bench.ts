@@ -17,7 +17,7 @@ import { MAX_SELECTOR_DEPTH } from '../server/firewall/rules/selector-depth'
 import { matchSelector } from '../server/firewall/rules/selectors'
 import { DEFAULT_UPSTREAM_BODY_LIMITS } from '../server/registry/upstream/body-limit'
 import { callUpstream } from '../server/registry/upstream/client'
-import { configureUpstreamTransport, closeUpstreamTransport } from '../server/registry/upstream/transport'
+import { createUpstreamTransport } from '../server/registry/upstream/transport'
 import { BUILT_LOADER } from './support/built-loader'
 import { watchLoop } from './support/loop-watch'
 import { syntheticZip } from './support/synthetic-osv'
@@ -101,7 +101,7 @@ async function upstreamAnswer(bytes: number): Promise<string> {
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/big`
   const upstream = { id: 'bench', endpoint: url, internal: false, cached: false }
   try {
-    const response = await callUpstream(upstream, url)
+    const response = await callUpstream(transport, upstream, url)
     // As the packument path does: the text, then JSON.
     const parsed = JSON.parse(await response.text()) as { name: string }
     return `${(doc.length / MB).toFixed(1)} MB read and parsed (${parsed.name})`
@@ -127,7 +127,7 @@ async function archive(zip: Uint8Array, maxEntries: number): Promise<string> {
   }
 }
 
-configureUpstreamTransport({ allowedNetworks: ['127.0.0.0/8'], deniedNetworks: [] })
+const transport = createUpstreamTransport({ allowedNetworks: ['127.0.0.0/8'], deniedNetworks: [] })
 console.log(`hostile inputs (node ${process.version}); memory is the process's, sampled every 5 ms`)
 await measure('license: 22 doubling AND terms (43 operators)', () => licenses(doubling(22), 2000))
 await measure('license: at the bound (64 operators)', () => licenses(`${doubling(32)} OR MIT`, 2000))
@@ -140,4 +140,4 @@ await measure('upstream answer: past it (80MB, chunked)', () => upstreamAnswer(8
 const zip = syntheticZip(ENTRIES)
 await measure(`advisory archive: ${ENTRIES} entries (the bound)`, () => archive(zip, ENTRIES))
 await measure(`advisory archive: ${ENTRIES} entries, bound ${ENTRIES - 1}`, () => archive(zip, ENTRIES - 1))
-await closeUpstreamTransport()
+await transport.close()

@@ -51,6 +51,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
 }
 
 /** The origin links in events point at when no request is at hand. */
-export function eventLinkOrigin(config: AppConfig): string {
+export function eventLinkOrigin(config: Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl' | 'port'>): string {
   return config.dashboardUrl ?? config.publicBaseUrl ?? `http://localhost:${config.port}`
 }

@@ -1,18 +1,29 @@
+import type { WebhookRuntime } from '../webhooks/delivery/runtime'
 import type { Services } from './services'
 
 /**
- * The process-wide services, set once by the start-up plugin. Routes await them, so a
- * request that arrives while storage is still being mounted simply waits.
+ * What the composition root hands to the entry points (API router, registry proxy, dashboard,
+ * plugins): the services, and the webhook runtime built over them with the settings parsed at
+ * start-up. Each area takes only the ports it declares (docs/architecture.md, "Ports").
  */
-let current: Promise<Services> | null = null
-let resolveFirst: ((services: Services) => void) | null = null
-const first = new Promise<Services>((resolve) => (resolveFirst = resolve))
+export interface AppServices extends Services {
+  webhookRuntime: WebhookRuntime
+}
 
-export function setServices(services: Promise<Services>): void {
+/**
+ * The process-wide services, set once by the start-up plugin. Entry points await them, so a
+ * request that arrives while storage is still being mounted simply waits. The only locator of
+ * the process: route files hand `useServices` to the handler they build, plugins call it.
+ */
+let current: Promise<AppServices> | null = null
+let resolveFirst: ((services: AppServices) => void) | null = null
+const first = new Promise<AppServices>((resolve) => (resolveFirst = resolve))
+
+export function setServices(services: Promise<AppServices>): void {
   current = services
   void services.then((ready) => resolveFirst?.(ready))
 }
 
-export function useServices(): Promise<Services> {
+export function useServices(): Promise<AppServices> {
   return current ?? first
 }

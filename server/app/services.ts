@@ -22,8 +22,7 @@ import type { Exception, Firewall } from '../firewall/schema'
 import type { FirewallLogEntry } from '../firewall/log-query'
 import type { Actor, NamespaceEvent } from '../events/schemas'
 import { configFromEnv, type AppConfig } from './config'
-import { configureUpstreamTransport } from '../registry/upstream/transport'
-import { configureUpstreamBodyLimits } from '../registry/upstream/body-limit'
+import { createUpstreamTransport, type UpstreamTransport } from '../registry/upstream/transport'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -58,6 +57,8 @@ export interface Services {
   /** Per-subject request counters and refusal tallies (shared on Redis, in memory otherwise). */
   rateCounter: RateCounter
   refusalTally: RefusalTally
+  /** The upstream registries' connection agent (address policy) and answer size bounds. */
+  upstreamTransport: UpstreamTransport
 }
 
 export function createServices(
@@ -65,9 +66,6 @@ export function createServices(
   options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
-  // The upstream agent is one per process; it follows the composition root's settings.
-  configureUpstreamTransport(config.upstreamAddresses)
-  configureUpstreamBodyLimits(config.upstreamSizes)
   const secrets = options.secrets ?? secretBoxFromEnv()
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
@@ -92,5 +90,6 @@ export function createServices(
     webhookSignals: backend.signals.webhooks,
     rateCounter: backend.counters,
     refusalTally: backend.counters,
+    upstreamTransport: createUpstreamTransport(config.upstreamAddresses, config.upstreamSizes),
   }
 }

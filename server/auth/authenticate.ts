@@ -1,5 +1,5 @@
+import type { AuthPorts } from './ports'
 import { DomainError } from '../common/errors'
-import type { Services } from '../app/services'
 import type { NamespaceRecord, Team } from '../namespace/schema'
 import { collectionItems } from '../../storage/repositories/collection'
 import type { Principal } from './principal'
@@ -33,7 +33,7 @@ export function credentialFromHeader(header: string | undefined): string | null 
  * Resolves a presented token to the principal acting in `ns`. Every failure is a 401 with
  * the same shape; the message says which kind of failure, never echoing the token.
  */
-export async function authenticate(services: Services, presented: string | null, ns: string): Promise<Principal> {
+export async function authenticate(services: AuthPorts, presented: string | null, ns: string): Promise<Principal> {
   if (!presented) throw unauthenticated('missing bearer token')
   const { material, interaction } = splitInteraction(presented)
   if (!isPlausibleToken(material)) throw unauthenticated('malformed token')
@@ -84,7 +84,7 @@ export async function authenticate(services: Services, presented: string | null,
  * The namespace a presented token belongs to, or null when it is not a live token. Lets the
  * dashboard sign a user in without asking which namespace the token is for.
  */
-export async function namespaceOfToken(services: Services, presented: string): Promise<string | null> {
+export async function namespaceOfToken(services: AuthPorts, presented: string): Promise<string | null> {
   const { material } = splitInteraction(presented)
   if (!isPlausibleToken(material)) return null
   const token = await services.tokens.findByHash(hashToken(material))

@@ -1,7 +1,5 @@
 import { getRouterParams, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
-import { useServices } from '../app/runtime'
-import type { CallContext } from '../app/context'
-import type { Services } from '../app/services'
+import type { DashboardCall, DashboardPorts, DashboardServices } from './ports'
 import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
@@ -18,9 +16,9 @@ import { dashboardSession, setFlash, takeFlash, type DashboardSession, type Flas
 /** Everything a page or action handler gets: the domain call context plus page helpers. */
 export interface DashboardRequest {
   event: H3Event
-  services: Services
+  services: DashboardPorts
   session: DashboardSession
-  ctx: CallContext
+  ctx: DashboardCall
   viewer: Viewer
   params: Record<string, string>
   query: URLSearchParams
@@ -70,17 +68,23 @@ export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
 }
 
+/**
+ * A dashboard entry point: the route table (routes.ts) hands it the ports' getter, which it
+ * awaits after opening the request.
+ */
+export type DashboardHandler = (event: H3Event, services: DashboardServices) => unknown
+
 interface Loaded {
-  services: Services
+  services: DashboardPorts
   session: DashboardSession
   params: Record<string, string>
   meta: RequestMeta
 }
 
-async function load(event: H3Event): Promise<Loaded> {
+async function load(event: H3Event, getServices: DashboardServices): Promise<Loaded> {
   // The same edge as the API and the registry: request id, client address, metadata.
   const { meta } = openRequest(event)
-  const services = await useServices()
+  const services = await getServices()
   const session = await dashboardSession(event, services)
   return { services, session, params: getRouterParams(event, { decode: true }), meta }
 }
@@ -102,7 +106,7 @@ async function resolve(event: H3Event, { services, session, params, meta }: Load
   }
   await enforceTokenRateLimit(event, services, 'api', principal)
   const viewer: Viewer = { ns, principal, csrf: await csrfToken(session) }
-  const ctx: CallContext = { services, ns, principal, meta }
+  const ctx: DashboardCall = { services, ns, principal, meta }
   const query = new URL(event.node.req.url ?? '/', 'http://localhost').searchParams
   return { event, services, session, ctx, viewer, params, query }
 }
@@ -114,9 +118,9 @@ const toSignIn = (event: H3Event, ns?: string) => {
 }
 
 /** A page: signed-in viewers only; errors become error pages. */
-export function page(render: (req: DashboardRequest) => Promise<Html>) {
-  return async (event: H3Event) => {
-    const loaded = await load(event)
+export function page(render: (req: DashboardRequest) => Promise<Html>): DashboardHandler {
+  return async (event, getServices) => {
+    const loaded = await load(event, getServices)
     const { session, params } = loaded
     let req: DashboardRequest | null = null
     try {
@@ -135,9 +139,12 @@ export function page(render: (req: DashboardRequest) => Promise<Html>) {
  * it), then the token is authenticated and the domain function runs under the same
  * permission module as the API. Every outcome is audited like the API's.
  */
-export function action(audit: AuditSpec, run: (req: DashboardRequest, form: Form) => Promise<ActionResult>) {
-  return async (event: H3Event) => {
-    const loaded = await load(event)
+export function action(
+  audit: AuditSpec,
+  run: (req: DashboardRequest, form: Form) => Promise<ActionResult>,
+): DashboardHandler {
+  return async (event, getServices) => {
+    const loaded = await load(event, getServices)
     const { services, session, params } = loaded
     let req: DashboardRequest | null = null
     let status = 500

@@ -1,4 +1,4 @@
-import type { CallContext } from '../app/context'
+import type { DashboardCall } from './ports'
 import { getExceptionRequest } from '../exception-requests'
 import { deliveryStateView } from '../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../machines/webhook-delivery/types'
@@ -25,7 +25,7 @@ export interface LiveTarget {
   /** Registry id (see `liveId`). */
   id: string
   /** Reads the state through the domain (permission-checked); also the fallback source. */
-  read: (ctx: CallContext) => Promise<LiveMessage>
+  read: (ctx: DashboardCall) => Promise<LiveMessage>
   /** Turns a published state into a message, when one is fresh. */
   fromPublished: (state: LiveState) => LiveMessage
 }
@@ -72,7 +72,7 @@ export function exceptionRequestTarget(ns: string, fw: string, id: string): Live
 }
 
 /** The current message: a fresh publish if there is one, else the persisted state. */
-export async function currentMessage(ctx: CallContext, target: LiveTarget): Promise<LiveMessage> {
+export async function currentMessage(ctx: DashboardCall, target: LiveTarget): Promise<LiveMessage> {
   const published = latest(target.kind, target.id)
   if (published && Date.now() - published.at < FRESH_MS) return target.fromPublished(published)
   return target.read(ctx)

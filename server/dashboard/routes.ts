@@ -1,7 +1,8 @@
-import { createRouter, defineEventHandler, sendRedirect, type EventHandler, type H3Event } from 'h3'
+import { createRouter, defineEventHandler, sendRedirect, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
-import { action, errorPage, page } from './handler'
+import { action, errorPage, page, type DashboardHandler } from './handler'
+import type { DashboardServices } from './ports'
 import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
 import { createExceptionRequestAction, newExceptionRequestPage } from './pages/exception-request-new'
 import { firewallQueuePage, namespaceQueuePage } from './pages/exception-requests'
@@ -46,8 +47,8 @@ const audit = (name: string, resourceType: string, key: string) => ({
   resourceId: (p: Record<string, string>) => p[key],
 })
 
-const pages: [string, EventHandler][] = [
-  [NS, defineEventHandler((event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302))],
+const pages: [string, DashboardHandler][] = [
+  [NS, (event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302)],
   [`${NS}/firewalls`, page(firewallsPage)],
   [`${NS}/firewalls/new`, page(newFirewallPage)],
   [FW, page(firewallPage)],
@@ -76,11 +77,11 @@ const pages: [string, EventHandler][] = [
   [`${NS}/license-sets`, page(licenseSetsPage)],
   [`${NS}/machines`, page(machinesPage)],
   [`${NS}/machines/:machine`, page(machinePage)],
-  [`${NS}/live/webhooks/:id`, defineEventHandler(webhookLive)],
-  [`${NS}/live/exception-requests/:fw/:id`, defineEventHandler(exceptionRequestLive)],
+  [`${NS}/live/webhooks/:id`, webhookLive],
+  [`${NS}/live/exception-requests/:fw/:id`, exceptionRequestLive],
 ]
 
-const actions: [string, EventHandler][] = [
+const actions: [string, DashboardHandler][] = [
   [`${NS}/firewalls`, action(audit('firewall.put', 'firewall', 'fw'), createFirewallAction)],
   [`${FW}/settings`, action(audit('firewall.put', 'firewall', 'fw'), saveSettingsAction)],
   [`${FW}/permissions`, action(audit('firewall.put', 'firewall', 'fw'), savePermissionsAction)],
@@ -127,33 +128,38 @@ const actions: [string, EventHandler][] = [
 ]
 
 /** Names the route template (`/namespaces/{ns}/firewalls/{fw}`) in the request's log lines and metrics. */
-function named(path: string, handler: EventHandler): EventHandler {
+function named(path: string, handler: DashboardHandler, services: DashboardServices) {
   const template = path.replace(/:(\w+)/g, '{$1}')
   return defineEventHandler((event) => {
     setRequestRoute(template)
-    return handler(event)
+    return handler(event, services)
   })
 }
 
-const router = createRouter({ preemptive: true })
-for (const [path, handler] of pages) router.get(path, named(path, handler))
-for (const [path, handler] of actions) router.post(path, named(path, handler))
-
-/** Handles a `/namespaces/...` request; unknown paths get the dashboard's 404 page. */
-export async function handleDashboard(event: H3Event) {
-  try {
-    return await router.handler(event)
-  } catch (error) {
-    const status = (error as { statusCode?: number }).statusCode === 405 ? 'method' : 'path'
-    return errorPage(
-      event,
-      new DomainError(
-        'not_found',
-        'page_not_found',
-        status === 'method'
-          ? `${event.method} is not allowed here`
-          : `no dashboard page at ${event.path.split('?')[0]}`,
-      ),
-    )
+/**
+ * The handler of `/namespaces/...` requests over the ports `services` resolves to (the route
+ * file hands it the composition root's); unknown paths get the dashboard's 404 page.
+ * @example export default defineEventHandler(createDashboardHandler(useServices))
+ */
+export function createDashboardHandler(services: DashboardServices) {
+  const router = createRouter({ preemptive: true })
+  for (const [path, handler] of pages) router.get(path, named(path, handler, services))
+  for (const [path, handler] of actions) router.post(path, named(path, handler, services))
+  return async (event: H3Event) => {
+    try {
+      return await router.handler(event)
+    } catch (error) {
+      const status = (error as { statusCode?: number }).statusCode === 405 ? 'method' : 'path'
+      return errorPage(
+        event,
+        new DomainError(
+          'not_found',
+          'page_not_found',
+          status === 'method'
+            ? `${event.method} is not allowed here`
+            : `no dashboard page at ${event.path.split('?')[0]}`,
+        ),
+      )
+    }
   }
 }

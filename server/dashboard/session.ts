@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { useSession, type H3Event } from 'h3'
-import type { Services } from '../app/services'
+import type { DashboardPorts } from './ports'
 import { requestProtocol } from '../http/request-origin'
 import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
 
@@ -32,16 +32,17 @@ const SESSION_COOKIE = 'pf_dashboard'
 /** Sessions end after 12 hours even while the token stays valid. */
 const MAX_AGE_SECONDS = 12 * 60 * 60
 
-const passwords = new WeakMap<Services, Promise<string>>()
+const passwords = new WeakMap<Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>, Promise<string>>()
 
 /** The session records on the services' storage. */
-const sessionRecords = (services: Services) => services.dashboardSessions
+const sessionRecords = (services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>) =>
+  services.dashboardSessions
 
 /**
  * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
  * secret created once per data dir / Redis and kept in storage so restarts keep sessions valid.
  */
-function sessionPassword(services: Services): Promise<string> {
+function sessionPassword(services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>): Promise<string> {
   let password = passwords.get(services)
   if (!password) {
     password = resolvePassword(services)
@@ -51,7 +52,9 @@ function sessionPassword(services: Services): Promise<string> {
   return password
 }
 
-async function resolvePassword(services: Services): Promise<string> {
+async function resolvePassword(
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+): Promise<string> {
   const configured = process.env.DASHBOARD_SESSION_SECRET
   if (configured) return createHash('sha256').update(configured).digest('hex')
   // Create-if-absent in one transaction: two processes starting together agree on one secret.
@@ -82,7 +85,10 @@ export type DashboardSession = Awaited<ReturnType<typeof openSession>>
  * gone (signed out, expired) is dropped here, so every page, action and live stream sees a
  * signed-out visitor.
  */
-export async function dashboardSession(event: H3Event, services: Services): Promise<DashboardSession> {
+export async function dashboardSession(
+  event: H3Event,
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+): Promise<DashboardSession> {
   const session = await openSession(event, await sessionPassword(services))
   const { token, sid } = session.data
   if (token && !(sid && (await sessionRecords(services).find(sid, services.clock.now())))) {
@@ -93,7 +99,7 @@ export async function dashboardSession(event: H3Event, services: Services): Prom
 
 /** Signs `token` in: a new session id and record (any previous one of this browser ends). */
 export async function startSession(
-  services: Services,
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
   session: DashboardSession,
   token: string,
   ns: string,
@@ -116,7 +122,10 @@ export async function startSession(
 }
 
 /** Signs out: the record goes first (every copy of the cookie dies with it), then the cookie. */
-export async function endSession(services: Services, session: DashboardSession): Promise<void> {
+export async function endSession(
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+  session: DashboardSession,
+): Promise<void> {
   if (session.data.sid) await sessionRecords(services).delete(session.data.sid)
   await session.clear()
 }

@@ -1,3 +1,4 @@
+import type { ExceptionRequestCall } from './ports'
 import { DECIDE_PERMISSION } from '../../machines/exception-request.machine'
 import {
   exceptionRequestKeys,
@@ -6,7 +7,7 @@ import {
 } from '../../storage/repositories/exception-requests'
 import { requireFirewallPermission } from '../auth/permissions'
 import { DomainError, notFound } from '../common/errors'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import { editFirewall } from '../firewall/commands'
 import { Exception } from '../firewall/schema'
 import { callerFacts, requestsOf, visibleFirewall, visibleRequest } from './access'
@@ -48,7 +49,7 @@ function identicalPending(index: RequestIndex, id: string): string[] {
  * of two concurrent approvals (any processes sharing the storage) exactly one commits.
  */
 export async function approveExceptionRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
   body: ApproveBody,
@@ -73,7 +74,7 @@ export async function approveExceptionRequest(
 }
 
 async function approveWith(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
   exception: Exception,

@@ -1,7 +1,8 @@
+import type { ExceptionRequestCall } from './ports'
 import { requireFirewallPermission } from '../auth/permissions'
 import { conflict, invalid } from '../common/errors'
 import { newId } from '../common/ids'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import { chainOf } from '../firewall/references'
 import { Exception, type Firewall } from '../firewall/schema'
 import type { StoredExceptionRequest } from '../../storage/repositories/exception-requests'
@@ -13,7 +14,7 @@ import type { CreateExceptionRequestBody, ExceptionRequestView } from './model'
 
 /** An exception may only name a rule the firewall has, itself or through its bases (400 at `path`). */
 export async function requireKnownRule(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewall: Firewall,
   ruleId: string,
   path: string,
@@ -36,7 +37,7 @@ export async function requireKnownRule(
  * request of the same requester for the same proposal is 409 `duplicate_exception_request`.
  */
 export async function createExceptionRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   body: CreateExceptionRequestBody,
 ): Promise<ExceptionRequestView> {

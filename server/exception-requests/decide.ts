@@ -1,7 +1,8 @@
+import type { ExceptionRequestCall } from './ports'
 import { DECIDE_PERMISSION } from '../../machines/exception-request.machine'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
 import { forbidden, notFound } from '../common/errors'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import type { Firewall } from '../firewall/schema'
 import { keys } from '../../storage/repositories/keys'
 import { callerFacts, requestsOf, visibleFirewall, visibleRequest } from './access'
@@ -18,7 +19,7 @@ const EVENT_TYPES = { DENY: 'exception-request.denied', WITHDRAW: 'exception-req
  * from storage inside the transaction, decides whether its state allows the move (409).
  */
 async function decide(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
   decision: Decision,
@@ -58,7 +59,7 @@ async function decide(
 
 /** `POST .../deny` (needs `fw:update:exception`): pending -> denied, with the reviewer's comment. */
 export function denyExceptionRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
   comment?: string,
@@ -68,7 +69,7 @@ export function denyExceptionRequest(
 
 /** `POST .../withdraw` (the requester, or a reviewer): pending -> withdrawn. */
 export function withdrawExceptionRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
 ): Promise<ExceptionRequestView> {

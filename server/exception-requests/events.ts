@@ -1,4 +1,5 @@
-import { actorOfCall, type CallContext } from '../app/context'
+import type { ExceptionRequestCall } from './ports'
+import { actorOfCall } from '../auth/call-context'
 import { eventLinkOrigin } from '../app/config'
 import { makeEvent } from '../events/factory'
 import type { NamespaceEvent } from '../events/schemas'
@@ -22,7 +23,7 @@ function requestLink(config: Parameters<typeof eventLinkOrigin>[0], ns: string, 
 
 /** One `exception-request.*` event: the complete request after the change, no caller flags. */
 export function requestEvent(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   type: ExceptionRequestEventType,
   firewall: Pick<Firewall, 'id' | 'ecosystem'>,
   request: ExceptionRequest,

@@ -1,5 +1,5 @@
+import type { ExceptionRequestCall } from './ports'
 import { firewallPermissions, requireFirewallPermission } from '../auth/permissions'
-import type { CallContext } from '../app/context'
 import type { FirewallLogEntry } from '../firewall/log-query'
 import { firewallLogPage } from '../firewall/log-page'
 import type { Exception } from '../firewall/schema'
@@ -27,7 +27,7 @@ export interface BlockedRequest {
  * @example const block = await blockedRequest(ctx, 'web', 'req-0mwtu...')
  */
 export async function blockedRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   requestId: string,
 ): Promise<BlockedRequest | null> {

@@ -1,4 +1,4 @@
-import type { CallContext } from '../app/context'
+import type { ExceptionRequestCall } from './ports'
 import { liveId, publish } from '../app/live-registry'
 import { createExceptionRequest as create } from './create'
 import { approveExceptionRequest as approve } from './approve'
@@ -8,7 +8,11 @@ export { getExceptionRequest, listExceptionRequests } from './queries'
 export * from './model'
 
 /** Tells the live diagrams (dashboard) the request's state after a committed change. */
-function published<T extends { id: string; status: string }>(ctx: CallContext, firewallId: string, request: T): T {
+function published<T extends { id: string; status: string }>(
+  ctx: ExceptionRequestCall,
+  firewallId: string,
+  request: T,
+): T {
   publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, request.id), { value: request.status })
   return request
 }

@@ -1,5 +1,5 @@
+import type { ExceptionRequestCall } from './ports'
 import { requireFirewallPermission } from '../auth/permissions'
-import type { CallContext } from '../app/context'
 import { callerFacts, readsAllRequests, requestsOf, visibleFirewall, visibleRequest } from './access'
 import { present } from './actor'
 import type { ExceptionRequestView, ListQuery } from './model'
@@ -9,7 +9,7 @@ import type { ExceptionRequestView, ListQuery } from './model'
  * the caller's own for `fw:access`; oldest first, one page and the next cursor.
  */
 export async function listExceptionRequests(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   query: ListQuery,
 ): Promise<{ items: ExceptionRequestView[]; next: string | null }> {
@@ -28,7 +28,7 @@ export async function listExceptionRequests(
 
 /** `GET .../exception-requests/{id}`: 404 for a request the caller may not read. */
 export async function getExceptionRequest(
-  ctx: CallContext,
+  ctx: ExceptionRequestCall,
   firewallId: string,
   id: string,
 ): Promise<ExceptionRequestView> {

@@ -1,3 +1,4 @@
+import type { FirewallCall } from './ports'
 import { DomainError, conflict, invalid, notFound } from '../common/errors'
 import { makeEvent } from '../events/factory'
 import {
@@ -6,7 +7,7 @@ import {
   requireFirewallPermission,
   requireNamespacePermission,
 } from '../auth/permissions'
-import { actorOfCall, nowIso, type CallContext } from '../app/context'
+import { actorOfCall, nowIso } from '../auth/call-context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
 import type { Actor, EventType } from '../events/schemas'
@@ -19,14 +20,14 @@ import { refuseDeepSelector } from './rules/selector-depth'
 import { refuseRefusedEndpoints } from './upstream-addresses'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
-const readableBy = (ctx: CallContext) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
+const readableBy = (ctx: FirewallCall) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
 
 interface FirewallWrite {
   firewall: Firewall
   created: boolean
 }
 
-function eventFor(ctx: CallContext, type: EventType, firewall: Firewall) {
+function eventFor(ctx: FirewallCall, type: EventType, firewall: Firewall) {
   return makeEvent(ctx.services.clock, ctx.ns, type, {
     firewall: firewall.id,
     version: firewall.version,
@@ -67,7 +68,7 @@ interface Edit {
  * change are checked against the document inside the transaction, the version goes up by
  * one, history and one `config.firewall.updated` event are written atomically.
  */
-export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Promise<Firewall> {
+export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): Promise<Firewall> {
   const preview = await ctx.services.firewalls.get(ctx.ns, id)
   if (!preview) throw notFound('firewall', id)
   // Before the edit is even tried: its own errors ("rule not found") must not reveal a firewall the caller cannot see.
@@ -113,7 +114,7 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
 
 /** `PUT /config/{fw}`: create (201) or replace. */
 export async function putFirewall(
-  ctx: CallContext,
+  ctx: FirewallCall,
   id: string,
   body: FirewallInput,
   ifMatch?: number,
@@ -147,7 +148,7 @@ export async function putFirewall(
 }
 
 /** Creates a firewall; 409 when the id is taken (the dashboard's "new firewall", which must not replace one). */
-export async function createNewFirewall(ctx: CallContext, id: string, body: FirewallInput): Promise<FirewallWrite> {
+export async function createNewFirewall(ctx: FirewallCall, id: string, body: FirewallInput): Promise<FirewallWrite> {
   requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   const { input, unrestored } = restoreRedacted(body, null)
   refuseUnrestored(unrestored)
@@ -156,7 +157,7 @@ export async function createNewFirewall(ctx: CallContext, id: string, body: Fire
 }
 
 async function createFirewall(
-  ctx: CallContext,
+  ctx: FirewallCall,
   id: string,
   input: FirewallInput,
   summary: string,
@@ -190,7 +191,7 @@ function fromInput(id: string, input: FirewallInput, current: Firewall | null): 
   }
 }
 
-export async function deleteFirewall(ctx: CallContext, id: string, ifMatch?: number): Promise<void> {
+export async function deleteFirewall(ctx: FirewallCall, id: string, ifMatch?: number): Promise<void> {
   await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (!current) throw notFound('firewall', id)
     requireFirewallPermission(ctx.principal, current, 'fw:delete')
@@ -219,7 +220,7 @@ type MemberOf<L extends MemberList> = L extends 'rules' ? Rule : Exception
 
 /** Creates or replaces one rule or exception (201 semantics when it is new). */
 export async function upsertMember<L extends MemberList>(
-  ctx: CallContext,
+  ctx: FirewallCall,
   id: string,
   list: L,
   item: MemberOf<L>,
@@ -237,7 +238,7 @@ export async function upsertMember<L extends MemberList>(
 
 /** Deletes one rule or exception; 404 when it is not there. */
 export function deleteMember(
-  ctx: CallContext,
+  ctx: FirewallCall,
   id: string,
   list: MemberList,
   itemId: string,
@@ -255,7 +256,7 @@ export function deleteMember(
 }
 
 /** `PUT /config/{fw}/version/{v}`: a new version equal to the old configuration. */
-export async function rollback(ctx: CallContext, id: string, version: number, ifMatch?: number): Promise<Firewall> {
+export async function rollback(ctx: FirewallCall, id: string, version: number, ifMatch?: number): Promise<Firewall> {
   const target: FirewallVersion<Firewall, Actor> | null = await ctx.services.firewalls.getVersion(ctx.ns, id, version)
   const current = await ctx.services.firewalls.get(ctx.ns, id)
   if (!current) throw notFound('firewall', id)
@@ -278,7 +279,7 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
 
 /** `POST /config/{fw}/clone`: a new firewall (version 1) with the source's configuration. */
 export async function cloneFirewall(
-  ctx: CallContext,
+  ctx: FirewallCall,
   sourceId: string,
   targetId: string,
   name?: string,

@@ -1,11 +1,11 @@
+import type { FirewallCall } from './ports'
 import { notFound } from '../common/errors'
-import type { CallContext } from '../app/context'
 import { editFirewall } from './commands'
 import type { Credentials, Firewall } from './schema'
 
 /** `PUT .../upstreams/{id}/credentials`: replace one upstream's credentials. */
 export function setUpstreamCredentials(
-  ctx: CallContext,
+  ctx: FirewallCall,
   firewallId: string,
   upstreamId: string,
   credentials: Credentials,
@@ -24,7 +24,7 @@ export function setUpstreamCredentials(
 
 /** `PUT .../upstreams/{id}/artifact-credentials/{host}`: set the token for one artifact host. */
 export function setArtifactCredentials(
-  ctx: CallContext,
+  ctx: FirewallCall,
   firewallId: string,
   upstreamId: string,
   host: string,

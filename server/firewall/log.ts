@@ -1,4 +1,4 @@
-import type { CallContext } from '../app/context'
+import type { FirewallCall } from './ports'
 import { requireFirewallPermission } from '../auth/permissions'
 import { notFound } from '../common/errors'
 import type { FirewallLogFilter } from './log-query'
@@ -15,7 +15,7 @@ interface FirewallLogQuery extends FirewallLogFilter {
  * @example const { entries, nextCursor } = await queryFirewallLog(ctx, 'main', { blocked: true, limit: 50 })
  */
 export async function queryFirewallLog(
-  ctx: CallContext,
+  ctx: FirewallCall,
   fwId: string,
   query: FirewallLogQuery,
 ): Promise<FirewallLogPage> {

@@ -1,11 +1,11 @@
+import type { FirewallCall } from './ports'
 import { notFound } from '../common/errors'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
-import type { CallContext } from '../app/context'
 import { redactFirewall } from './redact'
 import type { Firewall } from './schema'
 
 /** Firewalls the caller can read (`fw:read`), redacted. */
-export async function listFirewalls(ctx: CallContext): Promise<Firewall[]> {
+export async function listFirewalls(ctx: FirewallCall): Promise<Firewall[]> {
   const all = await ctx.services.firewalls.list(ctx.ns)
   return all.filter((fw) => canOnFirewall(ctx.principal, fw, 'fw:read')).map(redactFirewall)
 }
@@ -28,7 +28,7 @@ const listBodies = new WeakMap<readonly Firewall[], Map<string, Buffer>>()
  * write) and per permission signature of the caller, so a repeated list costs no filtering,
  * serialising or encoding.
  */
-export async function listFirewallsBody(ctx: CallContext): Promise<Buffer> {
+export async function listFirewallsBody(ctx: FirewallCall): Promise<Buffer> {
   const all = await ctx.services.firewalls.list(ctx.ns)
   const { principal } = ctx
   const signature = `${principal.owner}|${principal.id}|${principal.teams.join(',')}|${principal.grants.join(',')}`
@@ -46,7 +46,7 @@ export async function listFirewallsBody(ctx: CallContext): Promise<Buffer> {
 
 /** The stored firewall after checking `permission` (404 when the caller cannot see it). */
 async function loadFirewall(
-  ctx: CallContext,
+  ctx: FirewallCall,
   id: string,
   permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read',
 ): Promise<Firewall> {
@@ -56,17 +56,17 @@ async function loadFirewall(
   return firewall
 }
 
-export async function getFirewall(ctx: CallContext, id: string): Promise<Firewall> {
+export async function getFirewall(ctx: FirewallCall, id: string): Promise<Firewall> {
   return redactFirewall(await loadFirewall(ctx, id))
 }
 
 /** `GET /config/{fw}` as JSON text, reusing the cached redacted JSON of that version. */
-export async function getFirewallJson(ctx: CallContext, id: string): Promise<{ json: string; version: number }> {
+export async function getFirewallJson(ctx: FirewallCall, id: string): Promise<{ json: string; version: number }> {
   const firewall = await loadFirewall(ctx, id)
   return { json: jsonOf(firewall), version: firewall.version }
 }
 
-export async function firewallHistory(ctx: CallContext, id: string, limit: number, beforeVersion?: number) {
+export async function firewallHistory(ctx: FirewallCall, id: string, limit: number, beforeVersion?: number) {
   const firewall = await loadFirewall(ctx, id)
   const [entries, first] = await Promise.all([
     ctx.services.firewalls.history(ctx.ns, id, firewall.version, limit, beforeVersion),
@@ -78,7 +78,7 @@ export async function firewallHistory(ctx: CallContext, id: string, limit: numbe
     .map(({ version, updatedAt, actor, summary }) => ({ version, updatedAt, actor, summary }))
 }
 
-export async function firewallVersion(ctx: CallContext, id: string, version: number): Promise<Firewall> {
+export async function firewallVersion(ctx: FirewallCall, id: string, version: number): Promise<Firewall> {
   const firewall = await loadFirewall(ctx, id)
   const first = await ctx.services.firewalls.firstVersion(ctx.ns, id)
   const ofThisLife = version >= first && version <= firewall.version

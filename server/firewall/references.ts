@@ -1,5 +1,5 @@
+import type { FirewallPorts } from './ports'
 import { invalid, type FieldError } from '../common/errors'
-import type { Services } from '../app/services'
 import type { Firewall, FirewallInput, Selector } from './schema'
 import { validateRuleForEcosystem } from './rules/validate'
 
@@ -27,7 +27,7 @@ export function licenseSetsOf(selector: Selector): string[] {
  * missing one, so `extends` neither reveals nor borrows another team's firewall.
  */
 export async function validateReferences(
-  services: Services,
+  services: FirewallPorts,
   ns: string,
   id: string,
   config: Pick<FirewallInput, 'rules' | 'exceptions' | 'extends' | 'ecosystem'>,

@@ -1,4 +1,5 @@
-import type { CallContext } from '../app/context'
+import type { CallContext } from '../auth/call-context'
+import type { AccessPorts } from './ports'
 import { firewallPermissions, requireNamespacePermission } from '../auth/permissions'
 import type { Principal } from '../auth/principal'
 import { forbidden, notFound } from '../common/errors'
@@ -12,7 +13,7 @@ import type { NamespacePermission } from '../namespace/schema'
  * it cannot see) whatever it sent. The domain functions check again inside their
  * transactions; this check is the one every operation declares, so none can forget it.
  */
-export type Access = (ctx: CallContext, params: Record<string, string>) => void | Promise<void>
+export type Access = (ctx: CallContext<AccessPorts>, params: Record<string, string>) => void | Promise<void>
 
 /** Any authenticated principal of the namespace (e.g. `me`, personal tokens). */
 export const member: Access = () => undefined

@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { EdgePorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { compact, makeEvent } from '../events/factory'
 import type { AuditData } from '../events/schemas'
@@ -20,7 +20,7 @@ interface AuditRecord {
  * Writes one audit entry to the namespace's audit log and the matching `audit.<action>`
  * event to the event log, atomically. The entry is the event's data plus its id and time.
  */
-export async function recordAudit(services: Services, record: AuditRecord): Promise<void> {
+export async function recordAudit(services: Pick<EdgePorts, 'clock' | 'events'>, record: AuditRecord): Promise<void> {
   const data: AuditData = compact({
     action: record.action,
     outcome: record.outcome,

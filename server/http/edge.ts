@@ -1,5 +1,5 @@
 import type { H3Event } from 'h3'
-import type { Services } from '../app/services'
+import type { EdgePorts } from './ports'
 import { currentRequestId, requestRefusedUnauthenticated, setRequestRoute } from '../app/request-context'
 import { authenticate } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
@@ -57,7 +57,7 @@ export const isRateLimited = (error: unknown): error is HttpProblem =>
  * @throws DomainError `unauthenticated`, or an HttpProblem 429 (see `isRateLimited`)
  */
 export async function authenticateCaller(
-  services: Services,
+  services: EdgePorts,
   presented: string | null,
   ns: string,
   meta: RequestMeta,
@@ -90,7 +90,7 @@ const SCOPE_NAMES = { api: 'API', registry: 'registry' } as const
  */
 export async function enforceTokenRateLimit(
   event: H3Event,
-  services: Services,
+  services: EdgePorts,
   scope: 'api' | 'registry',
   principal: Principal,
 ): Promise<void> {

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { CallContext } from '../app/context'
+import type { ApiCall } from './ports'
 import type { Access } from './access'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
@@ -13,7 +13,7 @@ export interface Reply {
 }
 
 export interface OperationCall<P, Q, B> {
-  ctx: CallContext
+  ctx: ApiCall
   params: P
   query: Q
   body: B

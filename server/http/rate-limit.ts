@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { EdgePorts } from './ports'
 import type { Principal } from '../auth/principal'
 import { logger } from '../app/logger'
 import { parseDuration } from '../common/duration'
@@ -60,7 +60,7 @@ let settings: Record<RateLimitScope, RateLimit | null> | null = null
  * @example const limited = await checkRateLimit(services, 'registry', principal)
  */
 export function checkRateLimit(
-  services: Services,
+  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
   scope: 'api' | 'registry',
   principal: Pick<Principal, 'tokenId'>,
 ): Promise<RateLimitResult | null> {
@@ -72,13 +72,17 @@ export function checkRateLimit(
  * @example const limited = await checkAuthFailureLimit(services, '203.0.113.7')
  */
 export function checkAuthFailureLimit(
-  services: Services,
+  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
   address: string | undefined,
 ): Promise<RateLimitResult | null> {
   return countHit(services, 'auth', address ?? 'unknown')
 }
 
-async function countHit(services: Services, scope: RateLimitScope, subject: string): Promise<RateLimitResult | null> {
+async function countHit(
+  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
+  scope: RateLimitScope,
+  subject: string,
+): Promise<RateLimitResult | null> {
   settings ??= rateLimitSettings()
   const policy = settings[scope]
   if (!policy) return null

@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { EdgePorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { logger } from '../app/logger'
 import { recordAudit } from './audit'
@@ -34,7 +34,7 @@ export function pendingRefusalFlushes(): number {
   return pendingFlushes.size
 }
 
-async function report(services: Services, refusal: Refusal, count: number): Promise<void> {
+async function report(services: EdgePorts, refusal: Refusal, count: number): Promise<void> {
   await recordAudit(services, {
     ns: refusal.ns,
     action: 'request.refused',
@@ -53,7 +53,7 @@ async function report(services: Services, refusal: Refusal, count: number): Prom
  * one `audit.request.refused` entry at once; later ones are counted and written as one entry when the
  * window has passed, so a flood can never push real events out of a receiver's buffer.
  */
-export async function auditRefusal(services: Services, refusal: Refusal): Promise<void> {
+export async function auditRefusal(services: EdgePorts, refusal: Refusal): Promise<void> {
   // Calls that never reached a namespace (unknown or another one) have no audit log to go to.
   if (!refusal.principal && !(await services.namespaces.get(refusal.ns))) return
   const subject = `${refusal.ns}:${subjectOf(refusal)}`
@@ -64,7 +64,7 @@ export async function auditRefusal(services: Services, refusal: Refusal): Promis
 }
 
 /** After the window, what was counted but not reported yet becomes one entry (and opens the next window). */
-function scheduleFlush(services: Services, refusal: Refusal, subject: string): void {
+function scheduleFlush(services: EdgePorts, refusal: Refusal, subject: string): void {
   if (pendingFlushes.has(subject) || pendingFlushes.size >= PENDING_REFUSAL_FLUSHES) return
   pendingFlushes.add(subject)
   const timer = setTimeout(() => {

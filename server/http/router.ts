@@ -2,7 +2,7 @@ import { createRouter, defineEventHandler, getRouterParams, type H3Event, type R
 import { ZodError, type z } from 'zod'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import { DomainError } from '../common/errors'
-import type { Services } from '../app/services'
+import type { ApiPorts } from './ports'
 import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { recordAudit } from './audit'
@@ -54,7 +54,7 @@ function pathParams(event: H3Event): Record<string, string> {
  * authentication (with the per-address failure limit), the token's rate limit, the access the path
  * demands, then query and body validation, the handler, the problem mapping and the audit record.
  */
-function wrap(operation: Operation, getServices: () => Promise<Services>) {
+function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
   return defineEventHandler(async (event) => {
     const { requestId, meta } = openRequest(event, operation.path)
     const services = await getServices()
@@ -129,7 +129,7 @@ function idOf(body: unknown): string | undefined {
 }
 
 async function auditCall(
-  services: Services,
+  services: ApiPorts,
   operation: Operation,
   ns: string,
   principal: Principal | null,
@@ -164,7 +164,7 @@ async function auditCall(
 const toH3Path = (path: string) => path.replace(/\{(\w+)\}/g, ':$1')
 
 /** The API router built from the operation table. */
-export function createApiRouter(operations: Operation[], getServices: () => Promise<Services>): Router {
+export function createApiRouter(operations: Operation[], getServices: () => Promise<ApiPorts>): Router {
   const router = createRouter({ preemptive: true })
   for (const operation of operations) {
     router.add(toH3Path(operation.path), wrap(operation, getServices), operation.method.toLowerCase() as 'get')

@@ -1,5 +1,5 @@
+import type { NamespaceCall } from './ports'
 import { requireNamespacePermission } from '../auth/permissions'
-import type { CallContext } from '../app/context'
 import type { AuditData } from '../events/schemas'
 
 type AuditEntry = AuditData & { id: string; time: string }
@@ -17,7 +17,7 @@ const SCAN_BUDGET = 20_000
 
 /** The namespace audit log, newest first, filtered; `action` may be a `prefix.*`. */
 export async function queryAuditLog(
-  ctx: CallContext,
+  ctx: NamespaceCall,
   query: AuditQuery,
 ): Promise<{ entries: AuditEntry[]; nextCursor: string | null }> {
   requireNamespacePermission(ctx.principal, 'ns:audit:read')

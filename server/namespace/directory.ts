@@ -1,6 +1,6 @@
+import type { NamespacePorts } from './ports'
 import { conflict, invalid, notFound } from '../common/errors'
 import { CLIENT_ID_PATTERN } from '../common/ids'
-import type { Services } from '../app/services'
 import { issueToken } from './tokens'
 
 function checkId(kind: string, id: string): void {
@@ -12,7 +12,7 @@ function checkId(kind: string, id: string): void {
  * bootstrap at start-up and by the admin CLI. `material` fixes the token (BOOTSTRAP_TOKEN).
  */
 export async function createNamespaceWithOwner(
-  services: Services,
+  services: NamespacePorts,
   ns: string,
   user: string,
   material?: string,
@@ -37,7 +37,7 @@ export async function createNamespaceWithOwner(
 }
 
 /** Adds a member with no permissions yet and returns their first personal token. */
-export async function createUser(services: Services, ns: string, user: string): Promise<string> {
+export async function createUser(services: NamespacePorts, ns: string, user: string): Promise<string> {
   checkId('user', user)
   if (!(await services.namespaces.get(ns))) throw notFound('namespace', ns)
   const createdAt = new Date(services.clock.now()).toISOString()

@@ -1,8 +1,9 @@
+import type { NamespaceCall } from './ports'
 import type { z } from 'zod'
 import { conflict, invalid, notFound } from '../common/errors'
 import { newId } from '../common/ids'
 import { requireNamespacePermission } from '../auth/permissions'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import { licenseSetsOf } from '../firewall/references'
 import type { LicenseSet, LicenseSetInput } from './schema'
 
@@ -16,19 +17,19 @@ const publicSet = ({ id, name, licenses, createdAt, updatedAt }: LicenseSet) => 
   updatedAt,
 })
 
-export async function listLicenseSets(ctx: CallContext) {
+export async function listLicenseSets(ctx: NamespaceCall) {
   return (await ctx.services.licenseSets(ctx.ns).all())
     .sort((a, b) => a.createdAt.localeCompare(b.createdAt))
     .map(publicSet)
 }
 
-export async function getLicenseSet(ctx: CallContext, id: string) {
+export async function getLicenseSet(ctx: NamespaceCall, id: string) {
   const set = await ctx.services.licenseSets(ctx.ns).find(id)
   if (!set) throw notFound('license set', id)
   return publicSet(set)
 }
 
-export async function createLicenseSet(ctx: CallContext, body: LicenseSetBody) {
+export async function createLicenseSet(ctx: NamespaceCall, body: LicenseSetBody) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   const id = body.id ?? newId('ls', ctx.services.clock.now())
   const now = nowIso(ctx)
@@ -45,7 +46,7 @@ export async function createLicenseSet(ctx: CallContext, body: LicenseSetBody) {
   })
 }
 
-export async function updateLicenseSet(ctx: CallContext, id: string, body: LicenseSetBody) {
+export async function updateLicenseSet(ctx: NamespaceCall, id: string, body: LicenseSetBody) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   if (body.id !== undefined && body.id !== id)
     throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [
@@ -60,7 +61,7 @@ export async function updateLicenseSet(ctx: CallContext, id: string, body: Licen
 }
 
 /** A license set still named by a rule cannot be deleted (the rule would silently change meaning). */
-export async function deleteLicenseSet(ctx: CallContext, id: string) {
+export async function deleteLicenseSet(ctx: NamespaceCall, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) =>
     fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)),

@@ -1,7 +1,8 @@
+import type { NamespaceCall } from './ports'
 import { conflict, notFound } from '../common/errors'
 import { newId } from '../common/ids'
 import { requireGrantable, requireNamespacePermission } from '../auth/permissions'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import type { z } from 'zod'
 import type { Team, TeamInput, TeamMember } from './schema'
 
@@ -10,11 +11,11 @@ type TeamBody = z.infer<typeof TeamInput>
 /** The team as the API shows it (members are listed by their own endpoint). */
 const publicTeam = ({ members: _members, ...team }: Team) => team
 
-export async function listTeams(ctx: CallContext) {
+export async function listTeams(ctx: NamespaceCall) {
   return (await ctx.services.teams(ctx.ns).all()).sort((a, b) => a.createdAt.localeCompare(b.createdAt)).map(publicTeam)
 }
 
-export async function createTeam(ctx: CallContext, body: TeamBody) {
+export async function createTeam(ctx: NamespaceCall, body: TeamBody) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   requireGrantable(ctx.principal, body.permissions)
   const id = body.id ?? newId('team', ctx.services.clock.now())
@@ -33,7 +34,7 @@ export async function createTeam(ctx: CallContext, body: TeamBody) {
   })
 }
 
-export async function updateTeam(ctx: CallContext, id: string, body: TeamBody) {
+export async function updateTeam(ctx: NamespaceCall, id: string, body: TeamBody) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   requireGrantable(ctx.principal, body.permissions)
   return ctx.services.teams(ctx.ns).update((items) => {
@@ -44,7 +45,7 @@ export async function updateTeam(ctx: CallContext, id: string, body: TeamBody) {
   })
 }
 
-export async function deleteTeam(ctx: CallContext, id: string) {
+export async function deleteTeam(ctx: NamespaceCall, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   await ctx.services.teams(ctx.ns).update((items) => {
     if (!items.delete(id)) throw notFound('team', id)
@@ -52,14 +53,14 @@ export async function deleteTeam(ctx: CallContext, id: string) {
   })
 }
 
-export async function listMembers(ctx: CallContext, id: string): Promise<TeamMember[]> {
+export async function listMembers(ctx: NamespaceCall, id: string): Promise<TeamMember[]> {
   const team = await ctx.services.teams(ctx.ns).find(id)
   if (!team) throw notFound('team', id)
   return team.members
 }
 
 export async function addMember(
-  ctx: CallContext,
+  ctx: NamespaceCall,
   id: string,
   userId: string,
 ): Promise<{ member: TeamMember; created: boolean }> {
@@ -76,7 +77,7 @@ export async function addMember(
   })
 }
 
-export async function removeMember(ctx: CallContext, id: string, userId: string) {
+export async function removeMember(ctx: NamespaceCall, id: string, userId: string) {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
   await ctx.services.teams(ctx.ns).update((items) => {
     const team = items.get(id)

@@ -1,8 +1,8 @@
+import type { NamespaceCall, NamespacePorts } from './ports'
 import type { z } from 'zod'
 import { DomainError, invalid, notFound } from '../common/errors'
 import { newId } from '../common/ids'
-import type { Services } from '../app/services'
-import { nowIso, type CallContext } from '../app/context'
+import { nowIso } from '../auth/call-context'
 import { hasNamespacePermission, requireGrantable, requireNamespacePermission } from '../auth/permissions'
 import { displayPrefix, generateToken, hashToken } from '../auth/tokens'
 import type { TokenRecord } from '../../storage/repositories/tokens'
@@ -22,7 +22,7 @@ interface IssueTokenInput {
 
 /** Creates a token; the material is returned here once and stored only as its hash. */
 export async function issueToken(
-  services: Services,
+  services: NamespacePorts,
   input: IssueTokenInput,
 ): Promise<{ record: TokenRecord; material: string }> {
   const material = input.material ?? generateToken(input.kind)
@@ -60,7 +60,7 @@ function publicToken(record: TokenRecord) {
     : base
 }
 
-function checkExpiry(ctx: CallContext, expiresAt: string | undefined): void {
+function checkExpiry(ctx: NamespaceCall, expiresAt: string | undefined): void {
   if (expiresAt && Date.parse(expiresAt) <= ctx.services.clock.now()) {
     throw invalid('expiry_in_past', 'expiresAt must be in the future', [
       { path: 'expiresAt', message: 'must be in the future' },
@@ -68,7 +68,7 @@ function checkExpiry(ctx: CallContext, expiresAt: string | undefined): void {
   }
 }
 
-export async function createPersonalToken(ctx: CallContext, body: z.infer<typeof PersonalTokenInput>) {
+export async function createPersonalToken(ctx: NamespaceCall, body: z.infer<typeof PersonalTokenInput>) {
   if (ctx.principal.type !== 'user')
     throw new DomainError(
       'forbidden',
@@ -88,7 +88,7 @@ export async function createPersonalToken(ctx: CallContext, body: z.infer<typeof
   return { ...publicToken(record), token: material }
 }
 
-export async function createServiceToken(ctx: CallContext, body: z.infer<typeof ServiceTokenInput>) {
+export async function createServiceToken(ctx: NamespaceCall, body: z.infer<typeof ServiceTokenInput>) {
   requireNamespacePermission(ctx.principal, 'ns:tokens:manage')
   requireGrantable(ctx.principal, body.permissions)
   checkExpiry(ctx, body.expiresAt)
@@ -104,10 +104,10 @@ export async function createServiceToken(ctx: CallContext, body: z.infer<typeof 
   return { ...publicToken(record), token: material }
 }
 
-const active = (ctx: CallContext) => (record: TokenRecord) =>
+const active = (ctx: NamespaceCall) => (record: TokenRecord) =>
   !record.expiresAt || Date.parse(record.expiresAt) > ctx.services.clock.now()
 
-export async function listPersonalTokens(ctx: CallContext) {
+export async function listPersonalTokens(ctx: NamespaceCall) {
   const all = await ctx.services.tokens.list(ctx.ns)
   return all
     .filter((r) => r.kind === 'personal' && r.principalId === ctx.principal.id)
@@ -115,7 +115,7 @@ export async function listPersonalTokens(ctx: CallContext) {
     .map(publicToken)
 }
 
-export async function listServiceTokens(ctx: CallContext) {
+export async function listServiceTokens(ctx: NamespaceCall) {
   requireNamespacePermission(ctx.principal, 'ns:tokens:manage')
   const all = await ctx.services.tokens.list(ctx.ns)
   return all
@@ -125,7 +125,7 @@ export async function listServiceTokens(ctx: CallContext) {
 }
 
 /** Revokes the caller's own personal token, or any token with `ns:tokens:manage`. */
-export async function revokeToken(ctx: CallContext, tokenId: string) {
+export async function revokeToken(ctx: NamespaceCall, tokenId: string) {
   const record = await ctx.services.tokens.findById(ctx.ns, tokenId)
   const own = record?.kind === 'personal' && record.principalId === ctx.principal.id
   if (!record || record.revokedAt) throw notFound('token', tokenId)

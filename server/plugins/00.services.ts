@@ -1,21 +1,32 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
 import { openBackend } from '../../storage'
 import { createServices } from '../app/services'
-import { setServices } from '../app/runtime'
+import { setServices, type AppServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
 import { sharedAdvisoryCatalog } from '../registry/advisory-catalog'
 import { whenListening } from '../app/listening'
 import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
+import { parseWebhookSettings } from '../webhooks/configuration/settings'
+import { createWebhookRuntime } from '../webhooks/delivery/runtime'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
  * set, one Redis when REDIS_URL is, else the fs driver in ./.data) and migrated to the current
- * layout, then the bootstrap runs. Requests await the ready promise.
+ * layout, then the bootstrap runs. The webhook settings are parsed once, before anything starts
+ * (an invalid one stops the start), and the webhook runtime the API and engine share is built
+ * over the services. Requests await the ready promise.
  */
 export default defineNitroPlugin((nitroApp) => {
-  const ready = (async () => {
+  let webhookSettings
+  try {
+    webhookSettings = parseWebhookSettings(process.env)
+  } catch (error) {
+    logger.error('start-up failed', { error: String(error) })
+    process.exit(1)
+  }
+  const ready = (async (): Promise<AppServices> => {
     // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
     const backend = await openBackend(undefined, {
       onStep: (step, changed) =>
@@ -39,7 +50,7 @@ export default defineNitroPlugin((nitroApp) => {
     await advisories.attach(services)
     void whenListening().then(() => advisories.startFeed())
     logger.info('storage ready', { storage: backend.kind })
-    return services
+    return { ...services, webhookRuntime: createWebhookRuntime(services, webhookSettings) }
   })()
   ready.catch((error) => {
     logger.error('start-up failed', { error: String(error) })

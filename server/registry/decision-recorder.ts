@@ -1,5 +1,5 @@
 import { observeProxyDecision } from '../observability/metrics'
-import type { Services } from '../app/services'
+import type { RegistryPorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { actorOf } from '../auth/principal'
 import { newId } from '../common/ids'
@@ -57,7 +57,7 @@ function decisionData(record: DecisionRecord): FirewallDecisionData {
 
 /** The writes of one decision: its firewall log entry and, when the decision emits one, its event. */
 function decisionWrites(
-  services: Services,
+  services: Pick<RegistryPorts, 'clock' | 'events'>,
   record: DecisionRecord,
 ): { entry: DecisionLogEntry; events: NamespaceEvent[] } {
   const data = decisionData(record)
@@ -79,7 +79,7 @@ function decisionWrites(
  * `package.published`).
  */
 export async function recordDecision(
-  services: Services,
+  services: Pick<RegistryPorts, 'clock' | 'events'>,
   record: DecisionRecord,
   extraEvents: NamespaceEvent[] = [],
 ): Promise<DecisionLogEntry> {
@@ -90,7 +90,7 @@ export async function recordDecision(
 
 /** The `package.published` event for a version forwarded to the publish target. */
 export function publishedEvent(
-  services: Services,
+  services: Pick<RegistryPorts, 'clock' | 'events'>,
   record: Pick<DecisionRecord, 'ns' | 'firewall' | 'facts' | 'principal' | 'meta'>,
   upstream: string,
 ): NamespaceEvent {

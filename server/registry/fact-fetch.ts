@@ -33,7 +33,7 @@ export const RETRY_STATUSES = new Set([408, 429])
  * and every other 4xx: no such API, no such release, not ours to read). A failed fetch throws
  * `factUnavailable`; a body that is not JSON throws `factUnreadable`. Either failure also goes to
  * `failures` (the request's list, which the handler writes to the firewall log).
- * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(upstream, url), request.scope.failures)
+ * @example const doc = await fetchFactDocument('the license of demo 1.0', upstream, () => callUpstream(request.scope.transport, upstream, url), request.scope.failures)
  */
 export async function fetchFactDocument(
   what: string,

@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { RegistryPorts } from './ports'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import type { FirewallLayer } from '../firewall/rules/evaluate'
 import type { EvaluationContext } from '../firewall/rules/types'
@@ -10,7 +10,11 @@ import type { Firewall } from '../firewall/schema'
  * bases and bases of another ecosystem are skipped rather than failing the request.
  * @example evaluate(await firewallChain(services, ns, fw), ['download'], facts, ctx)
  */
-export async function firewallChain(services: Services, ns: string, firewall: Firewall): Promise<FirewallLayer[]> {
+export async function firewallChain(
+  services: Pick<RegistryPorts, 'clock' | 'firewalls' | 'licenseSets'>,
+  ns: string,
+  firewall: Firewall,
+): Promise<FirewallLayer[]> {
   const layers: FirewallLayer[] = [{ firewall }]
   if (firewall.extends.length === 0) return layers
   const seen = new Set([firewall.id])
@@ -30,7 +34,7 @@ export async function firewallChain(services: Services, ns: string, firewall: Fi
 
 /** The pure engine's inputs besides rules: time, the namespace's license sets, advisories. */
 export async function evaluationContext(
-  services: Services,
+  services: Pick<RegistryPorts, 'clock' | 'firewalls' | 'licenseSets'>,
   ns: string,
   advisories: AdvisoryIndex,
 ): Promise<EvaluationContext> {

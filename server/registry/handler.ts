@@ -1,5 +1,5 @@
 import { defineEventHandler, type H3Event } from 'h3'
-import type { Services } from '../app/services'
+import type { RegistryPorts } from './ports'
 import { logger } from '../app/logger'
 import { credentialFromHeader } from '../auth/authenticate'
 import { requireFirewallPermission } from '../auth/permissions'
@@ -50,7 +50,7 @@ function decodeSegment(raw: string): string {
  */
 async function authenticateOrRefuse(
   event: H3Event,
-  services: Services,
+  services: RegistryPorts,
   ns: string,
   meta: RequestMeta,
 ): Promise<Principal> {
@@ -70,7 +70,7 @@ async function authenticateOrRefuse(
  * Origin for rewritten URLs: `PUBLIC_BASE_URL`, else the request's (X-Forwarded-* only from a
  * proxy `TRUST_PROXY` names). An invalid host is 400.
  */
-function originOf(event: H3Event, services: Services): string {
+function originOf(event: H3Event, services: RegistryPorts): string {
   if (services.config.publicBaseUrl) return services.config.publicBaseUrl
   return requestOrigin(event)
 }
@@ -127,8 +127,8 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
  * ecosystem's protocol handler. Every failure answers JSON with an `error` text.
  * @example app.use(createRegistryHandler(() => Promise.resolve(services)))
  */
-export function createRegistryHandler(getServices: () => Promise<Services>, options: RegistryHandlerOptions = {}) {
-  const caches = new WeakMap<Services, RegistryCache>()
+export function createRegistryHandler(getServices: () => Promise<RegistryPorts>, options: RegistryHandlerOptions = {}) {
+  const caches = new WeakMap<RegistryPorts, RegistryCache>()
   const advisories = options.advisories ?? (() => sharedAdvisoryCatalog().current())
   // Nitro loads route modules lazily: the first request waits for the first ADVISORY_DIR load
   // rather than deciding against an empty index.
@@ -145,7 +145,7 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
     const match = PREFIX.exec(event.node.req.originalUrl ?? event.node.req.url ?? '')
     let firewallId: string | undefined
     // Set once the caller may use the firewall: failed upstream calls are logged against it.
-    let site: (FailureSite & { services: Services }) | undefined
+    let site: (FailureSite & { services: RegistryPorts }) | undefined
     const failures: UpstreamUnavailable[] = []
     const logFailures = async () => {
       if (site && failures.length)
@@ -188,7 +188,14 @@ export function createRegistryHandler(getServices: () => Promise<Services>, opti
         query: new URLSearchParams(search),
         baseUrl: `${originOf(event, services)}/registry/${rawNs}/${rawFw}/`,
         dashboardUrl: services.config.dashboardUrl ?? originOf(event, services),
-        scope: { ns, firewall, cache, timeoutMs: options.upstreamTimeoutMs, failures },
+        scope: {
+          ns,
+          firewall,
+          cache,
+          transport: services.upstreamTransport,
+          timeoutMs: options.upstreamTimeoutMs,
+          failures,
+        },
         advisories: advisories(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }

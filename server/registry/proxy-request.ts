@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { RegistryPorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import type { AdvisoryIndex } from '../firewall/advisories/types'
 import type { Firewall } from '../firewall/schema'
@@ -7,7 +7,7 @@ import type { UpstreamScope } from './upstream/selection'
 
 /** One authenticated, authorised request to a firewall's registry URL (method, headers, body, response). */
 export interface ProxyRequest extends RegistryExchange {
-  services: Services
+  services: RegistryPorts
   ns: string
   firewall: Firewall
   principal: Principal

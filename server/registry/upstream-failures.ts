@@ -1,4 +1,4 @@
-import type { Services } from '../app/services'
+import type { RegistryPorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { newId } from '../common/ids'
 import { compact } from '../events/factory'
@@ -46,7 +46,7 @@ function upstreamErrorEntry(now: number, site: FailureSite, failure: UpstreamUna
  * an event.
  */
 export async function recordUpstreamFailures(
-  services: Services,
+  services: Pick<RegistryPorts, 'clock' | 'firewallLog'>,
   site: FailureSite,
   failures: readonly UpstreamUnavailable[],
 ): Promise<void> {

@@ -1,4 +1,5 @@
 import { defineEventHandler } from 'h3'
+import { useServices } from '../app/runtime'
 import { showSignIn } from '../dashboard/pages/sign-in'
 
-export default defineEventHandler(showSignIn)
+export default defineEventHandler((event) => showSignIn(event, useServices))

@@ -1,4 +1,5 @@
 import { defineEventHandler } from 'h3'
+import { useServices } from '../app/runtime'
 import { submitSignOut } from '../dashboard/pages/sign-in'
 
-export default defineEventHandler(submitSignOut)
+export default defineEventHandler((event) => submitSignOut(event, useServices))

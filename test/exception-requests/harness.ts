@@ -1,5 +1,5 @@
 import { ManualClock } from '../support/manual-clock'
-import type { CallContext } from '../../server/app/context'
+import type { CallContext } from '../../server/auth/call-context'
 import { configFromEnv } from '../../server/app/config'
 import { createServices, type Services } from '../../server/app/services'
 import type { Principal } from '../../server/auth/principal'
@@ -40,7 +40,7 @@ export interface Harness {
   backend: Backend
   services: Services
   clock: ManualClock
-  as(user: string): CallContext
+  as(user: string): CallContext<Services>
   events(): Promise<NamespaceEvent[]>
   close(): Promise<void>
 }
@@ -52,7 +52,7 @@ export async function harness(kind: BackendKind, firewall: Partial<FirewallInput
   const clock = new ManualClock(Date.parse('2030-01-01T00:00:00.000Z'))
   const services = createServices(backend, { clock, config: configFromEnv({ DASHBOARD_URL: DASHBOARD + '/' }) })
   let request = 0
-  const as = (user: string): CallContext => ({
+  const as = (user: string): CallContext<Services> => ({
     services,
     ns: NS,
     principal: principal(user, user === 'owner'),

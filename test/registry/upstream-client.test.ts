@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { callUpstream, MAX_UPSTREAM_REDIRECTS, UpstreamUnavailable } from '../../server/registry/upstream/client'
-import { closeUpstreamTransport, configureUpstreamTransport } from '../../server/registry/upstream/transport'
+import { createUpstreamTransport, type UpstreamTransport } from '../../server/registry/upstream/transport'
 import type { Upstream } from '../../server/firewall/schema'
 import { bodyOf } from '../support/loopback'
 
@@ -49,9 +49,17 @@ let main: Listener
 let other: Listener
 /** On 127.0.0.2, outside the allowed network: nothing may ever reach it. */
 let forbidden: Listener
+/** Allows 127.0.0.1 only; a test with another policy uses its own (`withPolicy`). */
+let transport: UpstreamTransport
+const others: UpstreamTransport[] = []
+const withPolicy = (allowedNetworks: string[], deniedNetworks: string[]) => {
+  const own = createUpstreamTransport({ allowedNetworks, deniedNetworks })
+  others.push(own)
+  return own
+}
 
 beforeAll(async () => {
-  configureUpstreamTransport({ allowedNetworks: ['127.0.0.1/32'], deniedNetworks: [] })
+  transport = createUpstreamTransport({ allowedNetworks: ['127.0.0.1/32'], deniedNetworks: [] })
   other = await listen('127.0.0.1', (_req, res) => res.end('other'))
   forbidden = await listen('127.0.0.2', (_req, res) => res.end('secret'))
   main = await listen('127.0.0.1', (req, res) => {
@@ -68,10 +76,12 @@ beforeAll(async () => {
   })
 })
 
-afterEach(() => configureUpstreamTransport({ allowedNetworks: ['127.0.0.1/32'], deniedNetworks: [] }))
+afterEach(async () => {
+  await Promise.all(others.splice(0).map((own) => own.close()))
+})
 
 afterAll(async () => {
-  await closeUpstreamTransport()
+  await transport.close()
   await Promise.all([main, other, forbidden].map((listener) => listener?.close()))
 })
 
@@ -86,39 +96,41 @@ async function refusal(promise: Promise<unknown>): Promise<UpstreamUnavailable> 
 
 describe('callUpstream through the guarded agent', () => {
   it(`follows up to ${MAX_UPSTREAM_REDIRECTS} redirects and fails past them`, async () => {
-    const ok = await callUpstream(upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS}`)
+    const ok = await callUpstream(transport, upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS}`)
     expect(await ok.text()).toBe('end of chain')
     const error = await refusal(
-      callUpstream(upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS + 1}`),
+      callUpstream(transport, upstream(main.url), `${main.url}/chain?hops=${MAX_UPSTREAM_REDIRECTS + 1}`),
     )
     expect(error.reason).toBe(`more than ${MAX_UPSTREAM_REDIRECTS} redirects`)
   })
 
   it('does not follow a redirect to an address the policy refuses', async () => {
-    const error = await refusal(callUpstream(upstream(main.url), `${main.url}/to-forbidden`))
+    const error = await refusal(callUpstream(transport, upstream(main.url), `${main.url}/to-forbidden`))
     expect(error.reason).toMatch(/127\.0\.0\.2 is a loopback address/)
     expect(forbidden.connections).toBe(0)
   })
 
   it('refuses a literal address before connecting', async () => {
-    const error = await refusal(callUpstream(upstream(forbidden.url), `${forbidden.url}/`))
+    const error = await refusal(callUpstream(transport, upstream(forbidden.url), `${forbidden.url}/`))
     expect(error.reason).toMatch(/^address refused: 127\.0\.0\.2 is a loopback address/)
     expect(forbidden.connections).toBe(0)
   })
 
   it('refuses a name that resolves to a refused address, at connection time', async () => {
-    configureUpstreamTransport({ allowedNetworks: [], deniedNetworks: [] })
+    const own = withPolicy([], [])
     const before = main.connections
     const port = new URL(main.url).port
-    const error = await refusal(callUpstream(upstream(`http://localhost:${port}`), `http://localhost:${port}/final`))
+    const error = await refusal(
+      callUpstream(own, upstream(`http://localhost:${port}`), `http://localhost:${port}/final`),
+    )
     expect(error.reason).toMatch(/localhost resolves to a refused address: .* is a loopback address/)
     expect(main.connections).toBe(before)
   })
 
   it('denied networks win over allowed ones', async () => {
-    configureUpstreamTransport({ allowedNetworks: ['127.0.0.0/8'], deniedNetworks: ['127.0.0.1/32'] })
+    const own = withPolicy(['127.0.0.0/8'], ['127.0.0.1/32'])
     const before = main.connections
-    const error = await refusal(callUpstream(upstream(main.url), `${main.url}/final`))
+    const error = await refusal(callUpstream(own, upstream(main.url), `${main.url}/final`))
     expect(error.reason).toMatch(/UPSTREAM_DENIED_NETWORKS \(127\.0\.0\.1\/32\)/)
     expect(main.connections).toBe(before)
   })
@@ -127,12 +139,12 @@ describe('callUpstream through the guarded agent', () => {
     main.requests.length = 0
     other.requests.length = 0
     const auth = { authorization: 'Bearer s3cret' }
-    await (await callUpstream(upstream(main.url), `${main.url}/same-origin`, auth)).text()
+    await (await callUpstream(transport, upstream(main.url), `${main.url}/same-origin`, auth)).text()
     expect(main.requests.map((r) => [r.path, r.authorization])).toEqual([
       ['/same-origin', 'Bearer s3cret'],
       ['/final', 'Bearer s3cret'],
     ])
-    const moved = await callUpstream(upstream(main.url), `${main.url}/to-other`, {
+    const moved = await callUpstream(transport, upstream(main.url), `${main.url}/to-other`, {
       method: 'PUT',
       body: 'payload',
       ...auth,
@@ -145,7 +157,7 @@ describe('callUpstream through the guarded agent', () => {
   it('continues a 303 as GET without the body', async () => {
     main.requests.length = 0
     const post = { method: 'POST', body: 'x=1', headers: { 'content-type': 'text/plain' } }
-    await (await callUpstream(upstream(main.url), `${main.url}/see-other`, post)).text()
+    await (await callUpstream(transport, upstream(main.url), `${main.url}/see-other`, post)).text()
     expect(main.requests.map((r) => [r.method, r.path, r.body])).toEqual([
       ['POST', '/see-other', 'x=1'],
       ['GET', '/final', ''],
@@ -153,7 +165,7 @@ describe('callUpstream through the guarded agent', () => {
   })
 
   it('refuses a redirect to a non-http scheme', async () => {
-    const error = await refusal(callUpstream(upstream(main.url), `${main.url}/to-file`))
+    const error = await refusal(callUpstream(transport, upstream(main.url), `${main.url}/to-file`))
     expect(error.reason).toBe('redirect to a file URL refused')
   })
 })

@@ -1,5 +1,5 @@
-import { createEventStream, getRouterParams, setResponseStatus, type H3Event } from 'h3'
-import { useServices } from '../../app/runtime'
+import { createEventStream, getRouterParams, setResponseStatus } from 'h3'
+import type { DashboardHandler } from '../handler'
 import { authenticate } from '../../auth/authenticate'
 import { toProblem } from '../../http/problem'
 import { subscribeLive } from '../../app/live-registry'
@@ -25,10 +25,10 @@ const PING_EVERY = 15
  * the live registry, or noticed by the one-second poll). The session's token is checked again
  * on every poll, so signing out or revoking the token ends the stream.
  */
-function liveStream(targetOf: (params: Record<string, string>) => LiveTarget) {
-  return async (event: H3Event) => {
+function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): DashboardHandler {
+  return async (event, getServices) => {
     const { meta } = openRequest(event)
-    const services = await useServices()
+    const services = await getServices()
     const session = await dashboardSession(event, services)
     const params = getRouterParams(event, { decode: true })
     const ns = params.ns ?? ''

@@ -1,7 +1,7 @@
 import { CLIENT_ID_PATTERN } from '../../common/ids'
 import { authenticateCaller, isRateLimited, openRequest } from '../../http/edge'
 import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
-import { useServices } from '../../app/runtime'
+import type { DashboardServices } from '../ports'
 import { authenticate, namespaceOfToken } from '../../auth/authenticate'
 import { DomainError } from '../../common/errors'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from '../csrf'
@@ -58,8 +58,8 @@ function send(event: H3Event, markup: string, status = 200) {
 const home = (ns: string) => href('namespaces', ns, 'firewalls')
 
 /** GET /sign-in */
-export async function showSignIn(event: H3Event) {
-  const services = await useServices()
+export async function showSignIn(event: H3Event, getServices: DashboardServices) {
+  const services = await getServices()
   const session = await dashboardSession(event, services)
   const query = getQuery(event)
   const view: SignInView = {
@@ -72,9 +72,9 @@ export async function showSignIn(event: H3Event) {
 }
 
 /** POST /sign-in: the token is checked exactly as the API checks a bearer token. */
-export async function submitSignIn(event: H3Event) {
+export async function submitSignIn(event: H3Event, getServices: DashboardServices) {
   const { meta } = openRequest(event)
-  const services = await useServices()
+  const services = await getServices()
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
@@ -108,8 +108,8 @@ export async function submitSignIn(event: H3Event) {
 }
 
 /** POST /sign-out: CSRF-checked (a forged sign-out is a nuisance attack), then the session ends on the server. */
-export async function submitSignOut(event: H3Event) {
-  const services = await useServices()
+export async function submitSignOut(event: H3Event, getServices: DashboardServices) {
+  const services = await getServices()
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
@@ -121,8 +121,8 @@ export async function submitSignOut(event: H3Event) {
 }
 
 /** GET /: the namespace home when the session's token still works, else the sign-in page. */
-export async function rootRedirect(event: H3Event) {
-  const services = await useServices()
+export async function rootRedirect(event: H3Event, getServices: DashboardServices) {
+  const services = await getServices()
   const session = await dashboardSession(event, services)
   const { token, ns } = session.data
   if (token && ns) {

@@ -31,7 +31,7 @@ export async function fetchMavenFile(
   path: string,
   kind: UpstreamBodyKind = 'metadata',
 ): Promise<UpstreamFile | null> {
-  const response = await callUpstream(upstream, upstreamUrl(upstream, path), {
+  const response = await callUpstream(request.scope.transport, upstream, upstreamUrl(upstream, path), {
     authorization: upstreamAuthorization(upstream),
     timeoutMs: request.scope.timeoutMs,
     kind,

@@ -12,7 +12,7 @@ import { blockedMessage, RegistryError } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl } from '../upstream/client'
 
 function put(request: ProxyRequest, target: Upstream, path: string, body: Buffer): Promise<Response> {
-  return callUpstream(target, upstreamUrl(target, path), {
+  return callUpstream(request.scope.transport, target, upstreamUrl(target, path), {
     method: 'PUT',
     body,
     headers: { 'content-type': String(request.headers['content-type'] ?? 'application/octet-stream') },

@@ -131,13 +131,18 @@ export async function serveBulkAdvisories(request: ProxyRequest): Promise<void> 
   const upstream = request.firewall.upstreams.find((u) => !u.internal)
   if (upstream) {
     try {
-      const response = await callUpstream(upstream, upstreamUrl(upstream, '-/npm/v1/security/advisories/bulk'), {
-        method: 'POST',
-        body: raw,
-        headers: { 'content-type': 'application/json', accept: 'application/json' },
-        authorization: upstreamAuthorization(upstream),
-        timeoutMs: request.scope.timeoutMs,
-      })
+      const response = await callUpstream(
+        request.scope.transport,
+        upstream,
+        upstreamUrl(upstream, '-/npm/v1/security/advisories/bulk'),
+        {
+          method: 'POST',
+          body: raw,
+          headers: { 'content-type': 'application/json', accept: 'application/json' },
+          authorization: upstreamAuthorization(upstream),
+          timeoutMs: request.scope.timeoutMs,
+        },
+      )
       if (response.ok) merged = mapOf<BulkAdvisory[]>(await readBulkAnswer(response, upstream.id, failures))
       else {
         await response.arrayBuffer().catch(() => undefined)

@@ -13,7 +13,7 @@ import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable }
 async function serveKeys(request: ProxyRequest): Promise<void> {
   for (const upstream of request.firewall.upstreams) {
     try {
-      const response = await callUpstream(upstream, upstreamUrl(upstream, '-/npm/v1/keys'), {
+      const response = await callUpstream(request.scope.transport, upstream, upstreamUrl(upstream, '-/npm/v1/keys'), {
         headers: { accept: 'application/json' },
         authorization: upstreamAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,

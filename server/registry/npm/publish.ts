@@ -20,7 +20,7 @@ async function forward(
   path: string,
   body?: Buffer,
 ): Promise<Response> {
-  const response = await callUpstream(target, upstreamUrl(target, path), {
+  const response = await callUpstream(request.scope.transport, target, upstreamUrl(target, path), {
     method,
     body,
     headers: body ? { 'content-type': 'application/json', accept: 'application/json' } : { accept: 'application/json' },

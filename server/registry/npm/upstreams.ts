@@ -26,7 +26,7 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
     if (hit) return hit.found ? hit.packument! : null
   }
   // The full document: `time` (minimumAge) is not in the abbreviated one.
-  const response = await callUpstream(upstream, upstreamUrl(upstream, escapePackageName(name)), {
+  const response = await callUpstream(scope.transport, upstream, upstreamUrl(upstream, escapePackageName(name)), {
     headers: { accept: 'application/json' },
     authorization: upstreamAuthorization(upstream),
     timeoutMs: scope.timeoutMs,
@@ -84,7 +84,7 @@ export async function fetchTarball(
     const hit = await scope.cache.getTarball(dist.integrity!)
     if (hit) return hit
   }
-  const response = await callUpstream(upstream, url, {
+  const response = await callUpstream(scope.transport, upstream, url, {
     authorization: artifactAuthorization(upstream, url),
     timeoutMs: scope.timeoutMs,
     kind: 'artifact',

@@ -82,7 +82,7 @@ async function serveVersions(request: ProxyRequest, policy: Policy, id: string):
 
 async function fetchContent(request: ProxyRequest, upstream: Upstream, path: string): Promise<Response> {
   const base = (await upstreamResources(request.scope, upstream)).packageBaseAddress!
-  return callUpstream(upstream, `${base}${path}`, {
+  return callUpstream(request.scope.transport, upstream, `${base}${path}`, {
     authorization: upstreamAuthorization(upstream),
     timeoutMs: request.scope.timeoutMs,
     kind: path.endsWith('.nupkg') ? 'artifact' : 'metadata',

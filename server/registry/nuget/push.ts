@@ -61,7 +61,7 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
   // The package that was judged, alone and re-encoded: the feed cannot read another part.
   const forwarded = encodeMultipart([part])
-  const response = await callUpstream(target, await publishUrl(request, target), {
+  const response = await callUpstream(request.scope.transport, target, await publishUrl(request, target), {
     method: 'PUT',
     body: forwarded.body,
     headers: targetHeaders(target, { 'content-type': forwarded.contentType }),
@@ -84,6 +84,7 @@ export async function pushPackage(request: ProxyRequest): Promise<void> {
 export async function unlistPackage(request: ProxyRequest, id: string, version: string): Promise<void> {
   const target = requirePublishTarget(request)
   const response = await callUpstream(
+    request.scope.transport,
     target,
     `${await publishUrl(request, target)}/${encodeURIComponent(id)}/${encodeURIComponent(version)}`,
     {

@@ -17,7 +17,7 @@ interface NugetResources {
  * 502 naming the document (publish times and licenses come from these), never a 500.
  */
 export async function fetchNugetJson<T>(scope: UpstreamScope, upstream: Upstream, url: string): Promise<T | null> {
-  const response = await callUpstream(upstream, url, {
+  const response = await callUpstream(scope.transport, upstream, url, {
     headers: { accept: 'application/json' },
     authorization: upstreamAuthorization(upstream),
     timeoutMs: scope.timeoutMs,

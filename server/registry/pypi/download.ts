@@ -89,7 +89,7 @@ async function licenseOf(
     what,
     upstream,
     () =>
-      callUpstream(upstream, url, {
+      callUpstream(request.scope.transport, upstream, url, {
         headers: { accept: 'application/json' },
         authorization: pypiAuthorization(upstream),
         timeoutMs: request.scope.timeoutMs,
@@ -124,7 +124,7 @@ async function fetchFile(request: ProxyRequest, upstream: Upstream, file: PyFile
     const hit = await request.scope.cache.getTarball(integrity)
     if (hit) return hit
   }
-  const response = await callUpstream(upstream, file.url, {
+  const response = await callUpstream(request.scope.transport, upstream, file.url, {
     authorization: fileAuthorization(upstream, file.url),
     timeoutMs: request.scope.timeoutMs,
     kind: 'artifact',

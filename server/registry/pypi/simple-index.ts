@@ -113,11 +113,16 @@ export async function fetchProjectPage(
   project: string,
 ): Promise<ProjectPage | null> {
   return cachedDocument(scope, upstream, `pypi:${project}`, async () => {
-    const response = await callUpstream(upstream, pypiUrl(upstream, `simple/${encodeURIComponent(project)}/`), {
-      headers: { accept: `${JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1` },
-      authorization: pypiAuthorization(upstream),
-      timeoutMs: scope.timeoutMs,
-    })
+    const response = await callUpstream(
+      scope.transport,
+      upstream,
+      pypiUrl(upstream, `simple/${encodeURIComponent(project)}/`),
+      {
+        headers: { accept: `${JSON_TYPE}, application/vnd.pypi.simple.v1+html;q=0.2, text/html;q=0.1` },
+        authorization: pypiAuthorization(upstream),
+        timeoutMs: scope.timeoutMs,
+      },
+    )
     if (!response.ok) {
       await response.arrayBuffer().catch(() => undefined)
       if (response.status !== 404)
@@ -143,7 +148,7 @@ export async function fetchProjectPage(
 
 /** Project names of an upstream's root index (`simple/`), JSON or HTML. */
 export async function fetchProjectList(scope: UpstreamScope, upstream: Upstream): Promise<string[] | null> {
-  const response = await callUpstream(upstream, pypiUrl(upstream, 'simple/'), {
+  const response = await callUpstream(scope.transport, upstream, pypiUrl(upstream, 'simple/'), {
     headers: { accept: `${JSON_TYPE}, text/html;q=0.1` },
     authorization: pypiAuthorization(upstream),
     timeoutMs: scope.timeoutMs,

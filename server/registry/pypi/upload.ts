@@ -67,7 +67,7 @@ export async function uploadFile(request: ProxyRequest): Promise<void> {
   }
   const record = await decideArtifact(request, policy, 'upload', facts, target.id)
   const forwarded = encodeMultipart(parts)
-  const response = await callUpstream(target, pypiUrl(target, ''), {
+  const response = await callUpstream(request.scope.transport, target, pypiUrl(target, ''), {
     method: 'POST',
     body: forwarded.body,
     headers: { 'content-type': forwarded.contentType },

@@ -14,14 +14,6 @@ export const DEFAULT_UPSTREAM_BODY_LIMITS: UpstreamBodyLimits = { metadata: 64 *
 
 const SETTING: Record<UpstreamBodyKind, string> = { metadata: 'UPSTREAM_MAX_BODY', artifact: 'UPSTREAM_MAX_ARTIFACT' }
 
-// Process-wide, like the transport's address policy: set once by the composition root.
-let limits: UpstreamBodyLimits = DEFAULT_UPSTREAM_BODY_LIMITS
-
-/** Sets the bounds (services.ts, from AppConfig). */
-export function configureUpstreamBodyLimits(next: UpstreamBodyLimits): void {
-  limits = next
-}
-
 /** An upstream answer larger than its bound: 502 naming the setting. Nothing read from it is kept. */
 export class UpstreamTooLarge extends RegistryError {
   constructor(
@@ -39,9 +31,14 @@ const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304])
  * The response with a body that cannot grow past the bound: a declared `Content-Length` over it
  * throws at once (the body is not read), and bytes are counted as they stream, so a reader of
  * `text()`, `json()` or `arrayBuffer()` gets `UpstreamTooLarge` instead of the memory to hold it.
- * @example const bounded = limitUpstreamBody(response, 'npmjs', 'metadata')
+ * @example const bounded = limitUpstreamBody(response, 'npmjs', 'metadata', transport.limits)
  */
-export function limitUpstreamBody(response: Response, upstream: string, kind: UpstreamBodyKind): Response {
+export function limitUpstreamBody(
+  response: Response,
+  upstream: string,
+  kind: UpstreamBodyKind,
+  limits: UpstreamBodyLimits,
+): Response {
   const limit = limits[kind]
   const declared = Number(response.headers.get('content-length') ?? NaN)
   if (declared > limit) {

@@ -1,7 +1,7 @@
 import { fetch as undiciFetch } from 'undici'
 import { observeUpstream } from '../../observability/metrics'
 import { ADDRESS_REFUSED } from '../../net/guarded-agent'
-import { upstreamAgent } from './transport'
+import type { UpstreamTransport } from './transport'
 import { limitUpstreamBody, type UpstreamBodyKind } from './body-limit'
 import type { Upstream } from '../../firewall/schema'
 
@@ -83,11 +83,16 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308])
 /**
  * One call to an upstream. Network failures, timeouts, refused addresses, too many redirects
  * and 5xx answers throw `UpstreamUnavailable`; every other status is returned for the caller
- * to interpret. Connections go through the process's guarded agent (upstream-transport.ts).
+ * to interpret. Connections go through the transport's guarded agent (transport.ts).
  * The returned body is bounded (body-limit.ts): past its size bound, reading it throws
  * `UpstreamTooLarge`, and a declared `Content-Length` past it throws here.
  */
-export async function callUpstream(upstream: Upstream, url: string, request: UpstreamRequest = {}): Promise<Response> {
+export async function callUpstream(
+  transport: UpstreamTransport,
+  upstream: Upstream,
+  url: string,
+  request: UpstreamRequest = {},
+): Promise<Response> {
   const headers: Record<string, string> = { 'user-agent': 'package-firewall', ...request.headers }
   if (request.authorization) headers.authorization = request.authorization
   let response: Response
@@ -95,7 +100,7 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
   const host = new URL(url).host
   const elapsed = () => (performance.now() - started) / 1000
   try {
-    response = await followRedirects(upstream, url, {
+    response = await followRedirects(transport, upstream, url, {
       method: request.method ?? 'GET',
       headers,
       body:
@@ -122,7 +127,7 @@ export async function callUpstream(upstream: Upstream, url: string, request: Ups
     await response.body?.cancel().catch(() => undefined)
     throw new UpstreamUnavailable(upstream.id, `status ${response.status}`)
   }
-  return limitUpstreamBody(response, upstream.id, request.kind ?? 'metadata')
+  return limitUpstreamBody(response, upstream.id, request.kind ?? 'metadata', transport.limits)
 }
 
 interface Hop {
@@ -137,11 +142,16 @@ interface Hop {
  * http(s) only; every hop connects through the same policy. Authorization is dropped once a
  * hop leaves the origin it was meant for.
  */
-async function followRedirects(upstream: Upstream, url: string, first: Hop): Promise<Response> {
+async function followRedirects(
+  transport: UpstreamTransport,
+  upstream: Upstream,
+  url: string,
+  first: Hop,
+): Promise<Response> {
   let target = new URL(url)
   let hop = first
   for (let redirects = 0; ; redirects++) {
-    const init = { ...hop, redirect: 'manual' as const, dispatcher: upstreamAgent() }
+    const init = { ...hop, redirect: 'manual' as const, dispatcher: transport.agent() }
     const response = (await undiciFetch(target, init)) as unknown as Response
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
     if (!location) return response

@@ -1,12 +1,15 @@
 import type { Firewall, Upstream } from '../../firewall/schema'
 import type { RegistryCache } from '../cache'
 import { UpstreamUnavailable } from './client'
+import type { UpstreamTransport } from './transport'
 
 /** The firewall, cache and timeout one request's upstream calls use. */
 export interface UpstreamScope {
   ns: string
   firewall: Firewall
   cache: RegistryCache
+  /** The agent and size bounds upstream calls go through. */
+  transport: UpstreamTransport
   timeoutMs?: number
   /** Failed calls the request got past (a public upstream skipped); the handler logs them (upstream-failures.ts). */
   failures?: UpstreamUnavailable[]

@@ -1,34 +1,38 @@
 import type { Agent } from 'undici'
-import { upstreamAddressPolicy, type AddressPolicy, type UpstreamAddressSettings } from '../../net/address-policy'
+import { upstreamAddressPolicy, type UpstreamAddressSettings } from '../../net/address-policy'
 import { createGuardedAgent } from '../../net/guarded-agent'
+import { DEFAULT_UPSTREAM_BODY_LIMITS, type UpstreamBodyLimits } from './body-limit'
 
 /**
- * The one pooled connection agent of this process for upstream registries, bound to the
- * upstream address policy. Configured by the composition root from
- * AppConfig; until then the defaults apply (no network exempted).
+ * How the proxy reaches upstream registries: one pooled connection agent bound to the upstream
+ * address policy, and the size bounds of their answers. Built once by the composition root from
+ * AppConfig (services.ts) and reached through the registry's ports (`upstreamTransport`).
  */
-let policy: AddressPolicy = upstreamAddressPolicy({ allowedNetworks: [], deniedNetworks: [] })
-let agent: Agent | null = null
-
-/** Sets the policy; an agent built for another policy is closed and rebuilt on next use. */
-export function configureUpstreamTransport(settings: UpstreamAddressSettings): void {
-  const next = upstreamAddressPolicy(settings)
-  if (JSON.stringify(next) === JSON.stringify(policy)) return
-  policy = next
-  const previous = agent
-  agent = null
-  void previous?.close().catch(() => undefined)
+export interface UpstreamTransport {
+  /** `UPSTREAM_MAX_BODY` and `UPSTREAM_MAX_ARTIFACT` (body-limit.ts). */
+  readonly limits: UpstreamBodyLimits
+  /** The agent (built lazily, so processes that never call an upstream open nothing). */
+  agent(): Agent
+  /** Closes the pooled connections (shutdown); a later call builds a new agent. */
+  close(): Promise<void>
 }
 
-/** The agent (built lazily, so processes that never call an upstream open nothing). */
-export function upstreamAgent(): Agent {
-  agent ??= createGuardedAgent(policy)
-  return agent
-}
-
-/** Closes the pooled connections (shutdown). */
-export async function closeUpstreamTransport(): Promise<void> {
-  const current = agent
-  agent = null
-  await current?.close().catch(() => undefined)
+/**
+ * @example const transport = createUpstreamTransport(config.upstreamAddresses, config.upstreamSizes)
+ */
+export function createUpstreamTransport(
+  settings: UpstreamAddressSettings,
+  limits: UpstreamBodyLimits = DEFAULT_UPSTREAM_BODY_LIMITS,
+): UpstreamTransport {
+  const policy = upstreamAddressPolicy(settings)
+  let agent: Agent | null = null
+  return {
+    limits,
+    agent: () => (agent ??= createGuardedAgent(policy)),
+    async close() {
+      const current = agent
+      agent = null
+      await current?.close().catch(() => undefined)
+    },
+  }
 }

@@ -1,7 +1,7 @@
+import type { WebhookCall } from '../ports'
 import { z } from 'zod'
 import { notFound } from '../../common/errors'
 import { requireNamespacePermission } from '../../auth/permissions'
-import type { CallContext } from '../../app/context'
 import type { NamespaceEvent } from '../../events/schemas'
 
 /**
@@ -31,7 +31,7 @@ function timeOfId(id: string): number | null {
  * further back than a lookup reads).
  * @example await getEvent(ctx, 'evt-0mwxk099k9d31b11db7251c49') // { id, type, time, namespace, data }
  */
-export async function getEvent(ctx: CallContext, id: string): Promise<NamespaceEvent> {
+export async function getEvent(ctx: WebhookCall, id: string): Promise<NamespaceEvent> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   const time = timeOfId(id)
   const event = await ctx.services.events.find(ctx.ns, id, time === null ? -Infinity : time - SKEW_MS, MAX_SCANNED)

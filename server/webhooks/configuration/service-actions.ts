@@ -1,7 +1,8 @@
+import type { WebhookCall } from '../ports'
 import { conflict, invalid, notFound } from '../../common/errors'
 import { makeEvent } from '../../events/factory'
 import { requireNamespacePermission } from '../../auth/permissions'
-import { nowIso, type CallContext } from '../../app/context'
+import { nowIso } from '../../auth/call-context'
 import { bucketStart } from '../../../storage/repositories/webhook-records'
 import {
   BUCKETS,
@@ -17,7 +18,6 @@ import type { AttemptRecord } from '../delivery/attempt-record'
 import { deliveryStateView, type DeliveryStateView } from '../../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
 import { webhookView, type WebhookRecord, type WebhookView } from './model'
-import { useWebhookRuntime } from '../delivery/runtime'
 import { storedBufferCount } from '../delivery/buffer-count'
 import { configEvent, loadWebhook, signalChange } from './service'
 import { generateSecret } from '../protocol/signing'
@@ -25,18 +25,18 @@ import { generateSecret } from '../protocol/signing'
 /** Secret reveal and rotation, quarantine release, test send, records, metrics and state. */
 
 /** `GET .../secret`: the current secret; a manager's action, audited as a read. */
-export async function revealSecret(ctx: CallContext, id: string): Promise<{ secret: string }> {
+export async function revealSecret(ctx: WebhookCall, id: string): Promise<{ secret: string }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   return { secret: (await loadWebhook(ctx, id)).secret }
 }
 
 /** A new secret; the previous one keeps signing (second signature) for `WEBHOOK_SECRET_OVERLAP`. */
 export async function rotateSecret(
-  ctx: CallContext,
+  ctx: WebhookCall,
   id: string,
 ): Promise<{ secret: string; previousSecretValidUntil: string }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
-  const { settings } = await useWebhookRuntime()
+  const { settings } = ctx.services.webhookRuntime
   const { webhooks } = ctx.services
   const now = ctx.services.clock.now()
   const record = await webhooks.mutate(ctx.ns, id, (current) => {
@@ -56,9 +56,9 @@ export async function rotateSecret(
 }
 
 /** Reads the persisted actor state (the actor may run in another process). */
-async function persistedState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
+async function persistedState(ctx: WebhookCall, id: string): Promise<DeliveryStateView> {
   const { webhooks } = ctx.services
-  const { settings } = await useWebhookRuntime()
+  const { settings } = ctx.services.webhookRuntime
   const [snapshot, stored, redeliveries, cursor] = await Promise.all([
     webhooks.loadSnapshot(ctx.ns, id),
     storedBufferCount(ctx.services.events, webhooks, ctx.ns, id, settings.bufferSize),
@@ -77,7 +77,7 @@ async function persistedState(ctx: CallContext, id: string): Promise<DeliverySta
 }
 
 /** `POST .../release`: ends a quarantine now; 409 when the webhook is not quarantined. */
-export async function releaseQuarantine(ctx: CallContext, id: string): Promise<WebhookView> {
+export async function releaseQuarantine(ctx: WebhookCall, id: string): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
   if ((await persistedState(ctx, id)).state !== 'quarantined')
@@ -97,7 +97,7 @@ export async function releaseQuarantine(ctx: CallContext, id: string): Promise<W
  * `POST .../test`: appends a `webhook.test` event to the namespace's event log; it reaches this
  * webhook only and it is delivered like any other event (its record has `test: true`).
  */
-export async function sendTest(ctx: CallContext, id: string): Promise<{ event: string }> {
+export async function sendTest(ctx: WebhookCall, id: string): Promise<{ event: string }> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   const record = await loadWebhook(ctx, id)
   if (!record.enabled) throw conflict('webhook_disabled', `webhook "${id}" is disabled; enable it to send a test`)
@@ -107,13 +107,13 @@ export async function sendTest(ctx: CallContext, id: string): Promise<{ event: s
 }
 
 /** A stored record with its payload, rebuilt from the namespace log (the bytes that were sent). */
-async function withPayload(ctx: CallContext, stored: AnyStoredRecord): Promise<DeliveryRecord> {
+async function withPayload(ctx: WebhookCall, stored: AnyStoredRecord): Promise<DeliveryRecord> {
   if (!('source' in stored)) return recordView(stored, null)
   return recordView(stored, await readSelection(ctx.services.events, ctx.ns, stored.source))
 }
 
 export async function listDeliveries(
-  ctx: CallContext,
+  ctx: WebhookCall,
   id: string,
   limit: number,
   cursor?: string,
@@ -124,7 +124,7 @@ export async function listDeliveries(
   return { items: await Promise.all(page.items.map((stored) => withPayload(ctx, stored))), next: page.next }
 }
 
-export async function getDelivery(ctx: CallContext, id: string, deliveryId: string): Promise<DeliveryRecord> {
+export async function getDelivery(ctx: WebhookCall, id: string, deliveryId: string): Promise<DeliveryRecord> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
   const record = await ctx.services.webhookRecords.getDelivery(ctx.ns, id, deliveryId)
@@ -133,7 +133,7 @@ export async function getDelivery(ctx: CallContext, id: string, deliveryId: stri
 }
 
 /** `GET .../deliveries/{deliveryId}/attempts`: every attempt of a delivery, oldest first (#14). */
-export async function listAttempts(ctx: CallContext, id: string, deliveryId: string): Promise<AttemptRecord[]> {
+export async function listAttempts(ctx: WebhookCall, id: string, deliveryId: string): Promise<AttemptRecord[]> {
   await getDelivery(ctx, id, deliveryId)
   return ctx.services.webhookRecords.listAttempts(ctx.ns, id, deliveryId)
 }
@@ -144,7 +144,7 @@ const MAX_BUCKETS = 1500
 
 /** `GET .../metrics?since&until&bucket`: counters per bucket, oldest first, empty buckets included. */
 export async function webhookMetrics(
-  ctx: CallContext,
+  ctx: WebhookCall,
   id: string,
   query: { bucket: BucketSize; since?: string; until?: string },
 ): Promise<{ bucket: BucketSize; buckets: MetricBucket[] }> {
@@ -169,7 +169,7 @@ export async function webhookMetrics(
 }
 
 /** `GET .../state`. */
-export async function webhookState(ctx: CallContext, id: string): Promise<DeliveryStateView> {
+export async function webhookState(ctx: WebhookCall, id: string): Promise<DeliveryStateView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   await loadWebhook(ctx, id)
   return persistedState(ctx, id)

@@ -1,8 +1,8 @@
+import type { WebhookCall } from '../ports'
 import { z } from 'zod'
 import { conflict, invalid, notFound } from '../../common/errors'
 import { newId } from '../../common/ids'
 import { requireNamespacePermission } from '../../auth/permissions'
-import type { CallContext } from '../../app/context'
 import type { NamespaceEvent } from '../../events/schemas'
 import { recordView, type AnyStoredRecord, type DeliveryRecord, type StoredDeliveryRecord } from '../delivery/record'
 import { readDeliveryEvents, REDELIVERIES_KEPT, type DeliveryEventRefs, type Redelivery } from '../delivery/redelivery'
@@ -48,7 +48,7 @@ function queuedRecord(
 
 /** Queues `events` (found through `refs`) as a new delivery at the back of the webhook's queue; returns its record. */
 async function queue(
-  ctx: CallContext,
+  ctx: WebhookCall,
   id: string,
   items: { refs: DeliveryEventRefs; events: NamespaceEvent[] }[],
 ): Promise<DeliveryRecord[]> {
@@ -86,7 +86,7 @@ async function queue(
  * with a new delivery id and `webhook-id`, at the back of the queue; pacing and quarantine apply.
  * 409 when the log no longer holds its events (past `LOG_RETENTION`) or never recorded them.
  */
-export async function resendDelivery(ctx: CallContext, id: string, deliveryId: string): Promise<DeliveryRecord> {
+export async function resendDelivery(ctx: WebhookCall, id: string, deliveryId: string): Promise<DeliveryRecord> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await loadWebhook(ctx, id)
   const { webhookRecords, events: log } = ctx.services
@@ -115,7 +115,7 @@ export async function resendDelivery(ctx: CallContext, id: string, deliveryId: s
  * is the number of events queued; `unavailable` names the events the log no longer holds.
  */
 export async function recoverDeliveries(
-  ctx: CallContext,
+  ctx: WebhookCall,
   id: string,
   window: z.infer<typeof RecoverWindow>,
 ): Promise<{ count: number; unavailable?: string[] }> {

@@ -1,9 +1,10 @@
+import type { WebhookCall } from '../ports'
 import { conflict, invalid, notFound, type FieldError } from '../../common/errors'
 import { newId } from '../../common/ids'
 import { makeEvent } from '../../events/factory'
 import type { EventType } from '../../events/schemas'
 import { requireNamespacePermission } from '../../auth/permissions'
-import { actorOfCall, nowIso, type CallContext } from '../../app/context'
+import { actorOfCall, nowIso } from '../../auth/call-context'
 import { webhookRef } from '../../../storage/repositories/webhook-keys'
 import { validateEventTypes } from './event-types'
 import {
@@ -16,14 +17,13 @@ import {
   type WebhookView,
 } from './model'
 import { mergeCustomHeaders, placeholdersForNewOrigin, validateCustomHeaders } from './custom-headers'
-import { useWebhookRuntime } from '../delivery/runtime'
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
 
 /** Webhook create, read, update and delete; actions are in service-actions.ts. */
 
 /** The `config.webhook.*` event of a change, in the same transaction as the change. */
-export function configEvent(ctx: CallContext, type: EventType, record: WebhookRecord) {
+export function configEvent(ctx: WebhookCall, type: EventType, record: WebhookRecord) {
   return makeEvent(ctx.services.clock, ctx.ns, type, {
     webhook: record.id,
     actor: actorOfCall(ctx),
@@ -32,7 +32,7 @@ export function configEvent(ctx: CallContext, type: EventType, record: WebhookRe
 }
 
 /** Loads a webhook of the caller's namespace or throws 404. */
-export async function loadWebhook(ctx: CallContext, id: string): Promise<WebhookRecord> {
+export async function loadWebhook(ctx: WebhookCall, id: string): Promise<WebhookRecord> {
   const record = await ctx.services.webhooks.get(ctx.ns, id)
   if (!record) throw notFound('webhook', id)
   return record
@@ -43,8 +43,8 @@ export async function loadWebhook(ctx: CallContext, id: string): Promise<Webhook
  * and the firewall scope. Firewalls already selected by `current` stay acceptable after their
  * deletion, so a deleted firewall never blocks a later edit.
  */
-async function validateInput(ctx: CallContext, body: WebhookInput, current: WebhookRecord | null): Promise<void> {
-  const runtime = await useWebhookRuntime()
+async function validateInput(ctx: WebhookCall, body: WebhookInput, current: WebhookRecord | null): Promise<void> {
+  const runtime = ctx.services.webhookRuntime
   const errors: FieldError[] = [...validateEventTypes(body.eventTypes)]
   let code = 'validation_failed'
   const url = await resolveAndCheck(body.url, runtime.settings, runtime.lookup)
@@ -101,22 +101,22 @@ function subscription(body: WebhookInput, current: WebhookRecord | null) {
 }
 
 /** Signals the delivery host; a lost signal is caught by its periodic reconcile. */
-export async function signalChange(ctx: CallContext, kind: 'changed' | 'deleted', id: string): Promise<void> {
+export async function signalChange(ctx: WebhookCall, kind: 'changed' | 'deleted', id: string): Promise<void> {
   await ctx.services.webhookSignals.publish({ kind, refs: [webhookRef(ctx.ns, id)] }).catch(() => undefined)
 }
 
-export async function listWebhooks(ctx: CallContext): Promise<WebhookView[]> {
+export async function listWebhooks(ctx: WebhookCall): Promise<WebhookView[]> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   return (await ctx.services.webhooks.list(ctx.ns)).map((record) => webhookView(record))
 }
 
-export async function getWebhook(ctx: CallContext, id: string): Promise<WebhookView> {
+export async function getWebhook(ctx: WebhookCall, id: string): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:read')
   return webhookView(await loadWebhook(ctx, id))
 }
 
 /** Creates a webhook; the answer is the only read that carries the secret without a reveal. */
-export async function createWebhook(ctx: CallContext, body: WebhookInput): Promise<WebhookView> {
+export async function createWebhook(ctx: WebhookCall, body: WebhookInput): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   await validateInput(ctx, body, null)
   const id = body.id ?? newId('wh', ctx.services.clock.now())
@@ -144,7 +144,7 @@ export async function createWebhook(ctx: CallContext, body: WebhookInput): Promi
 }
 
 /** Replaces name, URL, enabled state, event types and firewall scope; the secret is untouched. */
-export async function updateWebhook(ctx: CallContext, id: string, body: WebhookInput): Promise<WebhookView> {
+export async function updateWebhook(ctx: WebhookCall, id: string, body: WebhookInput): Promise<WebhookView> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   if (body.id !== undefined && body.id !== id) {
     throw invalid('id_mismatch', `body id "${body.id}" differs from the path id "${id}"`, [
@@ -171,7 +171,7 @@ export async function updateWebhook(ctx: CallContext, id: string, body: WebhookI
 }
 
 /** Deletes the webhook with its cursor, snapshot, delivery records and metric buckets (its events stay in the namespace log). */
-export async function deleteWebhook(ctx: CallContext, id: string): Promise<void> {
+export async function deleteWebhook(ctx: WebhookCall, id: string): Promise<void> {
   requireNamespacePermission(ctx.principal, 'ns:webhooks:manage')
   const { webhooks, webhookRecords } = ctx.services
   await webhooks.mutate(ctx.ns, id, (current) => {

@@ -1,6 +1,6 @@
 import { hostname } from 'node:os'
 import { randomBytes } from 'node:crypto'
-import type { Services } from '../../app/services'
+import type { WebhookEnginePorts } from '../ports'
 import { logger } from '../../app/logger'
 import { systemTimerClock, type TimerClock } from './deadline-timer'
 import { DeliveryHost } from './host'
@@ -32,7 +32,7 @@ export interface WebhookEngine {
  * @example const engine = await startWebhookEngine(services, runtime); ...; await engine.stop()
  */
 export async function startWebhookEngine(
-  services: Services,
+  services: WebhookEnginePorts,
   runtime: WebhookRuntime,
   options: EngineOptions = {},
 ): Promise<WebhookEngine> {

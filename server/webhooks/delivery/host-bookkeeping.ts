@@ -1,4 +1,4 @@
-import type { Services } from '../../app/services'
+import type { WebhookEnginePorts } from '../ports'
 import { logger } from '../../app/logger'
 import { makeEvent } from '../../events/factory'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
@@ -13,7 +13,7 @@ import {
 } from '../../observability/metrics'
 
 /** `config.webhook.updated` for a change the engine made itself (quarantine start and end): no actor. */
-function systemConfigEvent(services: Services, ns: string, record: WebhookRecord) {
+function systemConfigEvent(services: Pick<WebhookEnginePorts, 'clock' | 'events'>, ns: string, record: WebhookRecord) {
   return makeEvent(services.clock, ns, 'config.webhook.updated', {
     webhook: record.id,
     actor: {},
@@ -30,7 +30,7 @@ const iso = (ms: number | null | undefined) => (ms == null ? undefined : new Dat
  * Records and metrics are written by the deliverBatch adapter itself, before the machine moves on.
  */
 export async function handleEmitted(
-  services: Services,
+  services: Pick<WebhookEnginePorts, 'clock' | 'events'>,
   runtime: WebhookRuntime,
   emitted: DeliveryEmitted,
 ): Promise<void> {

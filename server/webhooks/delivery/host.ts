@@ -1,6 +1,6 @@
 import type { Snapshot } from 'xstate'
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
-import type { Services } from '../../app/services'
+import type { WebhookEnginePorts } from '../ports'
 import { logger } from '../../app/logger'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import type { WebhookSignal } from '../../../storage/ports'
@@ -46,7 +46,7 @@ export class DeliveryHost {
   private readonly limit = deliveryStepLimit()
 
   constructor(
-    private readonly services: Services,
+    private readonly services: WebhookEnginePorts,
     private readonly runtime: WebhookRuntime,
     private readonly options: HostOptions,
   ) {

@@ -1,4 +1,4 @@
-import type { Services } from '../../app/services'
+import type { WebhookStorePorts } from '../ports'
 import type { WebhookRepository } from '../../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../../storage/repositories/webhook-records'
 import type { WebhookSignals } from '../../../storage/ports'
@@ -21,7 +21,7 @@ export interface WebhookRuntime {
  * @example createWebhookRuntime(services, parseWebhookSettings(process.env))
  */
 export function createWebhookRuntime(
-  services: Services,
+  services: WebhookStorePorts,
   settings: WebhookSettings,
   lookup?: LookupAll,
 ): WebhookRuntime {
@@ -32,20 +32,4 @@ export function createWebhookRuntime(
     signals: services.webhookSignals,
     ...(lookup ? { lookup } : {}),
   }
-}
-
-// Set by the webhooks plugin at start-up (a promise: services mount in the background), as useServices is.
-let current: Promise<WebhookRuntime> | null = null
-
-/** Makes `runtime` the one the webhook API of this process uses. */
-export function setWebhookRuntime(runtime: WebhookRuntime | Promise<WebhookRuntime>): void {
-  current = Promise.resolve(runtime)
-  // A failed start is reported by whoever awaits it (the plugin logs it); do not crash the process here.
-  current.catch(() => undefined)
-}
-
-/** The runtime the webhooks plugin (or a test harness) set; throws when none was. */
-export function useWebhookRuntime(): Promise<WebhookRuntime> {
-  if (!current) throw new Error('webhook runtime not set: the webhooks plugin sets it at start-up')
-  return current
 }

@@ -12,7 +12,7 @@ import { createNamespaceWithOwner } from '../../../server/namespace/directory'
 import { makeEvent } from '../../../server/events/factory'
 import type { NamespaceEvent } from '../../../server/events/schemas'
 import schemaRoute from '../../../server/routes/schemas/webhook-events-v1.json.get'
-import { createWebhookRuntime, setWebhookRuntime } from '../../../server/webhooks/delivery/runtime'
+import { createWebhookRuntime } from '../../../server/webhooks/delivery/runtime'
 import { parseWebhookSettings } from '../../../server/webhooks/configuration/settings'
 import { systemTimerClock, type TimerClock } from '../../../server/webhooks/delivery/deadline-timer'
 import { startWebhookEngine, type WebhookEngine } from '../../../server/webhooks/delivery/engine'
@@ -46,20 +46,21 @@ export async function startHarness(options: HarnessOptions = {}) {
   const stepping = options.clock === 'system' ? null : new SteppingClock(T0)
   const clock: TimerClock = stepping ?? systemTimerClock
   const services: Services = createServices(backend, { clock, config: { ...configFromEnv({}), port: 0 } })
-  setServices(Promise.resolve(services))
   const runtime = createWebhookRuntime(
     services,
     parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8', ...options.env }),
     options.lookup,
   )
-  setWebhookRuntime(runtime)
+  // What the composition root hands the entry points: the services with the webhook runtime.
+  const wired = { ...services, webhookRuntime: runtime }
+  setServices(Promise.resolve(wired))
   const token = await createNamespaceWithOwner(services, NS, 'owner')
 
   const router = createRouter()
   router.get('/schemas/webhook-events-v1.json', schemaRoute)
   const app = createApp()
   app.use(router)
-  app.use(createApiRouter(webhookOperations as never, async () => services))
+  app.use(createApiRouter(webhookOperations as never, async () => wired))
   const server: Server = createServer(toNodeListener(app))
   // Node closes an idle kept-alive socket after 5 s; on a loaded machine the next call can race that
   // close and fail with "other side closed". Tests make their calls well within a minute.

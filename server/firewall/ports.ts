@@ -1,0 +1,22 @@
+import type { Clock } from '../common/clock'
+import type { CallContext } from '../auth/call-context'
+import type { AppConfig } from '../app/config'
+import type { FirewallRepository } from '../../storage/repositories/firewalls'
+import type { FirewallLogRepository } from '../../storage/repositories/firewall-log'
+import type { CollectionDocument } from '../../storage/repositories/collection'
+import type { LicenseSet } from '../namespace/schema'
+
+/**
+ * What the firewall area uses: the firewall documents and their log, the namespace's license
+ * sets a rule may reference, and the upstream address policy a new upstream is checked against.
+ */
+export interface FirewallPorts {
+  clock: Clock
+  config: Pick<AppConfig, 'upstreamAddresses'>
+  firewalls: FirewallRepository
+  firewallLog: FirewallLogRepository
+  licenseSets(ns: string): CollectionDocument<LicenseSet>
+}
+
+/** One call into the firewall area. */
+export type FirewallCall = CallContext<FirewallPorts>

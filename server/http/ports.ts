@@ -1,0 +1,40 @@
+import type { CallContext } from '../auth/call-context'
+import type { AuthPorts } from '../auth/ports'
+import type { AppConfig } from '../app/config'
+import type { FirewallPorts } from '../firewall/ports'
+import type { NamespacePorts } from '../namespace/ports'
+import type { ExceptionRequestPorts } from '../exception-requests/ports'
+import type { WebhookApiPorts } from '../webhooks/ports'
+import type { NamespaceRepository } from '../../storage/repositories/namespaces'
+import type { EventLogRepository } from '../../storage/repositories/event-log'
+import type { FirewallRepository } from '../../storage/repositories/firewalls'
+import type { RateCounter, RefusalTally } from '../../storage/rate-limit'
+
+/**
+ * What the edge every entry point shares uses (edge.ts, rate-limit.ts, audit.ts,
+ * refusal-audit.ts): authentication, the rate counters and refusal tallies, the namespaces an
+ * audit may go to and the event log it is appended to.
+ */
+export interface EdgePorts extends AuthPorts {
+  config: Pick<AppConfig, 'bodyLimit'>
+  namespaces: NamespaceRepository
+  events: EventLogRepository
+  rateCounter: RateCounter
+  refusalTally: RefusalTally
+}
+
+/** What the path access checks (access.ts) use: the firewall a path names. */
+export interface AccessPorts {
+  firewalls: FirewallRepository
+}
+
+/** What an API operation may use: the edge and every area the operation table calls into. */
+export type ApiPorts = EdgePorts &
+  AccessPorts &
+  FirewallPorts &
+  NamespacePorts &
+  ExceptionRequestPorts &
+  WebhookApiPorts
+
+/** One call through the API router. */
+export type ApiCall = CallContext<ApiPorts>

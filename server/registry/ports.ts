@@ -1,0 +1,17 @@
+import type { AppConfig } from '../app/config'
+import type { EdgePorts } from '../http/ports'
+import type { FirewallPorts } from '../firewall/ports'
+import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
+import type { UpstreamTransport } from './upstream/transport'
+
+/**
+ * What the registry proxy uses: the edge (authentication, rate limits, refusal audits), the
+ * firewalls with their log and license sets, the event log decisions are appended to, the
+ * stored upstream cache, the transport upstream calls go through, and the origins rewritten
+ * URLs and block messages point to.
+ */
+export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'> {
+  config: EdgePorts['config'] & Pick<AppConfig, 'publicBaseUrl' | 'dashboardUrl'>
+  registryCache: RegistryCacheStore
+  upstreamTransport: UpstreamTransport
+}

@@ -1,0 +1,39 @@
+import type { Clock } from '../common/clock'
+import type { CallContext } from '../auth/call-context'
+import type { EventLogRepository } from '../../storage/repositories/event-log'
+import type { FirewallRepository } from '../../storage/repositories/firewalls'
+import type { LeaseRepository } from '../../storage/repositories/leases'
+import type { WebhookRepository } from '../../storage/repositories/webhooks'
+import type { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
+import type { WebhookSignals } from '../../storage/webhook-signals'
+import type { WebhookSettings } from './configuration/settings'
+import type { LookupAll } from './protocol/ssrf'
+
+/** What the webhook documents, records and signals live in: the runtime is built over these. */
+export interface WebhookStorePorts {
+  webhooks: WebhookRepository
+  webhookRecords: WebhookRecordRepository
+  webhookSignals: WebhookSignals
+}
+
+/**
+ * What the webhook API (configuration/) uses: the documents and records, the event log it appends
+ * `config.webhook.*` to, the firewalls a scope may name, and the runtime's settings and resolver.
+ */
+export interface WebhookApiPorts extends WebhookStorePorts {
+  clock: Clock
+  events: EventLogRepository
+  firewalls: FirewallRepository
+  /** The part of the runtime (delivery/runtime.ts) the API reads: settings parsed once, the resolver. */
+  webhookRuntime: { settings: WebhookSettings; lookup?: LookupAll }
+}
+
+/** One call into the webhook API. */
+export type WebhookCall = CallContext<WebhookApiPorts>
+
+/** What the delivery engine (delivery/) uses besides its runtime: the event log it follows and appends to, and leases. */
+export interface WebhookEnginePorts {
+  clock: Clock
+  events: EventLogRepository
+  leases: LeaseRepository
+}
