@@ -1,3 +1,4 @@
+import type { Exception } from '../firewall/schema'
 import type { CallContext } from '../auth/call-context'
 import type { AppConfig } from '../app/config'
 import type { FirewallPorts } from '../firewall/ports'
@@ -9,7 +10,7 @@ import type { ExceptionRequestRepository } from '../../storage/repositories/exce
  */
 export interface ExceptionRequestPorts extends FirewallPorts {
   config: FirewallPorts['config'] & Pick<AppConfig, 'dashboardUrl' | 'publicBaseUrl' | 'port'>
-  exceptionRequests: ExceptionRequestRepository
+  exceptionRequests: ExceptionRequestRepository<Exception>
 }
 
 /** One call into the exception-request area. */

@@ -1,3 +1,6 @@
+import type { FirewallLogEntry } from './log-query'
+import type { Firewall } from './schema'
+import type { Actor } from '../events/schemas'
 import type { Clock } from '../common/clock'
 import type { CallContext } from '../auth/call-context'
 import type { AppConfig } from '../app/config'
@@ -13,8 +16,8 @@ import type { LicenseSet } from '../namespace/schema'
 export interface FirewallPorts {
   clock: Clock
   config: Pick<AppConfig, 'upstreamAddresses'>
-  firewalls: FirewallRepository
-  firewallLog: FirewallLogRepository
+  firewalls: FirewallRepository<Firewall, Actor>
+  firewallLog: FirewallLogRepository<FirewallLogEntry>
   licenseSets(ns: string): CollectionDocument<LicenseSet>
 }
 

@@ -1,3 +1,5 @@
+import type { Firewall } from '../firewall/schema'
+import type { Actor, NamespaceEvent } from '../events/schemas'
 import type { CallContext } from '../auth/call-context'
 import type { AuthPorts } from '../auth/ports'
 import type { AppConfig } from '../app/config'
@@ -8,7 +10,7 @@ import type { WebhookApiPorts } from '../webhooks/ports'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
-import type { RateCounter, RefusalTally } from '../../storage/rate-limit'
+import type { RateCounter, RefusalTally } from '../../storage/ports'
 
 /**
  * What the edge every entry point shares uses (edge.ts, rate-limit.ts, audit.ts,
@@ -18,14 +20,14 @@ import type { RateCounter, RefusalTally } from '../../storage/rate-limit'
 export interface EdgePorts extends AuthPorts {
   config: Pick<AppConfig, 'bodyLimit'>
   namespaces: NamespaceRepository
-  events: EventLogRepository
+  events: EventLogRepository<NamespaceEvent>
   rateCounter: RateCounter
   refusalTally: RefusalTally
 }
 
 /** What the path access checks (access.ts) use: the firewall a path names. */
 export interface AccessPorts {
-  firewalls: FirewallRepository
+  firewalls: FirewallRepository<Firewall, Actor>
 }
 
 /** What an API operation may use: the edge and every area the operation table calls into. */

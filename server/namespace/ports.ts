@@ -1,3 +1,5 @@
+import type { Firewall } from '../firewall/schema'
+import type { Actor, NamespaceEvent } from '../events/schemas'
 import type { Clock } from '../common/clock'
 import type { CallContext } from '../auth/call-context'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
@@ -15,8 +17,8 @@ export interface NamespacePorts {
   clock: Clock
   namespaces: NamespaceRepository
   tokens: TokenRepository
-  firewalls: FirewallRepository
-  events: EventLogRepository
+  firewalls: FirewallRepository<Firewall, Actor>
+  events: EventLogRepository<NamespaceEvent>
   teams(ns: string): CollectionDocument<Team>
   licenseSets(ns: string): CollectionDocument<LicenseSet>
 }

@@ -1,3 +1,5 @@
+import type { Firewall } from '../firewall/schema'
+import type { Actor, NamespaceEvent } from '../events/schemas'
 import type { Clock } from '../common/clock'
 import type { CallContext } from '../auth/call-context'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
@@ -5,7 +7,7 @@ import type { FirewallRepository } from '../../storage/repositories/firewalls'
 import type { LeaseRepository } from '../../storage/repositories/leases'
 import type { WebhookRepository } from '../../storage/repositories/webhooks'
 import type { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
-import type { WebhookSignals } from '../../storage/webhook-signals'
+import type { WebhookSignals } from '../../storage/ports'
 import type { WebhookSettings } from './configuration/settings'
 import type { LookupAll } from './protocol/ssrf'
 
@@ -22,8 +24,8 @@ export interface WebhookStorePorts {
  */
 export interface WebhookApiPorts extends WebhookStorePorts {
   clock: Clock
-  events: EventLogRepository
-  firewalls: FirewallRepository
+  events: EventLogRepository<NamespaceEvent>
+  firewalls: FirewallRepository<Firewall, Actor>
   /** The part of the runtime (delivery/runtime.ts) the API reads: settings parsed once, the resolver. */
   webhookRuntime: { settings: WebhookSettings; lookup?: LookupAll }
 }
@@ -34,6 +36,6 @@ export type WebhookCall = CallContext<WebhookApiPorts>
 /** What the delivery engine (delivery/) uses besides its runtime: the event log it follows and appends to, and leases. */
 export interface WebhookEnginePorts {
   clock: Clock
-  events: EventLogRepository
+  events: EventLogRepository<NamespaceEvent>
   leases: LeaseRepository
 }
