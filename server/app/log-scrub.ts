@@ -1,9 +1,21 @@
 /**
- * A safety net under the logger: callers already pass no secrets, but a field named like a
- * credential, a bearer token inside an error text or a URL with user info must never reach
- * a log line even when a caller slips.
+ * What keeps secrets out of log lines. Callers already pass no secrets; this is the safety net
+ * for when one slips. Two parts:
+ * - pino's `redact` (logger.ts) censors the fields named in `REDACT_PATHS` at the top level of a
+ *   line: the secret names as callers and HTTP spell them.
+ * - `scrubFields` (pino's `formatters.log`) does what redact paths cannot say: it masks token
+ *   material, webhook secrets, bearer/basic credentials and URL user info inside any text, and
+ *   censors a secret-named field nested in an object or spelt another way.
+ *   Why not nested redact paths (`*.token`, `*.*.token`): with 21 of these names at three depths
+ *   (63 paths) pino wrote the delivery attempt line in 68-246 µs instead of 11-18 µs without
+ *   (200,000 lines to /dev/null); top-level paths cost nothing measurable. This walk costs
+ *   0.9 µs (access line) and 1.8 µs (attempt line), against 9 and 20 µs before the ANCHORS
+ *   pre-check below. All on the 2-core machine under a load of 15-18, 2026-11-26.
  */
-const SECRET_KEYS = new Set([
+export const REDACTED = '[REDACTED]'
+
+/** Field names whose values never reach a log line, compared in lower case. */
+const SECRET_FIELDS = [
   'authorization',
   'cookie',
   'set-cookie',
@@ -19,8 +31,22 @@ const SECRET_KEYS = new Set([
   'api_key',
   'x-nuget-apikey',
   'previoussecret',
-])
-const REDACTED = '[REDACTED]'
+]
+const SECRET = new Set(SECRET_FIELDS)
+
+// Each name as written, Capitalised, in Header-Case and in upper case, plus the camelCase our code uses.
+const SPELLINGS = new Set(
+  SECRET_FIELDS.flatMap((name) => [
+    name,
+    name[0].toUpperCase() + name.slice(1),
+    name.replace(/(^|-)([a-z])/g, (_, dash: string, letter: string) => dash + letter.toUpperCase()),
+    name.toUpperCase(),
+  ]).concat(['apiKey', 'previousSecret', 'X-NuGet-ApiKey']),
+)
+
+/** The top-level field paths pino's `redact` censors (bracketed where a name is not an identifier). */
+export const REDACT_PATHS = [...SPELLINGS].map((name) => (/^[A-Za-z_$][\w$]*$/.test(name) ? name : `["${name}"]`))
+
 // Token material of this service (fwp_/fws_), webhook secrets (whsec_), bearer/basic credentials, URL user info.
 const PATTERNS: [RegExp, string][] = [
   [/\b(fwp|fws)_[A-Za-z0-9_-]{8,}/g, `$1_${REDACTED}`],
@@ -30,25 +56,47 @@ const PATTERNS: [RegExp, string][] = [
   [/(\w+:\/\/)[^\s/@:]+:[^\s/@]+@/g, `$1${REDACTED}@`],
 ]
 
-function scrubString(text: string): string {
+// One pass that finds none of the patterns' anchors lets ordinary text skip the four replacements.
+const ANCHORS = /fw[ps]_|whsec_|bearer|basic|:\/\//i
+
+function scrubText(text: string): string {
+  if (!ANCHORS.test(text)) return text
   let out = text
   for (const [pattern, replacement] of PATTERNS) out = out.replace(pattern, replacement)
   return out
 }
 
-/**
- * Returns the fields with secret-named keys replaced and secret-looking text masked.
- * @example scrubFields({ token: 'fwp_abc...' }) // { token: '[REDACTED]' }
- */
-export function scrubFields(value: unknown, depth = 0): unknown {
-  if (typeof value === 'string') return scrubString(value)
+function scrubValue(value: unknown, depth: number): unknown {
+  if (typeof value === 'string') return scrubText(value)
   if (value === null || typeof value !== 'object' || depth > 6) return value
-  if (Array.isArray(value)) return value.map((item) => scrubFields(item, depth + 1))
+  if (Array.isArray(value)) return value.map((item) => scrubValue(item, depth + 1))
   // Defined, not assigned: a logged key `__proto__` (from parsed JSON) stays a key.
   return Object.fromEntries(
     Object.entries(value).map(([key, item]) => [
       key,
-      SECRET_KEYS.has(key.toLowerCase()) ? REDACTED : scrubFields(item, depth + 1),
+      SECRET.has(key.toLowerCase()) ? REDACTED : scrubValue(item, depth + 1),
     ]),
   )
+}
+
+/**
+ * The fields of one line with secret-looking text masked and secret-named fields censored, except
+ * the top-level ones `REDACT_PATHS` names (pino's redact censors those). Copies only when it changes something.
+ * @example scrubFields({ error: 'Bearer abc123def456' }) // { error: 'Bearer [REDACTED]' }
+ */
+export function scrubFields(fields: Record<string, unknown>): Record<string, unknown> {
+  let out = fields
+  for (const key of Object.keys(fields)) {
+    const value = fields[key]
+    const next =
+      SECRET.has(key.toLowerCase()) && !SPELLINGS.has(key)
+        ? REDACTED
+        : typeof value === 'string' || (typeof value === 'object' && value !== null)
+          ? scrubValue(value, 1)
+          : value
+    if (next === value) continue
+    if (out === fields) out = { ...fields }
+    Object.defineProperty(out, key, { value: next, enumerable: true, writable: true, configurable: true })
+  }
+  return out
 }

@@ -1,31 +1,81 @@
+import pino, { type DestinationStream, type Logger } from 'pino'
+import { prettyFactory } from 'pino-pretty'
 import { currentRequestId } from './request-context'
-import { scrubFields } from './log-scrub'
+import { REDACT_PATHS, REDACTED, scrubFields } from './log-scrub'
 
 /**
- * Structured log lines (JSON by default, `LOG_FORMAT=pretty` for people). Callers pass
- * fields, never payloads, tokens, secrets or signatures.
+ * Structured log lines through pino: JSON lines by default (`time`, `level`, `msg`, the fields),
+ * `LOG_FORMAT=pretty` for people. debug and info go to stdout, warn and error to stderr.
+ * `LOG_LEVEL` is `debug`, `info` (default), `warn` or `error`. Every line written while a request
+ * runs carries its `requestId`. Callers pass fields, never payloads, tokens, secrets or signatures;
+ * log-scrub.ts is the net under them.
  */
-type Level = 'debug' | 'info' | 'warn' | 'error'
-const ORDER: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 }
+export type Level = 'debug' | 'info' | 'warn' | 'error'
+const LEVELS: readonly Level[] = ['debug', 'info', 'warn', 'error']
 
-function write(level: Level, message: string, fields: Record<string, unknown> = {}): void {
-  const threshold = ORDER[(process.env.LOG_LEVEL as Level) || 'info'] ?? ORDER.info
-  if (ORDER[level] < threshold) return
-  // Every line written while a request runs carries its id; an explicit field wins.
-  const requestId = currentRequestId()
-  fields = scrubFields(requestId ? { requestId, ...fields } : fields) as Record<string, unknown>
-  const line =
-    process.env.LOG_FORMAT === 'pretty'
-      ? `${new Date().toISOString()} ${level.toUpperCase()} ${message} ${Object.entries(fields)
-          .map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`)
-          .join(' ')}`
-      : JSON.stringify({ time: new Date().toISOString(), level, msg: message, ...fields })
-  ;(level === 'error' || level === 'warn' ? process.stderr : process.stdout).write(line + '\n')
+type Fields = Record<string, unknown>
+type Write = (message: string, fields?: Fields) => void
+
+/** The level `LOG_LEVEL` names; anything else is `info`. */
+export function levelFromEnv(value = process.env.LOG_LEVEL): Level {
+  return LEVELS.find((level) => level === value) ?? 'info'
 }
 
-export const logger = {
-  debug: (message: string, fields?: Record<string, unknown>) => write('debug', message, fields),
-  info: (message: string, fields?: Record<string, unknown>) => write('info', message, fields),
-  warn: (message: string, fields?: Record<string, unknown>) => write('warn', message, fields),
-  error: (message: string, fields?: Record<string, unknown>) => write('error', message, fields),
+/**
+ * A pino logger with this service's line shape and redaction, writing to `destination`.
+ * @example createPino('info', process.stdout)
+ */
+export function createPino(level: Level, destination: DestinationStream): Logger<never, boolean> {
+  return pino(
+    {
+      level,
+      base: null,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }), log: scrubFields },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
+    },
+    destination,
+  )
+}
+
+function destination(stream: NodeJS.WriteStream): DestinationStream {
+  // Node's own stdout and stderr, as before pino: synchronous on files and on pipes (Linux), so a
+  // line logged just before an exit is not lost. Not pino.destination(): on a pipe whose reader
+  // lags it sleeps 100 ms per EAGAIN, and wrote 4,500-7,000 lines/s in bench:logger against
+  // 21,000-46,000 through process.stdout (same run, 2026-11-26).
+  if (process.env.LOG_FORMAT !== 'pretty') return stream
+  const prettify = prettyFactory({ singleLine: true, translateTime: "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'" })
+  return { write: (line: string) => void stream.write(prettify(line)) }
+}
+
+// Every line written while a request runs carries its id; an explicit field wins. Spread, not
+// assigned: a logged key `__proto__` (from parsed JSON) stays a key.
+function withRequest(fields: Fields | undefined): Fields {
+  const requestId = currentRequestId()
+  return requestId ? { requestId, ...fields } : (fields ?? {})
+}
+
+function build(): Record<Level, Write> {
+  const level = levelFromEnv()
+  const out = createPino(level, destination(process.stdout))
+  const err = createPino(level, destination(process.stderr))
+  const enabled = (at: Level) => LEVELS.indexOf(at) >= LEVELS.indexOf(level)
+  const skip: Write = () => undefined
+  return {
+    debug: enabled('debug') ? (message, fields) => out.debug(withRequest(fields), message) : skip,
+    info: enabled('info') ? (message, fields) => out.info(withRequest(fields), message) : skip,
+    warn: enabled('warn') ? (message, fields) => err.warn(withRequest(fields), message) : skip,
+    error: (message, fields) => err.error(withRequest(fields), message),
+  }
+}
+
+// Built at the first line, so a LOG_LEVEL set before anything logs (tests, scripts) takes effect.
+let built: Record<Level, Write> | undefined
+const writer = () => (built ??= build())
+
+export const logger: Record<Level, Write> = {
+  debug: (message, fields) => writer().debug(message, fields),
+  info: (message, fields) => writer().info(message, fields),
+  warn: (message, fields) => writer().warn(message, fields),
+  error: (message, fields) => writer().error(message, fields),
 }

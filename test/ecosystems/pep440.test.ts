@@ -1,20 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import * as reference from '@renovatebot/pep440'
-import {
-  comparePep440,
-  inVersionRange,
-  parsePep440,
-  rangeProblem,
-  sameVersion,
-  versionOrdering,
-} from '../../server/firewall/rules/versions'
+import { inVersionRange, rangeProblem, sameVersion, versionOrdering } from '../../server/firewall/rules/versions'
 
 /**
- * Our PEP 440 module against PyPI's own tricky cases (the ordering table of pypa/packaging's
- * test suite, the specification's normalisation rules) and against @renovatebot/pep440 as a
- * second opinion. Both order the table identically; ours also accepts the surrounding
- * whitespace the specification allows, and the library's extra (specifiers: `~=`, `===`,
- * `==1.*`) is syntax our `versionRange` does not take (the contract's ranges are semver syntax).
+ * PyPI's ordering (@renovatebot/pep440 behind `versionOrdering('pypi')`) on PyPI's own tricky
+ * cases: the ordering table of pypa/packaging's test suite and the specification's
+ * normalisation rules. The ordering also accepts the surrounding whitespace the specification
+ * allows (the library alone does not); the library's specifiers (`~=`, `===`, `==1.*`) are
+ * syntax our `versionRange` does not take (the contract's ranges are semver syntax).
  */
 
 const BASE = [
@@ -49,7 +42,7 @@ const BASE = [
 /** Strictly ascending: implicit epoch 0, then the same with epoch 1. */
 const ASCENDING = [...BASE, ...BASE.map((v) => `1!${v}`)]
 
-const ours = (a: string, b: string) => Math.sign(comparePep440(parsePep440(a)!, parsePep440(b)!))
+const ours = (a: string, b: string) => Math.sign(versionOrdering('pypi').compare(a, b))
 
 const SAME: [string, string][] = [
   ['1.0a1', '1.0.0a1'],
@@ -101,24 +94,21 @@ describe("PEP 440 on PyPI's own cases", () => {
     for (const [i, a] of ASCENDING.entries()) {
       for (const [j, b] of ASCENDING.entries()) {
         expect(ours(a, b), `${a} vs ${b}`).toBe(Math.sign(i - j))
-        expect(Math.sign(reference.compare(a, b)), `reference: ${a} vs ${b}`).toBe(Math.sign(i - j))
       }
     }
   })
 
   it.each(SAME)('normalises %s to the same version as %s', (a, b) => {
     expect(sameVersion('pypi', a, b)).toBe(true)
-    expect(reference.eq(a, b)).toBe(true)
   })
 
-  it('accepts the whitespace around a version the specification allows (the reference does not)', () => {
+  it('accepts the whitespace around a version the specification allows (the library alone does not)', () => {
     expect(sameVersion('pypi', '  1.0\t', '1.0')).toBe(true)
     expect(reference.valid('  1.0\t')).toBeNull()
   })
 
   it.each(INVALID)('refuses %j', (text) => {
     expect(versionOrdering('pypi').valid(text)).toBe(false)
-    expect(reference.valid(text)).toBeNull()
   })
 
   it('counts dev releases as pre-releases, post releases not', () => {

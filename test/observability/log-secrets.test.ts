@@ -188,4 +188,12 @@ describe('logs of a realistic session', () => {
     expect(attempts.length).toBeGreaterThan(0)
     for (const line of attempts) expect(line.requestId).toBeUndefined()
   })
+
+  it('writes delivery attempts at info and machine transitions at debug (docs/deploy.md, Logs)', () => {
+    const all = lines()
+    const levels = (msg: string) => new Set(all.filter((line) => line.msg === msg).map((line) => line.level))
+    expect(levels('webhook delivery attempt')).toEqual(new Set(['info']))
+    expect(levels('request')).toEqual(new Set(['info']))
+    expect(levels('webhook delivery transition')).toEqual(new Set(['debug']))
+  })
 })

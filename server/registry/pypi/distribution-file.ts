@@ -1,5 +1,5 @@
 import { normalizePackageName } from '../../firewall/rules/names'
-import { parsePep440, sameVersion } from '../../firewall/rules/versions'
+import { sameVersion, versionOrdering } from '../../firewall/rules/versions'
 import { plainFileName, UploadRefused } from '../upload-refusal'
 
 /** What a distribution file's name says it holds. */
@@ -18,7 +18,7 @@ const TAG = /^[A-Za-z0-9_.]+$/
 const SDIST = /\.(tar\.gz|zip)$/
 // What a PEP 440 version can be spelled with in a file name (no spaces, no dashes).
 const VERSION = /^[A-Za-z0-9_.!+]+$/
-const isVersion = (text: string) => VERSION.test(text) && parsePep440(text) !== null
+const isVersion = (text: string) => VERSION.test(text) && versionOrdering('pypi').valid(text)
 
 /**
  * Parses a wheel name (`{name}-{version}(-{build})?-{py}-{abi}-{plat}.whl`) or a source

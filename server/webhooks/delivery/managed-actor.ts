@@ -70,7 +70,8 @@ export function startManagedActor(
     next: (next) => {
       const current = stateName(next.value)
       if (current !== previous) {
-        logger.info('webhook delivery transition', {
+        // debug: under fan-out there are about two per delivery attempt (docs/deploy.md, log levels).
+        logger.debug('webhook delivery transition', {
           webhook: ref,
           from: previous,
           to: current,

@@ -1,5 +1,4 @@
 export { versionOrdering, sameVersion, type VersionOrdering } from './ordering'
 export { inVersionRange, rangeProblem } from './range'
-export { parsePep440, comparePep440 } from './pep440'
 export { compareMaven } from './maven'
 export { normalizeNuGet } from './nuget'

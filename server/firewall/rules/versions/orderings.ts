@@ -1,7 +1,7 @@
+import * as pep440 from '@renovatebot/pep440'
 import semver from 'semver'
 import { compareMaven, isMavenSnapshot } from './maven'
 import { compareNuGet, parseNuGet } from './nuget'
-import { comparePep440, isPep440Prerelease, parsePep440 } from './pep440'
 
 /** One ecosystem's version ordering: which texts are versions, their order, pre-release-ness. */
 export interface VersionOrdering {
@@ -18,11 +18,15 @@ export const SEMVER_ORDERING: VersionOrdering = {
   prerelease: (v) => (semver.prerelease(v)?.length ?? 0) > 0,
 }
 
-/** PEP 440 (PyPI). */
+/**
+ * PEP 440 (PyPI), with the specification's normalisations and the ordering of pypa/packaging.
+ * Trimmed first: the specification allows whitespace around a version, the library does not.
+ * Dev releases count as pre-releases, as in packaging.
+ */
 export const PEP440_ORDERING: VersionOrdering = {
-  valid: (v) => parsePep440(v) !== null,
-  compare: (a, b) => comparePep440(parsePep440(a)!, parsePep440(b)!),
-  prerelease: (v) => isPep440Prerelease(parsePep440(v)!),
+  valid: (v) => pep440.valid(v.trim()) !== null,
+  compare: (a, b) => pep440.compare(a.trim(), b.trim()),
+  prerelease: (v) => pep440.explain(v.trim())?.is_prerelease ?? false,
 }
 
 /** Maven ComparableVersion. */
