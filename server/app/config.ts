@@ -5,6 +5,7 @@ import {
   parseUpstreamSizeSettings,
   type UpstreamSizeSettings,
 } from '../net/upstream-settings'
+import { parseLiveStreamLimit } from '../dashboard/live-slots'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -25,6 +26,8 @@ export interface AppConfig {
   trustProxy: TrustProxy
   /** UPSTREAM_MAX_BODY / UPSTREAM_MAX_ARTIFACT: the largest upstream answer read, in bytes. */
   upstreamSizes: UpstreamSizeSettings
+  /** DASHBOARD_LIVE_STREAMS: live streams one process serves at once (server/dashboard/live-slots.ts). */
+  liveStreams: number
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -47,6 +50,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     // Throws TrustProxySettingError on `true` or a value that is neither a count nor CIDRs: no start.
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     upstreamSizes: parseUpstreamSizeSettings(env),
+    liveStreams: parseLiveStreamLimit(env.DASHBOARD_LIVE_STREAMS),
   }
 }
 

@@ -10,8 +10,8 @@ import { requestStarted } from '../app/requests-in-flight'
 import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
 import { RetentionWorker, retentionSettings } from '../observability/retention'
+import { retentionPrunes } from '../observability/retention-prunes'
 import { rateLimitSettings } from '../http/rate-limit'
-import { pruneMetricBuckets } from '../webhooks/delivery/metric-retention'
 
 /**
  * Observability for every route: a request context (request id on every log line, route
@@ -49,10 +49,7 @@ export default defineNitroPlugin((nitroApp) => {
       clock: services.clock,
       owner,
       ...settings,
-      prune: {
-        webhookMetricBuckets: (now) =>
-          pruneMetricBuckets(services.webhooks, services.webhookRecords, now, settings.retentionMs),
-      },
+      prune: retentionPrunes(services, settings.retentionMs),
     })
     void retention.start()
     return retention

@@ -1,7 +1,10 @@
 import { createEventStream, getRouterParams, setResponseStatus } from 'h3'
 import type { DashboardHandler } from '../handler'
 import { authenticate } from '../../auth/authenticate'
-import { toProblem } from '../../http/problem'
+import { problemOf, toProblem } from '../../http/problem'
+import { sendProblem } from '../../http/respond'
+import type { Services } from '../../app/services'
+import { LiveStreamSlots } from '../live-slots'
 import { subscribeLive } from '../../app/live-registry'
 import {
   currentMessage,
@@ -18,6 +21,16 @@ import { requestHandled } from '../../app/requests-in-flight'
 const POLL_MS = 1000
 /** A comment line keeps proxies from closing an idle stream. */
 const PING_EVERY = 15
+/** Seconds a refused client waits before trying again. */
+const FULL_RETRY_AFTER_SECONDS = 5
+
+// One set of slots per process (per services: tests may run several in one process).
+const slotsByServices = new WeakMap<Services, LiveStreamSlots>()
+function liveSlots(services: Services): LiveStreamSlots {
+  let slots = slotsByServices.get(services)
+  if (!slots) slotsByServices.set(services, (slots = new LiveStreamSlots(services.config.liveStreams)))
+  return slots
+}
 
 /**
  * `GET /namespaces/{ns}/live/...`: a server-sent event stream of one actor's state. Each
@@ -46,6 +59,14 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): D
       setResponseStatus(event, problem.status)
       return problem.detail
     }
+    const release = liveSlots(services).take()
+    if (!release) {
+      const { limit } = liveSlots(services)
+      const detail = `this process serves at most ${limit} live streams (DASHBOARD_LIVE_STREAMS) and all are open; try again shortly`
+      return sendProblem(event, problemOf(503, 'live_streams_exhausted', detail), {
+        'retry-after': String(FULL_RETRY_AFTER_SECONDS),
+      })
+    }
     const stream = createEventStream(event)
     let lastJson = ''
     const send = (message: LiveMessage) => {
@@ -69,10 +90,13 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): D
     // poll handles its own failures (the stream closes).
     const timer = setInterval(() => void poll(), POLL_MS)
     stream.onClosed(async () => {
+      release()
       clearInterval(timer)
       unsubscribe()
       await stream.close()
     })
+    // Gone while this handler awaited: the stream's own close hook came too late to see it.
+    if (event.node.res.closed || event.node.req.socket?.destroyed) void stream.close()
     send(first)
     // From here the stream only relays changes: delivery need not give way to it (requests-in-flight.ts).
     requestHandled(event.node.res)

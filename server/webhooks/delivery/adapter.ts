@@ -22,6 +22,7 @@ import type { WorkLimit } from './work-limit'
 import type { WebhookRecord } from '../configuration/model'
 import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
 import type { NamespaceEvent } from '../../events/schemas'
+import type { DeliveryLeases } from './delivery-leases'
 
 interface AdapterDeps {
   runtime: WebhookRuntime
@@ -34,6 +35,24 @@ interface AdapterDeps {
   track: <T>(work: Promise<T>) => Promise<T>
   /** Bounds the taking and recording steps of all actors in this process (work-limit.ts). */
   limit: WorkLimit
+  /** The webhook leases of this process: checked before a take, extended over each attempt. */
+  leases: Pick<DeliveryLeases, 'holds' | 'beginAttempt' | 'endAttempt'>
+  /** The lease of a webhook is no longer surely this process's: its actor stops here at once. */
+  leaseLost: (ref: string) => void
+}
+
+/** Raised in place of a take or send when the webhook's lease is lost (the actor is stopped meanwhile). */
+export class LeaseLostError extends Error {
+  constructor(ref: string) {
+    super(`lease of webhook ${ref} lost: another process may deliver it now`)
+    this.name = 'LeaseLostError'
+  }
+}
+
+/** Stops the actor of `ref` here and fails its step: nothing may be taken or sent without the lease. */
+function lost(deps: AdapterDeps, ref: string): never {
+  deps.leaseLost(ref)
+  throw new LeaseLostError(ref)
 }
 
 /** A promise that never settles: during shutdown the actor is persisted in front of the step instead. */
@@ -86,6 +105,8 @@ async function takeNow(
 ): Promise<TakeBatchOutput> {
   const feed = feedOf(deps, input.webhookId)
   const { ns, id } = parseWebhookRef(input.webhookId)
+  // A take writes the webhook's cursor: only while the lease is surely still ours.
+  if (!deps.leases.holds(input.webhookId)) lost(deps, input.webhookId)
   const taken = await feed.take(() => newId('whdel', deps.clock.now()))
   // A new batch's write read the document as it was then (webhook-feed.ts); a batch in flight
   // from before, or none, needs it read here. A disabled webhook sends nothing until it is enabled
@@ -135,7 +156,16 @@ async function deliver(
     ? await prepare(deps, input, document)
     : await deps.limit.run(() => prepare(deps, input, document), 'send')
   if ('report' in prepared) return prepared.report
-  const outcome = await sendAttempt(prepared.request)
+  // The fence: the lease is checked and extended over the attempt right before the request goes
+  // out, and the request is cut where the extension ends (less one lease time; delivery-leases.ts).
+  const left = await deps.leases.beginAttempt(input.webhookId)
+  if (left === null) lost(deps, input.webhookId)
+  let outcome: AttemptOutcome
+  try {
+    outcome = await sendAttempt({ ...prepared.request, timeoutMs: Math.min(prepared.request.timeoutMs, left) })
+  } finally {
+    void deps.track(deps.leases.endAttempt(input.webhookId))
+  }
   return deps.limit.run(() => record(deps, input, prepared, outcome), 'record')
 }
 

@@ -14,6 +14,8 @@ interface EngineOptions {
   owner?: string
   /** Lease time; the runtime's `WEBHOOK_LEASE` setting by default. */
   leaseTtlMs?: number
+  /** Monotonic clock judging whether a lease is still held (delivery-leases.ts); `performance.now` by default. */
+  leaseClock?: () => number
 }
 
 /** The running webhook engine of one process: the event-log follower and the delivery host. */
@@ -40,7 +42,13 @@ export async function startWebhookEngine(
   const leaseTtlMs = options.leaseTtlMs ?? runtime.settings.leaseMs
   const clock = options.clock ?? systemTimerClock
   const follower = new LogFollower(services.events)
-  const host = new DeliveryHost(services, runtime, { owner, leaseTtlMs, clock, follower })
+  const host = new DeliveryHost(services, runtime, {
+    owner,
+    leaseTtlMs,
+    clock,
+    follower,
+    ...(options.leaseClock ? { leaseClock: options.leaseClock } : {}),
+  })
 
   await follower.ready()
   const offSignals = runtime.signals.subscribe((signal) => host.onSignal(signal))

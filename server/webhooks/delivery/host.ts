@@ -19,6 +19,7 @@ import { WebhookFeed } from './webhook-feed'
 import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { deliveryStepLimit } from './step-limit'
+import { DeliveryLeases } from './delivery-leases'
 
 interface HostOptions {
   /** Lease owner id of this process. */
@@ -27,6 +28,8 @@ interface HostOptions {
   clock: TimerClock
   /** Reads the namespaces' event logs for this process's feeds. */
   follower: LogFollower
+  /** Monotonic clock for lease validity (delivery-leases.ts); `performance.now` by default. */
+  leaseClock?: () => number
 }
 
 /**
@@ -42,6 +45,8 @@ export class DeliveryHost {
   private readonly settings: DeliverySettings
   private accepting = true
   private ticking: Promise<void> | null = null
+  private renewing: Promise<void> | null = null
+  private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
   private readonly limit = deliveryStepLimit()
 
@@ -58,6 +63,13 @@ export class DeliveryHost {
         })),
       ),
     )
+    this.leases = new DeliveryLeases({
+      owner: options.owner,
+      leaseTtlMs: options.leaseTtlMs,
+      attemptTimeoutMs: runtime.settings.attemptTimeoutMs,
+      lease: (ref) => services.leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id),
+      ...(options.leaseClock ? { now: options.leaseClock } : {}),
+    })
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
     this.machine = webhookDeliveryMachine.provide({
@@ -68,6 +80,8 @@ export class DeliveryHost {
         accepting: () => this.accepting,
         track: (work) => this.activity.track(work),
         limit: this.limit,
+        leases: this.leases,
+        leaseLost: (ref) => this.retire(ref, 'lease lapsed: not renewed in time'),
       }),
     })
   }
@@ -89,6 +103,11 @@ export class DeliveryHost {
 
   /** One pass of lease renewal, adoption of free webhooks and reconciliation with storage. */
   tick(): Promise<void> {
+    // Renewal runs on its own, never queued behind the record lane or a slow adoption: a lease
+    // that lapsed while its owner waited for a slot would be taken over by another process.
+    this.renewing ??= this.renew()
+      .catch((error) => logger.error('webhook lease renewal failed', { error: String(error) }))
+      .finally(() => (this.renewing = null))
     if (!this.ticking) {
       // As one step of the record lane: a pass (a lease and a document read per webhook) waits
       // for the sends and takes of a burst instead of slowing them.
@@ -97,23 +116,25 @@ export class DeliveryHost {
         .catch((error) => logger.error('webhook host pass failed', { error: String(error) }))
         .finally(() => (this.ticking = null))
     }
-    return this.ticking
+    return Promise.all([this.renewing, this.ticking]).then(() => undefined)
+  }
+
+  /** Renews the lease of every actor here; an actor whose lease is gone (or lapsed) stops here. */
+  private async renew(): Promise<void> {
+    if (!this.accepting) return
+    await Promise.all(
+      this.owned().map(async (ref) => {
+        // A storage error leaves the actor be: its lease lapses here if renewals keep failing.
+        const held = await this.leases.renew(ref).catch(() => true)
+        if (!held) this.retire(ref, 'lease lost to another process, or lapsed')
+      }),
+    )
   }
 
   private async pass(): Promise<void> {
     if (!this.accepting) return
-    const { leases } = this.services
-    const lease = (ref: string) => leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id)
-    const renewed = await Promise.all(
-      this.owned().map(
-        async (ref) => [ref, await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)] as const,
-      ),
-    )
-    for (const [ref, held] of renewed) if (!held) this.retire(ref, 'lease lost to another process')
     const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
-    const acquired = await Promise.all(
-      free.map(async (ref) => ((await lease(ref).acquire(this.options.owner, this.options.leaseTtlMs)) ? ref : null)),
-    )
+    const acquired = await Promise.all(free.map(async (ref) => ((await this.leases.acquire(ref)) ? ref : null)))
     await this.adopt(acquired.filter((ref): ref is string => ref !== null))
     await this.reconcile(this.owned())
   }
@@ -172,6 +193,8 @@ export class DeliveryHost {
 
   private start(ref: string, stored: Snapshot<unknown> | null, feed: WebhookFeed): void {
     if (this.actors.has(ref) || !this.accepting) return feed.stop()
+    // Adopted a while ago (the feed caught up meanwhile): only with the lease still surely ours.
+    if (!this.leases.holds(ref)) return feed.stop()
     const { ns, id } = parseWebhookRef(ref)
     const managed = startManagedActor(ref, stored, feed, {
       machine: this.machine,
@@ -200,6 +223,7 @@ export class DeliveryHost {
     managed.actor.stop()
     managed.feed.stop()
     this.actors.delete(ref)
+    this.leases.forget(ref)
     forget('webhook', ref)
     logger.info('webhook delivery actor retired', { webhook: ref, reason })
   }
@@ -231,7 +255,7 @@ export class DeliveryHost {
       Promise.all([
         this.runtime.webhooks.cursors.delete(ns, id),
         this.runtime.webhooks.deleteSnapshot(ns, id),
-        this.services.leases.webhook(ns, id).release(this.options.owner),
+        this.leases.release(ref),
       ]),
     )
   }
@@ -266,10 +290,9 @@ export class DeliveryHost {
         managed.retired = true
         managed.unsubscribe()
         await managed.snapshots.final()
-        const { ns, id } = parseWebhookRef(managed.ref)
         managed.actor.stop()
         managed.feed.stop()
-        await this.services.leases.webhook(ns, id).release(this.options.owner)
+        await this.leases.release(managed.ref)
       }),
     )
     this.actors.clear()

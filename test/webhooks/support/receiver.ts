@@ -38,6 +38,10 @@ export class Receiver {
   readonly receipts: Receipt[] = []
   secrets: string[] = []
   reply: (receipt: Receipt, index: number) => Reply = () => ({ status: 200 })
+  /** Requests that arrived while another was still open (each receiver serves one webhook). */
+  overlaps = 0
+  /** Requests open now: arrived, not yet answered or closed by the sender. */
+  open = 0
   url = ''
   private server!: Server
   private readonly sockets = new Set<Socket>()
@@ -51,6 +55,8 @@ export class Receiver {
     addFormats(ajv)
     this.validate = ajv.compile(schema)
     this.server = createServer((req, res) => {
+      if (++this.open > 1) this.overlaps++
+      res.once('close', () => this.open--)
       const chunks: Buffer[] = []
       req.on('data', (chunk: Buffer) => chunks.push(chunk))
       req.on('end', () => {

@@ -1,0 +1,18 @@
+import type { Services } from '../app/services'
+import { pruneMetricBuckets } from '../webhooks/delivery/metric-retention'
+
+/**
+ * The stores the retention pass bounds besides the logs, by name (its report counts each):
+ * webhook metric buckets past the retention, and dashboard sessions past their expiry that nobody
+ * signed out of (also swept at each sign-in; this pass bounds them when nobody signs in for long).
+ * @example new RetentionWorker({ ..., prune: retentionPrunes(services, settings.retentionMs) })
+ */
+export function retentionPrunes(
+  services: Services,
+  retentionMs: number,
+): Record<string, (now: number) => Promise<number>> {
+  return {
+    webhookMetricBuckets: (now) => pruneMetricBuckets(services.webhooks, services.webhookRecords, now, retentionMs),
+    dashboardSessions: (now) => services.dashboardSessions.prune(now),
+  }
+}
