@@ -42,7 +42,7 @@ describe.each(BACKEND_KINDS)('the retention pass sweeps dashboard sessions (%s)'
 
     const report = await worker.runOnce()
     expect(report!.pruned.dashboardSessions).toBe(51)
-    expect(await backend.keys(keys.dashboardSessionPrefix)).toEqual([keys.dashboardSession('live')])
+    expect(await backend.keyValue.keys(keys.dashboardSessionPrefix)).toEqual([keys.dashboardSession('live')])
     expect(await sessions.find('live', NOW)).not.toBeNull()
     // The next pass finds nothing more to remove.
     expect((await worker.runOnce())!.pruned.dashboardSessions).toBe(0)

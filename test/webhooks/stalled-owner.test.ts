@@ -38,7 +38,7 @@ describe('a webhook owner that stalls or dies during an attempt', () => {
     const first = await cluster.append(1)
     await waitFor(() => receiver.receipts.length >= 1 && receiver.open === 0, 10_000, 'the first delivery')
     const lease = webhookKeys.webhookLease('default', webhook.id)
-    const ownerPid = pidOf(await cluster.backend.leaseOwner(lease))
+    const ownerPid = pidOf(await cluster.backend.leases.owner(lease))
     const owner = servers.find((server) => server.pid === ownerPid) as BuiltServer
     const other = servers.find((server) => server.pid !== ownerPid) as BuiltServer
     expect(owner).toBeDefined()
@@ -62,7 +62,7 @@ describe('a webhook owner that stalls or dies during an attempt', () => {
     expect(receiver.overlaps).toBe(0)
     expect(deduplicated(receiver)).toEqual([...first, ...second])
     // The attempt's lease covered the stall: the owner kept its webhook.
-    expect(pidOf(await cluster!.backend.leaseOwner(lease))).toBe(owner.pid)
+    expect(pidOf(await cluster!.backend.leases.owner(lease))).toBe(owner.pid)
   })
 
   it('after a SIGKILL mid-attempt another process takes over once the attempt’s time (and the lease) has passed', async () => {
@@ -79,7 +79,7 @@ describe('a webhook owner that stalls or dies during an attempt', () => {
     // The dead owner had extended its lease for the attempt's timeout plus one lease time before sending.
     expect(failoverMs).toBeGreaterThanOrEqual(4_000)
     expect(receiver.receipts[2].headers['webhook-id']).toBe(receiver.receipts[1].headers['webhook-id'])
-    expect(pidOf(await cluster!.backend.leaseOwner(lease))).toBe(other.pid)
+    expect(pidOf(await cluster!.backend.leases.owner(lease))).toBe(other.pid)
     await waitFor(() => deduplicated(receiver).length >= 2, 10_000, 'both events delivered')
     expect(deduplicated(receiver)).toEqual([...first, ...second])
     expect(receiver.overlaps).toBe(0)

@@ -1,9 +1,9 @@
+import type { DashboardPorts } from '../ports'
 import { createEventStream, getRouterParams, setResponseStatus } from 'h3'
 import type { DashboardHandler } from '../handler'
 import { authenticate } from '../../auth/authenticate'
 import { problemOf, toProblem } from '../../http/problem'
 import { sendProblem } from '../../http/respond'
-import type { Services } from '../../app/services'
 import { LiveStreamSlots } from '../live-slots'
 import { subscribeLive } from '../../app/live-registry'
 import {
@@ -25,8 +25,8 @@ const PING_EVERY = 15
 const FULL_RETRY_AFTER_SECONDS = 5
 
 // One set of slots per process (per services: tests may run several in one process).
-const slotsByServices = new WeakMap<Services, LiveStreamSlots>()
-function liveSlots(services: Services): LiveStreamSlots {
+const slotsByServices = new WeakMap<DashboardPorts, LiveStreamSlots>()
+function liveSlots(services: DashboardPorts): LiveStreamSlots {
   let slots = slotsByServices.get(services)
   if (!slots) slotsByServices.set(services, (slots = new LiveStreamSlots(services.config.liveStreams)))
   return slots
