@@ -22,6 +22,7 @@ import type { LicenseSet, Team } from '../namespace/schema'
 import { configFromEnv, type AppConfig } from './config'
 import { configureUpstreamTransport } from '../registry/upstream/transport'
 import { configureUpstreamBodyLimits } from '../registry/upstream/body-limit'
+import { fixedAdvisories, type AdvisoryPort } from '../advisories/lookup'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -46,6 +47,8 @@ export interface Services {
   registryCache: RegistryCacheStore
   /** OSV feed state and stored snapshots per ecosystem. */
   advisoryFeed: AdvisoryFeedRepository
+  /** The advisory data rules and the registry read (the catalogue, wired in 00.services.ts). */
+  advisories: AdvisoryPort
   dashboardSessions: DashboardSessionRepository
   exceptionRequests: ExceptionRequestRepository
   firewallLog: FirewallLogRepository
@@ -60,7 +63,7 @@ export interface Services {
 
 export function createServices(
   backend: Backend,
-  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {},
+  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox; advisories?: AdvisoryPort } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
   // The upstream agent is one per process; it follows the composition root's settings.
@@ -82,6 +85,7 @@ export function createServices(
     retainedLogs: new RetainedLogRepository(backend),
     registryCache: new RegistryCacheStore(backend),
     advisoryFeed: new AdvisoryFeedRepository(backend),
+    advisories: options.advisories ?? fixedAdvisories(),
     dashboardSessions: new DashboardSessionRepository(backend),
     exceptionRequests: new ExceptionRequestRepository(backend),
     firewallLog: new FirewallLogRepository(backend),

@@ -1,5 +1,5 @@
 import type { Services } from '../app/services'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
+import type { AdvisoryLookup } from '../advisories/lookup'
 import type { FirewallLayer } from '../firewall/rules/evaluate'
 import type { EvaluationContext } from '../firewall/rules/types'
 import type { Firewall } from '../firewall/schema'
@@ -32,7 +32,7 @@ export async function firewallChain(services: Services, ns: string, firewall: Fi
 export async function evaluationContext(
   services: Services,
   ns: string,
-  advisories: AdvisoryIndex,
+  advisories: AdvisoryLookup,
 ): Promise<EvaluationContext> {
   const sets = await services.licenseSets(ns).all()
   return {

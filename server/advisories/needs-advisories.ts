@@ -1,4 +1,4 @@
-import type { Rule, Selector } from '../schema'
+import type { Rule, Selector } from '../firewall/schema'
 
 /**
  * Whether a selector (or one nested in all/any/not) needs advisory data.
