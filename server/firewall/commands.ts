@@ -13,10 +13,7 @@ import type { EventType } from '../events/schemas'
 import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials } from './diff'
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
-import { validateReferences } from './references'
-import { refuseOversizedPatterns } from './rules/pattern-limits'
-import { refuseDeepSelector } from './rules/selector-depth'
-import { refuseRefusedEndpoints } from './upstream-addresses'
+import { firewallValidationContext, validateFirewall } from './validation'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
 const readableBy = (ctx: CallContext) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
@@ -58,8 +55,12 @@ interface Edit {
   watch?: string[]
   /** Further writes and events in the same transaction, after the change was accepted. */
   also?: (stored: Firewall, current: Firewall, watched: Map<string, unknown>) => TxWrites
-  /** Refusals of the body (400) that must come after the permission checks. */
-  validate?: (current: Firewall, next: Firewall) => void
+  /** Refusals of what the caller sent (400) beyond `validateFirewall`, after the permission checks. */
+  refuse?: (current: Firewall, next: Firewall) => void
+  /** Where the body the caller sent sits in the next configuration (`rules[3]`), for error paths. */
+  bodyAt?: (next: Firewall) => string
+  /** A whole configuration (PUT, rollback): the limits apply to every rule, not only changed ones. */
+  whole?: boolean
 }
 
 /**
@@ -76,7 +77,13 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
   const watch = edit.watch ?? []
   const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
-  await validateReferences(ctx.services, ctx.ns, id, previewNext, preview, readableBy(ctx))
+  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
+    id,
+    previous: preview,
+    readable: readableBy(ctx),
+    bodyAt: edit.bodyAt?.(previewNext),
+    rules: edit.whole ? 'all' : 'changed',
+  })
   return ctx.services.firewalls.mutate(
     ctx.ns,
     id,
@@ -91,8 +98,8 @@ export async function editFirewall(ctx: CallContext, id: string, edit: Edit): Pr
       // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
       requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
-      edit.validate?.(current, next)
-      refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, next.upstreams, current.upstreams)
+      edit.refuse?.(current, next)
+      validateFirewall(next, { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) })
       checkVersion(current, edit.ifMatch)
       if (isSameConfig(current, next)) {
         return { next: current, summary: '', result: () => current, unchanged: true }
@@ -137,7 +144,8 @@ export async function putFirewall(
         return needed.length ? needed : ['fw:update:config']
       },
       apply: (current) => fromInput(id, restoreRedacted(body, current).input, current),
-      validate: (current) => refuseUnrestored(restoreRedacted(body, current).unrestored),
+      refuse: (current) => refuseUnrestored(restoreRedacted(body, current).unrestored),
+      whole: true,
     })
     return { firewall, created: false }
   }
@@ -151,17 +159,25 @@ export async function createNewFirewall(ctx: CallContext, id: string, body: Fire
   requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   const { input, unrestored } = restoreRedacted(body, null)
   refuseUnrestored(unrestored)
-  await validateReferences(ctx.services, ctx.ns, id, input, null, readableBy(ctx))
   return createFirewall(ctx, id, input, 'created')
 }
 
+/** Writes a new firewall (version 1); `source` is the firewall a clone copies. */
 async function createFirewall(
   ctx: CallContext,
   id: string,
   input: FirewallInput,
   summary: string,
+  source: Firewall | null = null,
 ): Promise<FirewallWrite> {
-  refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, input.upstreams)
+  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
+    id,
+    previous: null,
+    startsFrom: source,
+    readable: readableBy(ctx),
+    rules: 'all',
+  })
+  validateFirewall(input, validation)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
     return {
@@ -231,6 +247,7 @@ export async function upsertMember<L extends MemberList>(
     permission: MEMBER_LISTS[list].permission,
     ifMatch,
     apply: (fw) => ({ ...fw, [list]: upsertById(fw[list] as MemberOf<L>[], item) }),
+    bodyAt: (next) => `${list}[${(next[list] as { id: string }[]).findIndex((existing) => existing.id === item.id)}]`,
   })
   return { firewall, created }
 }
@@ -266,12 +283,9 @@ export async function rollback(ctx: CallContext, id: string, version: number, if
   return editFirewall(ctx, id, {
     ifMatch,
     permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],
+    whole: true,
+    // A version saved before the pattern and depth limits existed is not brought back past them (`whole`).
     apply: (fw) => ({ ...target.config, version: fw.version, updatedAt: fw.updatedAt, ecosystem: fw.ecosystem }),
-    // A version saved before the pattern and depth limits existed is not brought back past them.
-    validate: (_now, next) => {
-      next.rules.forEach((rule, i) => refuseDeepSelector(rule.selector, `rules[${i}].selector`))
-      refuseOversizedPatterns(next.rules)
-    },
     summary: (now, next) => `rolled back to version ${version} (${summarizeChange(now, next)})`,
   })
 }
@@ -295,5 +309,5 @@ export async function cloneFirewall(
     version: undefined,
     updatedAt: undefined,
   })
-  return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`)
+  return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`, source)
 }

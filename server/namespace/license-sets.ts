@@ -3,7 +3,7 @@ import { conflict, invalid, notFound } from '../common/errors'
 import { newId } from '../common/ids'
 import { requireNamespacePermission } from '../auth/permissions'
 import { nowIso, type CallContext } from '../app/context'
-import { licenseSetsOf } from '../firewall/references'
+import { collectLicenseSetIds } from '../firewall/rules/validate'
 import type { LicenseSet, LicenseSetInput } from './schema'
 
 type LicenseSetBody = z.infer<typeof LicenseSetInput>
@@ -63,7 +63,7 @@ export async function updateLicenseSet(ctx: CallContext, id: string, body: Licen
 export async function deleteLicenseSet(ctx: CallContext, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) =>
-    fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)),
+    fw.rules.some((rule) => collectLicenseSetIds(rule.selector).includes(id)),
   )
   if (users.length)
     throw conflict(

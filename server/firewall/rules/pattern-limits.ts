@@ -1,4 +1,3 @@
-import { invalid, type FieldError } from '../../common/errors'
 import type { Rule, Selector } from '../schema'
 
 /** Longest package-name pattern a rule or exception may hold (npm's own name limit). */
@@ -27,7 +26,7 @@ function* patternsOf(selector: Selector, path: RulePath): Generator<{ pattern: s
 }
 
 /**
- * What a rule breaks of the pattern limits: each pattern over the length limit, and the first
+ * What a rule breaks of the pattern limits (judged by validateFirewall, ../validation.ts): each pattern over the length limit, and the first
  * pattern past the count limit (one entry: a list of thousands of errors helps nobody).
  * @example patternLimitProblems(rule) // [{ path: ['selector', 'function', 'patterns', 1000], message: '...' }]
  */
@@ -52,23 +51,4 @@ export function patternLimitProblems(rule: Pick<Rule, 'selector'>): PatternLimit
     }
   }
   return problems
-}
-
-/**
- * Refuses (400 `validation_failed`) rules over the pattern limits. For paths that store rules
- * without parsing a body, e.g. a rollback to a version saved before the limits existed.
- */
-export function refuseOversizedPatterns(rules: Pick<Rule, 'selector'>[]): void {
-  const errors: FieldError[] = rules.flatMap((rule, index) =>
-    patternLimitProblems(rule).map(({ path, message }) => ({ path: fieldPath(['rules', index, ...path]), message })),
-  )
-  if (errors.length) throw invalid('validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
-}
-
-// The same `rules[0].selector.function.patterns[3]` form as zod errors (http/problem.ts fieldErrors).
-function fieldPath(path: RulePath): string {
-  return path.reduce<string>((acc, part) => {
-    if (typeof part === 'number') return `${acc}[${part}]`
-    return acc ? `${acc}.${part}` : part
-  }, '')
 }
