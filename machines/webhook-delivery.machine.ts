@@ -44,6 +44,9 @@ const NOTE_ENABLED_CHANGES = {
   ENABLED: { actions: ['noteTime', 'markEnabled'] },
 } as const
 
+/** The webhook's own settings are taken in whatever the state: the next decision follows them. */
+const FOLLOW_SETTINGS = { SETTINGS_CHANGED: { actions: 'followSettings' } } as const
+
 type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
 
 /** The webhook delivery machine; see the file comment for what must be provided. */
@@ -80,6 +83,10 @@ export const webhookDeliveryMachine = setup({
       }
     }),
     noteTime: assign({ now: ({ context, event }) => Math.max(context.now, (event as { now: number }).now) }),
+    followSettings: assign(({ context, event }) => {
+      const { settings, now } = event as Extract<DeliveryEvent, { type: 'SETTINGS_CHANGED' }>
+      return { ...settings, now: Math.max(context.now, now) }
+    }),
     markDisabled: assign({ disabled: true }),
     markEnabled: assign({ disabled: false }),
     noteTakeRefused: assign(({ context, event }) => {
@@ -108,8 +115,6 @@ export const webhookDeliveryMachine = setup({
         batch: { ...batch, attempts: batch.attempts + 1 },
         lastOutcome: report.outcome,
         recentStarts: [...context.recentStarts, report.startedAt].slice(-context.settings.rate),
-        // The webhook's own pacing follows its document as the adapter read it for this attempt.
-        rateLimit: report.rateLimit === undefined ? (context.rateLimit ?? null) : report.rateLimit,
       }
     }),
     recordSuccess: emit(({ context }) => succeeded(context)),
@@ -176,6 +181,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DISABLED: { target: 'disabled', actions: ['noteTime', 'markDisabled'] },
         ENABLED: { actions: ['noteTime', 'markEnabled'] },
+        ...FOLLOW_SETTINGS,
       },
     },
     /** The webhook is disabled: buffered events (and a batch waiting for its retry) stay until it is enabled or deleted. */
@@ -184,6 +190,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         ENABLED: { target: 'dispatching', actions: ['noteTime', 'markEnabled'] },
         DISABLED: { actions: ['noteTime', 'markDisabled'] },
+        ...FOLLOW_SETTINGS,
       },
     },
     /** Transient: decides what comes next whenever a wait or an attempt ends. */
@@ -204,12 +211,13 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearPacing'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
     /** One batch in flight. */
     delivering: {
       initial: 'preparing',
-      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' }, ...NOTE_ENABLED_CHANGES },
+      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' }, ...NOTE_ENABLED_CHANGES, ...FOLLOW_SETTINGS },
       states: {
         preparing: {
           invoke: {
@@ -272,6 +280,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearRetry'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
     /** No deliveries until `quarantinedUntil` or RELEASE; events keep buffering. */
@@ -282,6 +291,7 @@ export const webhookDeliveryMachine = setup({
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
         RELEASE: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
   },
