@@ -19,7 +19,6 @@ import {
   retryDelayAfter,
 } from './webhook-delivery/policy'
 import { maxAttempts } from './webhook-delivery/retry'
-import { attempted, failed, quarantined, released, succeeded } from './webhook-delivery/emissions'
 
 /**
  * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,
@@ -48,6 +47,61 @@ const NOTE_ENABLED_CHANGES = {
 const FOLLOW_SETTINGS = { SETTINGS_CHANGED: { actions: 'followSettings' } } as const
 
 type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
+
+/**
+ * What the delivery actor emits (records, metrics and system events are written from these at
+ * the edge), as pure functions of its context. The machine's emit actions call them.
+ */
+
+type Emitted<T extends DeliveryEmitted['type']> = Extract<DeliveryEmitted, { type: T }>
+
+/** What a delivery's outcome names: the webhook, the batch in flight and its attempts. */
+const ofBatch = (context: DeliveryContext) => ({
+  webhookId: context.webhookId,
+  deliveryId: context.batch!.deliveryId,
+  attempts: context.batch!.attempts,
+})
+
+/** The batch in flight is delivered. */
+function succeeded(context: DeliveryContext): Emitted<'delivery.succeeded'> {
+  return { type: 'delivery.succeeded', ...ofBatch(context), eventIds: context.batch!.eventIds }
+}
+
+/** The batch in flight failed for good: its events are dropped. */
+function failed(context: DeliveryContext): Emitted<'delivery.failed'> {
+  return { type: 'delivery.failed', ...ofBatch(context), droppedEvents: context.batch!.eventIds }
+}
+
+/** One record per attempt, after the attempt was counted and any retry scheduled. */
+function attempted(context: DeliveryContext, event: AttemptEvent): Emitted<'delivery.attempted'> {
+  const { type: _type, ...report } = event
+  const batch = context.batch!
+  const status = report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
+  return {
+    type: 'delivery.attempted',
+    webhookId: context.webhookId,
+    deliveryId: batch.deliveryId,
+    attempt: batch.attempts,
+    status,
+    eventIds: batch.eventIds,
+    report,
+    nextAttemptAt: context.nextAttemptAt,
+  }
+}
+
+function quarantined(context: DeliveryContext): Emitted<'webhook.quarantined'> {
+  return { type: 'webhook.quarantined', webhookId: context.webhookId, quarantinedUntil: context.quarantinedUntil! }
+}
+
+/** Released by the API (`RELEASE`) or because the quarantine ran out. */
+function released(context: DeliveryContext, event: DeliveryEvent): Emitted<'webhook.released'> {
+  return {
+    type: 'webhook.released',
+    webhookId: context.webhookId,
+    reason: event.type === 'RELEASE' ? 'manual' : 'expired',
+    now: context.now,
+  }
+}
 
 /** The webhook delivery machine; see the file comment for what must be provided. */
 export const webhookDeliveryMachine = setup({
