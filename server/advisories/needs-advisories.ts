@@ -1,4 +1,22 @@
-import type { Rule, Selector } from '../firewall/schema'
+import type { Rule, Selector, SelectorFunction } from '../firewall/schema'
+
+/**
+ * Which selector functions decide on advisory data, one entry per function: a new selector does
+ * not build until it says (the registry fails closed, 503, only for rules that need the data).
+ */
+const DECIDES_ON_ADVISORIES = {
+  packageName: false,
+  versionRange: false,
+  minimumAge: false,
+  license: false,
+  deprecated: false,
+  installScripts: false,
+  vulnerability: true,
+  malware: true,
+  all: false,
+  any: false,
+  not: false,
+} as const satisfies Record<SelectorFunction['name'], boolean>
 
 /**
  * Whether a selector (or one nested in all/any/not) needs advisory data.
@@ -6,7 +24,7 @@ import type { Rule, Selector } from '../firewall/schema'
  */
 export function needsAdvisories(selector: Selector): boolean {
   const fn = selector.function
-  if (fn.name === 'vulnerability' || fn.name === 'malware') return true
+  if (DECIDES_ON_ADVISORIES[fn.name]) return true
   if (fn.name === 'all' || fn.name === 'any') return fn.selectors.some(needsAdvisories)
   if (fn.name === 'not') return needsAdvisories(fn.selector)
   return false
