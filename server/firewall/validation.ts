@@ -160,7 +160,7 @@ function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidati
  * - `invalid_reference`: unknown license sets, rules the ecosystem cannot evaluate, unknown, foreign
  *   or cyclic bases, exceptions of unknown rules;
  * - `upstream_endpoint_userinfo` / `upstream_address_refused`: endpoints the address policy refuses.
- * @example validateFirewall(next, await firewallValidationContext(services, ns, { id, previous, readable }))
+ * @example validateFirewall(next, await firewallValidationContext(services, ns, { id, previous, readable, rules: 'all' }))
  */
 export function validateFirewall(next: FirewallConfig, context: FirewallValidationContext): void {
   refuseOverLimits(next, context)
