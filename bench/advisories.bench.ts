@@ -21,8 +21,8 @@ import { LeaseRepository } from '../storage/repositories/leases'
 import { AdvisoryFeed, servicePace, type AdvisoryFeedOptions } from '../server/advisories/feed-worker'
 import { threadLoader } from '../server/advisories/archive-loader'
 import { BUILT_LOADER } from './support/built-loader'
-import type { PackedAdvisoryIndex } from '../server/firewall/advisories/packed-index'
-import { createAdvisoryCatalog } from '../server/registry/advisory-catalog'
+import type { PackedAdvisoryIndex } from '../server/advisories/packed-index'
+import { createAdvisoryCatalog } from '../server/advisories/catalog'
 import type { AdvisoryFeedSettings } from '../server/advisories/settings'
 import { benchTree } from '../test/fixtures/npm-packages'
 import { startBucketThread, type BucketThread } from './support/osv-bucket-thread'
@@ -149,7 +149,7 @@ async function main() {
 
   const registry = await startVerdaccio()
   const catalog = createAdvisoryCatalog({ settings })
-  const proxy = await startProxy({ backend: 'fs', handler: { advisories: () => catalog.current() } })
+  const proxy = await startProxy({ backend: 'fs', advisories: () => catalog.current() })
   try {
     // Kept by reference: the comparison rounds swap the loader between refreshes.
     const options: AdvisoryFeedOptions = {

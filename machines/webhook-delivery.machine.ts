@@ -19,7 +19,6 @@ import {
   retryDelayAfter,
 } from './webhook-delivery/policy'
 import { maxAttempts } from './webhook-delivery/retry'
-import { attempted, failed, quarantined, released, succeeded } from './webhook-delivery/emissions'
 
 /**
  * One actor per webhook: takes batches oldest first, one in flight, retries on the schedule,
@@ -44,7 +43,65 @@ const NOTE_ENABLED_CHANGES = {
   ENABLED: { actions: ['noteTime', 'markEnabled'] },
 } as const
 
+/** The webhook's own settings are taken in whatever the state: the next decision follows them. */
+const FOLLOW_SETTINGS = { SETTINGS_CHANGED: { actions: 'followSettings' } } as const
+
 type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
+
+/**
+ * What the delivery actor emits (records, metrics and system events are written from these at
+ * the edge), as pure functions of its context. The machine's emit actions call them.
+ */
+
+type Emitted<T extends DeliveryEmitted['type']> = Extract<DeliveryEmitted, { type: T }>
+
+/** What a delivery's outcome names: the webhook, the batch in flight and its attempts. */
+const ofBatch = (context: DeliveryContext) => ({
+  webhookId: context.webhookId,
+  deliveryId: context.batch!.deliveryId,
+  attempts: context.batch!.attempts,
+})
+
+/** The batch in flight is delivered. */
+function succeeded(context: DeliveryContext): Emitted<'delivery.succeeded'> {
+  return { type: 'delivery.succeeded', ...ofBatch(context), eventIds: context.batch!.eventIds }
+}
+
+/** The batch in flight failed for good: its events are dropped. */
+function failed(context: DeliveryContext): Emitted<'delivery.failed'> {
+  return { type: 'delivery.failed', ...ofBatch(context), droppedEvents: context.batch!.eventIds }
+}
+
+/** One record per attempt, after the attempt was counted and any retry scheduled. */
+function attempted(context: DeliveryContext, event: AttemptEvent): Emitted<'delivery.attempted'> {
+  const { type: _type, ...report } = event
+  const batch = context.batch!
+  const status = report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
+  return {
+    type: 'delivery.attempted',
+    webhookId: context.webhookId,
+    deliveryId: batch.deliveryId,
+    attempt: batch.attempts,
+    status,
+    eventIds: batch.eventIds,
+    report,
+    nextAttemptAt: context.nextAttemptAt,
+  }
+}
+
+function quarantined(context: DeliveryContext): Emitted<'webhook.quarantined'> {
+  return { type: 'webhook.quarantined', webhookId: context.webhookId, quarantinedUntil: context.quarantinedUntil! }
+}
+
+/** Released by the API (`RELEASE`) or because the quarantine ran out. */
+function released(context: DeliveryContext, event: DeliveryEvent): Emitted<'webhook.released'> {
+  return {
+    type: 'webhook.released',
+    webhookId: context.webhookId,
+    reason: event.type === 'RELEASE' ? 'manual' : 'expired',
+    now: context.now,
+  }
+}
 
 /** The webhook delivery machine; see the file comment for what must be provided. */
 export const webhookDeliveryMachine = setup({
@@ -80,6 +137,10 @@ export const webhookDeliveryMachine = setup({
       }
     }),
     noteTime: assign({ now: ({ context, event }) => Math.max(context.now, (event as { now: number }).now) }),
+    followSettings: assign(({ context, event }) => {
+      const { settings, now } = event as Extract<DeliveryEvent, { type: 'SETTINGS_CHANGED' }>
+      return { ...settings, now: Math.max(context.now, now) }
+    }),
     markDisabled: assign({ disabled: true }),
     markEnabled: assign({ disabled: false }),
     noteTakeRefused: assign(({ context, event }) => {
@@ -108,8 +169,6 @@ export const webhookDeliveryMachine = setup({
         batch: { ...batch, attempts: batch.attempts + 1 },
         lastOutcome: report.outcome,
         recentStarts: [...context.recentStarts, report.startedAt].slice(-context.settings.rate),
-        // The webhook's own pacing follows its document as the adapter read it for this attempt.
-        rateLimit: report.rateLimit === undefined ? (context.rateLimit ?? null) : report.rateLimit,
       }
     }),
     recordSuccess: emit(({ context }) => succeeded(context)),
@@ -176,6 +235,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DISABLED: { target: 'disabled', actions: ['noteTime', 'markDisabled'] },
         ENABLED: { actions: ['noteTime', 'markEnabled'] },
+        ...FOLLOW_SETTINGS,
       },
     },
     /** The webhook is disabled: buffered events (and a batch waiting for its retry) stay until it is enabled or deleted. */
@@ -184,6 +244,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         ENABLED: { target: 'dispatching', actions: ['noteTime', 'markEnabled'] },
         DISABLED: { actions: ['noteTime', 'markDisabled'] },
+        ...FOLLOW_SETTINGS,
       },
     },
     /** Transient: decides what comes next whenever a wait or an attempt ends. */
@@ -204,12 +265,13 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearPacing'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
     /** One batch in flight. */
     delivering: {
       initial: 'preparing',
-      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' }, ...NOTE_ENABLED_CHANGES },
+      on: { EVENTS_BUFFERED: { actions: 'noteBuffered' }, ...NOTE_ENABLED_CHANGES, ...FOLLOW_SETTINGS },
       states: {
         preparing: {
           invoke: {
@@ -272,6 +334,7 @@ export const webhookDeliveryMachine = setup({
         EVENTS_BUFFERED: { actions: 'noteBuffered' },
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'clearRetry'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
     /** No deliveries until `quarantinedUntil` or RELEASE; events keep buffering. */
@@ -282,6 +345,7 @@ export const webhookDeliveryMachine = setup({
         DEADLINE_REACHED: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
         RELEASE: { target: 'dispatching', actions: ['noteTime', 'reportRelease', 'leaveQuarantine'] },
         ...NOTE_ENABLED_CHANGES,
+        ...FOLLOW_SETTINGS,
       },
     },
   },

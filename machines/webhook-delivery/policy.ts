@@ -1,5 +1,5 @@
 import type { AttemptReport, DeliveryContext, DeliveryEvent } from './types'
-import { applicableRetryAfter, nextDelay } from './retry'
+import { retryDelay } from './retry'
 
 /**
  * Pure calculations the delivery machine's guards and actions share: pacing window, retry
@@ -37,9 +37,7 @@ export function pacingDeadline(context: DeliveryContext): number {
 
 /** Delay before retrying the batch after this failed attempt, or null when it was the last. */
 export function retryDelayAfter(context: DeliveryContext, report: AttemptReport): number | null {
-  const attempts = (context.batch?.attempts ?? 0) + 1
-  const retryAfter = applicableRetryAfter(report.outcome.responseStatus, report.outcome.retryAfterMs)
-  return nextDelay(attempts, context.settings.retryScheduleMs, retryAfter)
+  return retryDelay((context.batch?.attempts ?? 0) + 1, report.outcome, context.settings.retryScheduleMs)
 }
 
 /** Events left once the batch in flight leaves the buffer (the adapter's count wins). */

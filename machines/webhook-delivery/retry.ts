@@ -1,3 +1,5 @@
+import type { AttemptOutcome } from './types'
+
 /** Longest wait a `Retry-After` header may impose. */
 const RETRY_AFTER_CAP_MS = 60 * 60 * 1000
 
@@ -44,4 +46,19 @@ export function nextDelay(
   if (attemptsSoFar < 1 || attemptsSoFar >= maxAttempts(schedule)) return null
   if (retryAfterMs != null) return Math.min(Math.max(0, retryAfterMs), RETRY_AFTER_CAP_MS)
   return schedule[attemptsSoFar - 1]
+}
+
+/**
+ * The one place the retry delay is computed: after failed attempt number `attempt` of a batch,
+ * the wait before the next one, or null when none is left. A `Retry-After` on 429 or 503 replaces
+ * the scheduled delay, capped at one hour. The machine schedules its retry with it (policy.ts
+ * `retryDelayAfter`) and the adapter records the same deadline with the attempt.
+ * @example retryDelay(1, { responseStatus: 503, retryAfterMs: 7000 }, [30000]) // 7000
+ */
+export function retryDelay(
+  attempt: number,
+  outcome: Pick<AttemptOutcome, 'responseStatus' | 'retryAfterMs'>,
+  schedule: readonly number[],
+): number | null {
+  return nextDelay(attempt, schedule, applicableRetryAfter(outcome.responseStatus, outcome.retryAfterMs))
 }

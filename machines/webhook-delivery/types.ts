@@ -56,7 +56,18 @@ export interface BatchInFlight {
   createdAt: number
 }
 
-export interface DeliveryContext {
+/**
+ * The webhook's own settings its actor follows (null: none set). They reach the actor by one
+ * channel, the `SETTINGS_CHANGED` event the host sends when the stored document differs from the
+ * actor's context (server/webhooks/delivery/document-sync.ts).
+ */
+export interface WebhookActorSettings {
+  /** Attempts per second, never above the operator's `rate`; null = `settings.rate`. */
+  rateLimit: number | null
+}
+
+/** `WebhookActorSettings` live at the top of the context; absent in older snapshots = null. */
+export interface DeliveryContext extends Partial<WebhookActorSettings> {
   webhookId: string
   settings: DeliverySettings
   /** Latest time reported by any event; the machine's notion of "now". */
@@ -70,8 +81,6 @@ export interface DeliveryContext {
   quarantinedUntil: number | null
   /** Start times of the latest `rate` attempts, oldest first (sliding pacing window). */
   recentStarts: number[]
-  /** The webhook's own `rateLimit` as the last attempt reported it; null (or absent in older snapshots) = `settings.rate`. */
-  rateLimit?: number | null
   lastOutcome: AttemptOutcome | null
   /** Set once a `rate_limited` notice went out for the current backlog episode. */
   rateLimitedNoticeSent: boolean
@@ -111,8 +120,6 @@ export interface AttemptReport {
   finishedAt: number
   /** Events left in storage afterwards, when the adapter knows. */
   bufferedEvents?: number
-  /** The webhook's `rateLimit` read with this attempt (null: none set); absent when unknown. */
-  rateLimit?: number | null
 }
 
 export type DeliveryEvent =
@@ -123,6 +130,8 @@ export type DeliveryEvent =
   /** The webhook document's `enabled` changed (the host reconciles it with storage). */
   | { type: 'DISABLED'; now: number }
   | { type: 'ENABLED'; now: number }
+  /** The webhook document's own settings differ from the actor's (document-sync.ts). */
+  | { type: 'SETTINGS_CHANGED'; settings: WebhookActorSettings; now: number }
   | { type: 'DEADLINE_REACHED'; now: number }
 
 /** Facts the machine emits for bookkeeping (delivery records, metrics, system events, logs). */

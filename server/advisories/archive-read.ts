@@ -1,7 +1,7 @@
-import { loadOsvZip, type FeedLoadResult } from '../firewall/advisories/feed-load'
-import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { Pace } from '../firewall/advisories/pace'
-import { encodeSnapshotReusing } from '../firewall/advisories/snapshot-blocks'
+import { loadOsvZip, type FeedLoadResult } from './feed-load'
+import type { LoadMemory } from './load-memory'
+import type { Pace } from './pace'
+import { encodeSnapshotReusing } from './snapshot-blocks'
 import { fetchFeed, type FeedRequest } from './feed-client'
 import { downloadByRanges } from './feed-ranges'
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto'
 import type { AdvisoryFeedRepository, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
 import { logger } from '../app/logger'
-import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { PackedAdvisoryIndex } from '../firewall/advisories/packed-index'
+import type { LoadMemory } from './load-memory'
+import type { PackedAdvisoryIndex } from './packed-index'
 import type { LoadedArchive } from './archive-read'
 import type { Ecosystem } from '../firewall/schema'
 

@@ -1,6 +1,6 @@
-import { DirectoryLoad, type FeedLoadResult } from '../firewall/advisories/feed-load'
-import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { Pace } from '../firewall/advisories/pace'
+import { DirectoryLoad, type FeedLoadResult } from './feed-load'
+import type { LoadMemory } from './load-memory'
+import type { Pace } from './pace'
 import {
   directoryPlace,
   END_SEARCH_BYTES,
@@ -9,7 +9,7 @@ import {
   readDirectory,
   ZipDirectoryError,
   type Directory,
-} from '../firewall/advisories/zip-directory'
+} from './zip-directory'
 import { fetchFeed, FeedError, type ContentRange, type FeedAnswer, type FeedRequest } from './feed-client'
 
 /**

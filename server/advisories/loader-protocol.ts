@@ -1,6 +1,6 @@
-import type { LoadMemory } from '../firewall/advisories/load-memory'
-import type { PackedIndexData } from '../firewall/advisories/packed-index'
-import type { FollowMemory } from '../firewall/advisories/snapshot-follow'
+import type { LoadMemory } from './load-memory'
+import type { PackedIndexData } from './packed-index'
+import type { FollowMemory } from './snapshot-follow'
 import type { FeedRequest } from './feed-client'
 import type { LoadedArchive } from './archive-read'
 

@@ -1,7 +1,7 @@
 import { readlinkSync } from 'node:fs'
 import { constants, setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { followSnapshot, type FollowMemory } from '../firewall/advisories/snapshot-follow'
+import { followSnapshot, type FollowMemory } from './snapshot-follow'
 import { downloadArchive, readArchive, type LoadedArchive } from './archive-read'
 import type { FeedRequest } from './feed-client'
 import type { ArchiveReply, LoaderReply, LoaderRequest, LoaderStart } from './loader-protocol'

@@ -1,6 +1,6 @@
 import { parseDuration } from '../common/duration'
 import type { Ecosystem } from '../firewall/schema'
-import { OSV_ECOSYSTEMS } from '../firewall/advisories/ecosystems'
+import { OSV_ECOSYSTEMS } from './ecosystems'
 import { DEFAULT_MAX_ADVISORY_ENTRIES } from './refresh-guard'
 
 /** OSV's public bucket: one `all.zip` per ecosystem under `{base}/{ecosystem}/all.zip`. */

@@ -1,5 +1,5 @@
 import type { AdvisoryFeedError, AdvisoryFeedState } from '../../storage/repositories/advisory-feed'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
+import type { AdvisoryIndex } from './types'
 import type { Ecosystem } from '../firewall/schema'
 
 /** Where an ecosystem's advisory data comes from right now. */

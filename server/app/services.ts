@@ -23,6 +23,7 @@ import type { FirewallLogEntry } from '../firewall/log-query'
 import type { Actor, NamespaceEvent } from '../events/schemas'
 import { configFromEnv, type AppConfig } from './config'
 import { createUpstreamTransport, type UpstreamTransport } from '../registry/upstream/transport'
+import { fixedAdvisories, type AdvisoryPort } from '../advisories/lookup'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -47,6 +48,8 @@ export interface Services {
   registryCache: RegistryCacheStore
   /** OSV feed state and stored snapshots per ecosystem. */
   advisoryFeed: AdvisoryFeedRepository
+  /** The advisory data rules and the registry read (the catalogue, wired in 00.services.ts). */
+  advisories: AdvisoryPort
   dashboardSessions: DashboardSessionRepository
   exceptionRequests: ExceptionRequestRepository<Exception>
   firewallLog: FirewallLogRepository<FirewallLogEntry>
@@ -63,7 +66,7 @@ export interface Services {
 
 export function createServices(
   backend: Backend,
-  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox } = {},
+  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox; advisories?: AdvisoryPort } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
   const secrets = options.secrets ?? secretBoxFromEnv()
@@ -82,6 +85,7 @@ export function createServices(
     retainedLogs: new RetainedLogRepository(backend),
     registryCache: new RegistryCacheStore(backend),
     advisoryFeed: new AdvisoryFeedRepository(backend),
+    advisories: options.advisories ?? fixedAdvisories(),
     dashboardSessions: new DashboardSessionRepository(backend),
     exceptionRequests: new ExceptionRequestRepository<Exception>(backend),
     firewallLog: new FirewallLogRepository<FirewallLogEntry>(backend),

@@ -1,5 +1,5 @@
 import type { AdvisoryStatus } from '../advisories/status'
-import { ruleNeedsAdvisories } from '../firewall/advisories/needs-advisories'
+import { ruleNeedsAdvisories } from '../advisories/needs-advisories'
 import type { Firewall } from '../firewall/schema'
 import { html, time, type Html } from './html'
 
@@ -8,7 +8,7 @@ import { html, time, type Html } from './html'
  * `extends`, decide on advisory data that is missing, not loaded, or older than 3 x
  * ADVISORY_REFRESH; nothing otherwise. `chain` is the firewall first, then its bases (as
  * `firewallChain` resolves them for a decision).
- * @example advisoryWarning((await firewallChain(services, ns, fw)).map((l) => l.firewall), sharedAdvisoryCatalog().status())
+ * @example advisoryWarning((await firewallChain(services, ns, fw)).map((l) => l.firewall), services.advisories.status())
  */
 export function advisoryWarning(chain: readonly Firewall[], status: AdvisoryStatus): Html | null {
   const [firewall] = chain

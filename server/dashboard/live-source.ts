@@ -2,7 +2,7 @@ import type { DashboardCall } from './ports'
 import { getExceptionRequest } from '../exception-requests'
 import { deliveryStateView } from '../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../machines/webhook-delivery/types'
-import { webhookState } from '../webhooks/configuration/service-actions'
+import { webhookState } from '../webhooks/configuration/delivery-control'
 import { activePaths } from './diagram'
 import { latest, liveId, type LiveKind, type LiveState } from '../app/live-registry'
 

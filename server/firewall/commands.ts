@@ -14,10 +14,7 @@ import type { Actor, EventType } from '../events/schemas'
 import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials } from './diff'
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
 import { grantsAdded, requireMayGrant } from '../auth/granting'
-import { validateReferences } from './references'
-import { refuseOversizedPatterns } from './rules/pattern-limits'
-import { refuseDeepSelector } from './rules/selector-depth'
-import { refuseRefusedEndpoints } from './upstream-addresses'
+import { firewallValidationContext, validateFirewall } from './validation'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
 const readableBy = (ctx: FirewallCall) => (firewall: Firewall) => canOnFirewall(ctx.principal, firewall, 'fw:read')
@@ -59,8 +56,12 @@ interface Edit {
   watch?: string[]
   /** Further writes and events in the same transaction, after the change was accepted. */
   also?: (stored: Firewall, current: Firewall, watched: Map<string, unknown>) => TxWrites
-  /** Refusals of the body (400) that must come after the permission checks. */
-  validate?: (current: Firewall, next: Firewall) => void
+  /** Refusals of what the caller sent (400) beyond `validateFirewall`, after the permission checks. */
+  refuse?: (current: Firewall, next: Firewall) => void
+  /** Where the body the caller sent sits in the next configuration (`rules[3]`), for error paths. */
+  bodyAt?: (next: Firewall) => string
+  /** A whole configuration (PUT, rollback): the limits apply to every rule, not only changed ones. */
+  whole?: boolean
 }
 
 /**
@@ -77,7 +78,13 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
   const watch = edit.watch ?? []
   const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
-  await validateReferences(ctx.services, ctx.ns, id, previewNext, preview, readableBy(ctx))
+  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
+    id,
+    previous: preview,
+    readable: readableBy(ctx),
+    bodyAt: edit.bodyAt?.(previewNext),
+    rules: edit.whole ? 'all' : 'changed',
+  })
   return ctx.services.firewalls.mutate(
     ctx.ns,
     id,
@@ -92,8 +99,8 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
       requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
-      edit.validate?.(current, next)
-      refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, next.upstreams, current.upstreams)
+      edit.refuse?.(current, next)
+      validateFirewall(next, { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) })
       checkVersion(current, edit.ifMatch)
       if (isSameConfig(current, next)) {
         return { next: current, summary: '', result: () => current, unchanged: true }
@@ -138,7 +145,8 @@ export async function putFirewall(
         return needed.length ? needed : ['fw:update:config']
       },
       apply: (current) => fromInput(id, restoreRedacted(body, current).input, current),
-      validate: (current) => refuseUnrestored(restoreRedacted(body, current).unrestored),
+      refuse: (current) => refuseUnrestored(restoreRedacted(body, current).unrestored),
+      whole: true,
     })
     return { firewall, created: false }
   }
@@ -152,17 +160,25 @@ export async function createNewFirewall(ctx: FirewallCall, id: string, body: Fir
   requireNamespacePermission(ctx.principal, 'ns:firewalls:create')
   const { input, unrestored } = restoreRedacted(body, null)
   refuseUnrestored(unrestored)
-  await validateReferences(ctx.services, ctx.ns, id, input, null, readableBy(ctx))
   return createFirewall(ctx, id, input, 'created')
 }
 
+/** Writes a new firewall (version 1); `source` is the firewall a clone copies. */
 async function createFirewall(
   ctx: FirewallCall,
   id: string,
   input: FirewallInput,
   summary: string,
+  source: Firewall | null = null,
 ): Promise<FirewallWrite> {
-  refuseRefusedEndpoints(ctx.services.config.upstreamAddresses, input.upstreams)
+  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
+    id,
+    previous: null,
+    startsFrom: source,
+    readable: readableBy(ctx),
+    rules: 'all',
+  })
+  validateFirewall(input, validation)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
     return {
@@ -232,6 +248,7 @@ export async function upsertMember<L extends MemberList>(
     permission: MEMBER_LISTS[list].permission,
     ifMatch,
     apply: (fw) => ({ ...fw, [list]: upsertById(fw[list] as MemberOf<L>[], item) }),
+    bodyAt: (next) => `${list}[${(next[list] as { id: string }[]).findIndex((existing) => existing.id === item.id)}]`,
   })
   return { firewall, created }
 }
@@ -267,12 +284,9 @@ export async function rollback(ctx: FirewallCall, id: string, version: number, i
   return editFirewall(ctx, id, {
     ifMatch,
     permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],
+    whole: true,
+    // A version saved before the pattern and depth limits existed is not brought back past them (`whole`).
     apply: (fw) => ({ ...target.config, version: fw.version, updatedAt: fw.updatedAt, ecosystem: fw.ecosystem }),
-    // A version saved before the pattern and depth limits existed is not brought back past them.
-    validate: (_now, next) => {
-      next.rules.forEach((rule, i) => refuseDeepSelector(rule.selector, `rules[${i}].selector`))
-      refuseOversizedPatterns(next.rules)
-    },
     summary: (now, next) => `rolled back to version ${version} (${summarizeChange(now, next)})`,
   })
 }
@@ -296,5 +310,5 @@ export async function cloneFirewall(
     version: undefined,
     updatedAt: undefined,
   })
-  return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`)
+  return createFirewall(ctx, targetId, input, `cloned from ${sourceId} version ${source.version}`, source)
 }

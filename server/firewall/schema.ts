@@ -1,7 +1,7 @@
 import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { DURATION_PATTERN } from '../common/duration'
-import { MAX_PATTERNS_PER_RULE, MAX_PATTERN_LENGTH, patternLimitProblems } from './rules/pattern-limits'
+import { MAX_PATTERNS_PER_RULE, MAX_PATTERN_LENGTH } from './rules/pattern-limits'
 import { refuseDeepSelector } from './rules/selector-depth'
 
 /** Firewall permission strings. */
@@ -115,22 +115,15 @@ const SelectorFunctionSchema: z.ZodType<SelectorFunction> = z
 
 const RuleEffect = z.object({ block: z.boolean().default(true), log: z.boolean().default(true) }).strict()
 
-// One selector's list is bounded above; this bounds a rule's selectors together. On the field,
-// not on Rule: zod refuses to `.extend()` an object schema that carries refinements.
-// The depth is checked on the raw value first, before the recursive schema walks it (a
-// preprocess that throws stops the parse there; see rules/selector-depth.ts).
-const RuleSelector = z
-  .preprocess((raw) => {
-    refuseDeepSelector(raw)
-    return raw
-  }, Selector)
-  .superRefine((selector, ctx) => {
-    for (const problem of patternLimitProblems({ selector })) {
-      // Paths start at the rule (`selector.function...`); the issue's path starts inside the field.
-      if (problem.kind === 'count')
-        ctx.addIssue({ code: 'custom', path: problem.path.slice(1), message: problem.message })
-    }
-  })
+// The schema checks shape; what a rule may hold beyond it (patterns over all its selectors,
+// references, the ecosystem) is judged by validateFirewall (../firewall/validation.ts) at every
+// write. Only the depth is checked here, on the raw value, because the recursive schema would
+// otherwise recurse once per level of an unbounded body (a preprocess that throws stops the
+// parse there; validateFirewall applies the same limit to stored versions).
+const RuleSelector = z.preprocess((raw) => {
+  refuseDeepSelector(raw)
+  return raw
+}, Selector)
 
 export const Rule = z
   .object({

@@ -7,6 +7,7 @@ import type { FirewallPorts } from '../firewall/ports'
 import type { NamespacePorts } from '../namespace/ports'
 import type { ExceptionRequestPorts } from '../exception-requests/ports'
 import type { WebhookApiPorts } from '../webhooks/ports'
+import type { AdvisoryPort } from '../advisories/lookup'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
@@ -30,8 +31,14 @@ export interface AccessPorts {
   firewalls: FirewallRepository<Firewall, Actor>
 }
 
+/** What the advisory status operation reads: the process's advisory data. */
+export interface AdvisoryStatusPorts {
+  advisories: Pick<AdvisoryPort, 'status'>
+}
+
 /** What an API operation may use: the edge and every area the operation table calls into. */
 export type ApiPorts = EdgePorts &
+  AdvisoryStatusPorts &
   AccessPorts &
   FirewallPorts &
   NamespacePorts &

@@ -4,7 +4,7 @@ import { conflict, invalid, notFound } from '../common/errors'
 import { newId } from '../common/ids'
 import { requireNamespacePermission } from '../auth/permissions'
 import { nowIso } from '../auth/call-context'
-import { licenseSetsOf } from '../firewall/references'
+import { collectLicenseSetIds } from '../firewall/rules/validate'
 import type { LicenseSet, LicenseSetInput } from './schema'
 
 type LicenseSetBody = z.infer<typeof LicenseSetInput>
@@ -64,7 +64,7 @@ export async function updateLicenseSet(ctx: NamespaceCall, id: string, body: Lic
 export async function deleteLicenseSet(ctx: NamespaceCall, id: string) {
   requireNamespacePermission(ctx.principal, 'ns:license-sets:manage')
   const users = (await ctx.services.firewalls.list(ctx.ns)).filter((fw) =>
-    fw.rules.some((rule) => licenseSetsOf(rule.selector).includes(id)),
+    fw.rules.some((rule) => collectLicenseSetIds(rule.selector).includes(id)),
   )
   if (users.length)
     throw conflict(

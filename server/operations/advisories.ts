@@ -1,7 +1,6 @@
 import { z } from 'zod'
 import { defineOperation } from '../http/operation'
 import { member } from '../http/access'
-import { sharedAdvisoryCatalog } from '../registry/advisory-catalog'
 import { ECOSYSTEMS } from '../firewall/schema'
 import { NsParams } from './common'
 
@@ -42,6 +41,6 @@ export const advisoryOperations = [
     response: AdvisoryStatusView,
     audit: { action: 'advisories.status.read', resourceType: 'advisories' },
     // Process-wide data, the same for every namespace: any member may see how fresh it is.
-    handler: async () => ({ body: sharedAdvisoryCatalog().status() }),
+    handler: async ({ ctx }) => ({ body: ctx.services.advisories.status() }),
   }),
 ]

@@ -3,25 +3,20 @@ import { ClientId } from '../common/ids'
 import { defineOperation } from '../http/operation'
 import { namespace } from '../http/access'
 import { WebhookInput, WebhookView } from '../webhooks/configuration/model'
-import {
-  createWebhook,
-  deleteWebhook,
-  getWebhook,
-  listWebhooks,
-  updateWebhook,
-} from '../webhooks/configuration/service'
+import { createWebhook, deleteWebhook, getWebhook, listWebhooks, updateWebhook } from '../webhooks/configuration/crud'
 import {
   getDelivery,
   listAttempts,
   listDeliveries,
+  RecoverWindow,
+  recoverDeliveries,
   releaseQuarantine,
-  revealSecret,
-  rotateSecret,
+  resendDelivery,
   sendTest,
   webhookMetrics,
   webhookState,
-} from '../webhooks/configuration/service-actions'
-import { RecoverWindow, recoverDeliveries, resendDelivery } from '../webhooks/configuration/service-redelivery'
+} from '../webhooks/configuration/delivery-control'
+import { revealSecret, rotateSecret } from '../webhooks/configuration/secret'
 import { EventId, getEvent } from '../webhooks/configuration/event-lookup'
 import { NsParams, PageQuery, nextLink } from './common'
 

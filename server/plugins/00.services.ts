@@ -4,7 +4,7 @@ import { createServices } from '../app/services'
 import { setServices, type AppServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
-import { sharedAdvisoryCatalog } from '../registry/advisory-catalog'
+import { advisoryCatalogFromEnv } from '../advisories/catalog'
 import { whenListening } from '../app/listening'
 import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
@@ -26,13 +26,15 @@ export default defineNitroPlugin((nitroApp) => {
     logger.error('start-up failed', { error: String(error) })
     process.exit(1)
   }
+  // The advisory port of rules and the registry: ADVISORY_DIR and the OSV feed.
+  const advisories = advisoryCatalogFromEnv()
   const ready = (async (): Promise<AppServices> => {
     // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
     const backend = await openBackend(undefined, {
       onStep: (step, changed) =>
         logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
     })
-    const services = createServices(backend)
+    const services = createServices(backend, { advisories })
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
       if (dir.error)
@@ -45,7 +47,6 @@ export default defineNitroPlugin((nitroApp) => {
     await bootstrap(services)
     // Load ADVISORY_DIR and the stored feed snapshots before serving, so no decision is made
     // against data a restart merely has not read yet. Downloads take leases: after listen.
-    const advisories = sharedAdvisoryCatalog()
     await advisories.ready
     await advisories.attach(services)
     void whenListening().then(() => advisories.startFeed())
@@ -61,7 +62,7 @@ export default defineNitroPlugin((nitroApp) => {
   setImmediate(() =>
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
-      await sharedAdvisoryCatalog().close()
+      await advisories.close()
       await services.storage.close()
     }),
   )

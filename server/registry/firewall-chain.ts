@@ -1,5 +1,5 @@
 import type { RegistryPorts } from './ports'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
+import type { AdvisoryLookup } from '../advisories/lookup'
 import type { FirewallLayer } from '../firewall/rules/evaluate'
 import type { EvaluationContext } from '../firewall/rules/types'
 import type { Firewall } from '../firewall/schema'
@@ -36,7 +36,7 @@ export async function firewallChain(
 export async function evaluationContext(
   services: Pick<RegistryPorts, 'clock' | 'firewalls' | 'licenseSets'>,
   ns: string,
-  advisories: AdvisoryIndex,
+  advisories: AdvisoryLookup,
 ): Promise<EvaluationContext> {
   const sets = await services.licenseSets(ns).all()
   return {

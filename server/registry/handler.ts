@@ -13,8 +13,6 @@ import { requestOrigin } from '../http/request-origin'
 import { isClientAbort } from '../http/client-abort'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import type { Principal } from '../auth/principal'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
-import { sharedAdvisoryCatalog } from './advisory-catalog'
 import { RegistryCache, type RegistryCacheOptions } from './cache'
 import { withReasonPhrase } from './artifact-decision'
 import { ecosystemProtocol } from './ecosystems'
@@ -26,8 +24,6 @@ import { UpstreamUnavailable } from './upstream/client'
 import { recordUpstreamFailures, type FailureSite } from './upstream-failures'
 
 export interface RegistryHandlerOptions extends RegistryCacheOptions {
-  /** Advisory data; default: the process-wide catalog (`ADVISORY_DIR` and the OSV feed). */
-  advisories?: () => AdvisoryIndex
   upstreamTimeoutMs?: number
   /** Largest publish body, bytes. Default 100 MiB (npm's own limit is about that). */
   maxBodyBytes?: number
@@ -129,10 +125,6 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
  */
 export function createRegistryHandler(getServices: () => Promise<RegistryPorts>, options: RegistryHandlerOptions = {}) {
   const caches = new WeakMap<RegistryPorts, RegistryCache>()
-  const advisories = options.advisories ?? (() => sharedAdvisoryCatalog().current())
-  // Nitro loads route modules lazily: the first request waits for the first ADVISORY_DIR load
-  // rather than deciding against an empty index.
-  const advisoriesReady = options.advisories ? Promise.resolve() : sharedAdvisoryCatalog().ready
   return defineEventHandler(async (event) => {
     const { requestId, meta } = openRequest(event, '/registry/{ns}/{fw}/*')
     // What protocol modules get of the request: method, headers, body stream, response.
@@ -162,7 +154,8 @@ export function createRegistryHandler(getServices: () => Promise<RegistryPorts>,
         throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/ with plain ids')
       }
       const services = await getServices()
-      await advisoriesReady
+      // The first request waits for the first ADVISORY_DIR load rather than deciding against no data.
+      await services.advisories.ready
       const principal = await authenticateOrRefuse(event, services, ns, meta)
       await enforceTokenRateLimit(event, services, 'registry', principal).catch(async (error: unknown) => {
         if (isRateLimited(error))
@@ -196,7 +189,7 @@ export function createRegistryHandler(getServices: () => Promise<RegistryPorts>,
           timeoutMs: options.upstreamTimeoutMs,
           failures,
         },
-        advisories: advisories(),
+        advisories: services.advisories.current(),
         maxBodyBytes: options.maxBodyBytes ?? 100 * 1024 * 1024,
       }
       const protocol = ecosystemProtocol(firewall.ecosystem)

@@ -3,15 +3,18 @@ import type { EdgePorts } from '../http/ports'
 import type { FirewallPorts } from '../firewall/ports'
 import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import type { UpstreamTransport } from './upstream/transport'
+import type { AdvisoryPort } from '../advisories/lookup'
 
 /**
  * What the registry proxy uses: the edge (authentication, rate limits, refusal audits), the
  * firewalls with their log and license sets, the event log decisions are appended to, the
- * stored upstream cache, the transport upstream calls go through, and the origins rewritten
+ * stored upstream cache, the transport upstream calls go through, the advisory data, and the origins rewritten
  * URLs and block messages point to.
  */
 export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'> {
   config: EdgePorts['config'] & Pick<AppConfig, 'publicBaseUrl' | 'dashboardUrl'>
   registryCache: RegistryCacheStore
   upstreamTransport: UpstreamTransport
+  /** The advisory data rules decide on (the catalogue, wired at the composition root). */
+  advisories: AdvisoryPort
 }

@@ -1,6 +1,6 @@
 import type { RegistryPorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
+import type { AdvisoryLookup } from '../advisories/lookup'
 import type { Firewall } from '../firewall/schema'
 import type { RegistryExchange } from './exchange'
 import type { UpstreamScope } from './upstream/selection'
@@ -21,7 +21,7 @@ export interface ProxyRequest extends RegistryExchange {
   dashboardUrl: string
   /** Firewall, cache and timeout for upstream calls. */
   scope: UpstreamScope
-  advisories: AdvisoryIndex
+  advisories: AdvisoryLookup
   /** Largest publish body accepted, in bytes. */
   maxBodyBytes: number
 }

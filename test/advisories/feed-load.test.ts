@@ -1,8 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { loadOsvZip } from '../../server/firewall/advisories/feed-load'
-import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
-import { ZipReadError } from '../../server/firewall/advisories/zip-stream'
+import { loadOsvZip } from '../../server/advisories/feed-load'
+import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/advisories/snapshot'
+import { ZipReadError } from '../../server/advisories/zip-stream'
 import { threadLoader } from '../../server/advisories/archive-loader'
 import { fixtureRecords, osvZip } from '../support/osv-feed'
 

@@ -6,7 +6,7 @@ import { AdvisoryFeed } from '../../server/advisories/feed-worker'
 import { logger } from '../../server/app/logger'
 import { threadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
 import type { Ecosystem } from '../../server/firewall/schema'
-import type { PackedAdvisoryIndex } from '../../server/firewall/advisories/packed-index'
+import type { PackedAdvisoryIndex } from '../../server/advisories/packed-index'
 import { makeBackend } from '../support/backends'
 import { fixtureRecords, malRecord, osvZip, startOsvFeed, type OsvFeed } from '../support/osv-feed'
 

@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { createAdvisoryIndex } from '../../server/firewall/advisories/index-build'
-import { isVersionAffected } from '../../server/firewall/advisories/affected'
-import { parseOsvRecord } from '../../server/firewall/advisories/osv'
-import { PackedIndexBuilder } from '../../server/firewall/advisories/packed-index'
-import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../server/firewall/advisories/types'
+import { createAdvisoryIndex } from '../../server/advisories/index-build'
+import { isVersionAffected } from '../../server/advisories/affected'
+import { parseOsvRecord } from '../../server/advisories/osv'
+import { PackedIndexBuilder } from '../../server/advisories/packed-index'
+import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../server/advisories/types'
 import type { Ecosystem } from '../../server/firewall/schema'
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'osv')

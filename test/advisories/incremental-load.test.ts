@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { readArchive, type LoadedArchive } from '../../server/advisories/archive-read'
 import { threadLoader } from '../../server/advisories/archive-loader'
-import { decodeSnapshot } from '../../server/firewall/advisories/snapshot'
-import { ZipReadError } from '../../server/firewall/advisories/zip-stream'
+import { decodeSnapshot } from '../../server/advisories/snapshot'
+import { ZipReadError } from '../../server/advisories/zip-stream'
 import { chunks, comparable, first, refreshed, streamedZip, unchanged, zipOf } from '../support/osv-archives'
 
 const malwareOf = (loaded: LoadedArchive, name: string, version: string) =>

@@ -1,10 +1,10 @@
 import { gunzipSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { PackedIndexBuilder, type PackedAdvisoryIndex } from '../../server/firewall/advisories/packed-index'
-import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/firewall/advisories/snapshot'
-import { encodeSnapshotReusing, type ReusingSnapshot } from '../../server/firewall/advisories/snapshot-blocks'
-import { followSnapshot } from '../../server/firewall/advisories/snapshot-follow'
-import type { Advisory } from '../../server/firewall/advisories/types'
+import { PackedIndexBuilder, type PackedAdvisoryIndex } from '../../server/advisories/packed-index'
+import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/advisories/snapshot'
+import { encodeSnapshotReusing, type ReusingSnapshot } from '../../server/advisories/snapshot-blocks'
+import { followSnapshot } from '../../server/advisories/snapshot-follow'
+import type { Advisory } from '../../server/advisories/types'
 
 /** Small blocks, so a few thousand records make dozens of them. */
 const BLOCK = 8 * 1024

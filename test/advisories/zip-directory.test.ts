@@ -5,8 +5,8 @@ import {
   entryEnds,
   readDirectory,
   ZipDirectoryError,
-} from '../../server/firewall/advisories/zip-directory'
-import { inflateEntry } from '../../server/firewall/advisories/zip-stream'
+} from '../../server/advisories/zip-directory'
+import { inflateEntry } from '../../server/advisories/zip-stream'
 import { first, zipOf } from '../support/osv-archives'
 
 /** The same archive with a zip64 end record, locator and a plain end record of 0xFFFF... fields. */

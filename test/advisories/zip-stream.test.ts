@@ -1,6 +1,6 @@
 import { strToU8, Zip, ZipDeflate, ZipPassThrough, zipSync } from 'fflate'
 import { describe, expect, it } from 'vitest'
-import { readZipStream, ZipReadError, type ZipEntry } from '../../server/firewall/advisories/zip-stream'
+import { readZipStream, ZipReadError, type ZipEntry } from '../../server/advisories/zip-stream'
 
 /** The archive in chunks of `size` bytes, as a download hands them over. */
 async function* chunks(bytes: Uint8Array, size = 1000): AsyncIterable<Uint8Array> {

@@ -7,7 +7,7 @@ import {
   sameVersion,
   versionOrdering,
 } from '../../server/firewall/rules/versions'
-import { validateReferences } from '../../server/firewall/references'
+import { firewallValidationContext, validateFirewall } from '../../server/firewall/validation'
 import { startProxy } from '../registry/harness'
 
 const sorted = (ecosystem: 'pypi' | 'maven' | 'nuget', versions: string[]) =>
@@ -101,24 +101,24 @@ describe('saving a rule that cannot apply to the firewall ecosystem', () => {
           description: '',
         },
       ] as const
-      const error = await validateReferences(proxy.services, proxy.ns, 'py', {
-        ecosystem: 'pypi',
-        rules: [...rules],
-        exceptions: [],
-        extends: [],
-      }).catch((e) => e)
-      expect(error.message).toContain(
+      const validate = async (id: string, ecosystem: 'pypi' | 'npm') => {
+        const context = await firewallValidationContext(proxy.services, proxy.ns, {
+          id,
+          previous: null,
+          readable: () => true,
+          rules: 'all',
+        })
+        validateFirewall({ ecosystem, upstreams: [], rules: [...rules], exceptions: [], extends: [] }, context)
+      }
+      const error = await validate('py', 'pypi').catch((e: Error) => e)
+      expect(error).toBeInstanceOf(Error)
+      expect((error as Error).message).toContain(
         'rules[0].selector: installScripts applies to npm packages only (firewall ecosystem pypi)',
       )
-      expect(error.message).toContain('rules[1].selector: versionRange ^1.0.0: "^1.0.0" is not supported for pypi')
-      await expect(
-        validateReferences(proxy.services, proxy.ns, 'np', {
-          ecosystem: 'npm',
-          rules: [...rules],
-          exceptions: [],
-          extends: [],
-        }),
-      ).resolves.toBeUndefined()
+      expect((error as Error).message).toContain(
+        'rules[1].selector: versionRange ^1.0.0: "^1.0.0" is not supported for pypi',
+      )
+      await expect(validate('np', 'npm')).resolves.toBeUndefined()
     } finally {
       await proxy.close()
     }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createAdvisoryIndex, mergeAdvisoryIndexes } from '../../server/firewall/advisories/index-build'
+import { createAdvisoryIndex, mergeAdvisoryIndexes } from '../../server/advisories/index-build'
 import { advisory, osvRecord } from './fixtures'
 
 describe('createAdvisoryIndex', () => {

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from '../../server/firewall/advisories/loader'
+import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from '../../server/advisories/loader'
 import { osvRecord } from './fixtures'
 
 let dir: string

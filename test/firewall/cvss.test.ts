@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { cvss3BaseScore, severityFromScore } from '../../server/firewall/advisories/cvss'
+import { cvss3BaseScore, severityFromScore } from '../../server/advisories/cvss'
 
 describe('cvss3BaseScore', () => {
   it('scores the all-high network vector 9.8', () => {

@@ -1,6 +1,6 @@
-import { createAdvisoryIndex } from '../../server/firewall/advisories/index-build'
-import { parseOsvRecord } from '../../server/firewall/advisories/osv'
-import type { Advisory } from '../../server/firewall/advisories/types'
+import { createAdvisoryIndex } from '../../server/advisories/index-build'
+import { parseOsvRecord } from '../../server/advisories/osv'
+import type { Advisory } from '../../server/advisories/types'
 import type { EvaluationContext, PackageVersionFacts } from '../../server/firewall/rules/types'
 import { Exception, Firewall, Rule, type Selector } from '../../server/firewall/schema'
 

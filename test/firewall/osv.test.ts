@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { isVersionAffected } from '../../server/firewall/advisories/affected'
-import { parseOsvRecord } from '../../server/firewall/advisories/osv'
-import type { AffectedPackage } from '../../server/firewall/advisories/types'
+import { isVersionAffected } from '../../server/advisories/affected'
+import { parseOsvRecord } from '../../server/advisories/osv'
+import type { AffectedPackage } from '../../server/advisories/types'
 import { advisory, osvRecord } from './fixtures'
 
 const CRITICAL_VECTOR = 'CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H'

@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { DomainError } from '../../server/common/errors'
 import { fieldErrors } from '../../server/http/problem'
-import { ExceptionSelector, FirewallInput, Rule } from '../../server/firewall/schema'
-import { patternLimitProblems, refuseOversizedPatterns } from '../../server/firewall/rules/pattern-limits'
+import { ExceptionSelector, FirewallInput, Rule, type Firewall } from '../../server/firewall/schema'
+import { patternLimitProblems } from '../../server/firewall/rules/pattern-limits'
+import { validateFirewall, type FirewallValidationContext } from '../../server/firewall/validation'
+import { configFromEnv } from '../../server/app/config'
 
 const names = (count: number, prefix = 'pkg-') => Array.from({ length: count }, (_, i) => `${prefix}${i}`)
 const byName = (patterns: string[]) => ({ function: { name: 'packageName' as const, patterns } })
@@ -34,18 +36,6 @@ describe('package-name pattern limits in the schema', () => {
     ])
   })
 
-  it('refuses 1,001 patterns spread over the selectors of one rule, pointing at the first one too many', () => {
-    const negated = { function: { name: 'not', selector: byName(names(401)) } }
-    const selector = { function: { name: 'any', selectors: [byName(names(600)), negated] } }
-    const errors = errorsOf(Rule, rule(selector))
-    expect(errors).toEqual([
-      {
-        path: 'selector.function.selectors[1].function.selector.function.patterns[400]',
-        message: 'a rule holds at most 1000 package-name patterns',
-      },
-    ])
-  })
-
   it('keeps Rule extendable (the PUT rule body is Rule.extend(...): zod refuses that with refinements on Rule)', () => {
     const body = Rule.extend({ id: Rule.shape.id.optional() })
     expect(body.safeParse({ ...rule(byName(['a*'])), id: undefined }).success).toBe(true)
@@ -69,21 +59,41 @@ describe('package-name pattern limits in the schema', () => {
   })
 })
 
-describe('refuseOversizedPatterns (stored rules, e.g. a rollback)', () => {
+/** A context for a firewall of nothing but `rules`: no license sets, bases or stored versions. */
+function context(overrides: Partial<FirewallValidationContext> = {}): FirewallValidationContext {
+  return {
+    id: 'fw',
+    previous: null,
+    startsFrom: null,
+    rules: 'all',
+    licenseSetIds: new Set(),
+    firewalls: new Map(),
+    readable: () => true,
+    upstreamAddresses: configFromEnv({}).upstreamAddresses,
+    ...overrides,
+  }
+}
+
+function refusal(rules: Rule[], overrides: Partial<FirewallValidationContext> = {}): DomainError {
+  const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [], rules }
+  try {
+    validateFirewall(config, context(overrides))
+  } catch (error) {
+    expect(error).toBeInstanceOf(DomainError)
+    return error as DomainError
+  }
+  throw new Error('validateFirewall accepted the rules')
+}
+
+describe('pattern limits in validateFirewall (every write, stored rules of a rollback too)', () => {
   it('lets rules within the limits through', () => {
-    expect(() => refuseOversizedPatterns([rule(byName(names(1000))) as Rule])).not.toThrow()
+    const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [] }
+    expect(() => validateFirewall({ ...config, rules: [rule(byName(names(1000))) as Rule] }, context())).not.toThrow()
   })
 
   it('refuses with validation_failed and a path into the rules list', () => {
     const rules = [rule(byName(['ok'])), rule(byName([...names(1000), 'x'.repeat(215)]))] as Rule[]
-    let thrown: unknown
-    try {
-      refuseOversizedPatterns(rules)
-    } catch (error) {
-      thrown = error
-    }
-    expect(thrown).toBeInstanceOf(DomainError)
-    const error = thrown as DomainError
+    const error = refusal(rules)
     expect(error.code).toBe('validation_failed')
     expect(error.details.errors).toEqual([
       { path: 'rules[1].selector.function.patterns[1000]', message: 'a rule holds at most 1000 package-name patterns' },
@@ -92,6 +102,26 @@ describe('refuseOversizedPatterns (stored rules, e.g. a rollback)', () => {
         message: 'a package-name pattern is at most 214 characters',
       },
     ])
+  })
+
+  it('refuses 1,001 patterns spread over the selectors of one rule, pointing at the first one too many', () => {
+    const negated = { function: { name: 'not', selector: byName(names(401)) } }
+    const selector = { function: { name: 'any', selectors: [byName(names(600)), negated] } }
+    const error = refusal([Rule.parse(rule(selector))], { bodyAt: 'rules[0]' })
+    expect(error.details.errors).toEqual([
+      {
+        path: 'selector.function.selectors[1].function.selector.function.patterns[400]',
+        message: 'a rule holds at most 1000 package-name patterns',
+      },
+    ])
+  })
+
+  it('in a partial edit, judges only the rules it changes (a stored one over the limits does not lock the firewall)', () => {
+    const stored = rule(byName(names(1001))) as Rule
+    const previous = { id: 'fw', rules: [stored] } as unknown as Firewall
+    const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [], rules: [stored] }
+    expect(() => validateFirewall(config, context({ previous, startsFrom: previous, rules: 'changed' }))).not.toThrow()
+    expect(refusal([stored], { previous, startsFrom: previous, rules: 'all' }).code).toBe('validation_failed')
   })
 
   it('reports each long pattern but the count only once', () => {

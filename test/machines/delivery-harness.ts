@@ -10,6 +10,7 @@ import type {
   DeliverySettings,
   TakeBatchInput,
   TakeBatchOutput,
+  WebhookActorSettings,
 } from '../../machines/webhook-delivery/types'
 
 /** A manual clock; `advanceTo` fires timers one deadline at a time and lets promises settle in between. */
@@ -56,8 +57,6 @@ export class DeliveryHarness {
   batchSize = 100
   /** The webhook document says disabled: takeBatch takes nothing. */
   disabled = false
-  /** The webhook's `rateLimit` each attempt reports (undefined: not reported). */
-  rateLimit: number | null | undefined = undefined
   /** When set, attempts wait on it before answering (an attempt "in flight"). */
   gate: Promise<void> | null = null
   private eventSeq = 0
@@ -104,6 +103,11 @@ export class DeliveryHarness {
     this.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents: this.buffer.length, now: this.clock.now() })
   }
 
+  /** The webhook document's own settings changed (the host's `documentChanges`). */
+  changeSettings(settings: WebhookActorSettings): void {
+    this.actor.send({ type: 'SETTINGS_CHANGED', settings, now: this.clock.now() })
+  }
+
   state(): string {
     const value = this.actor.getSnapshot().value
     return typeof value === 'string' ? value : Object.keys(value)[0]
@@ -130,7 +134,6 @@ export class DeliveryHarness {
       startedAt: at,
       finishedAt: this.clock.now(),
       bufferedEvents: this.buffer.length,
-      ...(this.rateLimit === undefined ? {} : { rateLimit: this.rateLimit }),
     }
   }
 }

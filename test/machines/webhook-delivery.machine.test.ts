@@ -169,10 +169,10 @@ describe('webhook delivery machine: pacing', () => {
     [2.5, [0, 0, 800, 800, 1_600, 1_600]],
     // Never above the operator's rate, whatever a document says.
     [50, [0, 0, 0, 0, 0, 1_000]],
-  ])('paces to the webhook rateLimit %s reported by its attempts', async (rateLimit, expected) => {
+  ])('paces to the webhook rateLimit %s its document gives it', async (rateLimit, expected) => {
     const { clock, harness } = setup()
     harness.batchSize = 1
-    harness.rateLimit = rateLimit
+    harness.changeSettings({ rateLimit })
     harness.append(6)
     await clock.advanceTo(T0 + 20_000)
     expect(harness.calls.map((call) => call.at - T0)).toEqual(expected)
@@ -182,10 +182,10 @@ describe('webhook delivery machine: pacing', () => {
   it('goes back to the operator rate when the rateLimit is removed', async () => {
     const { clock, harness } = setup()
     harness.batchSize = 1
-    harness.rateLimit = 1
+    harness.changeSettings({ rateLimit: 1 })
     harness.append(2)
     await clock.advanceTo(T0 + 5_000)
-    harness.rateLimit = null
+    harness.changeSettings({ rateLimit: null })
     harness.append(6)
     await clock.advanceTo(T0 + 20_000)
     expect(harness.calls.map((call) => call.at - T0)).toEqual([0, 1_000, 5_000, 5_000, 5_000, 5_000, 5_000, 6_000])

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createAdvisorySource, type AdvisorySource } from '../../server/registry/advisory-source'
+import { createAdvisorySource, type AdvisorySource } from '../../server/advisories/directory-source'
 import { RegistryError } from '../../server/registry/responses'
 import { osvRecord } from '../firewall/fixtures'
 

@@ -4,7 +4,8 @@ import { createApp, toNodeListener } from 'h3'
 import { createServices, type Services } from '../../server/app/services'
 import { configFromEnv } from '../../server/app/config'
 import { issueToken } from '../../server/namespace/tokens'
-import { createAdvisorySource, type AdvisorySource } from '../../server/registry/advisory-source'
+import { createAdvisorySource, type AdvisorySource } from '../../server/advisories/directory-source'
+import { fixedAdvisories, type AdvisoryLookup } from '../../server/advisories/lookup'
 import { createRegistryHandler, type RegistryHandlerOptions } from '../../server/registry/handler'
 import { FirewallInput, type Firewall } from '../../server/firewall/schema'
 import type { Backend } from '../../storage'
@@ -44,20 +45,30 @@ export interface ProxyHarness {
 }
 
 export async function startProxy(
-  options: { backend?: BackendKind; advisoryDir?: string; handler?: RegistryHandlerOptions } = {},
+  options: {
+    backend?: BackendKind
+    advisoryDir?: string
+    /** The advisory data of every request; default: `advisoryDir`'s (none without it). */
+    advisories?: () => AdvisoryLookup
+    handler?: RegistryHandlerOptions
+  } = {},
 ): Promise<ProxyHarness> {
   const backend = await makeBackend(options.backend ?? 'fs')
   const clock = testClock()
   // The test upstreams (Verdaccio, PyPI, Maven, NuGet stand-ins) listen on loopback, which the
   // upstream address policy refuses unless exempted.
   const env = { UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' }
-  const services = createServices(backend, { clock, config: { ...configFromEnv(env), publicBaseUrl: null } })
+  const source: AdvisorySource = createAdvisorySource(options.advisoryDir)
+  await source.ready
+  const services = createServices(backend, {
+    clock,
+    config: { ...configFromEnv(env), publicBaseUrl: null },
+    advisories: fixedAdvisories(options.advisories ?? (() => source.current())),
+  })
   const ns = 'acme'
   await services.namespaces.create({ id: ns, owner: 'owner', createdAt: new Date().toISOString() })
-  const advisories: AdvisorySource = createAdvisorySource(options.advisoryDir)
-  await advisories.ready
   const app = createApp()
-  app.use(createRegistryHandler(async () => services, { advisories: () => advisories.current(), ...options.handler }))
+  app.use(createRegistryHandler(async () => services, options.handler))
   const server: Server = createServer(toNodeListener(app))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
@@ -87,7 +98,7 @@ export async function startProxy(
     },
     log: async (fw, filter = {}) => (await firewallLogPage(logs, ns, fw, filter, 1000)).entries,
     close: async () => {
-      advisories.close()
+      source.close()
       server.closeAllConnections()
       await new Promise<void>((resolve) => server.close(() => resolve()))
       await backend.close()

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { PackedIndexBuilder, type PackedAdvisoryIndex } from '../../server/firewall/advisories/packed-index'
-import type { Advisory } from '../../server/firewall/advisories/types'
+import { PackedIndexBuilder, type PackedAdvisoryIndex } from '../../server/advisories/packed-index'
+import type { Advisory } from '../../server/advisories/types'
 import { startVerdaccio, type Verdaccio } from '../support/verdaccio'
 import { startProxy, type ProxyHarness } from './harness'
 import { publishFixtures } from './npm-cli'
@@ -35,7 +35,7 @@ beforeAll(async () => {
     { name: 'fw-aged', version: '1.0.0', license: 'MIT' },
     { name: 'fw-aged', version: '2.0.0', license: 'MIT' },
   ])
-  proxy = await startProxy({ handler: { advisories: () => current } })
+  proxy = await startProxy({ advisories: () => current })
   token = await proxy.token('owner')
   const upstreams = [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token }, cached: true }]
   const malwareRule = (executionPhase: string) => ({

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { envelope, takeBatch } from '../../server/webhooks/protocol/batching'
-import { applicableRetryAfter, maxAttempts, nextDelay, parseRetryAfter } from '../../machines/webhook-delivery/retry'
+import {
+  applicableRetryAfter,
+  maxAttempts,
+  nextDelay,
+  parseRetryAfter,
+  retryDelay,
+} from '../../machines/webhook-delivery/retry'
 
 const event = (n: number, pad = 0): NamespaceEvent => ({
   id: `evt-${n}`,
@@ -116,5 +122,20 @@ describe('nextDelay', () => {
 
   it('has no retries with an empty schedule', () => {
     expect(nextDelay(1, [])).toBeNull()
+  })
+})
+
+describe('retryDelay (the machine and the attempt record both use it)', () => {
+  const schedule = [1_000, 5_000]
+
+  it('follows the schedule, and a Retry-After only on 429 and 503', () => {
+    expect(retryDelay(1, { responseStatus: 500 }, schedule)).toBe(1_000)
+    expect(retryDelay(2, { responseStatus: 500, retryAfterMs: 7_000 }, schedule)).toBe(5_000)
+    expect(retryDelay(1, { responseStatus: 429, retryAfterMs: 7_000 }, schedule)).toBe(7_000)
+    expect(retryDelay(1, { responseStatus: 503, retryAfterMs: 10 * 3_600_000 }, schedule)).toBe(3_600_000)
+  })
+
+  it('is null once the attempts are used up', () => {
+    expect(retryDelay(3, { responseStatus: 503, retryAfterMs: 7_000 }, schedule)).toBeNull()
   })
 })

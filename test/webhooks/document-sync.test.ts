@@ -34,4 +34,16 @@ describe('what a stored webhook document tells its actor', () => {
     ).toEqual([{ type: 'ENABLED', now }])
     expect(documentChanges(doc({ enabled: true }), { value: 'idle', context: context({}) }, now)).toEqual([])
   })
+
+  it("reports the webhook's own settings when they differ from the actor's, older snapshots counting as none", () => {
+    const idle = (over: Partial<DeliveryContext>) => ({ value: 'idle', context: context(over) })
+    expect(documentChanges(doc({ rateLimit: 0.5 }), idle({}), now)).toEqual([
+      { type: 'SETTINGS_CHANGED', settings: { rateLimit: 0.5 }, now },
+    ])
+    expect(documentChanges(doc({}), idle({ rateLimit: 2 }), now)).toEqual([
+      { type: 'SETTINGS_CHANGED', settings: { rateLimit: null }, now },
+    ])
+    expect(documentChanges(doc({ rateLimit: 2 }), idle({ rateLimit: 2 }), now)).toEqual([])
+    expect(documentChanges(doc({}), idle({ rateLimit: null }), now)).toEqual([])
+  })
 })

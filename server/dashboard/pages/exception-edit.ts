@@ -2,7 +2,7 @@ import { firewall as firewallAccess } from '../../http/access'
 import { invalid, notFound } from '../../common/errors'
 import { upsertMember } from '../../firewall/commands'
 import { getFirewall, listFirewalls } from '../../firewall/queries'
-import { chainOf } from '../../firewall/references'
+import { chainOf } from '../../firewall/extends-chain'
 import { Exception, type Firewall } from '../../firewall/schema'
 import { card, heading } from '../components'
 import {

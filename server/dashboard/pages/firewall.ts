@@ -7,7 +7,6 @@ import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
 import { layout, type Viewer } from '../layout'
 import { advisoryWarning } from '../advisory-warning'
-import { sharedAdvisoryCatalog } from '../../registry/advisory-catalog'
 import { firewallChain } from '../../registry/firewall-chain'
 import { firewall as firewallAccess } from '../../http/access'
 import { expectedVersion } from '../firewall-edit'
@@ -152,7 +151,7 @@ export async function firewallPage(req: DashboardRequest) {
   // Rules inherited through `extends` decide too, so they count for the advisory data warning.
   const chain = (await firewallChain(req.services, ns, fw)).map((layer) => layer.firewall)
   const body = html`${heading(fw.name, links, html`<code>${fw.id}</code> · version <strong data-testid="fw-version">${fw.version}</strong> · updated ${time(fw.updatedAt)}`)}
-  ${advisoryWarning(chain, sharedAdvisoryCatalog().status())}
+  ${advisoryWarning(chain, req.services.advisories.status())}
   ${card(
     'Configuration',
     facts([

@@ -2,7 +2,7 @@ import { EVENT_DATA_SCHEMAS } from '../../events/schemas'
 import { listFirewalls } from '../../firewall/queries'
 import { namespace as namespaceAccess } from '../../http/access'
 import { REDACTED, WebhookInput, type WebhookView } from '../../webhooks/configuration/model'
-import { deleteWebhook, getWebhook, updateWebhook } from '../../webhooks/configuration/service'
+import { deleteWebhook, getWebhook, updateWebhook } from '../../webhooks/configuration/crud'
 import { card, heading, postButton } from '../components'
 import {
   checkField,

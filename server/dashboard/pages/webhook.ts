@@ -1,17 +1,17 @@
 import { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import { hasNamespacePermission, requireNamespacePermission } from '../../auth/permissions'
 import { invalid } from '../../common/errors'
-import { getWebhook } from '../../webhooks/configuration/service'
-import { RecoverWindow, recoverDeliveries } from '../../webhooks/configuration/service-redelivery'
+import { getWebhook } from '../../webhooks/configuration/crud'
 import {
   listDeliveries,
+  RecoverWindow,
+  recoverDeliveries,
   releaseQuarantine,
-  revealSecret,
-  rotateSecret,
   sendTest,
   webhookMetrics,
   webhookState,
-} from '../../webhooks/configuration/service-actions'
+} from '../../webhooks/configuration/delivery-control'
+import { revealSecret, rotateSecret } from '../../webhooks/configuration/secret'
 import { card, facts, heading, postButton, status } from '../components'
 import { isoFromLocal, NO_ERRORS, orInPlace } from '../forms'
 import type { ActionResult, DashboardRequest } from '../handler'

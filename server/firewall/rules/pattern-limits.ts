@@ -1,4 +1,4 @@
-import { invalid, type FieldError } from '../../common/errors'
+import type { Rule, Selector } from '../schema'
 
 /** Longest package-name pattern a rule or exception may hold (npm's own name limit). */
 export const MAX_PATTERN_LENGTH = 214
@@ -8,45 +8,29 @@ export const MAX_PATTERNS_PER_RULE = 1000
 /** A place in a rule, as zod paths are: `['selector', 'function', 'patterns', 3]`. */
 type RulePath = (string | number)[]
 
-/**
- * What the limits read of a selector: the package-name patterns and the selectors nested in
- * `all`, `any` and `not`. Every selector of schema.ts fits it (this file does not import the
- * schema, which checks the limits with it).
- */
-interface PatternSelector {
-  function: {
-    name: string
-    patterns?: readonly string[]
-    selectors?: readonly PatternSelector[]
-    selector?: PatternSelector
-  }
-}
-
 interface PatternLimitProblem {
   kind: 'length' | 'count'
   path: RulePath
   message: string
 }
 
-function* patternsOf(selector: PatternSelector, path: RulePath): Generator<{ pattern: string; path: RulePath }> {
+function* patternsOf(selector: Selector, path: RulePath): Generator<{ pattern: string; path: RulePath }> {
   const fn = selector.function
   if (fn.name === 'packageName') {
-    for (const [i, pattern] of (fn.patterns ?? []).entries())
-      yield { pattern, path: [...path, 'function', 'patterns', i] }
+    for (const [i, pattern] of fn.patterns.entries()) yield { pattern, path: [...path, 'function', 'patterns', i] }
   } else if (fn.name === 'all' || fn.name === 'any') {
-    for (const [i, child] of (fn.selectors ?? []).entries())
-      yield* patternsOf(child, [...path, 'function', 'selectors', i])
-  } else if (fn.name === 'not' && fn.selector) {
+    for (const [i, child] of fn.selectors.entries()) yield* patternsOf(child, [...path, 'function', 'selectors', i])
+  } else if (fn.name === 'not') {
     yield* patternsOf(fn.selector, [...path, 'function', 'selector'])
   }
 }
 
 /**
- * What a rule breaks of the pattern limits: each pattern over the length limit, and the first
+ * What a rule breaks of the pattern limits (judged by validateFirewall, ../validation.ts): each pattern over the length limit, and the first
  * pattern past the count limit (one entry: a list of thousands of errors helps nobody).
  * @example patternLimitProblems(rule) // [{ path: ['selector', 'function', 'patterns', 1000], message: '...' }]
  */
-export function patternLimitProblems(rule: { selector: PatternSelector }): PatternLimitProblem[] {
+export function patternLimitProblems(rule: Pick<Rule, 'selector'>): PatternLimitProblem[] {
   const problems: PatternLimitProblem[] = []
   let count = 0
   for (const { pattern, path } of patternsOf(rule.selector, ['selector'])) {
@@ -67,23 +51,4 @@ export function patternLimitProblems(rule: { selector: PatternSelector }): Patte
     }
   }
   return problems
-}
-
-/**
- * Refuses (400 `validation_failed`) rules over the pattern limits. For paths that store rules
- * without parsing a body, e.g. a rollback to a version saved before the limits existed.
- */
-export function refuseOversizedPatterns(rules: { selector: PatternSelector }[]): void {
-  const errors: FieldError[] = rules.flatMap((rule, index) =>
-    patternLimitProblems(rule).map(({ path, message }) => ({ path: fieldPath(['rules', index, ...path]), message })),
-  )
-  if (errors.length) throw invalid('validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
-}
-
-// The same `rules[0].selector.function.patterns[3]` form as zod errors (http/problem.ts fieldErrors).
-function fieldPath(path: RulePath): string {
-  return path.reduce<string>((acc, part) => {
-    if (typeof part === 'number') return `${acc}[${part}]`
-    return acc ? `${acc}.${part}` : part
-  }, '')
 }

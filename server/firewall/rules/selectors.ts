@@ -1,6 +1,6 @@
 import { parseDuration } from '../../common/duration'
-import { SEVERITY_MIN_SCORE, SEVERITY_RANK } from '../advisories/cvss'
-import type { Advisory } from '../advisories/types'
+import { SEVERITY_MIN_SCORE, SEVERITY_RANK } from '../../advisories/cvss'
+import type { Advisory } from '../../advisories/types'
 import type { Selector, SelectorFunction } from '../schema'
 import { matchesGlob } from './glob'
 import { licenseSatisfied, licenseShown } from './license'

@@ -1,4 +1,4 @@
-import type { AdvisoryIndex } from '../advisories/types'
+import type { AdvisoryLookup } from '../../advisories/lookup'
 import type { Ecosystem } from '../schema'
 
 /** What a rule can know about one package version; every field beyond the identity is optional. */
@@ -23,7 +23,7 @@ export interface EvaluationContext {
   now: number
   /** License set id to the SPDX license ids it contains. */
   licenseSets: ReadonlyMap<string, readonly string[]>
-  advisories: AdvisoryIndex
+  advisories: AdvisoryLookup
 }
 
 /** The outcome of one selector on one version. */

@@ -1,6 +1,7 @@
 import { logger } from '../../app/logger'
 import { mapOf, recordOf } from '../../common/own'
-import type { Advisory, AdvisoryIndex, AffectedPackage } from '../../firewall/advisories/types'
+import type { AdvisoryLookup } from '../../advisories/lookup'
+import type { Advisory, AffectedPackage } from '../../advisories/types'
 import type { ProxyRequest } from '../proxy-request'
 import { parseFactObject, RETRY_STATUSES } from '../fact-fetch'
 import { readJson } from '../request-body'
@@ -68,7 +69,7 @@ function toBulk(advisory: Advisory, name: string): BulkAdvisory {
 }
 
 /** The firewall's own advisories (ADVISORY_DIR) for the requested names and versions. */
-function localBulkAdvisories(index: AdvisoryIndex, query: Record<string, unknown>): BulkAnswer {
+function localBulkAdvisories(index: AdvisoryLookup, query: Record<string, unknown>): BulkAnswer {
   const answer: BulkAnswer = new Map()
   for (const [name, versions] of Object.entries(query)) {
     const found = new Map<string, Advisory>()

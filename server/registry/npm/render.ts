@@ -1,4 +1,4 @@
-import { ruleNeedsAdvisories } from '../../firewall/advisories/needs-advisories'
+import { ruleNeedsAdvisories } from '../../advisories/needs-advisories'
 import { own, recordOf } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import {

@@ -1,4 +1,4 @@
-import { EVENT_DATA_SCHEMAS, type NamespaceEvent } from '../../events/schemas'
+import { EVENT_DATA_SCHEMAS, type FixedEventType, type NamespaceEvent } from '../../events/schemas'
 
 /** A validation problem in the API's `errors` shape. */
 interface FieldError {
@@ -8,12 +8,31 @@ interface FieldError {
 
 /** Exact types listed in docs/webhooks.md (system `webhook.*` types excluded: they cannot be subscribed). */
 const KNOWN_TYPES = new Set(Object.keys(EVENT_DATA_SCHEMAS).filter((type) => !type.startsWith('webhook.')))
+/** The first segment of an event type: `config` of `config.firewall.created`. */
+type FamilyOf<T> = T extends `${infer Family}.${string}` ? Family : never
+/** Families a subscription may name: every family of `EVENT_DATA_SCHEMAS` but the system `webhook.*`, and the open ones. */
+type SubscribableFamily = Exclude<FamilyOf<FixedEventType>, 'webhook'> | 'audit' | 'vulnerability'
+
+/**
+ * How each family is subscribed to: `open` to any name (rule 3), `scoped` by the webhook's firewall
+ * scope ("Firewall scope"). The family of a new event type does not build until it is here.
+ */
+const FAMILY_RULES = {
+  firewall: { open: false, scoped: true },
+  audit: { open: true, scoped: false },
+  config: { open: false, scoped: false },
+  package: { open: false, scoped: true },
+  'exception-request': { open: false, scoped: true },
+  vulnerability: { open: true, scoped: false },
+} as const satisfies Record<SubscribableFamily, { open: boolean; scoped: boolean }>
+
+const familyNames = Object.keys(FAMILY_RULES) as SubscribableFamily[]
 /** First segments a subscription may start with. */
-const FAMILIES = new Set(['firewall', 'audit', 'config', 'package', 'exception-request', 'vulnerability'])
+const FAMILIES = new Set<string>(familyNames)
 /** Families open to any name (rule 3). */
-const OPEN_FAMILIES = ['audit.', 'vulnerability.']
+const OPEN_FAMILIES = familyNames.filter((family) => FAMILY_RULES[family].open).map((family) => `${family}.`)
 /** Events limited by the webhook's firewall scope ("Firewall scope"). */
-const SCOPED_FAMILIES = ['firewall.', 'package.', 'exception-request.']
+const SCOPED_FAMILIES = familyNames.filter((family) => FAMILY_RULES[family].scoped).map((family) => `${family}.`)
 
 const SEGMENT = /^[a-z0-9][a-z0-9_-]*$/
 

@@ -6,7 +6,7 @@ import { envelope } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
 import { recordAfterAttempt } from './record'
 import { attemptRecord } from './attempt-record'
-import { applicableRetryAfter, nextDelay } from '../../../machines/webhook-delivery/retry'
+import { retryDelay } from '../../../machines/webhook-delivery/retry'
 import type {
   AttemptOutcome,
   AttemptReport,
@@ -217,7 +217,7 @@ async function prepare(
 async function record(
   deps: AdapterDeps,
   input: DeliverBatchInput,
-  { webhook, inFlight, startedAt }: PreparedAttempt,
+  { inFlight, startedAt }: PreparedAttempt,
   outcome: AttemptOutcome,
 ): Promise<AttemptReport> {
   const { runtime, clock } = deps
@@ -227,16 +227,9 @@ async function record(
   const finishedAt = clock.now()
   const ok = outcome.kind === 'success'
   const status = ok ? 'success' : input.lastAttempt ? 'failed' : 'retrying'
-  // The machine schedules the retry with the same pure policy (policy.ts retryDelayAfter); the record needs it now.
-  const retryDelay =
-    status === 'retrying'
-      ? nextDelay(
-          input.attempt,
-          runtime.settings.retryScheduleMs,
-          applicableRetryAfter(outcome.responseStatus, outcome.retryAfterMs),
-        )
-      : null
-  const nextAttemptAt = retryDelay === null ? null : finishedAt + retryDelay
+  // The machine schedules the retry with the same function (policy.ts retryDelayAfter); the record needs it now.
+  const delay = status === 'retrying' ? retryDelay(input.attempt, outcome, runtime.settings.retryScheduleMs) : null
+  const nextAttemptAt = delay === null ? null : finishedAt + delay
   const attempt = attemptRecord({ attempt: input.attempt, outcome, startedAt, nextAttemptAt })
   // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
   await runtime.records.saveDelivery(
@@ -272,5 +265,5 @@ async function record(
     },
   )
   if (status !== 'retrying') await feed.complete(input.deliveryId)
-  return { outcome, startedAt, finishedAt, bufferedEvents: feed.buffered(), rateLimit: webhook.rateLimit ?? null }
+  return { outcome, startedAt, finishedAt, bufferedEvents: feed.buffered() }
 }

@@ -8,7 +8,7 @@ import { Activity } from './activity'
 import type { TimerClock } from './deadline-timer'
 import { createDeliveryActors } from './adapter'
 import type { DeliverySettings } from '../../../machines/webhook-delivery/types'
-import { handleEmitted, reportActorMetrics } from './host-bookkeeping'
+import { handleEmitted, reportActorMetrics } from './actor-effects'
 import type { WebhookRecord } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { forget, publish } from '../../app/live-registry'
@@ -151,6 +151,9 @@ export class DeliveryHost {
         const feed = this.feed(ref, docs[index])
         await feed.start()
         this.start(ref, snapshots[index] as Snapshot<unknown> | null, feed)
+        // Before its first attempt, the actor learns what its document says (its own settings too).
+        const doc = docs[index]
+        if (doc) this.syncDocument(ref, doc)
       }),
     )
   }
@@ -237,14 +240,21 @@ export class DeliveryHost {
       const doc = docs[index]
       if (doc === null) return this.retireDeleted(ref)
       managed.feed.setWebhook(doc)
-      for (const change of documentChanges(doc, managed.actor.getSnapshot(), this.options.clock.now()))
-        managed.actor.send(change)
+      this.syncDocument(ref, doc)
       this.noteBuffered(ref)
       // A resend or recover signals a change too; the queue it wrote counts as buffered.
       void this.activity
         .track(managed.feed.reloadRedeliveries().then(() => this.noteBuffered(ref)))
         .catch(() => undefined)
     })
+  }
+
+  /** The one channel from a webhook document to its actor: release, enable, disable, its own settings. */
+  private syncDocument(ref: string, doc: WebhookRecord): void {
+    const managed = this.actors.get(ref)
+    if (!managed || managed.retired) return
+    for (const change of documentChanges(doc, managed.actor.getSnapshot(), this.options.clock.now()))
+      managed.actor.send(change)
   }
 
   private retireDeleted(ref: string): void {

@@ -3,7 +3,7 @@ import type { webhookDeliveryMachine } from '../../../machines/webhook-delivery.
 import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from '../../../machines/webhook-delivery/types'
 import { logger } from '../../app/logger'
 import { publish } from '../../app/live-registry'
-import { stateName } from './host-bookkeeping'
+import { stateName } from './actor-effects'
 import { SnapshotWriter } from './snapshot-writer'
 import type { WebhookFeed } from './webhook-feed'
 

@@ -2,7 +2,7 @@ import type { Actor } from 'xstate'
 import type { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import type { DeliveryContext } from '../../../machines/webhook-delivery/types'
 import { logger } from '../../app/logger'
-import { stateName } from './host-bookkeeping'
+import { stateName } from './actor-effects'
 
 type DeliveryActor = Actor<typeof webhookDeliveryMachine>
 type Persisted = ReturnType<DeliveryActor['getPersistedSnapshot']>

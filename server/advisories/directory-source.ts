@@ -1,9 +1,9 @@
-import { EMPTY_ADVISORY_INDEX } from '../firewall/advisories/index-build'
-import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from '../firewall/advisories/loader'
-import type { AdvisoryIndex } from '../firewall/advisories/types'
+import { EMPTY_ADVISORY_INDEX } from './index-build'
+import { loadAdvisoryDir, watchAdvisoryDir, type AdvisoryLoadResult } from './loader'
+import type { AdvisoryIndex } from './types'
 import { logger } from '../app/logger'
-import { factUnavailable } from './fact-fetch'
-import { DEFAULT_MAX_ADVISORY_ENTRIES, refreshRefusal } from '../advisories/refresh-guard'
+import { factUnavailable } from '../registry/fact-fetch'
+import { DEFAULT_MAX_ADVISORY_ENTRIES, refreshRefusal } from './refresh-guard'
 import { observeAdvisoryRefusal } from '../observability/metrics'
 
 /** The advisory and malware data of one directory, reloaded when its files change. */

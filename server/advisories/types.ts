@@ -1,4 +1,4 @@
-import type { Ecosystem, Severity } from '../schema'
+import type { Ecosystem, Severity } from '../firewall/schema'
 
 /** One event of an OSV range, already narrowed to the kinds this service evaluates. */
 export type RangeEvent = { introduced: string } | { fixed: string } | { last_affected: string } | { limit: string }

@@ -20,7 +20,7 @@ import { mergeCustomHeaders, placeholdersForNewOrigin, validateCustomHeaders } f
 import { generateSecret } from '../protocol/signing'
 import { resolveAndCheck } from '../protocol/ssrf'
 
-/** Webhook create, read, update and delete; actions are in service-actions.ts. */
+/** Webhook create, read, update and delete; the delivery side is in delivery-control.ts, the secret in secret.ts. */
 
 /** The `config.webhook.*` event of a change, in the same transaction as the change. */
 export function configEvent(ctx: WebhookCall, type: EventType, record: WebhookRecord) {

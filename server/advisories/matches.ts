@@ -1,5 +1,5 @@
-import type { Ecosystem } from '../schema'
-import { normalizePackageName } from '../rules/names'
+import type { Ecosystem } from '../firewall/schema'
+import { normalizePackageName } from '../firewall/rules/names'
 import { isVersionAffected } from './affected'
 import { OSV_ECOSYSTEMS } from './ecosystems'
 import type { Advisory, AdvisoryMatches } from './types'

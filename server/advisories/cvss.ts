@@ -1,4 +1,4 @@
-import type { Severity } from '../schema'
+import type { Severity } from '../firewall/schema'
 
 /**
  * CVSS v3.0/v3.1 base score from a vector string, per the FIRST specification

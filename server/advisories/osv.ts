@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { SEVERITIES, type Severity } from '../schema'
+import { SEVERITIES, type Severity } from '../firewall/schema'
 import { cvss3BaseScore, severityFromScore } from './cvss'
 import type { AffectedPackage, AffectedRange, Advisory, RangeEvent } from './types'
 

@@ -1,5 +1,5 @@
-import { ECOSYSTEMS, type Ecosystem } from '../schema'
-import { normalizePackageName } from '../rules/names'
+import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
+import { normalizePackageName } from '../firewall/rules/names'
 import { collectMatches } from './matches'
 import { fromOsvEcosystem } from './ecosystems'
 import { hash32, LineStore, U32List } from './packed-store'

@@ -1,6 +1,6 @@
 import semver from 'semver'
-import type { Ecosystem } from '../schema'
-import { sameVersion, versionOrdering } from '../rules/versions/ordering'
+import type { Ecosystem } from '../firewall/schema'
+import { sameVersion, versionOrdering } from '../firewall/rules/versions/ordering'
 import { fromOsvEcosystem } from './ecosystems'
 import type { AffectedPackage, AffectedRange, RangeEvent } from './types'
 

@@ -1,5 +1,5 @@
-import type { Ecosystem } from '../schema'
-import { normalizePackageName } from '../rules/names'
+import type { Ecosystem } from '../firewall/schema'
+import { normalizePackageName } from '../firewall/rules/names'
 import { collectMatches } from './matches'
 import { fromOsvEcosystem } from './ecosystems'
 import type { Advisory, AdvisoryIndex } from './types'

@@ -3,22 +3,27 @@ import { hostname } from 'node:os'
 import type { Services } from '../app/services'
 import { logger } from '../app/logger'
 import { onMetricsCollect, setAdvisoryGauges } from '../observability/metrics'
-import { ecosystemsInUse } from '../advisories/ecosystems-in-use'
-import { AdvisoryFeed, servicePace } from '../advisories/feed-worker'
-import { threadLoader, type ArchiveLoader } from '../advisories/archive-loader'
-import { advisoryFeedSettings, type AdvisoryFeedSettings } from '../advisories/settings'
-import { advisoryStatus, type AdvisoryStatus } from '../advisories/status'
-import { EMPTY_ADVISORY_INDEX } from '../firewall/advisories/index-build'
-import type { Advisory, AdvisoryIndex, AdvisoryMatches } from '../firewall/advisories/types'
+import { ecosystemsInUse } from './ecosystems-in-use'
+import { AdvisoryFeed, servicePace } from './feed-worker'
+import { threadLoader, type ArchiveLoader } from './archive-loader'
+import { advisoryFeedSettings, type AdvisoryFeedSettings } from './settings'
+import { advisoryStatus, type AdvisoryStatus } from './status'
+import { EMPTY_ADVISORY_INDEX } from './index-build'
+import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
-import { createAdvisorySource, type AdvisorySource } from './advisory-source'
-import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
+import { createAdvisorySource, type AdvisorySource } from './directory-source'
+import type { AdvisoryPort } from './lookup'
+import { RegistryError, RETRY_AFTER_SECONDS } from '../registry/responses'
 
-/** Every source of advisory data of the process behind one index, and their status. */
-export interface AdvisoryCatalog extends Omit<AdvisorySource, 'close'> {
+/** What the feed needs of the services: its repository and leases, the clock, and which ecosystems are in use. */
+export type AdvisoryFeedServices = Pick<Services, 'advisoryFeed' | 'leases' | 'clock' | 'namespaces' | 'firewalls'>
+
+/** Every source of advisory data of the process behind one index, and their status: the `AdvisoryPort`. */
+export interface AdvisoryCatalog extends Omit<AdvisorySource, 'close' | 'current'>, AdvisoryPort {
+  current(): AdvisoryIndex
   status(): AdvisoryStatus
   /** Connects the feed to storage (composition root), loads stored snapshots; downloads nothing yet. */
-  attach(services: Services, options?: { feed?: AdvisoryFeed }): Promise<void>
+  attach(services: AdvisoryFeedServices, options?: { feed?: AdvisoryFeed }): Promise<void>
   /** Starts downloading (once the process owns its port). */
   startFeed(): void
   feed(): AdvisoryFeed | null
@@ -169,16 +174,12 @@ function loaderThread(): ArchiveLoader | undefined {
   return loader ?? undefined
 }
 
-let shared: AdvisoryCatalog | null = null
-
-/** The process-wide catalog for `ADVISORY_DIR` and `ADVISORY_FEED_URL`, created on first use. */
-export function sharedAdvisoryCatalog(): AdvisoryCatalog {
-  if (shared) return shared
-  const catalog = createAdvisoryCatalog({
-    dir: process.env.ADVISORY_DIR || undefined,
-    settings: advisoryFeedSettings(),
-  })
+/**
+ * The process's catalog for `ADVISORY_DIR` and `ADVISORY_FEED_URL`; the composition root
+ * (server/plugins/00.services.ts) builds it once and hands it over as `Services.advisories`.
+ */
+export function advisoryCatalogFromEnv(env: NodeJS.ProcessEnv = process.env): AdvisoryCatalog {
+  const catalog = createAdvisoryCatalog({ dir: env.ADVISORY_DIR || undefined, settings: advisoryFeedSettings(env) })
   onMetricsCollect(() => setAdvisoryGauges(catalog.status().ecosystems))
-  shared = catalog
-  return shared
+  return catalog
 }

@@ -1,5 +1,5 @@
-import { ECOSYSTEMS, type Ecosystem } from '../schema'
-import { ecosystemForOsvName, ecosystemProfile } from '../ecosystems'
+import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
+import { ecosystemForOsvName, ecosystemProfile } from '../firewall/ecosystems'
 
 /** Our ecosystem names and OSV's (https://ossf.github.io/osv-schema/#affectedpackage-field). */
 export const OSV_ECOSYSTEMS = Object.fromEntries(

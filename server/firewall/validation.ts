@@ -1,0 +1,177 @@
+import { invalid, type FieldError } from '../common/errors'
+import type { FirewallPorts } from './ports'
+import type { UpstreamAddressSettings } from '../net/address-policy'
+import type { Firewall, FirewallInput, Rule } from './schema'
+import { chainOf, reaches } from './extends-chain'
+import { patternLimitProblems } from './rules/pattern-limits'
+import { refuseDeepSelector } from './rules/selector-depth'
+import { collectLicenseSetIds, validateRuleForEcosystem } from './rules/validate'
+import { refuseRefusedEndpoints } from './upstream-addresses'
+
+/** What a firewall about to be written is judged against, read before the write's transaction. */
+export interface FirewallValidationContext {
+  /** The id the configuration is written under. */
+  id: string
+  /** The stored document this write replaces; null for a new firewall (create, clone). */
+  previous: Firewall | null
+  /**
+   * The configuration the write starts from: `previous`, or the source of a clone. What the write
+   * keeps of it unchanged is not judged again (an exception whose rule was deleted since, a base
+   * named by its owner; with `rules: 'changed'`, a rule stored before a limit existed), so such
+   * data never locks a firewall.
+   */
+  startsFrom: Firewall | null
+  /**
+   * Which rules the limits apply to: `all` for a whole configuration (PUT, rollback, create, clone:
+   * a version saved before the limits existed is not brought back past them), `changed` for a
+   * partial edit (a rule or exception upsert or delete, an approval).
+   */
+  rules: 'all' | 'changed'
+  /** The namespace's license set ids and firewalls. */
+  licenseSetIds: ReadonlySet<string>
+  firewalls: ReadonlyMap<string, Firewall>
+  /** Whether the caller may read a firewall: a base it cannot read is as unknown as a missing one. */
+  readable: (firewall: Firewall) => boolean
+  upstreamAddresses: UpstreamAddressSettings
+  /**
+   * Where the body the caller sent sits in the firewall (`rules[3]` for a rule upsert): limits
+   * broken inside it are reported relative to the body, as the edge reports schema errors.
+   */
+  bodyAt?: string
+}
+
+/** What `validateFirewall` reads of a configuration. */
+export type FirewallConfig = Pick<FirewallInput, 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'extends'>
+
+/**
+ * Reads what `validateFirewall` needs (license sets, the namespace's firewalls) before the write's
+ * transaction, so the check itself is pure and can run inside it.
+ */
+export async function firewallValidationContext(
+  services: Pick<FirewallPorts, 'licenseSets' | 'firewalls' | 'config'>,
+  ns: string,
+  context: Pick<FirewallValidationContext, 'id' | 'previous' | 'readable' | 'bodyAt' | 'rules'> & {
+    startsFrom?: Firewall | null
+  },
+): Promise<FirewallValidationContext> {
+  const [sets, firewalls] = await Promise.all([services.licenseSets(ns).all(), services.firewalls.list(ns)])
+  return {
+    ...context,
+    startsFrom: context.startsFrom ?? context.previous,
+    licenseSetIds: new Set(sets.map((set) => set.id)),
+    firewalls: new Map(firewalls.map((fw) => [fw.id, fw])),
+    upstreamAddresses: services.config.upstreamAddresses,
+  }
+}
+
+const describe = (errors: FieldError[]) => errors.map((e) => `${e.path}: ${e.message}`).join('; ')
+
+/** The rules of `next` that the write brings in or changes, with their index. */
+function judgedRules(next: FirewallConfig, context: FirewallValidationContext): [Rule, number][] {
+  const kept = new Set(
+    context.rules === 'changed' ? (context.startsFrom?.rules ?? []).map((rule) => JSON.stringify(rule)) : [],
+  )
+  return next.rules
+    .map((rule, index): [Rule, number] => [rule, index])
+    .filter(([rule]) => !kept.has(JSON.stringify(rule)))
+}
+
+/** `rules[3].selector...` -> `selector...` when the body sent is `rules[3]`. */
+function relativeTo(bodyAt: string | undefined, path: string): string {
+  if (bodyAt && path.startsWith(`${bodyAt}.`)) return path.slice(bodyAt.length + 1)
+  return path
+}
+
+/** Selector depth and package-name pattern limits of the rules the write brings in (CONTRACT section 8). */
+function refuseOverLimits(next: FirewallConfig, context: FirewallValidationContext): void {
+  const rules = judgedRules(next, context)
+  for (const [rule, index] of rules) refuseDeepSelector(rule.selector, `rules[${index}].selector`)
+  const errors: FieldError[] = rules.flatMap(([rule, index]) =>
+    patternLimitProblems(rule).map(({ path, message }) => ({
+      path: relativeTo(context.bodyAt, fieldPath(['rules', index, ...path])),
+      message,
+    })),
+  )
+  if (errors.length) throw invalid('validation_failed', describe(errors), errors)
+}
+
+/**
+ * What a configuration refers to outside itself: license sets exist; every rule's selector can
+ * apply to the firewall's ecosystem (errors only; warnings do not refuse); `extends` names existing
+ * firewalls of the same ecosystem without a cycle; exceptions name rules the firewall (or a base)
+ * has. A new base the caller cannot read is answered exactly like a missing one, so `extends`
+ * neither reveals nor borrows another team's firewall.
+ */
+function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidationContext): void {
+  const { id, firewalls: all } = context
+  const errors: FieldError[] = []
+  next.rules.forEach((rule, index) => {
+    for (const setId of collectLicenseSetIds(rule.selector)) {
+      if (!context.licenseSetIds.has(setId))
+        errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
+    }
+    for (const problem of validateRuleForEcosystem(rule, next.ecosystem)) {
+      if (problem.level === 'error')
+        errors.push({
+          path: `rules[${index}].${problem.path}`,
+          message: `${problem.message} (firewall ecosystem ${next.ecosystem})`,
+        })
+    }
+  })
+  const map = all as Map<string, Firewall>
+  const inheritedRuleIds = new Set<string>()
+  const keptBases = new Set(context.startsFrom?.extends ?? [])
+  next.extends.forEach((baseId, index) => {
+    const found = all.get(baseId)
+    // Only a newly named base is judged by the caller's rights, so an edit never trips over one an owner set.
+    const base = found && (keptBases.has(baseId) || context.readable(found)) ? found : undefined
+    if (baseId === id) errors.push({ path: `extends[${index}]`, message: 'a firewall cannot extend itself' })
+    else if (!base) errors.push({ path: `extends[${index}]`, message: `unknown firewall "${baseId}"` })
+    else if (base.ecosystem !== next.ecosystem)
+      errors.push({
+        path: `extends[${index}]`,
+        message: `firewall "${baseId}" is ${base.ecosystem}, not ${next.ecosystem}`,
+      })
+    else if (reaches(map, baseId, id))
+      errors.push({ path: `extends[${index}]`, message: `extending "${baseId}" would make a cycle` })
+    for (const fw of chainOf(map, baseId)) fw.rules.forEach((rule) => inheritedRuleIds.add(rule.id))
+  })
+  const ownRuleIds = new Set(next.rules.map((rule) => rule.id))
+  // Only new or changed exceptions are checked, so deleting a rule never locks the config.
+  const unchanged = new Set((context.startsFrom?.exceptions ?? []).map((exception) => JSON.stringify(exception)))
+  next.exceptions.forEach((exception, index) => {
+    if (unchanged.has(JSON.stringify(exception))) return
+    if (!ownRuleIds.has(exception.rule) && !inheritedRuleIds.has(exception.rule)) {
+      errors.push({ path: `exceptions[${index}].rule`, message: `unknown rule "${exception.rule}"` })
+    }
+  })
+  if (errors.length) throw invalid('invalid_reference', describe(errors), errors)
+}
+
+/**
+ * The one check every write of a firewall passes (PUT, rule and exception upserts and deletes,
+ * rollback, clone, exception approval, the dashboard forms, which call the same commands), after
+ * the zod schema has checked the body's shape at the edge and the caller's permissions were
+ * checked. Pure: `context` is read beforehand (`firewallValidationContext`), so it runs inside the
+ * write's transaction, against the document it replaces. Throws a 400 `DomainError`, in this order:
+ * - `selector_too_deep`: a selector nested past 16 (the edge refuses deeper bodies before zod
+ *   recurses; this catches stored versions, e.g. a rollback);
+ * - `validation_failed`: over 1,000 package-name patterns in one rule, or one over 214 characters;
+ * - `invalid_reference`: unknown license sets, rules the ecosystem cannot evaluate, unknown, foreign
+ *   or cyclic bases, exceptions of unknown rules;
+ * - `upstream_endpoint_userinfo` / `upstream_address_refused`: endpoints the address policy refuses.
+ * @example validateFirewall(next, await firewallValidationContext(services, ns, { id, previous, readable, rules: 'all' }))
+ */
+export function validateFirewall(next: FirewallConfig, context: FirewallValidationContext): void {
+  refuseOverLimits(next, context)
+  refuseUnknownReferences(next, context)
+  refuseRefusedEndpoints(context.upstreamAddresses, next.upstreams, context.previous?.upstreams)
+}
+
+// The same `rules[0].selector.function.patterns[3]` form as zod errors (http/problem.ts fieldErrors).
+function fieldPath(path: (string | number)[]): string {
+  return path.reduce<string>((acc, part) => {
+    if (typeof part === 'number') return `${acc}[${part}]`
+    return acc ? `${acc}.${part}` : part
+  }, '')
+}
