@@ -1,5 +1,6 @@
 import semver from 'semver'
 import { recordOf } from '../../common/own'
+import { TimeSlice } from '../../common/time-slice'
 import { tarballFileName } from './tarball-path'
 import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 
@@ -25,12 +26,15 @@ function repairTag(tag: string, removed: string, remaining: string[]): string | 
 /**
  * Removes every version whose decision is `blocked` from `versions` and `time`, repairs
  * `dist-tags`, and lists what was removed under `policyRestrictions`. Returns a new object.
- * @example filterPackument(doc, (v, m) => evaluate(chain, ['versions'], factsFromManifest(doc.name, v, m, doc), ctx))
+ * Version by version, taking turns with the rest of the process (`slice`): an upstream decides
+ * how many versions there are.
+ * @example await filterPackument(doc, (v, m) => evaluate(chain, ['versions'], factsFromManifest(doc.name, v, m, doc), ctx))
  */
-export function filterPackument(
+export async function filterPackument(
   packument: Packument,
   decideVersion: (version: string, manifest: Manifest) => VersionDecision,
-): Packument {
+  slice = new TimeSlice(),
+): Promise<Packument> {
   // Maps, not object literals: versions and tags are upstream strings (`__proto__` would be lost
   // from an object literal, and `constructor` found on every one).
   const versions = new Map<string, Manifest>()
@@ -42,6 +46,7 @@ export function filterPackument(
     } else {
       versions.set(version, manifest)
     }
+    await slice.step()
   }
   if (restrictions.size === 0) return packument
 
@@ -51,6 +56,7 @@ export function filterPackument(
     // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
     const repaired = restrictions.has(target) ? repairTag(tag, target, remaining) : target
     if (repaired !== undefined) distTags.set(tag, repaired)
+    await slice.step()
   }
 
   const result: Packument = { ...packument, 'dist-tags': recordOf(distTags), versions: recordOf(versions) }
@@ -77,13 +83,18 @@ interface RewrittenPackument {
  * name is derived from name and version rather than copied from the upstream URL, because some
  * registries serve tarballs under opaque paths and `parseTarballPath` must recover the version.
  * `integrity` and `shasum` are untouched.
- * @example rewriteTarballUrls(doc, 'https://fw.example/registry/acme/main/').tarballs.get('pkg-1.0.0.tgz')
+ * @example (await rewriteTarballUrls(doc, 'https://fw.example/registry/acme/main/')).tarballs.get('pkg-1.0.0.tgz')
  */
-export function rewriteTarballUrls(packument: Packument, proxyBaseUrl: string): RewrittenPackument {
+export async function rewriteTarballUrls(
+  packument: Packument,
+  proxyBaseUrl: string,
+  slice = new TimeSlice(),
+): Promise<RewrittenPackument> {
   const baseUrl = proxyBaseUrl.endsWith('/') ? proxyBaseUrl : `${proxyBaseUrl}/`
   const tarballs = new Map<string, string>()
   const versions = new Map<string, Manifest>()
   for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
+    await slice.step()
     const original = manifest.dist?.tarball
     if (typeof original !== 'string') {
       versions.set(version, manifest)

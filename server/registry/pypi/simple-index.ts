@@ -5,6 +5,7 @@ import type { UpstreamScope } from '../upstream/selection'
 import { callUpstream } from '../upstream/client'
 import { pypiUrl } from './endpoint'
 import { parseFactObject } from '../fact-fetch'
+import { upstreamText } from '../upstream/body-text'
 
 /** One distribution file of a project, as an upstream index lists it. */
 export interface PyFile {
@@ -132,12 +133,12 @@ export async function fetchProjectPage(
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
       return parseJsonPage(
-        parseFactObject(await response.text(), `the project page of ${project}`, upstream.id),
+        await parseFactObject(await upstreamText(response), `the project page of ${project}`, upstream.id),
         project,
         base,
       )
     }
-    return parseHtmlPage(await response.text(), project, base)
+    return parseHtmlPage(await upstreamText(response), project, base)
   })
 }
 
