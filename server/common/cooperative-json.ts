@@ -15,7 +15,7 @@ export const SMALL = 256 * 1024
 /** A long string is decoded and written in pieces of about this many characters. */
 const PIECE = 256 * 1024
 /** Nested large containers past this depth: not a document anyone serves (and no stack for it). */
-const MAX_LARGE_DEPTH = 512
+const MAX_LARGE_DEPTH = 100
 
 const QUOTE = 0x22
 const BACKSLASH = 0x5c
@@ -26,6 +26,13 @@ const OPEN_BRACKET = 0x5b
 const CLOSE_BRACKET = 0x5d
 const COMMA = 0x2c
 const COLON = 0x3a
+
+/** Defined, as JSON.parse does: a key `__proto__` stays a key. */
+function define(record: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(record, key, { value, writable: true, enumerable: true, configurable: true })
+  else record[key] = value
+}
 
 const isSpace = (c: number) => c === 0x20 || c === 0x0a || c === 0x0d || c === 0x09
 const isDelimiter = (c: number) => c === COMMA || c === CLOSE_BRACE || c === CLOSE_BRACKET || isSpace(c)
@@ -108,42 +115,98 @@ class Parser {
     return new SyntaxError(`Unexpected ${found} at position ${at}`)
   }
 
+  /**
+   * A large object: runs of small members are parsed together (one `JSON.parse` per `SMALL`
+   * characters, so a million tiny members cost no more than one large one), a large member on its own.
+   */
   private async object(start: number, depth: number): Promise<[unknown, number]> {
+    const text = this.text
     const result: Record<string, unknown> = {}
+    const flush = (from: number, to: number) => {
+      if (from < 0) return
+      const part = JSON.parse(`{${text.slice(from, to)}}`) as Record<string, unknown>
+      for (const key of Object.keys(part)) define(result, key, part[key])
+    }
     let i = this.skipSpace(start + 1)
-    if (this.text.charCodeAt(i) === CLOSE_BRACE) return [result, i + 1]
+    if (text.charCodeAt(i) === CLOSE_BRACE) return [result, i + 1]
+    let run = -1
+    let runEnd = -1
     for (;;) {
-      if (this.text.charCodeAt(i) !== QUOTE) throw this.unexpected(i)
-      const [key, keyEnd] = await this.at(i, depth)
-      i = this.skipSpace(keyEnd)
-      if (this.text.charCodeAt(i) !== COLON) throw this.unexpected(i)
-      const [value, valueEnd] = await this.at(i + 1, depth)
-      // Defined, as JSON.parse does: a key `__proto__` stays a key.
-      if (key === '__proto__')
-        Object.defineProperty(result, key, { value, writable: true, enumerable: true, configurable: true })
-      else result[key as string] = value
-      i = this.skipSpace(valueEnd)
-      const c = this.text.charCodeAt(i)
-      if (c === CLOSE_BRACE) return [result, i + 1]
+      if (text.charCodeAt(i) !== QUOTE) throw this.unexpected(i)
+      const keyEnd = this.endWithin(i, i + SMALL)
+      const colon = keyEnd < 0 ? -1 : this.skipSpace(keyEnd)
+      const valueStart = colon < 0 ? -1 : this.skipSpace(colon + 1)
+      const valueEnd = valueStart < 0 ? -1 : this.endWithin(valueStart, valueStart + SMALL)
+      let end: number
+      if (valueEnd >= 0 && text.charCodeAt(colon) === COLON) {
+        if (run < 0) run = i
+        runEnd = end = valueEnd
+        if (runEnd - run >= SMALL) {
+          flush(run, runEnd)
+          run = -1
+          await this.slice.step()
+        }
+      } else {
+        flush(run, runEnd)
+        run = -1
+        const [key, afterKey] = await this.at(i, depth)
+        const at = this.skipSpace(afterKey)
+        if (text.charCodeAt(at) !== COLON) throw this.unexpected(at)
+        const [value, afterValue] = await this.at(at + 1, depth)
+        define(result, key as string, value)
+        end = afterValue
+        await this.slice.step()
+      }
+      i = this.skipSpace(end)
+      const c = text.charCodeAt(i)
+      if (c === CLOSE_BRACE) {
+        flush(run, runEnd)
+        return [result, i + 1]
+      }
       if (c !== COMMA) throw this.unexpected(i)
       i = this.skipSpace(i + 1)
-      await this.slice.step()
     }
   }
 
+  /** A large array: runs of small items parsed together, as for an object. */
   private async array(start: number, depth: number): Promise<[unknown, number]> {
+    const text = this.text
     const result: unknown[] = []
+    const flush = (from: number, to: number) => {
+      if (from < 0) return
+      for (const item of JSON.parse(`[${text.slice(from, to)}]`) as unknown[]) result.push(item)
+    }
     let i = this.skipSpace(start + 1)
-    if (this.text.charCodeAt(i) === CLOSE_BRACKET) return [result, i + 1]
+    if (text.charCodeAt(i) === CLOSE_BRACKET) return [result, i + 1]
+    let run = -1
+    let runEnd = -1
     for (;;) {
-      const [value, valueEnd] = await this.at(i, depth)
-      result.push(value)
-      i = this.skipSpace(valueEnd)
-      const c = this.text.charCodeAt(i)
-      if (c === CLOSE_BRACKET) return [result, i + 1]
+      const itemEnd = this.endWithin(i, i + SMALL)
+      let end: number
+      if (itemEnd >= 0) {
+        if (run < 0) run = i
+        runEnd = end = itemEnd
+        if (runEnd - run >= SMALL) {
+          flush(run, runEnd)
+          run = -1
+          await this.slice.step()
+        }
+      } else {
+        flush(run, runEnd)
+        run = -1
+        const [value, afterValue] = await this.at(i, depth)
+        result.push(value)
+        end = afterValue
+        await this.slice.step()
+      }
+      i = this.skipSpace(end)
+      const c = text.charCodeAt(i)
+      if (c === CLOSE_BRACKET) {
+        flush(run, runEnd)
+        return [result, i + 1]
+      }
       if (c !== COMMA) throw this.unexpected(i)
-      i += 1
-      await this.slice.step()
+      i = this.skipSpace(i + 1)
     }
   }
 
@@ -190,11 +253,11 @@ const hasToJson = (value: object): boolean => typeof (value as { toJSON?: unknow
 const NATIVE_BUDGET = 64 * 1024
 
 /**
- * Whether `value` is small enough to `JSON.stringify` in one go: a walk that stops as soon as it
- * has counted `NATIVE_BUDGET`, so asking about a large value costs no more than a small one.
+ * The size units of `value` when at most `budget`, else -1: a walk that stops as soon as it has
+ * counted past `budget`, so asking about a large value costs no more than about a small one.
  */
-function isSmall(value: unknown): boolean {
-  let left = NATIVE_BUDGET
+function unitsWithin(value: unknown, budget: number): number {
+  let left = budget
   const stack: unknown[] = [value]
   while (stack.length > 0) {
     const item = stack.pop()
@@ -202,21 +265,23 @@ function isSmall(value: unknown): boolean {
     if (typeof item === 'string') left -= item.length
     else if (item !== null && typeof item === 'object') {
       if (Array.isArray(item)) {
-        if (item.length * 8 > left) return false
+        if (item.length * 8 > left) return -1
         for (const element of item) stack.push(element)
       } else {
         for (const key in item) {
           if (!Object.hasOwn(item, key)) continue
           left -= key.length + 8
-          if (left < 0) return false
+          if (left < 0) return -1
           stack.push((item as Record<string, unknown>)[key])
         }
       }
     }
-    if (left < 0) return false
+    if (left < 0) return -1
   }
-  return true
+  return budget - left
 }
+
+const isSmall = (value: unknown): boolean => unitsWithin(value, NATIVE_BUDGET) >= 0
 
 /** Serialised JSON in pieces of about `SMALL` characters (a response or a cache entry is written piece by piece). */
 export interface JsonPieces {
@@ -271,28 +336,80 @@ class Writer {
       this.push(JSON.stringify(value) ?? 'null')
       return
     }
-    if (Array.isArray(value)) {
-      this.push('[')
-      for (let index = 0; index < value.length; index++) {
-        if (index > 0) this.push(',')
-        const item: unknown = value[index]
-        if (isOmitted(item)) this.push('null')
-        else await this.write(item)
-        await this.slice.step()
-      }
-      this.push(']')
-      return
+    return Array.isArray(value) ? this.array(value) : this.object(value as Record<string, unknown>)
+  }
+
+  /** Runs of small items are written together (one `JSON.stringify` per `NATIVE_BUDGET`), a large one alone. */
+  private async array(items: readonly unknown[]): Promise<void> {
+    this.push('[')
+    let run: unknown[] = []
+    let units = 0
+    let written = 0
+    const flush = () => {
+      if (run.length === 0) return
+      this.push(`${written > 0 ? ',' : ''}${JSON.stringify(run).slice(1, -1)}`)
+      written += run.length
+      run = []
+      units = 0
     }
-    this.push('{')
-    let first = true
-    for (const key of Object.keys(value)) {
-      const item = (value as Record<string, unknown>)[key]
-      if (isOmitted(item)) continue
-      this.push(`${first ? '' : ','}${JSON.stringify(key)}:`)
-      first = false
-      await this.write(item)
+    for (const item of items) {
+      const size = unitsWithin(item, NATIVE_BUDGET)
+      if (size >= 0) {
+        // An omitted value (`undefined`, a function) is written `null` in an array: stringify does that.
+        run.push(item)
+        units += size
+        if (units < NATIVE_BUDGET) continue
+        flush()
+      } else {
+        flush()
+        if (written > 0) this.push(',')
+        await this.write(item)
+        written++
+      }
       await this.slice.step()
     }
+    flush()
+    this.push(']')
+  }
+
+  /** As `array`: runs of small entries together, in an object of their own. */
+  private async object(record: Record<string, unknown>): Promise<void> {
+    this.push('{')
+    let run: Record<string, unknown> = {}
+    let units = 0
+    let pending = 0
+    let written = 0
+    const flush = () => {
+      if (pending === 0) return
+      const text = JSON.stringify(run).slice(1, -1)
+      // Every entry of the run may have been omitted (undefined values): nothing to write then.
+      if (text !== '') {
+        this.push(`${written > 0 ? ',' : ''}${text}`)
+        written++
+      }
+      run = {}
+      units = 0
+      pending = 0
+    }
+    for (const key of Object.keys(record)) {
+      const item = record[key]
+      if (isOmitted(item)) continue
+      const size = unitsWithin(item, NATIVE_BUDGET)
+      if (size >= 0) {
+        define(run, key, item)
+        units += size + key.length
+        pending++
+        if (units < NATIVE_BUDGET) continue
+        flush()
+      } else {
+        flush()
+        this.push(`${written > 0 ? ',' : ''}${JSON.stringify(key)}:`)
+        written++
+        await this.write(item)
+      }
+      await this.slice.step()
+    }
+    flush()
     this.push('}')
   }
 

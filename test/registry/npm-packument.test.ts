@@ -1,3 +1,5 @@
+import semver from 'semver'
+import { TagRepair } from '../../server/registry/npm/tag-repair'
 import { beforeAll, describe, expect, it } from 'vitest'
 import {
   filterPackument,
@@ -235,5 +237,28 @@ describe('toAbbreviated', () => {
   it('keeps policyRestrictions so hidden versions stay explainable', async () => {
     const filtered = await filterPackument(doc, blocking('2.1.0'))
     expect((await toAbbreviated(filtered)).policyRestrictions).toEqual(filtered.policyRestrictions)
+  })
+})
+
+describe('TagRepair (dist-tags of hidden versions)', () => {
+  it('finds the highest remaining version at or below, releases only for latest, the first of equal ones', async () => {
+    const repair = await TagRepair.of(['2.0.0-rc.1', '1.0.0+b', '1.0.0+a', 'junk', '0.9.0', '1.5.0-beta'])
+    expect(repair.target('next', '2.0.0')).toBe('2.0.0-rc.1')
+    expect(repair.target('latest', '2.0.0')).toBe('1.0.0+b')
+    expect(repair.target('latest', '0.8.0')).toBeUndefined()
+    expect(repair.target('latest', 'not-semver')).toBeUndefined()
+  })
+
+  it('repairs 2,000 tags over 20,000 versions as the per-tag search did', async () => {
+    const versions = Array.from({ length: 20_000 }, (_, i) => `${i % 50}.${i % 7}.${i}${i % 5 === 0 ? '-pre' : ''}`)
+    const repair = await TagRepair.of(versions)
+    for (let t = 0; t < 2_000; t++) {
+      const removed = `${t % 60}.3.${t * 11}`
+      const tag = t % 2 ? 'latest' : `tag${t}`
+      const expected = versions
+        .filter((v) => semver.lte(v, removed) && (tag !== 'latest' || semver.prerelease(v) === null))
+        .sort(semver.rcompare)[0]
+      if (t % 100 === 0 || t < 20) expect(repair.target(tag, removed)).toBe(expected)
+    }
   })
 })

@@ -1,27 +1,13 @@
-import semver from 'semver'
 import { recordOf } from '../../common/own'
 import { TimeSlice } from '../../common/time-slice'
 import { tarballFileName } from './tarball-path'
+import { TagRepair } from './tag-repair'
 import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 
 export type { Dist, Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 export { factsFromManifest, licenseExpressionOf } from './facts'
 export { parseTarballPath, tarballFileName, type TarballPath } from './tarball-path'
 export { toAbbreviated } from './abbreviated'
-
-/**
- * Where a dist-tag should point once `removed` is gone: the highest remaining version at or
- * below it (for `latest`, the highest such non-prerelease, since npm installs `latest` by
- * default); `undefined` drops the tag.
- */
-function repairTag(tag: string, removed: string, remaining: string[]): string | undefined {
-  const ceiling = semver.valid(removed)
-  if (ceiling === null) return undefined
-  const candidates = remaining.filter(
-    (v) => semver.valid(v) !== null && semver.lte(v, ceiling) && (tag !== 'latest' || semver.prerelease(v) === null),
-  )
-  return candidates.sort(semver.rcompare)[0]
-}
 
 /**
  * Removes every version whose decision is `blocked` from `versions` and `time`, repairs
@@ -50,11 +36,12 @@ export async function filterPackument(
   }
   if (restrictions.size === 0) return packument
 
-  const remaining = [...versions.keys()]
+  let repair: TagRepair | undefined
   const distTags = new Map<string, string>()
   for (const [tag, target] of Object.entries(packument['dist-tags'] ?? {})) {
     // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
-    const repaired = restrictions.has(target) ? repairTag(tag, target, remaining) : target
+    if (restrictions.has(target)) repair ??= await TagRepair.of([...versions.keys()], slice)
+    const repaired = restrictions.has(target) ? repair!.target(tag, target) : target
     if (repaired !== undefined) distTags.set(tag, repaired)
     await slice.step()
   }
