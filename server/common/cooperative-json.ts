@@ -256,7 +256,7 @@ const NATIVE_BUDGET = 64 * 1024
  * The size units of `value` when at most `budget`, else -1: a walk that stops as soon as it has
  * counted past `budget`, so asking about a large value costs no more than about a small one.
  */
-function unitsWithin(value: unknown, budget: number): number {
+function unitsWithin(value: unknown, budget: number, keyLists?: WeakMap<object, string[]>): number {
   let left = budget
   const stack: unknown[] = [value]
   while (stack.length > 0) {
@@ -268,10 +268,14 @@ function unitsWithin(value: unknown, budget: number): number {
         if (item.length * 8 > left) return -1
         for (const element of item) stack.push(element)
       } else {
-        for (const key in item) {
-          if (!Object.hasOwn(item, key)) continue
+        // One key listing; a large object's is kept for the writer, which lists it next.
+        const keys = Object.keys(item)
+        if (keys.length * 8 > left) {
+          keyLists?.set(item, keys)
+          return -1
+        }
+        for (const key of keys) {
           left -= key.length + 8
-          if (left < 0) return -1
           stack.push((item as Record<string, unknown>)[key])
         }
       }
@@ -281,7 +285,8 @@ function unitsWithin(value: unknown, budget: number): number {
   return budget - left
 }
 
-const isSmall = (value: unknown): boolean => unitsWithin(value, NATIVE_BUDGET) >= 0
+const isSmall = (value: unknown, keyLists?: WeakMap<object, string[]>): boolean =>
+  unitsWithin(value, NATIVE_BUDGET, keyLists) >= 0
 
 /** Serialised JSON in pieces of about `SMALL` characters (a response or a cache entry is written piece by piece). */
 export interface JsonPieces {
@@ -297,16 +302,17 @@ export interface JsonPieces {
  * @example (await stringifyCooperatively(doc)).pieces.join('') === JSON.stringify(doc) // true
  */
 export async function stringifyCooperatively(value: unknown, slice = new TimeSlice()): Promise<JsonPieces> {
-  if (isSmall(value)) {
+  const writer = new Writer(slice)
+  if (isSmall(value, writer.keyLists)) {
     const text = JSON.stringify(value) ?? 'null'
     return { pieces: [text], bytes: Buffer.byteLength(text) }
   }
-  const writer = new Writer(slice)
   await writer.write(value)
   return writer.finish()
 }
 
 class Writer {
+  readonly keyLists = new WeakMap<object, string[]>()
   private readonly pieces: string[] = []
   private pending = ''
   private bytes = 0
@@ -332,7 +338,7 @@ class Writer {
 
   async write(value: unknown): Promise<void> {
     if (typeof value === 'string' && value.length > PIECE) return this.string(value)
-    if (value === null || typeof value !== 'object' || hasToJson(value) || isSmall(value)) {
+    if (value === null || typeof value !== 'object' || hasToJson(value) || isSmall(value, this.keyLists)) {
       this.push(JSON.stringify(value) ?? 'null')
       return
     }
@@ -353,7 +359,7 @@ class Writer {
       units = 0
     }
     for (const item of items) {
-      const size = unitsWithin(item, NATIVE_BUDGET)
+      const size = unitsWithin(item, NATIVE_BUDGET, this.keyLists)
       if (size >= 0) {
         // An omitted value (`undefined`, a function) is written `null` in an array: stringify does that.
         run.push(item)
@@ -391,10 +397,10 @@ class Writer {
       units = 0
       pending = 0
     }
-    for (const key of Object.keys(record)) {
+    for (const key of this.keyLists.get(record) ?? Object.keys(record)) {
       const item = record[key]
       if (isOmitted(item)) continue
-      const size = unitsWithin(item, NATIVE_BUDGET)
+      const size = unitsWithin(item, NATIVE_BUDGET, this.keyLists)
       if (size >= 0) {
         define(run, key, item)
         units += size + key.length

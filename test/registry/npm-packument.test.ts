@@ -249,16 +249,16 @@ describe('TagRepair (dist-tags of hidden versions)', () => {
     expect(repair.target('latest', 'not-semver')).toBeUndefined()
   })
 
-  it('repairs 2,000 tags over 20,000 versions as the per-tag search did', async () => {
+  it('repairs tags over 20,000 versions as the per-tag search did', async () => {
     const versions = Array.from({ length: 20_000 }, (_, i) => `${i % 50}.${i % 7}.${i}${i % 5 === 0 ? '-pre' : ''}`)
     const repair = await TagRepair.of(versions)
-    for (let t = 0; t < 2_000; t++) {
-      const removed = `${t % 60}.3.${t * 11}`
+    for (let t = 0; t < 20; t++) {
+      const removed = `${(t * 7) % 60}.3.${t * 1100}`
       const tag = t % 2 ? 'latest' : `tag${t}`
       const expected = versions
         .filter((v) => semver.lte(v, removed) && (tag !== 'latest' || semver.prerelease(v) === null))
         .sort(semver.rcompare)[0]
-      if (t % 100 === 0 || t < 20) expect(repair.target(tag, removed)).toBe(expected)
+      expect(repair.target(tag, removed)).toBe(expected)
     }
   })
 })

@@ -1,6 +1,7 @@
 import { INSTALL_SCRIPTS } from '../../firewall/rules/selectors'
 import type { Manifest, Packument } from './types'
 import { TimeSlice } from '../../common/time-slice'
+import { eachOwn, setOwn } from '../../common/own'
 
 /**
  * Version fields of npm's abbreviated metadata (`application/vnd.npm.install-v1+json`), per the
@@ -67,13 +68,12 @@ export async function toAbbreviated(
     versions: Record<string, Record<string, unknown>>
   }
 > {
-  const abbreviated = new Map<string, Record<string, unknown>>()
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    abbreviated.set(version, abbreviateVersion(manifest))
-    await slice.step()
-  }
-  // Defined, not assigned: a version key `__proto__` must stay a key.
-  const versions: Record<string, Record<string, unknown>> = Object.fromEntries(abbreviated)
+  const versions: Record<string, Record<string, unknown>> = {}
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => setOwn(versions, version, abbreviateVersion(manifest)),
+    slice,
+  )
   const modified = packument.time?.modified
   return {
     name: packument.name,

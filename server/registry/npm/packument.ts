@@ -1,4 +1,4 @@
-import { recordOf } from '../../common/own'
+import { eachOwn, setOwn } from '../../common/own'
 import { TimeSlice } from '../../common/time-slice'
 import { tarballFileName } from './tarball-path'
 import { TagRepair } from './tag-repair'
@@ -21,39 +21,50 @@ export async function filterPackument(
   decideVersion: (version: string, manifest: Manifest) => VersionDecision,
   slice = new TimeSlice(),
 ): Promise<Packument> {
-  // Maps, not object literals: versions and tags are upstream strings (`__proto__` would be lost
-  // from an object literal, and `constructor` found on every one).
-  const versions = new Map<string, Manifest>()
+  // Built with setOwn, never by assignment: versions and tags are upstream strings (`__proto__`
+  // would be lost). A Map where a key is looked up (`constructor` would be found on every object).
+  const versions: Record<string, Manifest> = {}
+  const kept: string[] = []
   const restrictions = new Map<string, PolicyRestriction>()
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    const decision = decideVersion(version, manifest)
-    if (decision.outcome === 'blocked') {
-      restrictions.set(version, { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message })
-    } else {
-      versions.set(version, manifest)
-    }
-    await slice.step()
-  }
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => {
+      const decision = decideVersion(version, manifest)
+      if (decision.outcome === 'blocked') {
+        restrictions.set(version, { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message })
+      } else {
+        setOwn(versions, version, manifest)
+        kept.push(version)
+      }
+    },
+    slice,
+  )
   if (restrictions.size === 0) return packument
 
   let repair: TagRepair | undefined
-  const distTags = new Map<string, string>()
+  const distTags: Record<string, string> = {}
   for (const [tag, target] of Object.entries(packument['dist-tags'] ?? {})) {
     // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
-    if (restrictions.has(target)) repair ??= await TagRepair.of([...versions.keys()], slice)
+    if (restrictions.has(target)) repair ??= await TagRepair.of(kept, slice)
     const repaired = restrictions.has(target) ? repair!.target(tag, target) : target
-    if (repaired !== undefined) distTags.set(tag, repaired)
+    if (repaired !== undefined) setOwn(distTags, tag, repaired)
     await slice.step()
   }
 
-  const result: Packument = { ...packument, 'dist-tags': recordOf(distTags), versions: recordOf(versions) }
+  const result: Packument = { ...packument, 'dist-tags': distTags, versions }
   if (packument.time) {
     // `created`, `modified` and any other non-version keys stay.
-    result.time = Object.fromEntries(Object.entries(packument.time).filter(([key]) => !restrictions.has(key)))
+    const time: Record<string, string> = {}
+    await eachOwn(packument.time, (key, value) => restrictions.has(key) || setOwn(time, key, value), slice)
+    result.time = time
   }
-  result.policyRestrictions = {
-    versions: recordOf(new Map([...Object.entries(packument.policyRestrictions?.versions ?? {}), ...restrictions])),
+  const restricted: Record<string, PolicyRestriction> = {}
+  await eachOwn(packument.policyRestrictions?.versions, (key, value) => setOwn(restricted, key, value), slice)
+  for (const [version, why] of restrictions) {
+    setOwn(restricted, version, why)
+    await slice.step()
   }
+  result.policyRestrictions = { versions: restricted }
   return result
 }
 
@@ -79,17 +90,18 @@ export async function rewriteTarballUrls(
 ): Promise<RewrittenPackument> {
   const baseUrl = proxyBaseUrl.endsWith('/') ? proxyBaseUrl : `${proxyBaseUrl}/`
   const tarballs = new Map<string, string>()
-  const versions = new Map<string, Manifest>()
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    await slice.step()
-    const original = manifest.dist?.tarball
-    if (typeof original !== 'string') {
-      versions.set(version, manifest)
-      continue
-    }
-    const file = tarballFileName(packument.name, version)
-    tarballs.set(file, original)
-    versions.set(version, { ...manifest, dist: { ...manifest.dist, tarball: `${baseUrl}${packument.name}/-/${file}` } })
-  }
-  return { packument: { ...packument, versions: recordOf(versions) }, tarballs }
+  const versions: Record<string, Manifest> = {}
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => {
+      const original = manifest.dist?.tarball
+      if (typeof original !== 'string') return setOwn(versions, version, manifest)
+      const file = tarballFileName(packument.name, version)
+      tarballs.set(file, original)
+      const tarball = `${baseUrl}${packument.name}/-/${file}`
+      setOwn(versions, version, { ...manifest, dist: { ...manifest.dist, tarball } })
+    },
+    slice,
+  )
+  return { packument: { ...packument, versions }, tarballs }
 }

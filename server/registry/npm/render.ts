@@ -1,5 +1,5 @@
 import { ruleNeedsAdvisories } from '../../firewall/advisories/needs-advisories'
-import { own, recordOf } from '../../common/own'
+import { eachOwn, own, setOwn } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import {
   factsFromManifest,
@@ -17,6 +17,12 @@ import { TimeSlice } from '../../common/time-slice'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
 
+/** Whether a record has an own key (without listing them all). */
+function hasOwnKeys(record: object): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return true
+  return false
+}
+
 /** Upstream bookkeeping that must not leak to clients (upstream URLs, internal revisions). */
 const PRIVATE_FIELDS = ['_attachments', '_distfiles', '_uplinks']
 
@@ -32,22 +38,28 @@ async function npmRestrictions(
   slice: TimeSlice,
 ): Promise<Packument> {
   const restricted = filtered.policyRestrictions?.versions
-  if (!restricted || Object.keys(restricted).length === 0) return filtered
-  const hidden = new Map<string, Manifest>()
-  for (const version of Object.keys(restricted)) {
-    const manifest = own(original.versions, version)
-    if (manifest) hidden.set(version, manifest)
-  }
-  const rewritten = (await rewriteTarballUrls({ name: original.name, versions: recordOf(hidden) }, baseUrl, slice))
-    .packument.versions
-  const entries = new Map<string, unknown>()
+  if (!restricted || !hasOwnKeys(restricted)) return filtered
+  const hidden: Record<string, Manifest> = {}
+  await eachOwn(
+    restricted,
+    (version) => {
+      const manifest = own(original.versions, version)
+      if (manifest) setOwn(hidden, version, manifest)
+    },
+    slice,
+  )
+  const rewritten = (await rewriteTarballUrls({ name: original.name, versions: hidden }, baseUrl, slice)).packument
+    .versions
+  const versions: Record<string, unknown> = {}
   const lines: string[] = []
-  for (const [version, why] of Object.entries(restricted)) {
-    entries.set(version, { ...own(rewritten, version), ...why })
-    lines.push(`${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
-    await slice.step()
-  }
-  const versions = recordOf(entries)
+  await eachOwn(
+    restricted,
+    (version, why) => {
+      setOwn(versions, version, { ...own(rewritten, version), ...why })
+      lines.push(`${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
+    },
+    slice,
+  )
   const message = lines.join('\n')
   return { ...filtered, policyRestrictions: { message, versions } as unknown as Packument['policyRestrictions'] }
 }
