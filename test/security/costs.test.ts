@@ -163,7 +163,12 @@ const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(v
 
 /** The server's own longest event-loop delay since the last scrape (prom-client resets it at each). */
 async function serverLoopMaxMs(): Promise<number> {
-  const text = await (await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text()
+  const scrape = async () =>
+    (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } })
+    ).text()
+  // Once more on a connection the server closed as it was reused (seen once under load).
+  const text = await scrape().catch(scrape)
   const found = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)
   if (!found) throw new Error('no nodejs_eventloop_lag_max_seconds in /metrics')
   return Number(found[1]) * 1000
