@@ -172,19 +172,24 @@ async function upstreamAnswer(doc: Buffer): Promise<string> {
   }
 }
 
-/** The delivery cut of a firewall event holding 60,000 permission entries (a large config PUT). */
-async function fitOnce(): Promise<string> {
+/** A firewall event holding 60,000 permission entries (a large config PUT). */
+function largeFirewallEvent(): NamespaceEvent {
   const permissions: Record<string, string[]> = {}
   for (let i = 0; i < 60_000; i++) permissions[`user-${i}`] = ['fw:read']
-  const event = {
+  return {
     id: 'evt_1',
     type: 'firewall.config.updated',
     time: new Date().toISOString(),
     namespace: 'default',
     data: { firewall: 'npm', version: 2, config: { ecosystem: 'npm', permissions, rules: [] } },
-  }
+  } as unknown as NamespaceEvent
+}
+
+/** The delivery cut of `event` (one task, as delivery runs it); a turn after it, so the delay is seen. */
+async function fitOnce(event: NamespaceEvent): Promise<string> {
   await nextTurn()
-  const fitted = fitEvent(event as unknown as NamespaceEvent, 512 * 1024 - 25)
+  const fitted = fitEvent(event, 512 * 1024 - 25)
+  await nextTurn()
   return `${(JSON.stringify(event).length / MB).toFixed(1)} MB cut to ${(fitted.json.length / 1024).toFixed(0)} KB in one task`
 }
 
@@ -210,9 +215,13 @@ await measure('license: past the bound (3,000 terms)', () => licenses(doubling(3
 await measure(`selector: ${MAX_SELECTOR_DEPTH} deep (the bound)`, () => selectors(MAX_SELECTOR_DEPTH, 2000))
 await measure('selector: 100,000 deep (refused)', () => selectors(100_000, 20))
 const bound = DEFAULT_UPSTREAM_BODY_LIMITS.metadata
-await measure('packument: just under UPSTREAM_MAX_BODY (64MB)', () => upstreamAnswer(bigPackument(bound - 64 * 1024)))
-await measure('packument: past it (80MB, chunked)', () => upstreamAnswer(bigPackument(80 * MB)))
-await measure('event cut: 1.4 MB firewall event to 512 KB', async () => fitOnce())
+// The documents are built before the measuring starts: building them is the bench's work, not the server's.
+const underBound = bigPackument(bound - 64 * 1024)
+await measure('packument: just under UPSTREAM_MAX_BODY (64MB)', () => upstreamAnswer(underBound))
+const pastBound = bigPackument(80 * MB)
+await measure('packument: past it (80MB, chunked)', () => upstreamAnswer(pastBound))
+const firewallEvent = largeFirewallEvent()
+await measure('event cut: 1.4 MB firewall event to 512 KB', () => fitOnce(firewallEvent))
 const zip = syntheticZip(ENTRIES)
 await measure(`advisory archive: ${ENTRIES} entries (the bound)`, () => archive(zip, ENTRIES))
 await measure(`advisory archive: ${ENTRIES} entries, bound ${ENTRIES - 1}`, () => archive(zip, ENTRIES - 1))
