@@ -2,6 +2,9 @@ import { createHash } from 'node:crypto'
 import { LRUCache } from 'lru-cache'
 import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import type { Clock } from '../common/clock'
+import { decodeCooperatively, joinCooperatively } from '../common/cooperative-bytes'
+import { parseJsonCooperatively, stringifyCooperatively } from '../common/cooperative-json'
+import { TimeSlice } from '../common/time-slice'
 
 /** What an upstream said about a package name, as cached. */
 interface CachedPackument<P = unknown> {
@@ -20,6 +23,33 @@ export interface RegistryCacheOptions {
 }
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 40)
+
+const NEWLINE = 0x0a
+
+/**
+ * A stored entry: one line of JSON (`found`, `fetchedAt`), then the document's JSON as the
+ * upstream sent it (or as written cooperatively): a 64 MB packument is copied, never
+ * re-serialised or parsed as one value (CONTRACT.md 8).
+ */
+async function encodeEntry(entry: CachedPackument, raw: readonly Uint8Array[] | undefined): Promise<Buffer> {
+  const slice = new TimeSlice()
+  const header = `${JSON.stringify({ found: entry.found, fetchedAt: entry.fetchedAt })}\n`
+  const body = !entry.found ? [] : (raw ?? (await stringifyCooperatively(entry.packument, slice)).pieces)
+  return joinCooperatively([header, ...body], slice)
+}
+
+/** The header of a stored entry, or null when it is not one (an entry of an older layout: a miss). */
+function entryHeader(bytes: Buffer): { found: boolean; fetchedAt: number; bodyAt: number } | null {
+  const end = bytes.indexOf(NEWLINE)
+  if (end < 0 || end > 200) return null
+  try {
+    const header = JSON.parse(bytes.subarray(0, end).toString()) as { found?: unknown; fetchedAt?: unknown }
+    if (typeof header.found !== 'boolean' || typeof header.fetchedAt !== 'number') return null
+    return { found: header.found, fetchedAt: header.fetchedAt, bodyAt: end + 1 }
+  } catch {
+    return null
+  }
+}
 
 /**
  * The proxy's cache for upstreams with `cached: true`: packuments with a short TTL (memory,
@@ -68,17 +98,38 @@ export class RegistryCache {
       entry && this.clock.now() - entry.fetchedAt < this.packumentTtlMs
     const memory = this.packuments.get(key)
     if (fresh(memory)) return memory as CachedPackument<P>
-    const stored = await this.store.getPackument<CachedPackument>(sha(scope), sha(name))
-    if (!fresh(stored)) return null
-    this.packuments.set(key, stored!)
+    const bytes = await this.store.getPackument(sha(scope), sha(name))
+    const header = bytes && entryHeader(bytes)
+    if (!header || !fresh(header)) return null
+    let stored: CachedPackument = { found: header.found, fetchedAt: header.fetchedAt }
+    if (header.found) {
+      const slice = new TimeSlice()
+      try {
+        const text = await decodeCooperatively(bytes.subarray(header.bodyAt), slice)
+        stored = { ...stored, packument: await parseJsonCooperatively(text, slice) }
+      } catch {
+        // Written by us; cut short (a full disk): as if it were not there.
+        return null
+      }
+    }
+    this.packuments.set(key, stored)
     return stored as CachedPackument<P>
   }
 
-  async setPackument(scope: string, name: string, answer: Omit<CachedPackument, 'fetchedAt'>): Promise<void> {
+  /**
+   * Keeps an upstream's answer. `raw`: the bytes the upstream sent for `packument`, stored as they
+   * are (cheaper than writing the parsed document again); without them the document is written.
+   */
+  async setPackument(
+    scope: string,
+    name: string,
+    answer: Omit<CachedPackument, 'fetchedAt'>,
+    raw?: readonly Uint8Array[],
+  ): Promise<void> {
     const key = this.packumentKey(scope, name)
     const entry: CachedPackument = { ...answer, fetchedAt: this.clock.now() }
     this.packuments.set(key, entry)
-    await this.store.setPackument(sha(scope), sha(name), entry)
+    await this.store.setPackument(sha(scope), sha(name), await encodeEntry(entry, raw))
   }
 
   /** Drops a name's packuments (after a publish or metadata write through the proxy). */

@@ -7,6 +7,10 @@ export interface RegistryResponse {
   readonly headersSent: boolean
   setHeader(name: string, value: string | number | readonly string[]): unknown
   end(body?: Buffer | string): unknown
+  /** A piece of a large answer; false when the client has not taken what was written yet ('drain' follows). */
+  write(chunk: string): boolean
+  once(event: 'drain' | 'close', listener: () => void): unknown
+  off(event: 'drain' | 'close', listener: () => void): unknown
 }
 
 /**

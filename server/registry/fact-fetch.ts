@@ -2,6 +2,8 @@ import type { Upstream } from '../firewall/schema'
 import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 import { UpstreamTooLarge } from './upstream/body-limit'
+import { upstreamText } from './upstream/body-text'
+import { parseJsonCooperatively } from '../common/cooperative-json'
 
 /**
  * Facts a rule needs (license, publish time, advisory data) fail closed:
@@ -59,32 +61,35 @@ export async function fetchFactDocument(
   }
   let text: string
   try {
-    text = await response.text()
+    text = await upstreamText(response)
   } catch (error) {
     if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body.
     throw failed((error as Error).message || 'body not received')
   }
   try {
-    return parseFactJson(text, what, upstream.id)
+    return await parseFactJson(text, what, upstream.id)
   } catch (error) {
     failures.push(new UpstreamUnavailable(upstream.id, 'answer not JSON'))
     throw error
   }
 }
 
-/** Parses an upstream JSON body; anything else is `factUnreadable`. */
-export function parseFactJson(text: string, what: string, upstream: string): unknown {
+/**
+ * Parses an upstream JSON body; anything else is `factUnreadable`. Large bodies are parsed in
+ * slices of event-loop time (common/cooperative-json.ts): an upstream's answer size is its choice.
+ */
+export async function parseFactJson(text: string, what: string, upstream: string): Promise<unknown> {
   try {
-    return JSON.parse(text)
+    return await parseJsonCooperatively(text)
   } catch {
     throw factUnreadable(what, upstream, 'not JSON')
   }
 }
 
 /** Parses an upstream body that must be a JSON object (a packument, a project page). */
-export function parseFactObject(text: string, what: string, upstream: string): Record<string, unknown> {
-  const doc = parseFactJson(text, what, upstream)
+export async function parseFactObject(text: string, what: string, upstream: string): Promise<Record<string, unknown>> {
+  const doc = await parseFactJson(text, what, upstream)
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw factUnreadable(what, upstream, 'not a JSON object')
   return doc as Record<string, unknown>
 }

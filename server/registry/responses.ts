@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto'
 import type { Decision } from '../firewall/rules/evaluate'
-import type { RegistryExchange } from './exchange'
+import type { RegistryExchange, RegistryResponse } from './exchange'
+import { stringifyCooperatively, type JsonPieces } from '../common/cooperative-json'
+import { TimeSlice } from '../common/time-slice'
 
 type Reply = Pick<RegistryExchange, 'method' | 'response'>
 
@@ -51,20 +53,74 @@ export function sendJson(
   res.end(reply.method === 'HEAD' ? undefined : text)
 }
 
-/** A document serialised once with its ETag, so it can be served many times. */
-export function prepareJsonDocument(body: unknown): { text: string; etag: string } {
-  const text = JSON.stringify(body)
-  return { text, etag: `"${createHash('sha1').update(text).digest('base64url')}"` }
+/** A JSON document serialised once, in pieces (common/cooperative-json.ts), with its size and ETag. */
+export interface PreparedDocument extends JsonPieces {
+  etag: string
+}
+
+/**
+ * A document serialised once with its ETag, so it can be served many times. Serialising and
+ * hashing take turns with the rest of the process: upstream metadata is up to `UPSTREAM_MAX_BODY`.
+ */
+export async function prepareJsonDocument(body: unknown): Promise<PreparedDocument> {
+  const slice = new TimeSlice()
+  const { pieces, bytes } = await stringifyCooperatively(body, slice)
+  const hash = createHash('sha1')
+  for (const piece of pieces) {
+    hash.update(piece)
+    await slice.step()
+  }
+  return { pieces, bytes, etag: `"${hash.digest('base64url')}"` }
+}
+
+/** Writes a prepared document's pieces, waiting for the client to drain each one it could not take at once. */
+async function writePieces(res: RegistryResponse, pieces: readonly string[]): Promise<void> {
+  for (const piece of pieces.slice(0, -1)) {
+    if (res.write(piece)) continue
+    // A client that went away ends the wait as well: nothing more is written.
+    const gone = await new Promise<boolean>((resolve) => {
+      const drained = () => done(false)
+      const closed = () => done(true)
+      const done = (value: boolean) => {
+        res.off('drain', drained)
+        res.off('close', closed)
+        resolve(value)
+      }
+      res.once('drain', drained)
+      res.once('close', closed)
+    })
+    if (gone) return
+  }
+  res.end(pieces.at(-1) ?? '')
+}
+
+/**
+ * Sends a JSON answer serialised cooperatively (a document whose size an upstream decides);
+ * `sendJson` for answers of our own size.
+ */
+export async function sendJsonDocument(
+  reply: Reply,
+  status: number,
+  body: unknown,
+  contentType = 'application/json',
+): Promise<void> {
+  const { pieces, bytes } = await stringifyCooperatively(body)
+  const res = reply.response
+  res.statusCode = status
+  res.setHeader('content-type', contentType)
+  res.setHeader('content-length', bytes)
+  if (reply.method === 'HEAD') res.end()
+  else await writePieces(res, pieces)
 }
 
 /** Sends a prepared document, or 304 when the client already holds this ETag. */
-export function sendPreparedDocument(
+export async function sendPreparedDocument(
   reply: Reply & Pick<RegistryExchange, 'headers'>,
-  document: { text: string; etag: string },
+  document: PreparedDocument,
   contentType: string,
   headers: Record<string, string> = {},
-): void {
-  const { text, etag } = document
+): Promise<void> {
+  const { pieces, bytes, etag } = document
   const res = reply.response
   res.setHeader('etag', etag)
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value)
@@ -76,8 +132,9 @@ export function sendPreparedDocument(
   }
   res.statusCode = 200
   res.setHeader('content-type', contentType)
-  res.setHeader('content-length', Buffer.byteLength(text))
-  res.end(reply.method === 'HEAD' ? undefined : text)
+  res.setHeader('content-length', bytes)
+  if (reply.method === 'HEAD') res.end()
+  else await writePieces(res, pieces)
 }
 
 /** Writes bytes and ends the response. */

@@ -2,18 +2,19 @@ import type { Backend } from '../backend'
 import { keys } from './keys'
 
 /**
- * The registry proxy's shared cache in storage: JSON packuments and raw tarball bytes. Callers
- * pass hashed key parts (names and scopes can be long or hold any character).
+ * The registry proxy's shared cache in storage: packuments and tarballs, both as bytes (a
+ * packument of up to 64 MB is never turned into one JSON value here; server/registry/cache.ts
+ * encodes it). Callers pass hashed key parts (names and scopes can be long or hold any character).
  */
 export class RegistryCacheStore {
   constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
-  getPackument<T>(scopeHash: string, nameHash: string): Promise<T | null> {
-    return this.backend.keyValue.get<T>(keys.registryPackument(scopeHash, nameHash))
+  getPackument(scopeHash: string, nameHash: string): Promise<Buffer | null> {
+    return this.backend.keyValue.getBytes(keys.registryPackument(scopeHash, nameHash))
   }
 
-  setPackument(scopeHash: string, nameHash: string, entry: unknown): Promise<void> {
-    return this.backend.keyValue.set(keys.registryPackument(scopeHash, nameHash), entry)
+  setPackument(scopeHash: string, nameHash: string, entry: Uint8Array): Promise<void> {
+    return this.backend.keyValue.setBytes(keys.registryPackument(scopeHash, nameHash), entry)
   }
 
   deletePackument(scopeHash: string, nameHash: string): Promise<void> {

@@ -11,8 +11,19 @@ import { waitFor } from '../support/wait-for'
  * CONTRACT section 8, "costs an outsider controls", against the built server: each bounded input
  * (SPDX license expressions, selector depth, upstream answer size, advisory archive entries) at
  * its bound and past it, and `/healthz` answering within 50 ms while the worst allowed input is
- * processed. Small bounds where the real ones would be slow: UPSTREAM_MAX_BODY=1MB,
- * UPSTREAM_MAX_ARTIFACT=2MB, ADVISORY_MAX_ENTRIES=300.
+ * processed. The default bounds, UPSTREAM_MAX_BODY (64MB) included: a packument just under it goes
+ * through a real proxy request. Two are set smaller, for what they cost the test machine and not the
+ * server: UPSTREAM_MAX_ARTIFACT=2MB (a tarball is only hashed and passed on; past 512 MB it would
+ * take 512 MB of test memory) and ADVISORY_MAX_ENTRIES=300 (archives load on the loader thread).
+ *
+ * How "within 50 ms" is judged on a loaded 2-core machine: the server measures its own event
+ * loop (`nodejs_eventloop_lag_max_seconds` in /metrics, perf_hooks.monitorEventLoopDelay, reset at
+ * each scrape), which is what an outsider's input can hold; it is scraped just before and just
+ * after the work, and its maximum over the work must stay under 50 ms. The probes from this
+ * process are also timed: every one must answer 200, and most within 50 ms (the 90th percentile),
+ * because a probe's round trip also waits for this test process and for the CPU the other
+ * processes on the machine take, which no server change can bound. A frozen loop (170-240 ms for
+ * a 64 MB packument before the cooperative parser) fails both.
  */
 
 const TOKEN = 'fwp_costsOwnerToken0123456789abcdefghijklm'
@@ -55,6 +66,45 @@ function stream(res: import('node:http').ServerResponse, type: string, bytes: Bu
   res.end()
 }
 
+/**
+ * A packument of about `UPSTREAM_MAX_BODY` less 64 KiB: 60,000 versions of about 1 KiB (every tenth
+ * deprecated, `latest` among them, so the versions rule hides 6,000 and repairs the tag) and a
+ * readme filling the rest. Built once; the same bytes every time.
+ */
+let bigBody: Buffer | undefined
+const BIG_VERSIONS = 60_000
+function bigPackument(): Buffer {
+  if (bigBody) return bigBody
+  const doc = packument(upstream.url, 'big-ok', 'MIT') as Record<string, unknown> & {
+    versions: Record<string, unknown>
+    time: Record<string, string>
+  }
+  doc['dist-tags'] = { latest: `1.0.${BIG_VERSIONS - 10}` }
+  for (let i = 0; i < BIG_VERSIONS; i++) {
+    const version = `1.0.${i}`
+    doc.time[version] = '2020-01-01T00:00:00.000Z'
+    doc.versions[version] = {
+      name: 'big-ok',
+      version,
+      description: 'd'.repeat(600),
+      license: 'MIT',
+      ...(i % 10 === 0 ? { deprecated: 'do not use' } : {}),
+      scripts: { test: 'node test.js' },
+      dependencies: { 'left-pad': '^1.3.0' },
+      dist: {
+        tarball: `${upstream.url}/big-ok/-/big-ok-${version}.tgz`,
+        integrity: `sha512-${'A'.repeat(86)}==`,
+        shasum: 'f'.repeat(40),
+      },
+    }
+  }
+  const bound = 64 * MB
+  doc.readme = ''
+  const size = Buffer.byteLength(JSON.stringify(doc))
+  doc.readme = 'r'.repeat(bound - 64 * 1024 - size)
+  return (bigBody = Buffer.from(JSON.stringify(doc)))
+}
+
 let upstream: Loopback
 let osv: OsvFeed
 let server: RunningServer
@@ -74,11 +124,14 @@ function npmUpstream(): Promise<Loopback> {
     if (path in LICENSES)
       return send(res, 200, JSON.stringify(packument(upstream.url, path, LICENSES[path])), 'application/json')
     // Just under 1 MB: the largest metadata answer allowed.
-    if (path === 'big-ok')
-      return send(res, 200, JSON.stringify(packument(upstream.url, path, 'MIT', MB - 2048)), 'application/json')
-    const big = Buffer.from(JSON.stringify(packument(upstream.url, path, 'MIT', 1.5 * MB)))
-    if (path === 'big-declared') return send(res, 200, big, 'application/json')
-    if (path === 'big-streamed') return stream(res, 'application/json', big)
+    // Just under 64 MB, the default UPSTREAM_MAX_BODY: the largest metadata answer allowed.
+    if (path === 'big-ok') return send(res, 200, bigPackument(), 'application/json')
+    if (path === 'big-declared') {
+      // Declared past the bound: refused on the header, before the body is read.
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(65 * MB) })
+      return void res.end()
+    }
+    if (path === 'big-streamed') return stream(res, 'application/json', Buffer.alloc(65 * MB, 0x20))
     if (path === 'art-big' || path.startsWith('evil-'))
       return send(res, 200, JSON.stringify(packument(upstream.url, path, 'MIT')), 'application/json')
     send(res, 404, '{}', 'application/json')
@@ -106,6 +159,37 @@ async function healthzWhile(work: Promise<unknown>): Promise<number[]> {
 // The median, not the max: 2 cores shared by many processes make single outliers; a frozen event
 // loop (7 s on e486deb) holds every probe taken while the work runs, the median included.
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
+const p90 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length * 0.9)]
+
+/** The server's own longest event-loop delay since the last scrape (prom-client resets it at each). */
+async function serverLoopMaxMs(): Promise<number> {
+  const scrape = async () =>
+    (
+      await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } })
+    ).text()
+  // Once more on a connection the server closed as it was reused (seen once under load).
+  const text = await scrape().catch(scrape)
+  const found = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)
+  if (!found) throw new Error('no nodejs_eventloop_lag_max_seconds in /metrics')
+  return Number(found[1]) * 1000
+}
+
+/**
+ * `work` with /healthz probed throughout; the probes' latencies and the server's longest loop
+ * delay over the work (see the file comment for how they are judged).
+ */
+async function loopWhile(work: () => Promise<unknown>): Promise<{ probes: number[]; serverMaxMs: number }> {
+  await serverLoopMaxMs()
+  const probes = await healthzWhile(work())
+  return { probes, serverMaxMs: await serverLoopMaxMs() }
+}
+
+/** Reads an answer's body as bytes, chunk by chunk (this process decodes nothing while probing). */
+async function bytesOf(response: Response): Promise<Buffer> {
+  const chunks: Uint8Array[] = []
+  for await (const chunk of response.body!) chunks.push(chunk)
+  return Buffer.concat(chunks)
+}
 
 /** `not(not(...(deprecated)))` with `levels` selectors in all. */
 function nested(levels: number): unknown {
@@ -127,7 +211,6 @@ beforeAll(async () => {
   server = await startServer({
     BOOTSTRAP_TOKEN: TOKEN,
     UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
-    UPSTREAM_MAX_BODY: '1MB',
     UPSTREAM_MAX_ARTIFACT: '2MB',
     ADVISORY_FEED_URL: osv.url,
     ADVISORY_REFRESH: '1s',
@@ -214,19 +297,62 @@ describe('selector depth', () => {
   })
 })
 
-describe('upstream answer size (UPSTREAM_MAX_BODY=1MB, UPSTREAM_MAX_ARTIFACT=2MB)', () => {
-  it('serves a packument just under the bound', async () => {
-    const response = await registry('big-ok')
-    expect(response.status).toBe(200)
-    expect((await response.json()).name).toBe('big-ok')
-  })
+describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM_MAX_ARTIFACT=2MB)', () => {
+  const bigRegistry = (accept?: string) =>
+    fetch(`${server.url}/registry/${NS}/npm-big/big-ok`, {
+      headers: { authorization: `Bearer ${TOKEN}`, ...(accept ? { accept } : {}) },
+    })
+
+  beforeAll(async () => {
+    // A versions rule, so the whole packument pass runs: 60,000 decisions, 6,000 versions hidden.
+    const created = await api('PUT', `/v1/${NS}/config/npm-big`, {
+      ecosystem: 'npm',
+      upstreams: [{ id: 'up', endpoint: upstream.url, cached: true }],
+      rules: [{ id: 'no-deprecated', executionPhase: 'versions', selector: { function: { name: 'deprecated' } } }],
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    bigPackument()
+  }, 120_000)
+
+  it('answers /healthz within 50 ms while a packument just under 64 MB is fetched, parsed, cached, filtered and served, full and abbreviated', async () => {
+    const bodies: Buffer[] = []
+    const statuses: number[] = []
+    const { probes, serverMaxMs } = await loopWhile(async () => {
+      // Cold: upstream read, parse, cache write, render and serialise; then the abbreviated form
+      // rendered from the cached document.
+      for (const accept of [undefined, 'application/vnd.npm.install-v1+json']) {
+        const response = await bigRegistry(accept)
+        statuses.push(response.status)
+        bodies.push(await bytesOf(response))
+      }
+    })
+    expect(statuses).toEqual([200, 200])
+    expect(probes.length).toBeGreaterThan(5)
+    expect(serverMaxMs, `server loop max ${serverMaxMs} ms; probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(
+      50,
+    )
+    expect(p90(probes), `probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(50)
+    const full = JSON.parse(bodies[0].toString()) as {
+      'dist-tags': Record<string, string>
+      versions: Record<string, { dist: { tarball: string } }>
+      policyRestrictions: { versions: Record<string, unknown> }
+    }
+    expect(bodies[0].length).toBeGreaterThan(60 * MB)
+    expect(Object.keys(full.versions)).toHaveLength(BIG_VERSIONS * 0.9)
+    expect(Object.keys(full.policyRestrictions.versions)).toHaveLength(BIG_VERSIONS / 10)
+    expect(full['dist-tags'].latest).toBe(`1.0.${BIG_VERSIONS - 11}`)
+    expect(full.versions['1.0.1'].dist.tarball).toBe(`${server.url}/registry/${NS}/npm-big/big-ok/-/big-ok-1.0.1.tgz`)
+    const abbreviated = JSON.parse(bodies[1].toString()) as { versions: Record<string, { description?: string }> }
+    expect(Object.keys(abbreviated.versions)).toHaveLength(BIG_VERSIONS * 0.9)
+    expect(abbreviated.versions['1.0.1'].description).toBeUndefined()
+  }, 300_000)
 
   it('refuses a larger packument with 502 naming UPSTREAM_MAX_BODY, declared or streamed, and caches nothing', async () => {
     for (const name of ['big-declared', 'big-streamed']) {
       for (let attempt = 1; attempt <= 2; attempt++) {
         const response = await registry(name)
         expect(response.status).toBe(502)
-        expect((await response.json()).error).toMatch(/larger than UPSTREAM_MAX_BODY \(1048576 bytes\)/)
+        expect((await response.json()).error).toMatch(/larger than UPSTREAM_MAX_BODY \(67108864 bytes\)/)
       }
       // The upstream is `cached`: a second request asks again, as nothing was kept.
       expect(calls.get(name)).toBe(2)
@@ -237,17 +363,6 @@ describe('upstream answer size (UPSTREAM_MAX_BODY=1MB, UPSTREAM_MAX_ARTIFACT=2MB
     const response = await registry('art-big/-/art-big-1.0.0.tgz')
     expect(response.status, await response.clone().text()).toBe(502)
     expect((await response.json()).error).toMatch(/UPSTREAM_MAX_ARTIFACT \(2097152 bytes\)/)
-  })
-
-  it('answers /healthz within 50 ms while packuments at the bound are read', async () => {
-    // One after another: each is one request's worth of parsing and rendering 1 MB.
-    const work = (async () => {
-      const statuses: number[] = []
-      for (let i = 0; i < 4; i++) statuses.push((await registry('big-ok')).status)
-      return statuses
-    })()
-    expect(median(await healthzWhile(work))).toBeLessThan(50)
-    expect(await work).toEqual([200, 200, 200, 200])
   })
 })
 

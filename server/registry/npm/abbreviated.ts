@@ -1,5 +1,7 @@
 import { INSTALL_SCRIPTS } from '../../firewall/rules/selectors'
 import type { Manifest, Packument } from './types'
+import { TimeSlice } from '../../common/time-slice'
+import { eachOwn, setOwn } from '../../common/own'
 
 /**
  * Version fields of npm's abbreviated metadata (`application/vnd.npm.install-v1+json`), per the
@@ -53,16 +55,24 @@ function abbreviateVersion(manifest: Manifest): Record<string, unknown> {
  * The abbreviated ("corgi") document npm requests with `Accept: application/vnd.npm.install-v1+json`:
  * `name`, `modified`, `dist-tags`, `versions` with install-relevant fields only. The firewall's
  * `policyRestrictions` is kept so that hidden versions stay explainable.
- * @example toAbbreviated(packument).versions['1.0.0'].dist.tarball
+ * Version by version, taking turns with the rest of the process (`slice`).
+ * @example (await toAbbreviated(packument)).versions['1.0.0'].dist.tarball
  */
-export function toAbbreviated(packument: Packument): Record<string, unknown> & {
-  name: string
-  'dist-tags': Record<string, string>
-  versions: Record<string, Record<string, unknown>>
-} {
-  // Defined, not assigned: a version key `__proto__` must stay a key.
-  const versions: Record<string, Record<string, unknown>> = Object.fromEntries(
-    Object.entries(packument.versions ?? {}).map(([version, manifest]) => [version, abbreviateVersion(manifest)]),
+export async function toAbbreviated(
+  packument: Packument,
+  slice = new TimeSlice(),
+): Promise<
+  Record<string, unknown> & {
+    name: string
+    'dist-tags': Record<string, string>
+    versions: Record<string, Record<string, unknown>>
+  }
+> {
+  const versions: Record<string, Record<string, unknown>> = {}
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => setOwn(versions, version, abbreviateVersion(manifest)),
+    slice,
   )
   const modified = packument.time?.modified
   return {

@@ -4,6 +4,7 @@ import type { AdvisoryLookup } from '../../advisories/lookup'
 import type { Advisory, AffectedPackage } from '../../advisories/types'
 import type { ProxyRequest } from '../proxy-request'
 import { parseFactObject, RETRY_STATUSES } from '../fact-fetch'
+import { upstreamText } from '../upstream/body-text'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -99,14 +100,14 @@ async function readBulkAnswer(
 ): Promise<Record<string, unknown>> {
   let text: string
   try {
-    text = await response.text()
+    text = await upstreamText(response)
   } catch (error) {
     if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body: as if the upstream were unreachable.
     throw new UpstreamUnavailable(upstream, (error as Error).message || 'body not received')
   }
   try {
-    return parseFactObject(text, BULK_WHAT, upstream)
+    return await parseFactObject(text, BULK_WHAT, upstream)
   } catch (error) {
     failures.push(new UpstreamUnavailable(upstream, 'answer not a JSON object'))
     throw error

@@ -1,6 +1,7 @@
-import semver from 'semver'
-import { recordOf } from '../../common/own'
+import { eachOwn, setOwn } from '../../common/own'
+import { TimeSlice } from '../../common/time-slice'
 import { tarballFileName } from './tarball-path'
+import { TagRepair } from './tag-repair'
 import type { Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
 
 export type { Dist, Manifest, Packument, PolicyRestriction, VersionDecision } from './types'
@@ -9,58 +10,61 @@ export { parseTarballPath, tarballFileName, type TarballPath } from './tarball-p
 export { toAbbreviated } from './abbreviated'
 
 /**
- * Where a dist-tag should point once `removed` is gone: the highest remaining version at or
- * below it (for `latest`, the highest such non-prerelease, since npm installs `latest` by
- * default); `undefined` drops the tag.
- */
-function repairTag(tag: string, removed: string, remaining: string[]): string | undefined {
-  const ceiling = semver.valid(removed)
-  if (ceiling === null) return undefined
-  const candidates = remaining.filter(
-    (v) => semver.valid(v) !== null && semver.lte(v, ceiling) && (tag !== 'latest' || semver.prerelease(v) === null),
-  )
-  return candidates.sort(semver.rcompare)[0]
-}
-
-/**
  * Removes every version whose decision is `blocked` from `versions` and `time`, repairs
  * `dist-tags`, and lists what was removed under `policyRestrictions`. Returns a new object.
- * @example filterPackument(doc, (v, m) => evaluate(chain, ['versions'], factsFromManifest(doc.name, v, m, doc), ctx))
+ * Version by version, taking turns with the rest of the process (`slice`): an upstream decides
+ * how many versions there are.
+ * @example await filterPackument(doc, (v, m) => evaluate(chain, ['versions'], factsFromManifest(doc.name, v, m, doc), ctx))
  */
-export function filterPackument(
+export async function filterPackument(
   packument: Packument,
   decideVersion: (version: string, manifest: Manifest) => VersionDecision,
-): Packument {
-  // Maps, not object literals: versions and tags are upstream strings (`__proto__` would be lost
-  // from an object literal, and `constructor` found on every one).
-  const versions = new Map<string, Manifest>()
+  slice = new TimeSlice(),
+): Promise<Packument> {
+  // Built with setOwn, never by assignment: versions and tags are upstream strings (`__proto__`
+  // would be lost). A Map where a key is looked up (`constructor` would be found on every object).
+  const versions: Record<string, Manifest> = {}
+  const kept: string[] = []
   const restrictions = new Map<string, PolicyRestriction>()
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    const decision = decideVersion(version, manifest)
-    if (decision.outcome === 'blocked') {
-      restrictions.set(version, { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message })
-    } else {
-      versions.set(version, manifest)
-    }
-  }
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => {
+      const decision = decideVersion(version, manifest)
+      if (decision.outcome === 'blocked') {
+        restrictions.set(version, { ...(decision.rule ? { rule: decision.rule.id } : {}), reason: decision.message })
+      } else {
+        setOwn(versions, version, manifest)
+        kept.push(version)
+      }
+    },
+    slice,
+  )
   if (restrictions.size === 0) return packument
 
-  const remaining = [...versions.keys()]
-  const distTags = new Map<string, string>()
+  let repair: TagRepair | undefined
+  const distTags: Record<string, string> = {}
   for (const [tag, target] of Object.entries(packument['dist-tags'] ?? {})) {
     // A tag that already pointed nowhere is left alone: the upstream's problem, not ours.
-    const repaired = restrictions.has(target) ? repairTag(tag, target, remaining) : target
-    if (repaired !== undefined) distTags.set(tag, repaired)
+    if (restrictions.has(target)) repair ??= await TagRepair.of(kept, slice)
+    const repaired = restrictions.has(target) ? repair!.target(tag, target) : target
+    if (repaired !== undefined) setOwn(distTags, tag, repaired)
+    await slice.step()
   }
 
-  const result: Packument = { ...packument, 'dist-tags': recordOf(distTags), versions: recordOf(versions) }
+  const result: Packument = { ...packument, 'dist-tags': distTags, versions }
   if (packument.time) {
     // `created`, `modified` and any other non-version keys stay.
-    result.time = Object.fromEntries(Object.entries(packument.time).filter(([key]) => !restrictions.has(key)))
+    const time: Record<string, string> = {}
+    await eachOwn(packument.time, (key, value) => restrictions.has(key) || setOwn(time, key, value), slice)
+    result.time = time
   }
-  result.policyRestrictions = {
-    versions: recordOf(new Map([...Object.entries(packument.policyRestrictions?.versions ?? {}), ...restrictions])),
+  const restricted: Record<string, PolicyRestriction> = {}
+  await eachOwn(packument.policyRestrictions?.versions, (key, value) => setOwn(restricted, key, value), slice)
+  for (const [version, why] of restrictions) {
+    setOwn(restricted, version, why)
+    await slice.step()
   }
+  result.policyRestrictions = { versions: restricted }
   return result
 }
 
@@ -77,21 +81,27 @@ interface RewrittenPackument {
  * name is derived from name and version rather than copied from the upstream URL, because some
  * registries serve tarballs under opaque paths and `parseTarballPath` must recover the version.
  * `integrity` and `shasum` are untouched.
- * @example rewriteTarballUrls(doc, 'https://fw.example/registry/acme/main/').tarballs.get('pkg-1.0.0.tgz')
+ * @example (await rewriteTarballUrls(doc, 'https://fw.example/registry/acme/main/')).tarballs.get('pkg-1.0.0.tgz')
  */
-export function rewriteTarballUrls(packument: Packument, proxyBaseUrl: string): RewrittenPackument {
+export async function rewriteTarballUrls(
+  packument: Packument,
+  proxyBaseUrl: string,
+  slice = new TimeSlice(),
+): Promise<RewrittenPackument> {
   const baseUrl = proxyBaseUrl.endsWith('/') ? proxyBaseUrl : `${proxyBaseUrl}/`
   const tarballs = new Map<string, string>()
-  const versions = new Map<string, Manifest>()
-  for (const [version, manifest] of Object.entries(packument.versions ?? {})) {
-    const original = manifest.dist?.tarball
-    if (typeof original !== 'string') {
-      versions.set(version, manifest)
-      continue
-    }
-    const file = tarballFileName(packument.name, version)
-    tarballs.set(file, original)
-    versions.set(version, { ...manifest, dist: { ...manifest.dist, tarball: `${baseUrl}${packument.name}/-/${file}` } })
-  }
-  return { packument: { ...packument, versions: recordOf(versions) }, tarballs }
+  const versions: Record<string, Manifest> = {}
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => {
+      const original = manifest.dist?.tarball
+      if (typeof original !== 'string') return setOwn(versions, version, manifest)
+      const file = tarballFileName(packument.name, version)
+      tarballs.set(file, original)
+      const tarball = `${baseUrl}${packument.name}/-/${file}`
+      setOwn(versions, version, { ...manifest, dist: { ...manifest.dist, tarball } })
+    },
+    slice,
+  )
+  return { packument: { ...packument, versions }, tarballs }
 }

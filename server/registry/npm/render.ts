@@ -1,5 +1,5 @@
 import { ruleNeedsAdvisories } from '../../advisories/needs-advisories'
-import { own, recordOf } from '../../common/own'
+import { eachOwn, own, setOwn } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import {
   factsFromManifest,
@@ -12,9 +12,16 @@ import {
 import { evaluationContext, firewallChain } from '../firewall-chain'
 import { resolvePackument, type Resolved } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
-import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument } from '../responses'
+import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument, type PreparedDocument } from '../responses'
+import { TimeSlice } from '../../common/time-slice'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
+
+/** Whether a record has an own key (without listing them all). */
+function hasOwnKeys(record: object): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return true
+  return false
+}
 
 /** Upstream bookkeeping that must not leak to clients (upstream URLs, internal revisions). */
 const PRIVATE_FIELDS = ['_attachments', '_distfiles', '_uplinks']
@@ -24,21 +31,36 @@ const PRIVATE_FIELDS = ['_attachments', '_distfiles', '_uplinks']
  * to its manifest and `message` is printed when a pinned install asks for one ("Could not
  * download x@2.0.0 due to policy violations: ..."). Each entry also keeps `rule` and `reason`.
  */
-function npmRestrictions(filtered: Packument, original: Packument, baseUrl: string): Packument {
+async function npmRestrictions(
+  filtered: Packument,
+  original: Packument,
+  baseUrl: string,
+  slice: TimeSlice,
+): Promise<Packument> {
   const restricted = filtered.policyRestrictions?.versions
-  if (!restricted || Object.keys(restricted).length === 0) return filtered
-  const hidden = new Map<string, Manifest>()
-  for (const version of Object.keys(restricted)) {
-    const manifest = own(original.versions, version)
-    if (manifest) hidden.set(version, manifest)
-  }
-  const rewritten = rewriteTarballUrls({ name: original.name, versions: recordOf(hidden) }, baseUrl).packument.versions
-  const versions = Object.fromEntries(
-    Object.entries(restricted).map(([version, why]) => [version, { ...own(rewritten, version), ...why }]),
+  if (!restricted || !hasOwnKeys(restricted)) return filtered
+  const hidden: Record<string, Manifest> = {}
+  await eachOwn(
+    restricted,
+    (version) => {
+      const manifest = own(original.versions, version)
+      if (manifest) setOwn(hidden, version, manifest)
+    },
+    slice,
   )
-  const message = Object.entries(restricted)
-    .map(([version, why]) => `${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
-    .join('\n')
+  const rewritten = (await rewriteTarballUrls({ name: original.name, versions: hidden }, baseUrl, slice)).packument
+    .versions
+  const versions: Record<string, unknown> = {}
+  const lines: string[] = []
+  await eachOwn(
+    restricted,
+    (version, why) => {
+      setOwn(versions, version, { ...own(rewritten, version), ...why })
+      lines.push(`${original.name}@${version}: ${why.reason}${why.rule ? ` (rule ${why.rule})` : ''}`)
+    },
+    slice,
+  )
+  const message = lines.join('\n')
   return { ...filtered, policyRestrictions: { message, versions } as unknown as Packument['policyRestrictions'] }
 }
 
@@ -57,16 +79,24 @@ async function renderPackument(request: ProxyRequest, resolved: Resolved): Promi
   return renderWith(request, resolved.packument, chain, ctx)
 }
 
-function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, ctx: Context): Packument {
+/**
+ * One cooperative pass (the versions of a packument are the upstream's to choose): every step
+ * shares one time slice, so the pass holds the event loop a slice at a time.
+ */
+async function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, ctx: Context): Promise<Packument> {
+  const slice = new TimeSlice()
   const hasVersionRules = chain.some((layer) => layer.firewall.rules.some((rule) => rule.executionPhase === 'versions'))
   const filtered = hasVersionRules
-    ? filterPackument(packument, (version, manifest) =>
-        evaluate(chain, ['versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
+    ? await filterPackument(
+        packument,
+        (version, manifest) =>
+          evaluate(chain, ['versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
+        slice,
       )
     : packument
-  const visible: Packument = { ...rewriteTarballUrls(filtered, request.baseUrl).packument }
+  const visible: Packument = { ...(await rewriteTarballUrls(filtered, request.baseUrl, slice)).packument }
   for (const field of PRIVATE_FIELDS) delete visible[field]
-  return npmRestrictions(visible, packument, request.baseUrl)
+  return npmRestrictions(visible, packument, request.baseUrl, slice)
 }
 
 /**
@@ -76,7 +106,7 @@ function renderWith(request: ProxyRequest, packument: Packument, chain: Chain, c
  * form, and time in 10 s steps (`minimumAge` and exception expiry move with the clock; downloads
  * are always decided exactly). Warm installs and ETag revalidations then cost one lookup.
  */
-const renderedDocuments = new WeakMap<Packument, Map<string, { text: string; etag: string }>>()
+const renderedDocuments = new WeakMap<Packument, Map<string, PreparedDocument>>()
 const advisoryIds = new WeakMap<object, number>()
 let nextAdvisoryId = 0
 const RENDER_STEP_MS = 10_000
@@ -113,8 +143,8 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
   if (!documents) renderedDocuments.set(resolved.packument, (documents = new Map()))
   let document = documents.get(key)
   if (!document) {
-    const packument = renderWith(request, resolved.packument, chain, ctx)
-    document = prepareJsonDocument(abbreviated ? toAbbreviated(packument) : packument)
+    const packument = await renderWith(request, resolved.packument, chain, ctx)
+    document = await prepareJsonDocument(abbreviated ? await toAbbreviated(packument) : packument)
     if (documents.size > 50) documents.clear()
     documents.set(key, document)
   }

@@ -4,6 +4,7 @@ import type { Packument } from './types'
 import { IntegrityMismatch, verifyIntegrity } from '../upstream/integrity'
 import { firstFound, type UpstreamScope } from '../upstream/selection'
 import { parseFactObject } from '../fact-fetch'
+import { readUpstreamBody, type UpstreamBody } from '../upstream/body-text'
 import {
   artifactAuthorization,
   callUpstream,
@@ -32,10 +33,12 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
     timeoutMs: scope.timeoutMs,
   })
   let packument: Packument | null = null
+  let body: UpstreamBody | undefined
   // Publish times and licenses come from here: an unreadable packument is a 502, not a 500.
-  if (response.ok)
-    packument = parseFactObject(await response.text(), `the packument of ${name}`, upstream.id) as unknown as Packument
-  else await response.arrayBuffer().catch(() => undefined)
+  if (response.ok) {
+    body = await readUpstreamBody(response)
+    packument = (await parseFactObject(body.text, `the packument of ${name}`, upstream.id)) as unknown as Packument
+  } else await response.arrayBuffer().catch(() => undefined)
   // 401/403 from an upstream mean "not available to us here": treated like 404, logged.
   if (!response.ok && response.status !== 404) {
     logger.warn('upstream refused packument', {
@@ -45,10 +48,12 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
     })
   }
   if (upstream.cached && (response.ok || response.status === 404)) {
-    await scope.cache.setPackument(cacheScope(scope, upstream), name, {
-      found: packument !== null,
-      packument: packument ?? undefined,
-    })
+    await scope.cache.setPackument(
+      cacheScope(scope, upstream),
+      name,
+      { found: packument !== null, packument: packument ?? undefined },
+      body?.chunks,
+    )
   }
   return packument
 }

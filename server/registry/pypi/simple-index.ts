@@ -5,6 +5,8 @@ import type { UpstreamScope } from '../upstream/selection'
 import { callUpstream } from '../upstream/client'
 import { pypiUrl } from './endpoint'
 import { parseFactObject } from '../fact-fetch'
+import { upstreamText } from '../upstream/body-text'
+import { TimeSlice } from '../../common/time-slice'
 
 /** One distribution file of a project, as an upstream index lists it. */
 export interface PyFile {
@@ -70,27 +72,28 @@ function parseHtmlPage(html: string, name: string, base: string): ProjectPage {
   return { name, files }
 }
 
-/** Reads a PEP 691 JSON project page. */
-function parseJsonPage(
+/** Reads a PEP 691 JSON project page, file by file in slices (an upstream decides how many there are). */
+async function parseJsonPage(
   doc: { name?: string; files?: Record<string, unknown>[] },
   name: string,
   base: string,
-): ProjectPage {
-  const files = (doc.files ?? []).flatMap((file): PyFile[] => {
-    if (typeof file.filename !== 'string' || typeof file.url !== 'string') return []
+): Promise<ProjectPage> {
+  const slice = new TimeSlice()
+  const files: PyFile[] = []
+  for (const file of Array.isArray(doc.files) ? doc.files : []) {
+    await slice.step()
+    if (!file || typeof file.filename !== 'string' || typeof file.url !== 'string') continue
     const { url, hashes } = withHash(file.url, base)
-    return [
-      {
-        filename: file.filename,
-        url,
-        hashes: { ...hashes, ...((file.hashes as Record<string, string>) ?? {}) },
-        ...(typeof file['requires-python'] === 'string' ? { requiresPython: file['requires-python'] } : {}),
-        ...(file.yanked ? { yanked: file.yanked as boolean | string } : {}),
-        ...(typeof file['upload-time'] === 'string' ? { uploadTime: file['upload-time'] } : {}),
-        ...(typeof file.size === 'number' ? { size: file.size } : {}),
-      },
-    ]
-  })
+    files.push({
+      filename: file.filename,
+      url,
+      hashes: { ...hashes, ...((file.hashes as Record<string, string>) ?? {}) },
+      ...(typeof file['requires-python'] === 'string' ? { requiresPython: file['requires-python'] } : {}),
+      ...(file.yanked ? { yanked: file.yanked as boolean | string } : {}),
+      ...(typeof file['upload-time'] === 'string' ? { uploadTime: file['upload-time'] } : {}),
+      ...(typeof file.size === 'number' ? { size: file.size } : {}),
+    })
+  }
   return { name: doc.name ?? name, files }
 }
 
@@ -136,13 +139,13 @@ export async function fetchProjectPage(
     const base = response.url || pypiUrl(upstream, `simple/${project}/`)
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
-      return parseJsonPage(
-        parseFactObject(await response.text(), `the project page of ${project}`, upstream.id),
+      return await parseJsonPage(
+        await parseFactObject(await upstreamText(response), `the project page of ${project}`, upstream.id),
         project,
         base,
       )
     }
-    return parseHtmlPage(await response.text(), project, base)
+    return parseHtmlPage(await upstreamText(response), project, base)
   })
 }
 
