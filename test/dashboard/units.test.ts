@@ -81,6 +81,7 @@ describe('machine diagrams', () => {
     expect(graph.edges.find((e) => e.source === 'active' && e.target === 'active')?.labels).toEqual([
       'EVENTS_BUFFERED',
       'ENABLED',
+      'SETTINGS_CHANGED',
     ])
     expect(
       graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels,
