@@ -268,8 +268,9 @@ function unitsWithin(value: unknown, budget: number, keyLists?: WeakMap<object, 
         if (item.length * 8 > left) return -1
         for (const element of item) stack.push(element)
       } else {
-        // One key listing; a large object's is kept for the writer, which lists it next.
-        const keys = Object.keys(item)
+        // One key listing; a large object's is kept for the writer, which lists it next, and
+        // for the next question about it (listing 60,000 keys takes about 9 ms).
+        const keys = keyLists?.get(item) ?? Object.keys(item)
         if (keys.length * 8 > left) {
           keyLists?.set(item, keys)
           return -1
@@ -298,11 +299,17 @@ export interface JsonPieces {
 /**
  * `JSON.stringify(value)` as pieces, taking turns with the rest of the process on a large value.
  * The pieces joined are exactly `JSON.stringify(value)` (a long string is cut between characters,
- * never inside a surrogate pair). `undefined` at the top is written as `null`.
+ * never inside a surrogate pair). `undefined` at the top is written as `null`. `keyLists` keeps the
+ * key lists of large objects (listing 60,000 keys takes about 9 ms): a caller walking the same
+ * value again may share it.
  * @example (await stringifyCooperatively(doc)).pieces.join('') === JSON.stringify(doc) // true
  */
-export async function stringifyCooperatively(value: unknown, slice = new TimeSlice()): Promise<JsonPieces> {
-  const writer = new Writer(slice)
+export async function stringifyCooperatively(
+  value: unknown,
+  slice = new TimeSlice(),
+  keyLists = new WeakMap<object, string[]>(),
+): Promise<JsonPieces> {
+  const writer = new Writer(slice, keyLists)
   if (isSmall(value, writer.keyLists)) {
     const text = JSON.stringify(value) ?? 'null'
     return { pieces: [text], bytes: Buffer.byteLength(text) }
@@ -312,12 +319,14 @@ export async function stringifyCooperatively(value: unknown, slice = new TimeSli
 }
 
 class Writer {
-  readonly keyLists = new WeakMap<object, string[]>()
   private readonly pieces: string[] = []
   private pending = ''
   private bytes = 0
 
-  constructor(private readonly slice: TimeSlice) {}
+  constructor(
+    private readonly slice: TimeSlice,
+    readonly keyLists: WeakMap<object, string[]>,
+  ) {}
 
   private push(text: string): void {
     this.pending += text
