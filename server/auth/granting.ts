@@ -1,5 +1,6 @@
 import type { Firewall, FirewallPermission } from '../firewall/schema'
 import { forbidden } from '../common/errors'
+import { TimeSlice } from '../common/time-slice'
 import { firewallPermissions } from './permissions'
 import type { Principal } from './principal'
 
@@ -24,11 +25,32 @@ function entryOf(map: PermissionMap, key: string): readonly FirewallPermission[]
  */
 export function grantsAdded(before: PermissionMap, after: PermissionMap): FirewallPermission[] {
   const added = new Set<FirewallPermission>()
-  for (const key of Object.keys(after)) {
-    const previous = new Set(entryOf(before, key))
-    for (const permission of entryOf(after, key)) if (!previous.has(permission)) added.add(permission)
+  for (const key of Object.keys(after)) addedFor(before, after, key, added)
+  return [...added]
+}
+
+/**
+ * `grantsAdded`, pausing every 1,000 principals: a body of up to 1 MiB holds 47,500 of them
+ * (CONTRACT.md 8; 35-190 ms in one go on a loaded 2-core machine).
+ */
+export async function grantsAddedInSlices(
+  before: PermissionMap,
+  after: PermissionMap,
+  slice = new TimeSlice(),
+): Promise<FirewallPermission[]> {
+  const added = new Set<FirewallPermission>()
+  const principals = Object.keys(after)
+  for (let index = 0; index < principals.length; index++) {
+    addedFor(before, after, principals[index], added)
+    if (index % 1000 === 999) await slice.step()
   }
   return [...added]
+}
+
+/** Adds to `added` what `after` grants `key` that `before` did not. */
+function addedFor(before: PermissionMap, after: PermissionMap, key: string, added: Set<FirewallPermission>): void {
+  const previous = entryOf(before, key)
+  for (const permission of entryOf(after, key)) if (!previous.includes(permission)) added.add(permission)
 }
 
 /** The first of `added` the principal does not hold on `firewall`, or undefined when it holds them all. */

@@ -11,9 +11,10 @@ import { actorOfCall, nowIso } from '../auth/call-context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
 import type { Actor, EventType } from '../events/schemas'
-import { isSameConfig, permissionsForChange, summarizeChange, touchesCredentials } from './diff'
+import { permissionsForChange, summarizeChange, touchesCredentials } from './diff'
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
-import { grantsAdded, requireMayGrant } from '../auth/granting'
+import { grantsAdded, grantsAddedInSlices, requireMayGrant } from '../auth/granting'
+import { TimeSlice } from '../common/time-slice'
 import { firewallValidationContext, validateFirewall } from './validation'
 import { FirewallInput, type Exception, type Firewall, type FirewallPermission, type Rule } from './schema'
 
@@ -90,24 +91,34 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
     id,
     actorOfCall(ctx),
     nowIso(ctx),
-    (current, watched) => {
+    // A whole configuration is up to 1 MiB of outside input: each check below may take tens of
+    // milliseconds on it, so they run in turns (CONTRACT.md 8), the same checks in the same order.
+    async (current, watched) => {
+      const slice = new TimeSlice()
       if (!current) throw notFound('firewall', id)
       const next = edit.apply(current, watched)
+      await slice.pause()
       const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
       for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
+      await slice.pause()
       // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
       // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
-      requireMayGrant(ctx.principal, current, grantsAdded(current.permissions, next.permissions))
+      requireMayGrant(ctx.principal, current, await grantsAddedInSlices(current.permissions, next.permissions, slice))
       edit.refuse?.(current, next)
+      await slice.pause()
       validateFirewall(next, { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) })
       checkVersion(current, edit.ifMatch)
-      if (isSameConfig(current, next)) {
+      await slice.pause()
+      // One comparison serves both: isSameConfig is this summary being 'no change'.
+      const change = summarizeChange(current, next)
+      if (change === 'no change') {
         return { next: current, summary: '', result: () => current, unchanged: true }
       }
+      await slice.pause()
       return {
         next,
-        summary: edit.summary?.(current, next) ?? summarizeChange(current, next),
+        summary: edit.summary?.(current, next) ?? change,
         also: (stored) => {
           const extra = edit.also?.(stored!, current, watched) ?? {}
           return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }

@@ -186,7 +186,7 @@ export type Upstream = z.infer<typeof Upstream>
  * A principal key (user id, service principal id, team id) or `everybody`. `__proto__` is refused:
  * no principal can have that id, and zod would otherwise drop the key without a word.
  */
-const Permissions = z.preprocess(
+export const Permissions = z.preprocess(
   (value, ctx) => {
     if (value !== null && typeof value === 'object' && Object.hasOwn(value, '__proto__')) {
       ctx.issues.push({

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http'
+import { parseJsonCooperatively } from '../common/cooperative-json'
 import { HttpProblem } from './problem'
 
 /** Past this much, an oversized body is no longer read; the connection is closed after the 413. */
@@ -26,7 +27,8 @@ async function drain(req: IncomingMessage): Promise<void> {
 /**
  * Reads a JSON request body with a size bound. Returns undefined when there is no body.
  * 415 for a non-JSON media type, 413 past `limit` (the rest is read and discarded, so the
- * client sees the answer instead of a reset), 400 for invalid UTF-8 or JSON.
+ * client sees the answer instead of a reset), 400 for invalid UTF-8 or JSON. A large body is
+ * parsed taking turns with the rest of the process (common/cooperative-json.ts).
  */
 export async function readJsonBody(req: IncomingMessage, limit: number): Promise<unknown> {
   if (!hasBody(req)) return undefined
@@ -62,7 +64,8 @@ export async function readJsonBody(req: IncomingMessage, limit: number): Promise
   }
   if (text.trim() === '') return undefined
   try {
-    return JSON.parse(text)
+    // A body of up to the limit (1 MiB) parses in slices: 47,000 keys took 45-65 ms in one go.
+    return await parseJsonCooperatively(text)
   } catch (error) {
     throw new HttpProblem(400, 'invalid_json', `the body is not valid JSON: ${(error as Error).message.slice(0, 200)}`)
   }

@@ -50,6 +50,12 @@ export interface Operation<P = any, Q = any, B = any> {
   /** Absent: the operation takes no body (an empty body or `{}` is accepted). */
   body?: z.ZodType<B>
   /**
+   * `body.safeParse` as it answers, taking turns with the rest of the process, for a schema whose
+   * bodies can be large (a firewall of up to 1 MiB: firewall/input-parse.ts). `body` still names
+   * the schema (OpenAPI).
+   */
+  parseBody?: (value: unknown) => Promise<{ success: true; data: B } | { success: false; error: z.ZodError }>
+  /**
    * An action whose body is optional (approve, deny): no body or an empty one stands for `{}`.
    * Otherwise a body is required and must be a JSON object (CONTRACT section 8, "bodies").
    */

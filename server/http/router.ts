@@ -15,7 +15,10 @@ import { authenticateCaller, enforceTokenRateLimit, openRequest } from './edge'
 import { auditRefusal } from './refusal-audit'
 
 function parseOr400<T>(schema: z.ZodType<T>, value: unknown, where: string): T {
-  const result = schema.safeParse(value)
+  return resultOr400(schema.safeParse(value), where)
+}
+
+function resultOr400<T>(result: { success: true; data: T } | { success: false; error: ZodError }, where: string): T {
   if (!result.success) {
     const errors = fieldErrors(result.error, where)
     throw new HttpProblem(400, 'validation_failed', errors.map((e) => `${e.path}: ${e.message}`).join('; '), errors)
@@ -84,7 +87,10 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       const rawBody = await readJsonBody(event.node.req, services.config.bodyLimit)
       let body: unknown
       // Only a JSON object reaches the schema: `null` or no body at all must not validate as "no fields".
-      if (operation.body) body = parseOr400(operation.body, objectBody(rawBody, operation.bodyOptional === true), '')
+      if (operation.parseBody)
+        body = resultOr400(await operation.parseBody(objectBody(rawBody, operation.bodyOptional === true)), '')
+      else if (operation.body)
+        body = parseOr400(operation.body, objectBody(rawBody, operation.bodyOptional === true), '')
       else emptyBody(rawBody)
       const reply = await operation.handler({ ctx, params, query, body, headers: event.node.req.headers, url })
       status = reply.status ?? operation.successStatus ?? 200

@@ -4,6 +4,7 @@ import { invalid } from '../common/errors'
 import { defineOperation } from '../http/operation'
 import { firewall, firewallWrite, member } from '../http/access'
 import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
+import { parseFirewallInput } from '../firewall/input-parse'
 import {
   MEMBER_LISTS,
   cloneFirewall,
@@ -68,6 +69,7 @@ export const firewallOperations = [
     params: FwParams,
     access: firewallWrite,
     body: FirewallInput,
+    parseBody: parseFirewallInput,
     response: Firewall,
     audit: audit('firewall.put'),
     handler: async ({ ctx, params, body, headers, url }) => {

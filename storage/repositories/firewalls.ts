@@ -159,23 +159,24 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * and returns the next one; the version is the previous one + 1 (continuing after a
    * deleted firewall of the same id), a history entry is appended and `also` writes go in
    * the same transaction. `watch` adds keys read and guarded by the same transaction
-   * (e.g. exception requests an approval changes); `change` sees their values.
+   * (e.g. exception requests an approval changes); `change` sees their values. `change` may be
+   * async (a large document is judged taking turns with the rest of the process).
    */
   mutate<R>(
     ns: string,
     id: string,
     actor: A,
     now: string,
-    change: (current: F | null, watched: Map<string, unknown>) => FirewallChange<F, R>,
+    change: (current: F | null, watched: Map<string, unknown>) => FirewallChange<F, R> | Promise<FirewallChange<F, R>>,
     watch: string[] = [],
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    return this.backend.keyValue.transact([docKey, indexKey, ...watch], (values) => {
+    return this.backend.keyValue.transact([docKey, indexKey, ...watch], async (values) => {
       const raw = values.get(docKey) as F | null
       const current = raw && this.open(ns, id, raw)
       const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
-      const { next, summary, also, result, unchanged } = change(current, values)
+      const { next, summary, also, result, unchanged } = await change(current, values)
       if (unchanged) return { writes: {}, result: result(current) }
       // Own entries only: a firewall named `constructor` must not read Object's member.
       const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0

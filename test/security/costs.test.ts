@@ -412,6 +412,39 @@ function fileOfKey(dataDir: string, key: string): string {
   return found
 }
 
+/** The server's longest loop block allowed while a 1 MiB firewall is written (see its test). */
+const FIREWALL_LOOP_CEILING_MS = 400
+
+describe('the largest API body (the 1 MiB body limit): a firewall of 47,500 principals', () => {
+  /** A firewall body just under 1 MiB: 47,500 principals each granted `fw:read`. */
+  const body = (tag: string) => ({
+    ecosystem: 'npm',
+    permissions: Object.fromEntries(Array.from({ length: 47_500 }, (_, i) => [`u${tag}${i}`, ['fw:read']])),
+  })
+
+  it('creates and replaces it with /healthz probes within 50 ms (p90) and the server loop under its ceiling', async () => {
+    const bodies = [body('a'), body('b')]
+    for (const sent of bodies) expect(Buffer.byteLength(JSON.stringify(sent))).toBeGreaterThan(MB - 16 * 1024)
+    const statuses: number[] = []
+    const { probes, serverMaxMs } = await loopWhile(async () => {
+      for (const sent of bodies) statuses.push((await api('PUT', `/v1/${NS}/config/big-fw`, sent)).status)
+    })
+    expect(statuses).toEqual([201, 200])
+    // CONTRACT section 8 asks 50 ms. Not met yet for a body this large: the body's parse and its
+    // validation take turns (http/body.ts, firewall/input-parse.ts), but the write's checks
+    // (granting, the diff) and the storage of the document still run in one go; docs/security.md
+    // gives the figures. The ceiling catches a return of the whole-body blocks.
+    expect(serverMaxMs, `server loop max ${serverMaxMs} ms; probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(
+      FIREWALL_LOOP_CEILING_MS,
+    )
+    expect(p90(probes), `probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(50)
+    const stored = await api('GET', `/v1/${NS}/config/big-fw`)
+    expect(Object.keys(stored.body.permissions)).toHaveLength(47_500)
+    expect(stored.body.permissions.ub47499).toEqual(['fw:read'])
+    expect((await api('DELETE', `/v1/${NS}/config/big-fw`)).status).toBe(204)
+  }, 120_000)
+})
+
 describe('selector depth on stored data (a version saved before the bound existed)', () => {
   let legacy: RunningServer
   let owner: Api

@@ -23,52 +23,51 @@ const testSend = (n: number): NamespaceEvent => ({
 })
 
 describe('takeBatch', () => {
-  it('takes at most 100 events, oldest first', () => {
-    const batch = takeBatch(Array.from({ length: 250 }, (_, i) => event(i)))
+  it('takes at most 100 events, oldest first', async () => {
+    const batch = await takeBatch(Array.from({ length: 250 }, (_, i) => event(i)))
     expect(batch).toHaveLength(100)
     expect(batch[0].id).toBe('evt-0')
     expect(batch[99].id).toBe('evt-99')
   })
 
-  it('stops before the envelope would pass the byte cap', () => {
+  it('stops before the envelope would pass the byte cap', async () => {
     const events = Array.from({ length: 10 }, (_, i) => event(i, 100_000))
-    const batch = takeBatch(events)
+    const batch = await takeBatch(events)
     expect(batch.length).toBe(5)
-    expect(Buffer.byteLength(envelope(batch).body)).toBeLessThanOrEqual(512 * 1024)
-    expect(
-      Buffer.byteLength(envelope(takeBatch(events, { maxEvents: 100, maxBytes: 10 ** 9 }).slice(0, 6)).body),
-    ).toBeGreaterThan(512 * 1024)
+    expect(Buffer.byteLength((await envelope(batch)).body)).toBeLessThanOrEqual(512 * 1024)
+    const unbounded = await takeBatch(events, { maxEvents: 100, maxBytes: 10 ** 9 })
+    expect(Buffer.byteLength((await envelope(unbounded.slice(0, 6))).body)).toBeGreaterThan(512 * 1024)
   })
 
-  it('fills to exactly the cap when it fits', () => {
+  it('fills to exactly the cap when it fits', async () => {
     const events = [event(1), event(2)]
-    const exact = Buffer.byteLength(envelope(events).body)
-    expect(takeBatch(events, { maxEvents: 100, maxBytes: exact })).toHaveLength(2)
-    expect(takeBatch(events, { maxEvents: 100, maxBytes: exact - 1 })).toHaveLength(1)
+    const exact = Buffer.byteLength((await envelope(events)).body)
+    expect(await takeBatch(events, { maxEvents: 100, maxBytes: exact })).toHaveLength(2)
+    expect(await takeBatch(events, { maxEvents: 100, maxBytes: exact - 1 })).toHaveLength(1)
   })
 
-  it('takes one oversized event alone rather than blocking', () => {
-    const batch = takeBatch([event(1, 600_000), event(2)])
+  it('takes one oversized event alone rather than blocking', async () => {
+    const batch = await takeBatch([event(1, 600_000), event(2)])
     expect(batch.map((e) => e.id)).toEqual(['evt-1'])
   })
 
-  it('delivers a test send alone: the batch ends before it, or is just it', () => {
+  it('delivers a test send alone: the batch ends before it, or is just it', async () => {
     const buffer = [event(1), event(2), testSend(3), event(4), testSend(5), testSend(6)]
-    expect(takeBatch(buffer).map((e) => e.id)).toEqual(['evt-1', 'evt-2'])
-    expect(takeBatch(buffer.slice(2)).map((e) => e.id)).toEqual(['evt-3'])
-    expect(takeBatch(buffer.slice(3)).map((e) => e.id)).toEqual(['evt-4'])
-    expect(takeBatch(buffer.slice(4)).map((e) => e.id)).toEqual(['evt-5'])
-    expect(takeBatch(buffer.slice(5)).map((e) => e.id)).toEqual(['evt-6'])
+    expect((await takeBatch(buffer)).map((e) => e.id)).toEqual(['evt-1', 'evt-2'])
+    expect((await takeBatch(buffer.slice(2))).map((e) => e.id)).toEqual(['evt-3'])
+    expect((await takeBatch(buffer.slice(3))).map((e) => e.id)).toEqual(['evt-4'])
+    expect((await takeBatch(buffer.slice(4))).map((e) => e.id)).toEqual(['evt-5'])
+    expect((await takeBatch(buffer.slice(5))).map((e) => e.id)).toEqual(['evt-6'])
   })
 
-  it('returns nothing from an empty buffer', () => {
-    expect(takeBatch([])).toEqual([])
+  it('returns nothing from an empty buffer', async () => {
+    expect(await takeBatch([])).toEqual([])
   })
 })
 
 describe('envelope', () => {
-  it('wraps events in version 1 and serialises once', () => {
-    const result = envelope([event(1)])
+  it('wraps events in version 1 and serialises once', async () => {
+    const result = await envelope([event(1)])
     expect(result.envelope).toEqual({ version: 1, events: [event(1)] })
     expect(result.body).toBe(JSON.stringify({ version: 1, events: [event(1)] }))
     expect(JSON.parse(result.body)).toEqual(result.envelope)

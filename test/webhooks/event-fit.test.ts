@@ -38,10 +38,10 @@ const ping = (bytes = 10) =>
   event('audit.test.ping', { action: 'test.ping', outcome: 'success', statusCode: 200, requestId: 'x'.repeat(bytes) })
 
 describe('an event past the delivery limit', () => {
-  it('goes out cut, flagged payloadTruncated, within 512 KB and valid against the served schema', () => {
+  it('goes out cut, flagged payloadTruncated, within 512 KB and valid against the served schema', async () => {
     const big = configEvent(805)
     expect(Buffer.byteLength(JSON.stringify(big))).toBeGreaterThan(800 * 1024)
-    const { body } = envelope([big])
+    const { body } = await envelope([big])
     expect(Buffer.byteLength(body)).toBeLessThanOrEqual(LIMIT)
     // Cut close to the limit, not to nothing.
     expect(Buffer.byteLength(body)).toBeGreaterThan(LIMIT - 4 * 1024)
@@ -61,13 +61,13 @@ describe('an event past the delivery limit', () => {
     expect(Buffer.byteLength(JSON.stringify(big))).toBeGreaterThan(800 * 1024)
   })
 
-  it('leaves an event that fits untouched, without the flag', () => {
+  it('leaves an event that fits untouched, without the flag', async () => {
     const small = ping()
-    expect(fitEvent(small, MAX_EVENT_BYTES).event).toBe(small)
-    expect(envelope([small]).body).toBe(JSON.stringify({ version: 1, events: [small] }))
+    expect((await fitEvent(small, MAX_EVENT_BYTES)).event).toBe(small)
+    expect((await envelope([small])).body).toBe(JSON.stringify({ version: 1, events: [small] }))
   })
 
-  it('cuts strings, arrays and records of any shape within the bound, characters never split', () => {
+  it('cuts strings, arrays and records of any shape within the bound, characters never split', async () => {
     const shapes: Record<string, unknown>[] = [
       { message: 'é'.repeat(600_000) },
       { message: '😀'.repeat(300_000) },
@@ -77,7 +77,7 @@ describe('an event past the delivery limit', () => {
       { deep: { a: { b: { c: ['x'.repeat(700_000)] } } }, keep: 1, flag: true, nothing: null },
     ]
     for (const data of shapes) {
-      const { event: cut, json } = fitEvent(event('audit.test.big', data), 64 * 1024)
+      const { event: cut, json } = await fitEvent(event('audit.test.big', data), 64 * 1024)
       expect(Buffer.byteLength(json)).toBeLessThanOrEqual(64 * 1024)
       expect(json).toBe(JSON.stringify(cut))
       expect(cut.payloadTruncated).toBe(true)
@@ -87,27 +87,27 @@ describe('an event past the delivery limit', () => {
 })
 
 describe('the cut of an oversized event', () => {
-  it('is made once: later bodies of the same event (another attempt, a record read) reuse it', () => {
+  it('is made once: later bodies of the same event (another attempt, a record read) reuse it', async () => {
     const big = configEvent(805)
-    const first = envelope([big])
+    const first = await envelope([big])
     // The same event as read again from the log: another object, the same content.
-    const again = envelope([structuredClone(big)])
+    const again = await envelope([structuredClone(big)])
     expect(again.envelope.events[0]).toBe(first.envelope.events[0])
     expect(again.body).toBe(first.body)
     // Another event under the same id is never served that cut.
     const other = { ...big, data: { ...big.data, firewall: 'other' } }
-    expect(JSON.parse(envelope([other]).body).events[0].data.firewall).toBe('other')
+    expect(JSON.parse((await envelope([other])).body).events[0].data.firewall).toBe('other')
   })
 })
 
 describe('batching against 512 KB', () => {
-  it('never builds a body over 512 KB, an oversized event included, and keeps every event in order', () => {
+  it('never builds a body over 512 KB, an oversized event included, and keeps every event in order', async () => {
     const events = [ping(), ping(300 * 1024), configEvent(805), ping(), ping(260 * 1024), ping(260 * 1024), ping()]
     const bodies: string[] = []
     let rest = events
     while (rest.length > 0) {
-      const batch = takeBatch(rest)
-      bodies.push(envelope(batch).body)
+      const batch = await takeBatch(rest)
+      bodies.push((await envelope(batch)).body)
       rest = rest.slice(batch.length)
     }
     for (const body of bodies) {

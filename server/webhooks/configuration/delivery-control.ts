@@ -220,7 +220,9 @@ async function queue(
     throw conflict('redelivery_queue_full', `at most ${REDELIVERIES_KEPT} redeliveries may wait; ${outcome.waiting} do`)
   await Promise.all(planned.map((p) => webhookRecords.saveDelivery(ctx.ns, id, p.record.id, () => p.record)))
   await signalChange(ctx, 'changed', id)
-  return planned.map((p) => recordView(p.record, p.events))
+  const views: DeliveryRecord[] = []
+  for (const p of planned) views.push(await recordView(p.record, p.events))
+  return views
 }
 
 /**

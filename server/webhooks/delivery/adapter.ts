@@ -194,7 +194,7 @@ async function prepare(
       },
     }
   }
-  const { body } = envelope(inFlight.events)
+  const { body } = await envelope(inFlight.events)
   const timestamp = Math.floor(startedAt / 1000)
   const headers = {
     // Custom headers first: validation refuses webhook-* names, and the sender's own win regardless.

@@ -40,11 +40,11 @@ interface AttemptFacts {
  * The API's record: the stored fields and the payload, the envelope of the source's events cut
  * to 64 KB. Events the log no longer holds (past `LOG_RETENTION`) leave an empty, truncated payload.
  */
-export function recordView(stored: AnyStoredRecord, events: NamespaceEvent[] | null): DeliveryRecord {
+export async function recordView(stored: AnyStoredRecord, events: NamespaceEvent[] | null): Promise<DeliveryRecord> {
   if (!('source' in stored)) return stored
   const { source, ...fields } = stored
   if (!events || events.length !== source.eventIds.length) return { ...fields, payload: '', payloadTruncated: true }
-  const payload = truncateUtf8(envelope(events).body, PAYLOAD_LIMIT)
+  const payload = truncateUtf8((await envelope(events)).body, PAYLOAD_LIMIT)
   return { ...fields, payload: payload.text, payloadTruncated: payload.truncated }
 }
 

@@ -279,7 +279,7 @@ export class WebhookFeed {
         boundary === undefined
           ? this.pending.slice(0, 100)
           : this.pending.slice(0, 100).filter((entry) => compareCursors(entry.cursor, boundary) <= 0)
-      const events = selectBatch(head.map((entry) => entry.value))
+      const events = await selectBatch(head.map((entry) => entry.value))
       if (events.length === 0) {
         if (this.unannounced) await this.commit(this.cursor.current)
         return null

@@ -1,3 +1,5 @@
+import { stringifyCooperatively } from '../../common/cooperative-json'
+import { TimeSlice } from '../../common/time-slice'
 import type { NamespaceEvent } from '../../events/schemas'
 
 /**
@@ -11,7 +13,10 @@ import type { NamespaceEvent } from '../../events/schemas'
  * The event's data comes from outside (an API body of up to 1 MiB), so the cut costs about one
  * to two plain `JSON.stringify` of it (CONTRACT.md 8, bench/event-fit.bench.ts): one walk that measures
  * each part only as far as the room it may take, each object measured once (a WeakMap), an array
- * scanned no further than its room, and the result written with `JSON.stringify` once.
+ * scanned no further than its room, and the result written once. All of it takes turns with the
+ * rest of the process (a `TimeSlice`, common/time-slice.ts): a 1.4 MB event of 60,000 keys held
+ * the loop for 150 ms in one task, so the event and the cut are written with
+ * `stringifyCooperatively` and the walk pauses between the members of large objects and arrays.
  */
 
 /** An event as delivered: as stored, or cut to fit with the flag set. */
@@ -26,46 +31,54 @@ export interface FittedEvent {
 /** Values this small are never cut (enum values, ids, numbers): a cut one could break its schema. */
 const SMALL = 256
 
+/** A value measured no further than this many bytes is walked in one go (well under a millisecond). */
+const SYNC_CAP = 16 * 1024
+
 /**
  * The event as it fits in `maxBytes` of JSON, and that JSON. An event that fits is returned as
  * is (the same object); a larger one is a copy with `data` cut and `payloadTruncated: true`.
- * @example Buffer.byteLength(fitEvent(event, 512 * 1024 - 25).json) <= 512 * 1024 - 25 // true
+ * @example Buffer.byteLength((await fitEvent(event, 512 * 1024 - 25)).json) <= 512 * 1024 - 25 // true
  */
-export function fitEvent(event: NamespaceEvent, maxBytes: number): FittedEvent {
-  const json = JSON.stringify(event)
-  return fitsIn(json, maxBytes) ? { event, json } : cutEvent(event, json, maxBytes)
+export async function fitEvent(event: NamespaceEvent, maxBytes: number, slice = new TimeSlice()): Promise<FittedEvent> {
+  const keyLists: KeyLists = new WeakMap()
+  const whole = await stringifyCooperatively(event, slice, keyLists)
+  return whole.bytes <= maxBytes
+    ? { event, json: whole.pieces.join('') }
+    : cutEvent(event, whole.pieces, maxBytes, slice, keyLists)
 }
 
-/**
- * Whether `json` is at most `maxBytes` of UTF-8. A UTF-16 unit is at least one byte, so a string
- * longer than that is over without counting (counting a 1 MiB string costs more than hashing it).
- */
-export const fitsIn = (json: string, maxBytes: number): boolean =>
-  json.length <= maxBytes && Buffer.byteLength(json) <= maxBytes
+/** The key lists of large objects, shared by the walks over one event (one listing each). */
+export type KeyLists = WeakMap<object, string[]>
 
 /**
- * `event`, whose JSON (`json`, made already to learn it is past `maxBytes`) does not fit, with
- * its data cut to fit and the flag set.
- * @example cutEvent(hugeEvent, JSON.stringify(hugeEvent), 1024).event.payloadTruncated // true
+ * `event`, whose JSON (`pieces`, written already to learn it is past `maxBytes`) does not fit,
+ * with its data cut to fit and the flag set. `keyLists`: those the writing of `pieces` made.
+ * @example (await cutEvent(hugeEvent, [JSON.stringify(hugeEvent)], 1024)).event.payloadTruncated // true
  */
-export function cutEvent(event: NamespaceEvent, json: string, maxBytes: number): FittedEvent {
+export async function cutEvent(
+  event: NamespaceEvent,
+  pieces: readonly string[],
+  maxBytes: number,
+  slice = new TimeSlice(),
+  keyLists: KeyLists = new WeakMap(),
+): Promise<FittedEvent> {
   const shell: DeliveredEvent = { ...event, data: {}, payloadTruncated: true }
   const shellJson = JSON.stringify(shell)
   // The shell holds `{}` where the data goes: the data may take those 2 bytes and the rest.
   const budget = maxBytes - Buffer.byteLength(shellJson) + 2
   let data: unknown = null
   try {
-    data = new Cutter(allPlain(json)).cut(event.data, budget)?.value
+    data = (await new Cutter(await allPlain(pieces, slice), slice, keyLists).cut(event.data, budget))?.value
   } catch (error) {
-    // Nesting deeper than the stack (JSON.stringify of the event got through): the data goes empty.
+    // Nesting deeper than the stack (the event's JSON got written): the data goes empty.
     if (!(error instanceof RangeError)) throw error
   }
   if (!isPlainObject(data)) return { event: shell, json: shellJson }
   const cut: DeliveredEvent = { ...shell, data }
-  const cutJson = JSON.stringify(cut)
+  const written = await stringifyCooperatively(cut, slice, keyLists)
   // The sizes are counted exactly; a value they misjudge (a `toJSON` that answers differently
   // each time) must still never make a body too large.
-  return fitsIn(cutJson, maxBytes) ? { event: cut, json: cutJson } : { event: shell, json: shellJson }
+  return written.bytes <= maxBytes ? { event: cut, json: written.pieces.join('') } : { event: shell, json: shellJson }
 }
 
 const isPlainObject = (value: unknown): value is Record<string, unknown> =>
@@ -100,16 +113,21 @@ interface Entry {
  * Sizes and cuts of one event's data. `size(value, cap)` is the exact JSON byte size when it is
  * at most `cap`, otherwise some number above `cap` found without measuring further; exact sizes
  * of objects are remembered, and so are the bounds already passed, so nothing is measured twice
- * to the same depth.
+ * to the same depth. `size` runs in one go and is asked only small caps (or about values that
+ * cannot be large); `sizeWithin` is the same measure taking turns on a large cap, and the cuts
+ * take turns between the members they walk.
  */
 class Cutter {
   private readonly exact = new WeakMap<object, number>()
   private readonly above = new WeakMap<object, number>()
-  // A record's keys listed once: Object.keys of a large record costs about as much as walking it.
-  private readonly keyLists = new WeakMap<object, string[]>()
 
   /** `plain`: every string in the data is printable ASCII but `"` and `\\`, one byte a character. */
-  constructor(private readonly plain: boolean) {}
+  constructor(
+    private readonly plain: boolean,
+    private readonly slice: TimeSlice,
+    // A record's keys listed once: Object.keys of a large record costs about as much as walking it.
+    private readonly keyLists: KeyLists,
+  ) {}
 
   size(value: unknown, cap: number): number {
     if (typeof value === 'string') return this.stringSize(value, cap)
@@ -143,12 +161,43 @@ class Cutter {
     return this.remember(value, total)
   }
 
+  /** `size(value, cap)`, pausing between the members of what it walks when `cap` is large. */
+  private async sizeWithin(value: unknown, cap: number): Promise<number> {
+    if (cap <= SYNC_CAP || value === null || typeof value !== 'object' || hasToJson(value)) return this.size(value, cap)
+    const known = this.exact.get(value)
+    if (known !== undefined) return known
+    const bound = this.above.get(value)
+    if (bound !== undefined && bound > cap) return bound
+    let total = 2
+    if (Array.isArray(value)) {
+      for (let index = 0; index < value.length; index++) {
+        if (index > 0) total++
+        total += await this.sizeWithin(value[index], cap - total)
+        if (total > cap) return this.passed(value, total)
+        await this.slice.step()
+      }
+    } else {
+      const record = value as Record<string, unknown>
+      let count = 0
+      for (const key of this.keysOf(record)) {
+        const item = record[key]
+        if (isOmitted(item)) continue
+        if (count++ > 0) total++
+        total += this.stringSize(key, Infinity) + 1
+        total += await this.sizeWithin(item, cap - total)
+        if (total > cap) return this.passed(value, total)
+        await this.slice.step()
+      }
+    }
+    return this.remember(value, total)
+  }
+
   /**
    * `value` in at most `budget` bytes of JSON, its shape kept (see the file comment): the value
    * itself when it fits, null when it cannot be placed there at all (a small value, a number,
    * or under 2 bytes of room). An array or object is not measured first: cutting it finds out.
    */
-  cut(value: unknown, budget: number): Cut | null {
+  async cut(value: unknown, budget: number): Promise<Cut | null> {
     if (typeof value === 'string') {
       const bytes = this.stringSize(value, budget)
       if (bytes <= budget) return { value, bytes }
@@ -171,12 +220,13 @@ class Cutter {
   }
 
   /** The leading items that fit; the first one that does not is cut to the room left when it is large. */
-  private cutArray(items: unknown[], budget: number): Cut {
+  private async cutArray(items: unknown[], budget: number): Promise<Cut> {
     const kept: unknown[] = []
     let used = 2
     for (const item of items) {
+      await this.slice.step()
       const separator = kept.length > 0 ? 1 : 0
-      const cut = this.cut(item, budget - used - separator)
+      const cut = await this.cut(item, budget - used - separator)
       if (cut) {
         kept.push(cut.value)
         used += separator + cut.bytes
@@ -193,7 +243,7 @@ class Cutter {
    * value is too much do whole entries go, the last first (the fields a schema requires come
    * first in every event's data, and a record keeps its leading entries).
    */
-  private cutObject(record: Record<string, unknown>, budget: number): Cut {
+  private async cutObject(record: Record<string, unknown>, budget: number): Promise<Cut> {
     const entries: Entry[] = []
     const large: Entry[] = []
     // The object with every large value in its emptiest form (`""`, `[]`, `{}`: 2 bytes).
@@ -211,21 +261,22 @@ class Cutter {
       if (isLarge) large.push(entry)
       // Entries from here on go whatever follows: no need to read them.
       if (least > budget) break
+      await this.slice.step()
     }
     if (least <= budget) {
       // The large values cut down to a common size, smallest first, so what one leaves over goes
       // to the larger ones after it (measured no further than the whole room, and only when
       // there are several to order).
       let room = budget - least + 2 * large.length
-      if (large.length > 1) for (const entry of large) entry.bytes = this.size(entry.value, room)
+      if (large.length > 1) for (const entry of large) entry.bytes = await this.sizeWithin(entry.value, room)
       const order = large.length > 1 ? [...large].sort((a, b) => a.bytes - b.bytes) : large
-      order.forEach((entry, index) => {
-        const cut = this.cut(entry.value, Math.floor(room / (order.length - index)))!
+      for (const [index, entry] of order.entries()) {
+        const cut = (await this.cut(entry.value, Math.floor(room / (order.length - index))))!
         changed ||= cut.value !== entry.value
         entry.value = cut.value
         entry.bytes = cut.bytes
         room -= cut.bytes
-      })
+      }
     } else {
       // Not even 2 bytes each: every large value takes its emptiest form, and the last entries go.
       changed = true
@@ -243,8 +294,16 @@ class Cutter {
       kept++
     }
     if (!changed && kept === entries.length) return { value: record, bytes: this.remember(record, used) }
-    // fromEntries defines own data properties, whatever the keys are (`__proto__` included).
-    return { value: Object.fromEntries(entries.slice(0, kept).map((entry) => [entry.key, entry.value])), bytes: used }
+    // Own data properties, whatever the keys are (`__proto__` included), as `Object.fromEntries` makes them.
+    const value: Record<string, unknown> = {}
+    for (let index = 0; index < kept; index++) {
+      const { key, value: item } = entries[index]
+      if (key === '__proto__')
+        Object.defineProperty(value, key, { value: item, writable: true, enumerable: true, configurable: true })
+      else value[key] = item
+      await this.slice.step()
+    }
+    return { value, bytes: used }
   }
 
   /** The JSON size of a string, as `stringSize`; a length when every string is plain. */
@@ -274,11 +333,17 @@ class Cutter {
 }
 
 /**
- * JSON text without a `\` and all ASCII: no string in it holds anything escaped (quotes, control
- * characters, lone surrogates) or past ASCII, so each string takes its length and quotes. Two
- * native scans of the text instead of one per string.
+ * JSON text (in pieces) without a `\` and all ASCII: no string in it holds anything escaped
+ * (quotes, control characters, lone surrogates) or past ASCII, so each string takes its length
+ * and quotes. Two native scans of each piece instead of one per string.
  */
-const allPlain = (json: string): boolean => !json.includes('\\') && Buffer.byteLength(json) === json.length
+async function allPlain(pieces: readonly string[], slice: TimeSlice): Promise<boolean> {
+  for (const piece of pieces) {
+    if (piece.includes('\\') || Buffer.byteLength(piece) !== piece.length) return false
+    await slice.step()
+  }
+  return true
+}
 
 /** Printable ASCII but `"` and `\`: written as is, one byte each. */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/
