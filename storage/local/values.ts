@@ -1,5 +1,4 @@
 import { createStorage, type Storage } from 'unstorage'
-import { stringifyCooperatively } from '../../server/common/cooperative-json'
 import { reasonOf, StorageFailure } from '../storage-failure'
 
 /**
@@ -39,16 +38,8 @@ export class LocalValues {
     return keys.map((key) => (byKey.get(key) ?? null) as T | null)
   }
 
-  /**
-   * A value is written as its JSON (what the driver stores). An object or array is written by
-   * `stringifyCooperatively`, taking turns with the rest of the process: a firewall document of up
-   * to the 1 MiB body limit took 25 ms and more in one `JSON.stringify`, twice per write (the
-   * document and its version). The driver stores that text as it is and reads it back as the value.
-   */
-  async set(key: string, value: unknown): Promise<void> {
-    if (value === null || typeof value !== 'object') return failing('write', this.storage.setItem(key, value as never))
-    const { pieces } = await stringifyCooperatively(value)
-    return failing('write', this.storage.setItem(key, pieces.join('') as never))
+  set(key: string, value: unknown): Promise<void> {
+    return failing('write', this.storage.setItem(key, value as never))
   }
 
   delete(key: string): Promise<void> {
