@@ -70,15 +70,17 @@ export function createServices(
 ): Services {
   const config = options.config ?? configFromEnv()
   const secrets = options.secrets ?? secretBoxFromEnv()
+  // Team changes end the reuse of authentication lookups in the namespace (membership is permission).
+  const tokens = new TokenRepository(backend)
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
     clock: options.clock ?? systemClock,
     config,
     secrets,
     namespaces: new NamespaceRepository(backend),
-    tokens: new TokenRepository(backend),
+    tokens,
     firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
-    teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns)),
+    teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns), () => tokens.forgetNamespace(ns)),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
     events: new EventLogRepository<NamespaceEvent>(backend),
     leases: new LeaseRepository(backend),

@@ -2,6 +2,7 @@ import type { AuthPorts } from './ports'
 import { DomainError } from '../common/errors'
 import type { NamespaceRecord, Team } from '../namespace/schema'
 import { collectionItems } from '../../storage/repositories/collection'
+import type { TokenLookup } from '../../storage/repositories/tokens'
 import type { Principal } from './principal'
 import { hashToken, isPlausibleToken, splitInteraction, tokenIdentifier } from './tokens'
 import { TouchGate } from './touch-gate'
@@ -38,7 +39,8 @@ export async function authenticate(services: AuthPorts, presented: string | null
   const { material, interaction } = splitInteraction(presented)
   if (!isPlausibleToken(material)) throw unauthenticated('malformed token')
   const hash = hashToken(material)
-  const { token, namespace, teams: teamsDoc } = await services.tokens.findForNamespace(hash, ns)
+  const lookup = await services.tokens.findForNamespace(hash, ns)
+  const { token, namespace } = lookup
   if (!token) throw unauthenticated('unknown token')
   if (token.revokedAt) throw unauthenticated('token revoked')
   const now = services.clock.now()
@@ -49,35 +51,51 @@ export async function authenticate(services: AuthPorts, presented: string | null
     // A failed write costs the timestamp, never the request.
     await services.tokens.touch(token, new Date(now).toISOString()).catch(() => undefined)
   }
-  const base = {
+  const principal: Principal = {
+    type: token.kind === 'service' ? 'service' : 'user',
+    id: token.principalId,
     namespace: ns,
     tokenId: token.id,
     tokenIdentifier: tokenIdentifier(hash),
-    ...(interaction ? { interaction } : {}),
+    teams: [],
+    grants: [],
+    owner: false,
   }
+  if (interaction) principal.interaction = interaction
   if (token.kind === 'service') {
-    return {
-      ...base,
-      type: 'service',
-      id: token.principalId,
-      teams: [],
-      grants: (token.permissions ?? []) as Principal['grants'],
-      owner: false,
-    }
+    principal.grants = (token.permissions ?? []) as Principal['grants']
+    return principal
   }
+  const access = userAccess(lookup, token.principalId)
+  principal.teams = [...access.teams]
+  principal.grants = [...access.grants]
+  principal.owner = access.owner
+  return principal
+}
+
+type UserAccess = Pick<Principal, 'teams' | 'grants' | 'owner'>
+
+/**
+ * What a lookup grants its user, worked out once per lookup: the repository hands out the same
+ * lookup while it reuses it (#27), so a call does not rebuild the teams map each time.
+ */
+const accessOfLookup = new WeakMap<TokenLookup, UserAccess>()
+
+function userAccess(lookup: TokenLookup, userId: string): UserAccess {
+  let access = accessOfLookup.get(lookup)
+  if (access) return access
   // Read through a Map (team ids may be `valueOf`), and a malformed stored team is skipped: one bad
   // document must not refuse every call of the namespace.
-  const teams = [...collectionItems<Team>(teamsDoc).values()].filter(
-    (team) => Array.isArray(team?.members) && team.members.some((member) => member?.userId === token.principalId),
+  const teams = [...collectionItems<Team>(lookup.teams).values()].filter(
+    (team) => Array.isArray(team?.members) && team.members.some((member) => member?.userId === userId),
   )
-  return {
-    ...base,
-    type: 'user',
-    id: token.principalId,
+  access = {
     teams: teams.map((team) => team.id),
     grants: [...new Set(teams.flatMap((team) => team.permissions))],
-    owner: (namespace as NamespaceRecord).owner === token.principalId,
+    owner: (lookup.namespace as NamespaceRecord).owner === userId,
   }
+  accessOfLookup.set(lookup, access)
+  return access
 }
 
 /**

@@ -1,4 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto'
+import { LRUCache } from 'lru-cache'
 
 type TokenKind = 'personal' | 'service'
 
@@ -23,9 +24,17 @@ export function hashToken(material: string): string {
   return createHash('sha256').update(material).digest('hex')
 }
 
+/** Identifiers of the tokens in use, so a call does not hash twice (#27); bounded like the touch gate. */
+const identifiers = new LRUCache<string, string>({ max: 10_000 })
+
 /** Public, hash-derived identifier of a token (never its material): for events and audit. */
 export function tokenIdentifier(hash: string): string {
-  return `tid_${createHash('sha256').update(`identifier:${hash}`).digest('hex').slice(0, 24)}`
+  let identifier = identifiers.get(hash)
+  if (identifier === undefined) {
+    identifier = `tid_${createHash('sha256').update(`identifier:${hash}`).digest('hex').slice(0, 24)}`
+    identifiers.set(hash, identifier)
+  }
+  return identifier
 }
 
 /** A short, non-secret prefix shown in lists so owners recognise their tokens. */

@@ -1,6 +1,7 @@
 import type { H3Event } from 'h3'
 import { HttpProblem } from './problem'
-import { forwardedView, trustProxyFromEnv, type ForwardedView } from './trust-proxy'
+import type { Socket } from 'node:net'
+import { forwardedView, trustProxyFromEnv, type ForwardedView, type TrustProxy } from './trust-proxy'
 
 /**
  * The one place the API, the registry and the dashboard learn who called and by which origin,
@@ -10,11 +11,22 @@ import { forwardedView, trustProxyFromEnv, type ForwardedView } from './trust-pr
  */
 
 const views = new WeakMap<H3Event, ForwardedView>()
+/**
+ * Without a trusted proxy the view is the socket peer's alone: worked out once per connection
+ * (#27: a kept-alive client would otherwise have its address parsed on every request).
+ */
+const peerViews = new WeakMap<Socket, { policy: TrustProxy; view: ForwardedView }>()
 
 function viewOf(event: H3Event): ForwardedView {
   let view = views.get(event)
   if (!view) {
-    view = forwardedView(trustProxyFromEnv(), event.node.req.socket.remoteAddress, event.node.req.headers)
+    const policy = trustProxyFromEnv()
+    const { socket, headers } = event.node.req
+    if (policy.kind === 'none') {
+      const known = peerViews.get(socket)
+      view = known?.policy === policy ? known.view : forwardedView(policy, socket.remoteAddress, headers)
+      if (!known || known.policy !== policy) peerViews.set(socket, { policy, view })
+    } else view = forwardedView(policy, socket.remoteAddress, headers)
     views.set(event, view)
   }
   return view

@@ -82,8 +82,10 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       const params = parseOr400(operation.params, rawParams, '')
       const ctx = { services, ns, principal, meta }
       await operation.access(ctx, params as Record<string, string>)
-      const url = new URL(event.node.req.url ?? '/', 'http://localhost')
-      const query = operation.query ? parseOr400(operation.query, Object.fromEntries(url.searchParams), '') : {}
+      // Parsed only for an operation that reads its query or URL (#27: not on every read).
+      let parsed: URL | undefined
+      const urlOf = () => (parsed ??= new URL(event.node.req.url ?? '/', 'http://localhost'))
+      const query = operation.query ? parseOr400(operation.query, Object.fromEntries(urlOf().searchParams), '') : {}
       const rawBody = await readJsonBody(event.node.req, services.config.bodyLimit)
       let body: unknown
       // Only a JSON object reaches the schema: `null` or no body at all must not validate as "no fields".
@@ -92,7 +94,16 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       else if (operation.body)
         body = parseOr400(operation.body, objectBody(rawBody, operation.bodyOptional === true), '')
       else emptyBody(rawBody)
-      const reply = await operation.handler({ ctx, params, query, body, headers: event.node.req.headers, url })
+      const reply = await operation.handler({
+        ctx,
+        params,
+        query,
+        body,
+        headers: event.node.req.headers,
+        get url() {
+          return urlOf()
+        },
+      })
       status = reply.status ?? operation.successStatus ?? 200
       if (status === 201) createdId = idOf(reply.body)
       if (reply.json !== undefined) return sendSerialized(event, status, reply.json, reply.headers)

@@ -23,6 +23,9 @@ export class RedisSignals implements SignalBus {
     if (!this.subscriber) {
       this.subscriber = this.connection.duplicate()
       this.subscribed = this.subscriber.subscribe(this.connection.raw(keys.eventsChannel)).then(() => undefined)
+      // Handled here too: a listener that never asks `eventsReady` (token lookups) must not turn a
+      // close before the subscription completed into an unhandled rejection.
+      this.subscribed.catch(() => undefined)
       this.subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
     }
     return () => this.listeners.delete(listener)

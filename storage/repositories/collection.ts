@@ -24,9 +24,11 @@ export function collectionItems<T extends { id: string }>(doc: unknown): Map<str
  * reads are one GET, and every change is one atomic read-modify-write.
  */
 export class CollectionDocument<T extends { id: string }> {
+  /** `changed`: told after each committed update (a cache of this document's readers ends). */
   constructor(
     private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly key: string,
+    private readonly changed?: () => void,
   ) {}
 
   async all(): Promise<T[]> {
@@ -41,11 +43,15 @@ export class CollectionDocument<T extends { id: string }> {
    * Runs `change` on a copy of the current items; it returns the new items (or throws to abort)
    * plus anything else to write atomically (events, logs).
    */
-  update<R>(change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites }): Promise<R> {
-    return this.backend.keyValue.transact([this.key], (values) => {
+  async update<R>(
+    change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites },
+  ): Promise<R> {
+    const result = await this.backend.keyValue.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
       const stored: StoredCollection<T> = { items: recordOf(items) }
       return { writes: { ...also, set: { ...also?.set, [this.key]: stored } }, result }
     })
+    this.changed?.()
+    return result
   }
 }

@@ -1,6 +1,7 @@
 import type { Backend } from '../backend'
 import { mapOf, recordOf } from '../own'
 import { keys } from './keys'
+import { RECENT_LOOKUP_LIMITS, RecentLookups } from './recent-lookups'
 
 export interface TokenRecord {
   id: string
@@ -28,24 +29,57 @@ interface TokenIndex {
 const indexOf = (doc: unknown): Map<string, string> => mapOf<string>((doc as TokenIndex | null)?.items)
 const storedIndex = (index: Map<string, string>): TokenIndex => ({ items: recordOf(index) })
 
+/** What authenticating a call in a namespace reads (see `findForNamespace`). */
+export interface TokenLookup {
+  token: TokenRecord | null
+  namespace: unknown
+  teams: unknown
+}
+
 /** Tokens are stored under the hash of their material; the namespace keeps an id -> hash index. */
 export class TokenRepository {
-  constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
+  /**
+   * Lookups of live tokens, reused for a short time (#27: every API call authenticates). Ended
+   * by a revocation in this process at once, and by any event of the namespace (a team or token
+   * change through any process; see `forgetNamespace`).
+   */
+  private readonly recent: RecentLookups<TokenLookup>
+  private listening: (() => void) | null = null
+
+  constructor(
+    private readonly backend: Pick<Backend, 'keyValue' | 'signals'>,
+    limits: { ttlMs: number; max: number } = RECENT_LOOKUP_LIMITS,
+    now?: () => number,
+  ) {
+    this.recent = new RecentLookups(limits, now)
+  }
 
   /**
    * What authenticating a call in `ns` needs, in one round trip: the token under `hash`, the
-   * namespace record and its teams document (raw: the caller reads it defensively).
+   * namespace record and its teams document (raw: the caller reads it defensively). Read again
+   * at most `RECENT_LOOKUP_LIMITS.ttlMs` after the last read, unless something in `ns` changed.
+   * The objects are shared between calls: callers only read them.
    */
-  async findForNamespace(
-    hash: string,
-    ns: string,
-  ): Promise<{ token: TokenRecord | null; namespace: unknown; teams: unknown }> {
+  async findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
+    this.listening ??= this.backend.signals.onEvents((changed) => this.recent.forget(changed))
+    const key = `${hash}\n${ns}`
+    const hit = this.recent.get(key, ns)
+    if (hit) return hit
+    const started = this.recent.generation(ns)
     const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
       keys.token(hash),
       keys.namespace(ns),
       keys.teams(ns),
     ])
-    return { token: token as TokenRecord | null, namespace, teams }
+    const found = { token: token as TokenRecord | null, namespace, teams }
+    // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
+    if (found.token) this.recent.set(key, ns, started, found)
+    return found
+  }
+
+  /** Ends the reuse of lookups in `ns` (its teams or namespace record changed). */
+  forgetNamespace(ns: string): void {
+    this.recent.forget(ns)
   }
 
   findByHash(hash: string): Promise<TokenRecord | null> {
@@ -87,6 +121,8 @@ export class TokenRepository {
       const current = (values.get(key) as TokenRecord | null) ?? record
       return { writes: { set: { [key]: { ...current, revokedAt: at } } }, result: undefined }
     })
+    // Before anything else this process answers: the token is refused from here on.
+    this.recent.forgetAll()
     const indexKey = keys.tokenIndex(record.namespace)
     await this.backend.keyValue.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey))

@@ -23,6 +23,24 @@ describe('two server processes sharing one Redis', () => {
     expect(seen.body.version).toBe(1)
   })
 
+  it('a token revoked through one process is refused at once there, and by the other within 1 s', async () => {
+    const [a] = servers.map((s) => apiClient(s.url, TOKEN))
+    const created = await a('POST', '/v1/default/tokens/service', { name: 'revoked-ci', permissions: ['fw:read'] })
+    expect(created.status).toBe(201)
+    const [viaA, viaB] = servers.map((s) => apiClient(s.url, created.body.token))
+    // Both processes have authenticated it (and may reuse that lookup for up to 1 s).
+    expect((await viaA('GET', '/v1/default/config')).status).toBe(200)
+    expect((await viaB('GET', '/v1/default/config')).status).toBe(200)
+    expect((await a('DELETE', `/v1/default/tokens/${created.body.id}`)).status).toBe(204)
+    expect((await viaA('GET', '/v1/default/config')).status).toBe(401)
+    // The other process learns it from the revocation's audit event (the events wake-up).
+    const revokedAt = Date.now()
+    let status = 200
+    while (status !== 401 && Date.now() - revokedAt < 3_000) status = (await viaB('GET', '/v1/default/config')).status
+    expect(status).toBe(401)
+    expect(Date.now() - revokedAt).toBeLessThan(1_500)
+  })
+
   it('50 parallel rule upserts over both processes give 50 distinct consecutive versions', async () => {
     const clients = servers.map((s) => apiClient(s.url, TOKEN))
     const results = await Promise.all(

@@ -5,6 +5,7 @@ import { LocalBackend, type Backend } from '../../storage'
 import { MemoryRateCounter, MemoryRefusalTally } from '../../storage/local/counters'
 import { FirewallRepository } from '../../storage/repositories/firewalls'
 import { keys } from '../../storage/repositories/keys'
+import { RecentLookups } from '../../storage/repositories/recent-lookups'
 import { parseSecretKey } from '../../storage/secrets/cipher'
 import { SecretBox } from '../../storage/secrets/secret-box'
 
@@ -52,5 +53,15 @@ describe('firewall repository caches', () => {
       expect(await firewalls.list(`ns-${i}`)).toEqual([])
     }
     expect(firewalls.cached().namespaces).toBe(10)
+  })
+})
+
+describe('authentication lookups', () => {
+  it('keeps at most its bound of tokens, however many live tokens are presented', () => {
+    const recent = new RecentLookups<string>({ ttlMs: 1_000, max: 50 }, () => 0)
+    for (let i = 0; i < 300; i++) recent.set(`hash-${i}\nacme`, 'acme', recent.generation('acme'), `lookup-${i}`)
+    expect(recent.size).toBe(50)
+    expect(recent.get('hash-299\nacme', 'acme')).toBe('lookup-299')
+    expect(recent.get('hash-0\nacme', 'acme')).toBeUndefined()
   })
 })

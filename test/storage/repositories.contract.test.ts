@@ -6,6 +6,7 @@ import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
 import { keys, webhookKeys } from '../../storage/repositories/keys'
+import { TokenRepository } from '../../storage/repositories/tokens'
 import type { HeldDocument, WebhookCursor } from '../../storage/repositories/webhook-cursors'
 
 const firewall = emptyFirewall
@@ -160,6 +161,66 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     expect((found.namespace as { owner: string }).owner).toBe('owner')
     const other = await services.tokens.findForNamespace(hashToken(material), 'elsewhere')
     expect(other.namespace).toBeNull()
+  })
+
+  it('tokens: the authentication read is reused until a revocation, a team change or an event of the namespace', async () => {
+    await services.namespaces.create({ id: 'ns', owner: 'owner', createdAt: new Date().toISOString() })
+    const issue = (name: string) =>
+      issueToken(services, { ns: 'ns', kind: 'personal', name, principalId: 'owner', createdBy: 'owner' })
+    const { record, material } = await issue('t')
+    const hash = hashToken(material)
+    const first = await services.tokens.findForNamespace(hash, 'ns')
+    expect(await services.tokens.findForNamespace(hash, 'ns')).toBe(first)
+
+    // A team change through this process ends the reuse at once.
+    await services.teams('ns').update((items) => ({
+      items: items.set('ops', { id: 'ops', name: 'Ops', permissions: [], members: [], createdAt: '', updatedAt: '' }),
+      result: null,
+    }))
+    const afterTeam = await services.tokens.findForNamespace(hash, 'ns')
+    expect(afterTeam).not.toBe(first)
+    expect(JSON.stringify(afterTeam.teams)).toContain('ops')
+
+    // Revoked by another process (written straight to storage): seen once an event of the namespace arrives.
+    await backend.keyValue.set(keys.token(hash), { ...record, revokedAt: 'then' })
+    expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBeUndefined()
+    await backend.signals.eventsReady()
+    const woken = new Promise<void>((resolve) => {
+      const off = backend.signals.onEvents((ns) => ns === 'ns' && (off(), resolve()))
+    })
+    const event = { id: 'ev-1', type: 'audit.token.revoked', time: new Date().toISOString(), namespace: 'ns' } as never
+    await services.events.append([event])
+    await woken
+    expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBe('then')
+
+    // A revocation through this process is seen by the next read.
+    const second = await issue('t2')
+    const secondHash = hashToken(second.material)
+    expect((await services.tokens.findForNamespace(secondHash, 'ns')).token?.revokedAt).toBeUndefined()
+    await services.tokens.revoke(second.record, 'now')
+    expect((await services.tokens.findForNamespace(secondHash, 'ns')).token?.revokedAt).toBe('now')
+  })
+
+  it('tokens: a reused authentication read ends after its interval (injected clock)', async () => {
+    let now = 0
+    const tokens = new TokenRepository(backend, { ttlMs: 1_000, max: 10 }, () => now)
+    await services.namespaces.create({ id: 'ns', owner: 'owner', createdAt: new Date().toISOString() })
+    const { record, material } = await issueToken(services, {
+      ns: 'ns',
+      kind: 'personal',
+      name: 't',
+      principalId: 'owner',
+      createdBy: 'owner',
+    })
+    const hash = hashToken(material)
+    await tokens.findForNamespace(hash, 'ns')
+    await backend.keyValue.set(keys.token(hash), { ...record, name: 'renamed' })
+    now = 999
+    expect((await tokens.findForNamespace(hash, 'ns')).token?.name).toBe('t')
+    now = 1_000
+    expect((await tokens.findForNamespace(hash, 'ns')).token?.name).toBe('renamed')
+    // Unknown tokens are never kept.
+    expect((await tokens.findForNamespace(hashToken('fwp_unknown-material'), 'ns')).token).toBeNull()
   })
 
   it('webhook cursors: a write reads the document in the same step, assuming the one held', async () => {

@@ -1,0 +1,74 @@
+import { LRUCache } from 'lru-cache'
+
+/**
+ * How long a process reuses what authenticating a token read, and how many tokens it keeps.
+ * Short: a change made through another process reaches this one by the events wake-up, and
+ * should that wake-up be lost, by the end of this interval at the latest.
+ */
+export const RECENT_LOOKUP_LIMITS = { ttlMs: 1_000, max: 10_000 }
+
+interface Entry<V> {
+  ns: string
+  at: number
+  all: number
+  generation: number
+  value: V
+}
+
+/**
+ * Reads reused for a short time, per key, within one namespace. `forget(ns)` ends every entry of
+ * the namespace and `forgetAll()` every entry; a read that started before either is not kept
+ * (it is stored under the generation it started in), so a change is never undone by a slow read.
+ * @example const generation = recent.generation('acme'); ...read...; recent.set(key, 'acme', generation, value)
+ */
+export class RecentLookups<V> {
+  private readonly entries: LRUCache<string, Entry<V>>
+  /** Per namespace: bumped by `forget`. Only namespaces something changed in are listed. */
+  private readonly generations = new Map<string, number>()
+  private all = 0
+
+  /** `now`: a monotonic clock in ms (injected in tests). */
+  constructor(
+    private readonly limits: { ttlMs: number; max: number } = RECENT_LOOKUP_LIMITS,
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.entries = new LRUCache({ max: limits.max })
+  }
+
+  /** The stamp a read starting now is stored under (pass it to `set`). */
+  generation(ns: string): { all: number; generation: number } {
+    return { all: this.all, generation: this.generations.get(ns) ?? 0 }
+  }
+
+  get(key: string, ns: string): V | undefined {
+    const entry = this.entries.get(key)
+    if (!entry || entry.ns !== ns) return undefined
+    if (this.now() - entry.at >= this.limits.ttlMs) {
+      this.entries.delete(key)
+      return undefined
+    }
+    const now = this.generation(ns)
+    return entry.all === now.all && entry.generation === now.generation ? entry.value : undefined
+  }
+
+  /** Keeps `value` unless something was forgotten since `started` was taken. */
+  set(key: string, ns: string, started: { all: number; generation: number }, value: V): void {
+    const now = this.generation(ns)
+    if (started.all !== now.all || started.generation !== now.generation) return
+    this.entries.set(key, { ns, at: this.now(), ...started, value })
+  }
+
+  forget(ns: string): void {
+    this.generations.set(ns, (this.generations.get(ns) ?? 0) + 1)
+  }
+
+  forgetAll(): void {
+    this.all++
+    this.entries.clear()
+  }
+
+  /** Entries kept now. */
+  get size(): number {
+    return this.entries.size
+  }
+}
