@@ -1,4 +1,5 @@
 import type { FirewallCall } from './ports'
+import { takeCheckedFirewall } from './call-read'
 import { notFound } from '../common/errors'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
 import { redactFirewall } from './redact'
@@ -50,7 +51,9 @@ async function loadFirewall(
   id: string,
   permission: Parameters<typeof requireFirewallPermission>[2] = 'fw:read',
 ): Promise<Firewall> {
-  const firewall = await ctx.services.firewalls.get(ctx.ns, id)
+  // The version the call's access check read, when it did: both parts of the call see one version.
+  const checked = takeCheckedFirewall(ctx, id)
+  const firewall = checked !== undefined ? checked : await ctx.services.firewalls.get(ctx.ns, id)
   if (!firewall) throw notFound('firewall', id)
   requireFirewallPermission(ctx.principal, firewall, permission)
   return firewall

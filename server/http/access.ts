@@ -3,6 +3,7 @@ import type { AccessPorts } from './ports'
 import { firewallPermissions, requireNamespacePermission } from '../auth/permissions'
 import type { Principal } from '../auth/principal'
 import { forbidden, notFound } from '../common/errors'
+import { noteCheckedFirewall } from '../firewall/call-read'
 import type { Firewall } from '../firewall/schema'
 import type { FirewallPermission } from '../firewall/schema'
 import type { NamespacePermission } from '../namespace/schema'
@@ -35,6 +36,7 @@ export const firewall =
     const id = params[param]
     const found = await ctx.services.firewalls.get(ctx.ns, id)
     requireAny(ctx.principal, id, found, permission === 'visible' ? [] : [permission])
+    noteCheckedFirewall(ctx, id, found)
   }
 
 /** 404 when the firewall is missing or invisible to the caller; 403 naming the first of `anyOf` when none is held. */
