@@ -23,8 +23,12 @@ interface Entry<V> {
  */
 export class RecentLookups<V> {
   private readonly entries: LRUCache<string, Entry<V>>
-  /** Per namespace: bumped by `forget`. Only namespaces something changed in are listed. */
-  private readonly generations = new Map<string, number>()
+  /**
+   * Per namespace: bumped by `forget`. Only namespaces something changed in are listed, at most
+   * `max`: a namespace dropped from here would read generation 0 again and could revive an entry
+   * stored under 0, so dropping one ends every entry (`forgetAll`).
+   */
+  private readonly generations: LRUCache<string, number>
   private all = 0
 
   /** `now`: a monotonic clock in ms (injected in tests). */
@@ -33,6 +37,12 @@ export class RecentLookups<V> {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.entries = new LRUCache({ max: limits.max })
+    this.generations = new LRUCache({
+      max: limits.max,
+      dispose: (_generation, _ns, reason) => {
+        if (reason === 'evict') this.forgetAll()
+      },
+    })
   }
 
   /** The stamp a read starting now is stored under (pass it to `set`). */
@@ -65,6 +75,11 @@ export class RecentLookups<V> {
   forgetAll(): void {
     this.all++
     this.entries.clear()
+  }
+
+  /** Namespaces whose generation is kept now. */
+  get namespaces(): number {
+    return this.generations.size
   }
 
   /** Entries kept now. */

@@ -63,5 +63,16 @@ describe('authentication lookups', () => {
     expect(recent.size).toBe(50)
     expect(recent.get('hash-299\nacme', 'acme')).toBe('lookup-299')
     expect(recent.get('hash-0\nacme', 'acme')).toBeUndefined()
+
+    // The per-namespace generations are bounded too; dropping one must not revive an old entry.
+    const kept = new RecentLookups<string>({ ttlMs: 1_000, max: 50 }, () => 0)
+    kept.set('hash\nns-0', 'ns-0', kept.generation('ns-0'), 'before')
+    kept.forget('ns-0')
+    expect(kept.get('hash\nns-0', 'ns-0')).toBeUndefined()
+    for (let i = 1; i <= 300; i++) kept.forget(`ns-${i}`)
+    expect(kept.namespaces).toBe(50)
+    expect(kept.get('hash\nns-0', 'ns-0')).toBeUndefined()
+    kept.set('hash\nns-0', 'ns-0', kept.generation('ns-0'), 'after')
+    expect(kept.get('hash\nns-0', 'ns-0')).toBe('after')
   })
 })
