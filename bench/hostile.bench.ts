@@ -155,7 +155,7 @@ async function upstreamAnswer(doc: Buffer): Promise<string> {
   try {
     const response = await callUpstream(transport, upstream, url)
     const body = await readUpstreamBody(response)
-    const parsed = (await parseFactObject(body.text, 'the packument', 'bench')) as unknown as Packument
+    const parsed = (await parseFactObject(body.pieces, 'the packument', 'bench')) as unknown as Packument
     await joinCooperatively(['{"found":true,"fetchedAt":0}\n', ...body.chunks])
     const blocked = { outcome: 'blocked', message: 'deprecated' } as const
     const allowed = { outcome: 'allowed', message: '' } as const

@@ -28,10 +28,11 @@ export async function joinCooperatively(
 }
 
 /**
- * UTF-8 bytes as text (as `TextDecoder` decodes them, a leading BOM dropped), a megabyte at a time.
- * @example await decodeCooperatively(Buffer.from('héllo')) // 'héllo'
+ * UTF-8 bytes as text (as `TextDecoder` decodes them, a leading BOM dropped), a megabyte at a
+ * time, in the pieces decoded: never joined (common/cooperative-json.ts parses pieces).
+ * @example (await decodeCooperatively(Buffer.from('héllo'))).join('') // 'héllo'
  */
-export async function decodeCooperatively(bytes: Uint8Array, slice = new TimeSlice()): Promise<string> {
+export async function decodeCooperatively(bytes: Uint8Array, slice = new TimeSlice()): Promise<string[]> {
   const decoder = new TextDecoder()
   const parts: string[] = []
   for (let at = 0; at < bytes.byteLength; at += PIECE) {
@@ -39,5 +40,5 @@ export async function decodeCooperatively(bytes: Uint8Array, slice = new TimeSli
     await slice.step()
   }
   parts.push(decoder.decode())
-  return parts.join('')
+  return parts
 }

@@ -105,8 +105,8 @@ export class RegistryCache {
     if (header.found) {
       const slice = new TimeSlice()
       try {
-        const text = await decodeCooperatively(bytes.subarray(header.bodyAt), slice)
-        stored = { ...stored, packument: await parseJsonCooperatively(text, slice) }
+        const pieces = await decodeCooperatively(bytes.subarray(header.bodyAt), slice)
+        stored = { ...stored, packument: await parseJsonCooperatively(pieces, slice) }
       } catch {
         // Written by us; cut short (a full disk): as if it were not there.
         return null

@@ -2,8 +2,8 @@ import type { Upstream } from '../firewall/schema'
 import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 import { UpstreamTooLarge } from './upstream/body-limit'
-import { upstreamText } from './upstream/body-text'
-import { parseJsonCooperatively } from '../common/cooperative-json'
+import { upstreamPieces } from './upstream/body-text'
+import { parseJsonCooperatively, type JsonText } from '../common/cooperative-json'
 
 /**
  * Facts a rule needs (license, publish time, advisory data) fail closed:
@@ -59,9 +59,9 @@ export async function fetchFactDocument(
     if (RETRY_STATUSES.has(response.status)) throw failed(`status ${response.status}`)
     return undefined
   }
-  let text: string
+  let text: string[]
   try {
-    text = await upstreamText(response)
+    text = await upstreamPieces(response)
   } catch (error) {
     if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body.
@@ -79,7 +79,7 @@ export async function fetchFactDocument(
  * Parses an upstream JSON body; anything else is `factUnreadable`. Large bodies are parsed in
  * slices of event-loop time (common/cooperative-json.ts): an upstream's answer size is its choice.
  */
-export async function parseFactJson(text: string, what: string, upstream: string): Promise<unknown> {
+export async function parseFactJson(text: JsonText, what: string, upstream: string): Promise<unknown> {
   try {
     return await parseJsonCooperatively(text)
   } catch {
@@ -88,7 +88,11 @@ export async function parseFactJson(text: string, what: string, upstream: string
 }
 
 /** Parses an upstream body that must be a JSON object (a packument, a project page). */
-export async function parseFactObject(text: string, what: string, upstream: string): Promise<Record<string, unknown>> {
+export async function parseFactObject(
+  text: JsonText,
+  what: string,
+  upstream: string,
+): Promise<Record<string, unknown>> {
   const doc = await parseFactJson(text, what, upstream)
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw factUnreadable(what, upstream, 'not a JSON object')
   return doc as Record<string, unknown>

@@ -87,6 +87,62 @@ describe('parseJsonCooperatively', () => {
     expect(JSON.parse(deep)).toHaveLength(1)
     await expect(parseJsonCooperatively(deep)).rejects.toThrow(SyntaxError)
   })
+
+  it('refuses a number or other bare value of SMALL characters or more (JSON.parse would read the number)', async () => {
+    await expect(parseJsonCooperatively(`[${'1'.repeat(SMALL)}]`)).rejects.toThrow(/is not a string/)
+  })
+})
+
+/** `text` cut into pieces of the sizes in `sizes`, over and over (1-character pieces included). */
+function cut(text: string, sizes: readonly number[]): string[] {
+  const pieces: string[] = []
+  for (let at = 0, i = 0; at < text.length; i++) {
+    const size = sizes[i % sizes.length]
+    pieces.push(text.slice(at, at + size))
+    at += size
+  }
+  return pieces
+}
+
+describe('parseJsonCooperatively over pieces (a decoded upstream answer, never joined)', () => {
+  // Odd sizes, so pieces end inside keys, escapes, surrogate pairs, numbers and literals; empty ones too.
+  const sizes = [1, 0, 7, 65_537, 3, 0, 131_071, 2, 1]
+
+  it('gives what JSON.parse of the pieces joined gives, __proto__ kept as a key', async () => {
+    const text = JSON.stringify(document(5_000))
+    const pieces = cut(text, sizes)
+    expect(pieces.length).toBeGreaterThan(100)
+    const parsed = await parseJsonCooperatively(pieces, new CountingSlice())
+    expect(JSON.stringify(parsed)).toBe(text)
+    expect(Object.hasOwn((parsed as { versions: object }).versions, '__proto__')).toBe(true)
+    expect(({} as { polluted?: boolean }).polluted).toBeUndefined()
+  })
+
+  it('decodes long strings whose escapes are cut between pieces', async () => {
+    for (const unit of ['\\u00e9', '\\\\', '\\"', 'a\\ud83d\\ude00']) {
+      const text = `{"readme":"${unit.repeat(Math.ceil((SMALL * 2) / unit.length))}","n":[1,true,null]}`
+      expect(await parseJsonCooperatively(cut(text, sizes))).toEqual(JSON.parse(text))
+    }
+  })
+
+  it('parses small text in pieces, and throws a SyntaxError where JSON.parse does', async () => {
+    expect(await parseJsonCooperatively(['{"a"', ':[1,', '2]}'])).toEqual({ a: [1, 2] })
+    const pad = ' '.repeat(SMALL)
+    const bad = [
+      `{"a":1,}${pad}`,
+      `{"a" 1${pad}}`,
+      `"${'a'.repeat(SMALL)}\u0001"`,
+      `{"a":1}${pad}x`,
+      `{"a":[${'1,'.repeat(SMALL)}2}`,
+      `[${'['.repeat(SMALL)}`,
+      `{"a":"${'x'.repeat(SMALL)}`,
+      `{"a":tru${pad}e}`,
+    ]
+    for (const text of bad) {
+      expect(() => JSON.parse(text)).toThrow(SyntaxError)
+      await expect(parseJsonCooperatively(cut(text, sizes)), text.slice(0, 20)).rejects.toThrow(SyntaxError)
+    }
+  })
 })
 
 describe('stringifyCooperatively', () => {
@@ -122,6 +178,6 @@ describe('sortCooperatively and the byte helpers', () => {
     const text = 'é😀'.repeat(600_000)
     const joined = await joinCooperatively(['{"a":"', Buffer.from(text), '"}'])
     expect(joined.toString()).toBe(`{"a":"${text}"}`)
-    expect(await decodeCooperatively(Buffer.from(`\ufeff${text}`))).toBe(text)
+    expect((await decodeCooperatively(Buffer.from(`\ufeff${text}`))).join('')).toBe(text)
   })
 })

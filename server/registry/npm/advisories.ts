@@ -4,7 +4,7 @@ import type { AdvisoryLookup } from '../../advisories/lookup'
 import type { Advisory, AffectedPackage } from '../../advisories/types'
 import type { ProxyRequest } from '../proxy-request'
 import { parseFactObject, RETRY_STATUSES } from '../fact-fetch'
-import { upstreamText } from '../upstream/body-text'
+import { upstreamPieces } from '../upstream/body-text'
 import { readJson } from '../request-body'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -98,9 +98,9 @@ async function readBulkAnswer(
   upstream: string,
   failures: UpstreamUnavailable[],
 ): Promise<Record<string, unknown>> {
-  let text: string
+  let text: string[]
   try {
-    text = await upstreamText(response)
+    text = await upstreamPieces(response)
   } catch (error) {
     if (error instanceof UpstreamTooLarge) throw error
     // The connection broke mid-body: as if the upstream were unreachable.

@@ -37,7 +37,7 @@ async function fetchPackument(scope: UpstreamScope, upstream: Upstream, name: st
   // Publish times and licenses come from here: an unreadable packument is a 502, not a 500.
   if (response.ok) {
     body = await readUpstreamBody(response)
-    packument = (await parseFactObject(body.text, `the packument of ${name}`, upstream.id)) as unknown as Packument
+    packument = (await parseFactObject(body.pieces, `the packument of ${name}`, upstream.id)) as unknown as Packument
   } else await response.arrayBuffer().catch(() => undefined)
   // 401/403 from an upstream mean "not available to us here": treated like 404, logged.
   if (!response.ok && response.status !== 404) {

@@ -3,7 +3,7 @@ import { cachedDocument } from '../upstream/artifacts'
 import type { UpstreamScope } from '../upstream/selection'
 import { RegistryError } from '../responses'
 import { parseFactJson } from '../fact-fetch'
-import { upstreamText } from '../upstream/body-text'
+import { upstreamPieces } from '../upstream/body-text'
 import { callUpstream, upstreamAuthorization } from '../upstream/client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
@@ -27,7 +27,11 @@ export async function fetchNugetJson<T>(scope: UpstreamScope, upstream: Upstream
     await response.arrayBuffer().catch(() => undefined)
     return null
   }
-  return (await parseFactJson(await upstreamText(response), `the document ${new URL(url).pathname}`, upstream.id)) as T
+  return (await parseFactJson(
+    await upstreamPieces(response),
+    `the document ${new URL(url).pathname}`,
+    upstream.id,
+  )) as T
 }
 
 const withSlash = (url: string | undefined) => (url ? url.replace(/\/?$/, '/') : undefined)

@@ -5,7 +5,7 @@ import type { UpstreamScope } from '../upstream/selection'
 import { callUpstream } from '../upstream/client'
 import { pypiUrl } from './endpoint'
 import { parseFactObject } from '../fact-fetch'
-import { upstreamText } from '../upstream/body-text'
+import { upstreamPieces, upstreamText } from '../upstream/body-text'
 import { TimeSlice } from '../../common/time-slice'
 
 /** One distribution file of a project, as an upstream index lists it. */
@@ -140,7 +140,7 @@ export async function fetchProjectPage(
     if ((response.headers.get('content-type') ?? '').includes('json')) {
       // Upload times (minimumAge) come from here: an unreadable page is a 502, not a 500.
       return await parseJsonPage(
-        await parseFactObject(await upstreamText(response), `the project page of ${project}`, upstream.id),
+        await parseFactObject(await upstreamPieces(response), `the project page of ${project}`, upstream.id),
         project,
         base,
       )
