@@ -107,7 +107,11 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       requireMayGrant(ctx.principal, current, await grantsAddedInSlices(current.permissions, next.permissions, slice))
       edit.refuse?.(current, next)
       await slice.pause()
-      validateFirewall(next, { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) })
+      await validateFirewall(
+        next,
+        { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) },
+        slice,
+      )
       checkVersion(current, edit.ifMatch)
       await slice.pause()
       // One comparison serves both: isSameConfig is this summary being 'no change'.
@@ -189,7 +193,7 @@ async function createFirewall(
     readable: readableBy(ctx),
     rules: 'all',
   })
-  validateFirewall(input, validation)
+  await validateFirewall(input, validation)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
     return {

@@ -7,6 +7,7 @@ import { patternLimitProblems } from './rules/pattern-limits'
 import { refuseDeepSelector } from './rules/selector-depth'
 import { collectLicenseSetIds, validateRuleForEcosystem } from './rules/validate'
 import { refuseRefusedEndpoints } from './upstream-addresses'
+import { TimeSlice } from '../common/time-slice'
 
 /** What a firewall about to be written is judged against, read before the write's transaction. */
 export interface FirewallValidationContext {
@@ -67,13 +68,23 @@ export async function firewallValidationContext(
 const describe = (errors: FieldError[]) => errors.map((e) => `${e.path}: ${e.message}`).join('; ')
 
 /** The rules of `next` that the write brings in or changes, with their index. */
-function judgedRules(next: FirewallConfig, context: FirewallValidationContext): [Rule, number][] {
-  const kept = new Set(
-    context.rules === 'changed' ? (context.startsFrom?.rules ?? []).map((rule) => JSON.stringify(rule)) : [],
-  )
-  return next.rules
-    .map((rule, index): [Rule, number] => [rule, index])
-    .filter(([rule]) => !kept.has(JSON.stringify(rule)))
+async function judgedRules(
+  next: FirewallConfig,
+  context: FirewallValidationContext,
+  slice: TimeSlice,
+): Promise<[Rule, number][]> {
+  const kept = new Set<string>()
+  if (context.rules === 'changed')
+    for (const rule of context.startsFrom?.rules ?? []) {
+      kept.add(JSON.stringify(rule))
+      if (slice.spent()) await slice.pause()
+    }
+  const judged: [Rule, number][] = []
+  for (const [index, rule] of next.rules.entries()) {
+    if (kept.size === 0 || !kept.has(JSON.stringify(rule))) judged.push([rule, index])
+    if (slice.spent()) await slice.pause()
+  }
+  return judged
 }
 
 /** `rules[3].selector...` -> `selector...` when the body sent is `rules[3]`. */
@@ -83,15 +94,22 @@ function relativeTo(bodyAt: string | undefined, path: string): string {
 }
 
 /** Selector depth and package-name pattern limits of the rules the write brings in (CONTRACT section 8). */
-function refuseOverLimits(next: FirewallConfig, context: FirewallValidationContext): void {
-  const rules = judgedRules(next, context)
-  for (const [rule, index] of rules) refuseDeepSelector(rule.selector, `rules[${index}].selector`)
-  const errors: FieldError[] = rules.flatMap(([rule, index]) =>
-    patternLimitProblems(rule).map(({ path, message }) => ({
-      path: relativeTo(context.bodyAt, fieldPath(['rules', index, ...path])),
-      message,
-    })),
-  )
+async function refuseOverLimits(
+  next: FirewallConfig,
+  context: FirewallValidationContext,
+  slice: TimeSlice,
+): Promise<void> {
+  const rules = await judgedRules(next, context, slice)
+  for (const [rule, index] of rules) {
+    refuseDeepSelector(rule.selector, `rules[${index}].selector`)
+    if (slice.spent()) await slice.pause()
+  }
+  const errors: FieldError[] = []
+  for (const [rule, index] of rules) {
+    for (const { path, message } of patternLimitProblems(rule))
+      errors.push({ path: relativeTo(context.bodyAt, fieldPath(['rules', index, ...path])), message })
+    if (slice.spent()) await slice.pause()
+  }
   if (errors.length) throw invalid('validation_failed', describe(errors), errors)
 }
 
@@ -102,10 +120,14 @@ function refuseOverLimits(next: FirewallConfig, context: FirewallValidationConte
  * has. A new base the caller cannot read is answered exactly like a missing one, so `extends`
  * neither reveals nor borrows another team's firewall.
  */
-function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidationContext): void {
+async function refuseUnknownReferences(
+  next: FirewallConfig,
+  context: FirewallValidationContext,
+  slice: TimeSlice,
+): Promise<void> {
   const { id, firewalls: all } = context
   const errors: FieldError[] = []
-  next.rules.forEach((rule, index) => {
+  for (const [index, rule] of next.rules.entries()) {
     for (const setId of collectLicenseSetIds(rule.selector)) {
       if (!context.licenseSetIds.has(setId))
         errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
@@ -117,11 +139,12 @@ function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidati
           message: `${problem.message} (firewall ecosystem ${next.ecosystem})`,
         })
     }
-  })
+    if (slice.spent()) await slice.pause()
+  }
   const map = all as Map<string, Firewall>
   const inheritedRuleIds = new Set<string>()
   const keptBases = new Set(context.startsFrom?.extends ?? [])
-  next.extends.forEach((baseId, index) => {
+  for (const [index, baseId] of next.extends.entries()) {
     const found = all.get(baseId)
     // Only a newly named base is judged by the caller's rights, so an edit never trips over one an owner set.
     const base = found && (keptBases.has(baseId) || context.readable(found)) ? found : undefined
@@ -135,16 +158,24 @@ function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidati
     else if (reaches(map, baseId, id))
       errors.push({ path: `extends[${index}]`, message: `extending "${baseId}" would make a cycle` })
     for (const fw of chainOf(map, baseId)) fw.rules.forEach((rule) => inheritedRuleIds.add(rule.id))
-  })
+    if (slice.spent()) await slice.pause()
+  }
   const ownRuleIds = new Set(next.rules.map((rule) => rule.id))
   // Only new or changed exceptions are checked, so deleting a rule never locks the config.
-  const unchanged = new Set((context.startsFrom?.exceptions ?? []).map((exception) => JSON.stringify(exception)))
-  next.exceptions.forEach((exception, index) => {
-    if (unchanged.has(JSON.stringify(exception))) return
-    if (!ownRuleIds.has(exception.rule) && !inheritedRuleIds.has(exception.rule)) {
+  const unchanged = new Set<string>()
+  for (const exception of context.startsFrom?.exceptions ?? []) {
+    unchanged.add(JSON.stringify(exception))
+    if (slice.spent()) await slice.pause()
+  }
+  for (const [index, exception] of next.exceptions.entries()) {
+    if (
+      !unchanged.has(JSON.stringify(exception)) &&
+      !ownRuleIds.has(exception.rule) &&
+      !inheritedRuleIds.has(exception.rule)
+    )
       errors.push({ path: `exceptions[${index}].rule`, message: `unknown rule "${exception.rule}"` })
-    }
-  })
+    if (slice.spent()) await slice.pause()
+  }
   if (errors.length) throw invalid('invalid_reference', describe(errors), errors)
 }
 
@@ -153,18 +184,24 @@ function refuseUnknownReferences(next: FirewallConfig, context: FirewallValidati
  * rollback, clone, exception approval, the dashboard forms, which call the same commands), after
  * the zod schema has checked the body's shape at the edge and the caller's permissions were
  * checked. Pure: `context` is read beforehand (`firewallValidationContext`), so it runs inside the
- * write's transaction, against the document it replaces. Throws a 400 `DomainError`, in this order:
+ * write's transaction, against the document it replaces. A whole configuration is up to 1 MiB of
+ * outside input (9,000 rules and more): the checks go rule by rule and take turns with the rest of
+ * the process on `slice` (CONTRACT.md 8). Rejects with a 400 `DomainError`, in this order:
  * - `selector_too_deep`: a selector nested past 16 (the edge refuses deeper bodies before zod
  *   recurses; this catches stored versions, e.g. a rollback);
  * - `validation_failed`: over 1,000 package-name patterns in one rule, or one over 214 characters;
  * - `invalid_reference`: unknown license sets, rules the ecosystem cannot evaluate, unknown, foreign
  *   or cyclic bases, exceptions of unknown rules;
  * - `upstream_endpoint_userinfo` / `upstream_address_refused`: endpoints the address policy refuses.
- * @example validateFirewall(next, await firewallValidationContext(services, ns, { id, previous, readable, rules: 'all' }))
+ * @example await validateFirewall(next, await firewallValidationContext(services, ns, { id, previous, readable, rules: 'all' }))
  */
-export function validateFirewall(next: FirewallConfig, context: FirewallValidationContext): void {
-  refuseOverLimits(next, context)
-  refuseUnknownReferences(next, context)
+export async function validateFirewall(
+  next: FirewallConfig,
+  context: FirewallValidationContext,
+  slice = new TimeSlice(),
+): Promise<void> {
+  await refuseOverLimits(next, context, slice)
+  await refuseUnknownReferences(next, context, slice)
   refuseRefusedEndpoints(context.upstreamAddresses, next.upstreams, context.previous?.upstreams)
 }
 

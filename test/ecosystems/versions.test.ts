@@ -108,7 +108,7 @@ describe('saving a rule that cannot apply to the firewall ecosystem', () => {
           readable: () => true,
           rules: 'all',
         })
-        validateFirewall({ ecosystem, upstreams: [], rules: [...rules], exceptions: [], extends: [] }, context)
+        await validateFirewall({ ecosystem, upstreams: [], rules: [...rules], exceptions: [], extends: [] }, context)
       }
       const error = await validate('py', 'pypi').catch((e: Error) => e)
       expect(error).toBeInstanceOf(Error)

@@ -5,6 +5,7 @@ import { ExceptionSelector, FirewallInput, Rule, type Firewall } from '../../ser
 import { patternLimitProblems } from '../../server/firewall/rules/pattern-limits'
 import { validateFirewall, type FirewallValidationContext } from '../../server/firewall/validation'
 import { configFromEnv } from '../../server/app/config'
+import { TimeSlice } from '../../server/common/time-slice'
 
 const names = (count: number, prefix = 'pkg-') => Array.from({ length: count }, (_, i) => `${prefix}${i}`)
 const byName = (patterns: string[]) => ({ function: { name: 'packageName' as const, patterns } })
@@ -74,10 +75,10 @@ function context(overrides: Partial<FirewallValidationContext> = {}): FirewallVa
   }
 }
 
-function refusal(rules: Rule[], overrides: Partial<FirewallValidationContext> = {}): DomainError {
+async function refusal(rules: Rule[], overrides: Partial<FirewallValidationContext> = {}): Promise<DomainError> {
   const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [], rules }
   try {
-    validateFirewall(config, context(overrides))
+    await validateFirewall(config, context(overrides))
   } catch (error) {
     expect(error).toBeInstanceOf(DomainError)
     return error as DomainError
@@ -86,14 +87,16 @@ function refusal(rules: Rule[], overrides: Partial<FirewallValidationContext> = 
 }
 
 describe('pattern limits in validateFirewall (every write, stored rules of a rollback too)', () => {
-  it('lets rules within the limits through', () => {
+  it('lets rules within the limits through', async () => {
     const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [] }
-    expect(() => validateFirewall({ ...config, rules: [rule(byName(names(1000))) as Rule] }, context())).not.toThrow()
+    await expect(
+      validateFirewall({ ...config, rules: [rule(byName(names(1000))) as Rule] }, context()),
+    ).resolves.toBeUndefined()
   })
 
-  it('refuses with validation_failed and a path into the rules list', () => {
+  it('refuses with validation_failed and a path into the rules list', async () => {
     const rules = [rule(byName(['ok'])), rule(byName([...names(1000), 'x'.repeat(215)]))] as Rule[]
-    const error = refusal(rules)
+    const error = await refusal(rules)
     expect(error.code).toBe('validation_failed')
     expect(error.details.errors).toEqual([
       { path: 'rules[1].selector.function.patterns[1000]', message: 'a rule holds at most 1000 package-name patterns' },
@@ -104,10 +107,10 @@ describe('pattern limits in validateFirewall (every write, stored rules of a rol
     ])
   })
 
-  it('refuses 1,001 patterns spread over the selectors of one rule, pointing at the first one too many', () => {
+  it('refuses 1,001 patterns spread over the selectors of one rule, pointing at the first one too many', async () => {
     const negated = { function: { name: 'not', selector: byName(names(401)) } }
     const selector = { function: { name: 'any', selectors: [byName(names(600)), negated] } }
-    const error = refusal([Rule.parse(rule(selector))], { bodyAt: 'rules[0]' })
+    const error = await refusal([Rule.parse(rule(selector))], { bodyAt: 'rules[0]' })
     expect(error.details.errors).toEqual([
       {
         path: 'selector.function.selectors[1].function.selector.function.patterns[400]',
@@ -116,12 +119,14 @@ describe('pattern limits in validateFirewall (every write, stored rules of a rol
     ])
   })
 
-  it('in a partial edit, judges only the rules it changes (a stored one over the limits does not lock the firewall)', () => {
+  it('in a partial edit, judges only the rules it changes (a stored one over the limits does not lock the firewall)', async () => {
     const stored = rule(byName(names(1001))) as Rule
     const previous = { id: 'fw', rules: [stored] } as unknown as Firewall
     const config = { ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [], rules: [stored] }
-    expect(() => validateFirewall(config, context({ previous, startsFrom: previous, rules: 'changed' }))).not.toThrow()
-    expect(refusal([stored], { previous, startsFrom: previous, rules: 'all' }).code).toBe('validation_failed')
+    await expect(
+      validateFirewall(config, context({ previous, startsFrom: previous, rules: 'changed' })),
+    ).resolves.toBeUndefined()
+    expect((await refusal([stored], { previous, startsFrom: previous, rules: 'all' })).code).toBe('validation_failed')
   })
 
   it('reports each long pattern but the count only once', () => {
@@ -129,6 +134,39 @@ describe('pattern limits in validateFirewall (every write, stored rules of a rol
     expect(problems.map((p) => [p.kind, p.path.at(-1)])).toEqual([
       ['count', 1000],
       ['length', 1002],
+    ])
+  })
+})
+
+/** A slice that is always spent: every check point pauses, and the pauses are counted. */
+class CountingSlice extends TimeSlice {
+  pauses = 0
+  override spent(): boolean {
+    return true
+  }
+  override async pause(): Promise<void> {
+    this.pauses++
+    await super.pause()
+  }
+}
+
+describe('validateFirewall on the largest body (9,000 rules, about 1 MiB)', () => {
+  const many = (count: number) =>
+    Array.from({ length: count }, (_, i) => Rule.parse({ ...rule(byName([`p${i}-*`])), id: `r${i}` }))
+  const config = (rules: Rule[]) => ({ ecosystem: 'npm' as const, upstreams: [], exceptions: [], extends: [], rules })
+
+  it('takes turns with the rest of the process rule by rule, and refuses what it refused in one go', async () => {
+    const slice = new CountingSlice()
+    await validateFirewall(config(many(9000)), context(), slice)
+    expect(slice.pauses).toBeGreaterThanOrEqual(9000)
+    const rules = many(9000)
+    rules[8999] = { ...rule(byName(['x'.repeat(215)])), id: 'long' } as Rule
+    const refused = await validateFirewall(config(rules), context(), new CountingSlice()).catch((e: unknown) => e)
+    expect((refused as DomainError).details.errors).toEqual([
+      {
+        path: 'rules[8999].selector.function.patterns[0]',
+        message: 'a package-name pattern is at most 214 characters',
+      },
     ])
   })
 })
