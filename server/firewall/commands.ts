@@ -48,11 +48,13 @@ function checkVersion(current: Firewall | null, ifMatch: number | undefined): vo
 
 interface Edit {
   /** Permission needed for the edit itself (checked against the current document). */
-  permission: FirewallPermission | ((current: Firewall, next: Firewall) => FirewallPermission[])
+  permission:
+    | FirewallPermission
+    | ((current: Firewall, next: Firewall, slice: TimeSlice) => FirewallPermission[] | Promise<FirewallPermission[]>)
   ifMatch?: number
   /** Builds the next configuration; throw a DomainError to refuse. `watched` holds the values of `watch`. */
   apply: (current: Firewall, watched: Map<string, unknown>) => Firewall
-  summary?: (current: Firewall, next: Firewall) => string
+  summary?: (current: Firewall, next: Firewall, slice: TimeSlice) => string | Promise<string>
   /** Further keys read and guarded by the same transaction (e.g. exception requests). */
   watch?: string[]
   /** Further writes and events in the same transaction, after the change was accepted. */
@@ -98,7 +100,8 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       if (!current) throw notFound('firewall', id)
       const next = edit.apply(current, watched)
       await slice.pause()
-      const needed = typeof edit.permission === 'function' ? edit.permission(current, next) : [edit.permission]
+      const needed =
+        typeof edit.permission === 'function' ? await edit.permission(current, next, slice) : [edit.permission]
       for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
       await slice.pause()
       // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
@@ -114,15 +117,15 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       )
       checkVersion(current, edit.ifMatch)
       await slice.pause()
-      // One comparison serves both: isSameConfig is this summary being 'no change'.
-      const change = summarizeChange(current, next)
+      // One comparison serves both: a summary of 'no change' is the same configuration.
+      const change = await summarizeChange(current, next, slice)
       if (change === 'no change') {
         return { next: current, summary: '', result: () => current, unchanged: true }
       }
       await slice.pause()
       return {
         next,
-        summary: edit.summary?.(current, next) ?? change,
+        summary: (await edit.summary?.(current, next, slice)) ?? change,
         also: (stored) => {
           const extra = edit.also?.(stored!, current, watched) ?? {}
           return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }
@@ -155,8 +158,8 @@ export async function putFirewall(
       )
     const firewall = await editFirewall(ctx, id, {
       ifMatch,
-      permission: (current, next) => {
-        const needed = permissionsForChange(current, next)
+      permission: async (current, next, slice) => {
+        const needed = await permissionsForChange(current, next, slice)
         return needed.length ? needed : ['fw:update:config']
       },
       apply: (current) => fromInput(id, restoreRedacted(body, current).input, current),
@@ -298,11 +301,12 @@ export async function rollback(ctx: FirewallCall, id: string, version: number, i
   if (!target || version > current.version || version < first) throw notFound('version', String(version))
   return editFirewall(ctx, id, {
     ifMatch,
-    permission: (now, next) => ['fw:update:config', ...permissionsForChange(now, next)],
+    permission: async (now, next, slice) => ['fw:update:config', ...(await permissionsForChange(now, next, slice))],
     whole: true,
     // A version saved before the pattern and depth limits existed is not brought back past them (`whole`).
     apply: (fw) => ({ ...target.config, version: fw.version, updatedAt: fw.updatedAt, ecosystem: fw.ecosystem }),
-    summary: (now, next) => `rolled back to version ${version} (${summarizeChange(now, next)})`,
+    summary: async (now, next, slice) =>
+      `rolled back to version ${version} (${await summarizeChange(now, next, slice)})`,
   })
 }
 

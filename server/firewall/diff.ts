@@ -1,6 +1,7 @@
 import { isDeepStrictEqual } from 'node:util'
 import type { Firewall, FirewallPermission, Upstream } from './schema'
 import { endpointsMovedWithSecrets, holdsSecrets } from './credential-binding'
+import { TimeSlice } from '../common/time-slice'
 
 type Comparable = Pick<
   Firewall,
@@ -23,33 +24,67 @@ function secretsOf(upstreams: Upstream[]) {
     .map((u) => ({ id: u.id, credentials: u.credentials ?? null, artifacts: u.artifactCredentials ?? [] }))
 }
 
-function diffById<T extends { id: string }>(label: string, before: T[], after: T[]): string[] {
+/**
+ * `isDeepStrictEqual(a, b)` taking turns on `slice` between the members of a list or record: a
+ * configuration's lists and its permissions are up to 1 MiB of outside input (47,500 principals
+ * took 12 ms in one comparison). Each member is compared in one go.
+ */
+async function equalInSlices(a: unknown, b: unknown, slice: TimeSlice): Promise<boolean> {
+  if (Array.isArray(a) && Array.isArray(b)) {
+    if (a.length !== b.length) return false
+    for (let i = 0; i < a.length; i++) {
+      if (!isDeepStrictEqual(a[i], b[i])) return false
+      if (slice.spent()) await slice.pause()
+    }
+    return true
+  }
+  if (!isPlainRecord(a) || !isPlainRecord(b)) return isDeepStrictEqual(a, b)
+  const keys = Object.keys(a)
+  if (keys.length !== Object.keys(b).length) return false
+  for (const key of keys) {
+    if (!Object.hasOwn(b, key) || !isDeepStrictEqual(a[key], b[key])) return false
+    if (slice.spent()) await slice.pause()
+  }
+  return true
+}
+
+const isPlainRecord = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && Object.getPrototypeOf(value) === Object.prototype
+
+async function diffById<T extends { id: string }>(
+  label: string,
+  before: T[],
+  after: T[],
+  slice: TimeSlice,
+): Promise<string[]> {
   const previous = new Map(before.map((item) => [item.id, item]))
   const next = new Map(after.map((item) => [item.id, item]))
   const parts: string[] = []
   for (const [id, item] of next) {
     if (!previous.has(id)) parts.push(`${label} ${id} added`)
     else if (!isDeepStrictEqual(previous.get(id), item)) parts.push(`${label} ${id} changed`)
+    if (slice.spent()) await slice.pause()
   }
   for (const id of previous.keys()) if (!next.has(id)) parts.push(`${label} ${id} removed`)
   return parts
 }
 
-/** A short human summary of what changed, for the history. */
-export function summarizeChange(before: Comparable, after: Comparable): string {
+/**
+ * A short human summary of what changed, for the history; 'no change' when nothing did. Takes
+ * turns on `slice` over the lists and permissions (a whole configuration is up to 1 MiB).
+ */
+export async function summarizeChange(before: Comparable, after: Comparable, slice = new TimeSlice()): Promise<string> {
   const parts: string[] = []
   for (const field of ['name', 'description', 'ecosystem', 'permissions', 'extends'] as const) {
-    if (!isDeepStrictEqual(before[field], after[field])) parts.push(`${field} changed`)
+    if (!(await equalInSlices(before[field], after[field], slice))) parts.push(`${field} changed`)
   }
-  parts.push(...diffById('upstream', before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets)))
+  parts.push(
+    ...(await diffById('upstream', before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets), slice)),
+  )
   if (!isDeepStrictEqual(secretsOf(before.upstreams), secretsOf(after.upstreams))) parts.push('credentials changed')
-  parts.push(...diffById('rule', before.rules, after.rules))
-  parts.push(...diffById('exception', before.exceptions, after.exceptions))
+  parts.push(...(await diffById('rule', before.rules, after.rules, slice)))
+  parts.push(...(await diffById('exception', before.exceptions, after.exceptions, slice)))
   return parts.length ? parts.join('; ') : 'no change'
-}
-
-export function isSameConfig(before: Comparable, after: Comparable): boolean {
-  return summarizeChange(before, after) === 'no change'
 }
 
 /**
@@ -66,16 +101,20 @@ export function touchesCredentials(
   )
 }
 
-/** The permissions a replacement needs, from what it changes. */
-export function permissionsForChange(before: Comparable, after: Comparable): FirewallPermission[] {
+/** The permissions a replacement needs, from what it changes (taking turns as `summarizeChange` does). */
+export async function permissionsForChange(
+  before: Comparable,
+  after: Comparable,
+  slice = new TimeSlice(),
+): Promise<FirewallPermission[]> {
   const needed = new Set<FirewallPermission>()
   for (const field of ['name', 'description', 'ecosystem', 'permissions', 'extends'] as const) {
-    if (!isDeepStrictEqual(before[field], after[field])) needed.add('fw:update:config')
+    if (!(await equalInSlices(before[field], after[field], slice))) needed.add('fw:update:config')
   }
-  if (!isDeepStrictEqual(before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets)))
+  if (!(await equalInSlices(before.upstreams.map(withoutSecrets), after.upstreams.map(withoutSecrets), slice)))
     needed.add('fw:update:config')
   if (touchesCredentials(before, after)) needed.add('fw:update:credentials')
-  if (!isDeepStrictEqual(before.rules, after.rules)) needed.add('fw:update:rule')
-  if (!isDeepStrictEqual(before.exceptions, after.exceptions)) needed.add('fw:update:exception')
+  if (!(await equalInSlices(before.rules, after.rules, slice))) needed.add('fw:update:rule')
+  if (!(await equalInSlices(before.exceptions, after.exceptions, slice))) needed.add('fw:update:exception')
   return [...needed]
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { permissionsForChange, touchesCredentials } from '../../server/firewall/diff'
+import { permissionsForChange, summarizeChange, touchesCredentials } from '../../server/firewall/diff'
+import { TimeSlice } from '../../server/common/time-slice'
 import { endpointsMovedWithSecrets, sameEndpoint } from '../../server/firewall/credential-binding'
 import { grantsAdded } from '../../server/auth/granting'
 import type { Firewall, FirewallPermission, Upstream } from '../../server/firewall/schema'
@@ -139,29 +140,29 @@ const TABLE: { name: string; after: Firewall; needs: FirewallPermission[]; grant
 
 describe('what a change needs', () => {
   for (const row of TABLE) {
-    it(row.name, () => {
-      expect(permissionsForChange(base, row.after).sort()).toEqual([...row.needs].sort())
+    it(row.name, async () => {
+      expect((await permissionsForChange(base, row.after)).sort()).toEqual([...row.needs].sort())
       expect(grantsAdded(base.permissions, row.after.permissions).sort()).toEqual([...(row.grants ?? [])].sort())
     })
   }
 
-  it('an upstream with only artifact credentials is bound to its endpoint too', () => {
+  it('an upstream with only artifact credentials is bound to its endpoint too', async () => {
     const before = upstreams(up('legit', 'https://registry.example/npm/', artifact('cdn.example', 'cdn-secret')))
     const after = upstreams(up('legit', 'https://attacker.example/', artifact('cdn.example', 'cdn-secret')))
     expect(endpointsMovedWithSecrets(before.upstreams, after.upstreams)).toEqual(['legit'])
-    expect(permissionsForChange(before, after)).toContain('fw:update:credentials')
+    expect(await permissionsForChange(before, after)).toContain('fw:update:credentials')
   })
 
-  it('an artifact token under another host is a credentials change', () => {
+  it('an artifact token under another host is a credentials change', async () => {
     const before = upstreams(up('legit', 'https://registry.example/npm/', artifact('cdn.example', 'cdn-secret')))
     const after = upstreams(up('legit', 'https://registry.example/npm/', artifact('attacker.example', 'cdn-secret')))
     expect(touchesCredentials(before, after)).toBe(true)
-    expect(permissionsForChange(before, after)).toEqual(['fw:update:config', 'fw:update:credentials'])
+    expect(await permissionsForChange(before, after)).toEqual(['fw:update:config', 'fw:update:credentials'])
   })
 
-  it('a rollback to an older endpoint that keeps the current credentials needs fw:update:credentials', () => {
+  it('a rollback to an older endpoint that keeps the current credentials needs fw:update:credentials', async () => {
     const older = upstreams(up('legit', 'https://old.example/', token('s3cret')), base.upstreams[1])
-    expect(permissionsForChange(base, older)).toEqual(['fw:update:config', 'fw:update:credentials'])
+    expect(await permissionsForChange(base, older)).toEqual(['fw:update:config', 'fw:update:credentials'])
   })
 
   it('grants under keys named after Object.prototype members count as new', () => {
@@ -175,5 +176,44 @@ describe('what a change needs', () => {
     expect(sameEndpoint('https://a.example/x', 'https://a.example/x/')).toBe(false)
     expect(sameEndpoint('http://a.example/', 'https://a.example/')).toBe(false)
     expect(sameEndpoint('not a url', 'https://a.example/')).toBe(false)
+  })
+})
+
+/** A slice that is always spent: every check point pauses, and the pauses are counted. */
+class CountingSlice extends TimeSlice {
+  pauses = 0
+  override spent(): boolean {
+    return true
+  }
+  override async pause(): Promise<void> {
+    this.pauses++
+    await super.pause()
+  }
+}
+
+describe('the comparison of the largest configurations (47,500 principals, 9,000 rules)', () => {
+  const principals = (last: FirewallPermission[]): Firewall['permissions'] =>
+    Object.fromEntries(Array.from({ length: 47_500 }, (_, i) => [`u${i}`, i === 47_499 ? last : ['fw:read']]))
+  const rules = (lastId: string) =>
+    Array.from({ length: 9000 }, (_, i) => ({
+      id: i === 8999 ? lastId : `r${i}`,
+      executionPhase: 'download' as const,
+      selector: { function: { name: 'deprecated' as const } },
+      ruleEffect: { block: true, log: true },
+      description: '',
+    }))
+
+  it('takes turns member by member and finds a change in the last member', async () => {
+    const before = change({ permissions: principals(['fw:read']), rules: rules('r8999') as Firewall['rules'] })
+    const same = change({ permissions: principals(['fw:read']), rules: rules('r8999') as Firewall['rules'] })
+    const slice = new CountingSlice()
+    expect(await summarizeChange(before, same, slice)).toBe('no change')
+    expect(await permissionsForChange(before, same, slice)).toEqual([])
+    expect(slice.pauses).toBeGreaterThanOrEqual(2 * (47_500 + 9000))
+    const granted = change({ ...same, permissions: principals(['fw:delete']) })
+    expect(await permissionsForChange(before, granted, new CountingSlice())).toEqual(['fw:update:config'])
+    const renamed = change({ ...same, rules: rules('last') as Firewall['rules'] })
+    expect(await summarizeChange(before, renamed, new CountingSlice())).toBe('rule last added; rule r8999 removed')
+    expect(await permissionsForChange(before, renamed, new CountingSlice())).toEqual(['fw:update:rule'])
   })
 })
