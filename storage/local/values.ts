@@ -1,5 +1,6 @@
 import { createStorage, type Storage } from 'unstorage'
 import { reasonOf, StorageFailure } from '../storage-failure'
+import { stringifyCooperatively } from '../cooperative-json'
 
 /**
  * A driver's answer as a stored value. Stored values are JSON, so an Error object is a driver
@@ -38,8 +39,15 @@ export class LocalValues {
     return keys.map((key) => (byKey.get(key) ?? null) as T | null)
   }
 
-  set(key: string, value: unknown): Promise<void> {
-    return failing('write', this.storage.setItem(key, value as never))
+  /**
+   * An object is written as the JSON unstorage would write, serialised in turns: a firewall and its
+   * history entry and event are up to 1 MiB of outside input each (CONTRACT.md 8). Other values
+   * (strings, numbers) are written as unstorage writes them.
+   */
+  async set(key: string, value: unknown): Promise<void> {
+    const text =
+      value !== null && typeof value === 'object' ? (await stringifyCooperatively(value)).pieces.join('') : value
+    return failing('write', this.storage.setItem(key, text as never))
   }
 
   delete(key: string): Promise<void> {
