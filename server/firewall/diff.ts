@@ -57,15 +57,23 @@ async function diffById<T extends { id: string }>(
   after: T[],
   slice: TimeSlice,
 ): Promise<string[]> {
-  const previous = new Map(before.map((item) => [item.id, item]))
-  const next = new Map(after.map((item) => [item.id, item]))
-  const parts: string[] = []
-  for (const [id, item] of next) {
-    if (!previous.has(id)) parts.push(`${label} ${id} added`)
-    else if (!isDeepStrictEqual(previous.get(id), item)) parts.push(`${label} ${id} changed`)
+  const previous = new Map<string, T>()
+  for (const item of before) {
+    previous.set(item.id, item)
     if (slice.spent()) await slice.pause()
   }
-  for (const id of previous.keys()) if (!next.has(id)) parts.push(`${label} ${id} removed`)
+  const next = new Map<string, T>()
+  const parts: string[] = []
+  for (const item of after) {
+    next.set(item.id, item)
+    if (!previous.has(item.id)) parts.push(`${label} ${item.id} added`)
+    else if (!isDeepStrictEqual(previous.get(item.id), item)) parts.push(`${label} ${item.id} changed`)
+    if (slice.spent()) await slice.pause()
+  }
+  for (const id of previous.keys()) {
+    if (!next.has(id)) parts.push(`${label} ${id} removed`)
+    if (slice.spent()) await slice.pause()
+  }
   return parts
 }
 
