@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { availableParallelism, loadavg } from 'node:os'
 import { join, relative, sep } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { keys } from '../../storage/repositories/keys'
@@ -16,14 +17,16 @@ import { waitFor } from '../support/wait-for'
  * server: UPSTREAM_MAX_ARTIFACT=2MB (a tarball is only hashed and passed on; past 512 MB it would
  * take 512 MB of test memory) and ADVISORY_MAX_ENTRIES=300 (archives load on the loader thread).
  *
- * How "within 50 ms" is judged on a loaded 2-core machine: the server measures its own event
- * loop (`nodejs_eventloop_lag_max_seconds` in /metrics, perf_hooks.monitorEventLoopDelay, reset at
- * each scrape), which is what an outsider's input can hold; it is scraped just before and just
- * after the work, and its maximum over the work must stay under 50 ms. The probes from this
- * process are also timed: every one must answer 200, and most within 50 ms (the 90th percentile),
- * because a probe's round trip also waits for this test process and for the CPU the other
- * processes on the machine take, which no server change can bound. A frozen loop (170-240 ms for
- * a 64 MB packument before the cooperative parser) fails both.
+ * How "within 50 ms" is judged for the largest inputs (the 64 MB packument, the 1 MiB firewall):
+ * every `/healthz` probe answers 200, and every probe slower than 50 ms is matched by a pause of
+ * the server's garbage collector of 50 ms or more over the same work (`nodejs_gc_duration_seconds`
+ * in /metrics, scraped before and after). A major collection of a heap holding 60,000 manifests
+ * can stop the process that long and no code of ours decides when it runs; any other slow probe
+ * is a task of ours holding the loop, and fails. The server's own longest loop delay and the GC
+ * pauses are printed with each result. On an oversubscribed machine (load over 1.5 per core) a
+ * probe also waits for other processes' CPU: the output then says the bound was not judged, and
+ * the median and the absence of a half-second freeze are held instead (`expectWithinBound`). The smaller cases keep the median: their probes share two
+ * cores with this process and the rest of the machine.
  */
 
 const TOKEN = 'fwp_costsOwnerToken0123456789abcdefghijklm'
@@ -159,11 +162,11 @@ async function healthzWhile(work: Promise<unknown>): Promise<number[]> {
 // The median, not the max: 2 cores shared by many processes make single outliers; a frozen event
 // loop (7 s on e486deb) holds every probe taken while the work runs, the median included.
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
-/** The server's longest loop block allowed while the 64 MB packument is processed (see its test). */
-const PACKUMENT_LOOP_CEILING_MS = 500
+/** CONTRACT section 8: while the worst allowed input is processed, `/healthz` answers within this. */
+const HEALTHZ_BOUND_MS = 50
 
-/** The server's own longest event-loop delay since the last scrape (prom-client resets it at each). */
-async function serverLoopMaxMs(): Promise<number> {
+/** What /metrics says of the server's loop: its longest delay since the last scrape, and GC pauses so far. */
+async function serverLoop(): Promise<{ lagMaxMs: number; gcPauses: number; gcPausesUnder50: number }> {
   const scrape = async () =>
     (
       await fetch(`${server.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}`, connection: 'close' } })
@@ -172,17 +175,56 @@ async function serverLoopMaxMs(): Promise<number> {
   const text = await scrape().catch(scrape)
   const found = /^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(text)
   if (!found) throw new Error('no nodejs_eventloop_lag_max_seconds in /metrics')
-  return Number(found[1]) * 1000
+  const sum = (pattern: RegExp) => [...text.matchAll(pattern)].reduce((total, match) => total + Number(match[1]), 0)
+  return {
+    lagMaxMs: Number(found[1]) * 1000,
+    gcPauses: sum(/^nodejs_gc_duration_seconds_count\{[^}]*\} (\S+)$/gm),
+    gcPausesUnder50: sum(/^nodejs_gc_duration_seconds_bucket\{le="0\.05"[^}]*\} (\S+)$/gm),
+  }
 }
 
 /**
- * `work` with /healthz probed throughout; the probes' latencies and the server's longest loop
- * delay over the work (see the file comment for how they are judged).
+ * `work` with /healthz probed throughout: the probes' latencies, the server's longest loop delay
+ * over the work and its GC pauses of 50 ms or more meanwhile (see the file comment).
  */
-async function loopWhile(work: () => Promise<unknown>): Promise<{ probes: number[]; serverMaxMs: number }> {
-  await serverLoopMaxMs()
+async function loopWhile(
+  work: () => Promise<unknown>,
+): Promise<{ probes: number[]; serverMaxMs: number; longGcPauses: number }> {
+  const before = await serverLoop()
   const probes = await healthzWhile(work())
-  return { probes, serverMaxMs: await serverLoopMaxMs() }
+  const after = await serverLoop()
+  const longGcPauses = after.gcPauses - after.gcPausesUnder50 - (before.gcPauses - before.gcPausesUnder50)
+  return { probes, serverMaxMs: after.lagMaxMs, longGcPauses }
+}
+
+/**
+ * The machine is oversubscribed when its load passes one and a half runnable processes per core:
+ * then a probe also waits for CPU that other processes take, which says nothing of the server.
+ */
+const oversubscribed = () => loadavg()[0] > 1.5 * availableParallelism()
+
+/**
+ * Every probe within HEALTHZ_BOUND_MS, or matched by a GC pause of the server as long (see the file
+ * comment). On an oversubscribed machine (other test runs sharing the cores) the bound cannot be
+ * judged from outside the server: the test says so in its output and holds what any run shows,
+ * the probes' median within the bound and no freeze of the server's loop (half a second).
+ */
+function expectWithinBound(figures: { probes: number[]; serverMaxMs: number; longGcPauses: number }): void {
+  const { probes, serverMaxMs, longGcPauses } = figures
+  const slow = probes.filter((ms) => ms >= HEALTHZ_BOUND_MS)
+  const load = loadavg()[0]
+  const report =
+    `${probes.length} probes, ${slow.length} of ${HEALTHZ_BOUND_MS} ms or more (${slow.map(Math.round).join(' ')}); ` +
+    `server loop max ${serverMaxMs.toFixed(1)} ms; GC pauses of 50 ms or more: ${longGcPauses}; ` +
+    `load ${load.toFixed(1)} on ${availableParallelism()} cores`
+  if (!oversubscribed()) {
+    console.log(`healthz: ${report}`)
+    expect(slow.length, report).toBeLessThanOrEqual(longGcPauses)
+    return
+  }
+  console.warn(`healthz: machine oversubscribed, the ${HEALTHZ_BOUND_MS} ms bound NOT judged: ${report}`)
+  expect(median(probes), report).toBeLessThan(HEALTHZ_BOUND_MS)
+  expect(serverMaxMs, report).toBeLessThan(500)
 }
 
 /** Reads an answer's body as bytes, chunk by chunk (this process decodes nothing while probing). */
@@ -318,7 +360,7 @@ describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM
   it('answers /healthz probes within 50 ms (median) while a packument just under 64 MB is fetched, parsed, cached, filtered and served, full and abbreviated', async () => {
     const bodies: Buffer[] = []
     const statuses: number[] = []
-    const { probes, serverMaxMs } = await loopWhile(async () => {
+    const figures = await loopWhile(async () => {
       // Cold: upstream read, parse, cache write, render and serialise; then the abbreviated form
       // rendered from the cached document.
       for (const accept of [undefined, 'application/vnd.npm.install-v1+json']) {
@@ -328,17 +370,8 @@ describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM
       }
     })
     expect(statuses).toEqual([200, 200])
-    expect(probes.length).toBeGreaterThan(5)
-    // CONTRACT section 8 asks 50 ms. Not met yet at 64 MB: the server's longest block measured
-    // 65-76 ms on a quiet 2-core machine, and major GC pauses while 60,000 manifests are live reach
-    // 200 ms (bench:hostile, "gc max"); with other work on the machine the loop lag seen here was
-    // 455-463 ms. docs/security.md says so and issue #24 stays open for it. What is asserted is
-    // what holds on any run: most probes answer within 50 ms (the old whole-document code
-    // answered none while it parsed), and the server never freezes for half a second.
-    expect(serverMaxMs, `server loop max ${serverMaxMs} ms; probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(
-      PACKUMENT_LOOP_CEILING_MS,
-    )
-    expect(median(probes), `probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(50)
+    expect(figures.probes.length).toBeGreaterThan(5)
+    expectWithinBound(figures)
     const full = JSON.parse(bodies[0].toString()) as {
       'dist-tags': Record<string, string>
       versions: Record<string, { dist: { tarball: string } }>
@@ -412,37 +445,46 @@ function fileOfKey(dataDir: string, key: string): string {
   return found
 }
 
-/** The server's longest loop block allowed while a 1 MiB firewall is written (see its test). */
-const FIREWALL_LOOP_CEILING_MS = 1000
-
-describe('the largest API body (the 1 MiB body limit): a firewall of 47,500 principals', () => {
+describe('the largest API body (the 1 MiB body limit): 47,500 principals, or 9,000 rules', () => {
   /** A firewall body just under 1 MiB: 47,500 principals each granted `fw:read`. */
-  const body = (tag: string) => ({
+  const principals = (tag: string) => ({
     ecosystem: 'npm',
     permissions: Object.fromEntries(Array.from({ length: 47_500 }, (_, i) => [`u${tag}${i}`, ['fw:read']])),
   })
+  /** A firewall body just under 1 MiB: 9,000 rules, each judged by validateFirewall and the diff. */
+  const rules = (tag: string) => ({
+    ecosystem: 'npm',
+    rules: Array.from({ length: 9000 }, (_, i) => ({
+      id: `r${tag}${i}`,
+      executionPhase: 'download',
+      selector: { function: { name: 'packageName', patterns: [`p${i}-*`] } },
+    })),
+  })
 
-  it('creates and replaces it with /healthz probes within 50 ms (median) and the server loop under its ceiling', async () => {
-    const bodies = [body('a'), body('b')]
-    for (const sent of bodies) expect(Buffer.byteLength(JSON.stringify(sent))).toBeGreaterThan(MB - 16 * 1024)
-    const statuses: number[] = []
-    const { probes, serverMaxMs } = await loopWhile(async () => {
-      for (const sent of bodies) statuses.push((await api('PUT', `/v1/${NS}/config/big-fw`, sent)).status)
-    })
-    expect(statuses).toEqual([201, 200])
-    // CONTRACT section 8 asks 50 ms. Not met yet for a body this large: the body's parse and its
-    // validation take turns (http/body.ts, firewall/input-parse.ts), but the write's checks
-    // (granting, the diff) and the storage of the document still run in one go; docs/security.md
-    // gives the figures. The ceiling catches a return of the whole-body blocks.
-    expect(serverMaxMs, `server loop max ${serverMaxMs} ms; probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(
-      FIREWALL_LOOP_CEILING_MS,
-    )
-    expect(median(probes), `probes ${probes.map(Math.round).join(' ')}`).toBeLessThan(50)
-    const stored = await api('GET', `/v1/${NS}/config/big-fw`)
-    expect(Object.keys(stored.body.permissions)).toHaveLength(47_500)
-    expect(stored.body.permissions.ub47499).toEqual(['fw:read'])
-    expect((await api('DELETE', `/v1/${NS}/config/big-fw`)).status).toBe(204)
-  }, 120_000)
+  for (const [what, body, id] of [
+    ['47,500 principals', principals, 'big-principals'],
+    ['9,000 rules', rules, 'big-rules'],
+  ] as const) {
+    it(`creates and replaces a firewall of ${what} with every /healthz probe within 50 ms (GC pauses aside)`, async () => {
+      const bodies = [body('a'), body('b')]
+      for (const sent of bodies) expect(Buffer.byteLength(JSON.stringify(sent))).toBeGreaterThan(MB - 48 * 1024)
+      const statuses: number[] = []
+      const figures = await loopWhile(async () => {
+        for (const sent of bodies) statuses.push((await api('PUT', `/v1/${NS}/config/${id}`, sent)).status)
+      })
+      expect(statuses).toEqual([201, 200])
+      expectWithinBound(figures)
+      const stored = await api('GET', `/v1/${NS}/config/${id}`)
+      if (body === principals) {
+        expect(Object.keys(stored.body.permissions)).toHaveLength(47_500)
+        expect(stored.body.permissions.ub47499).toEqual(['fw:read'])
+      } else {
+        expect(stored.body.rules).toHaveLength(9000)
+        expect(stored.body.rules[8999].id).toBe('rb8999')
+      }
+      expect((await api('DELETE', `/v1/${NS}/config/${id}`)).status).toBe(204)
+    }, 120_000)
+  }
 })
 
 describe('selector depth on stored data (a version saved before the bound existed)', () => {
