@@ -1,6 +1,7 @@
 import parse from 'spdx-expression-parse'
 import type { SpdxNode } from 'spdx-expression-parse'
 import ranges from 'spdx-ranges'
+import { LRUCache } from 'lru-cache'
 
 /** Longest SPDX expression evaluated; a longer one counts as an undeclared license (CONTRACT section 8). */
 export const SPDX_MAX_LENGTH = 1024
@@ -26,12 +27,24 @@ export function withinSpdxBounds(expression: string): boolean {
   return true
 }
 
+/**
+ * Parsed expressions, by text: a packument repeats one license on each of up to 60,000 versions,
+ * and parsing one at the bound costs about 0.1 ms (the parser matches each token against the SPDX
+ * list), so the text is parsed once. Trees are never changed after parsing; unparseable text is kept as null.
+ */
+const trees = new LRUCache<string, { tree: SpdxNode | null }>({ max: 512 })
+
 function parsed(expression: string): SpdxNode | null {
+  const known = trees.get(expression)
+  if (known) return known.tree
+  let tree: SpdxNode | null = null
   try {
-    return parse(expression)
+    tree = parse(expression)
   } catch {
-    return null
+    // not SPDX: null
   }
+  trees.set(expression, { tree })
+  return tree
 }
 
 // GPL-style `-only` / `-or-later` ids mean the same as a plain id and `id+` (as spdx-satisfies reads them).
