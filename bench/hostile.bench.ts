@@ -32,6 +32,12 @@ import { prepareJsonDocument } from '../server/registry/responses'
 import { fitEvent } from '../server/webhooks/protocol/event-fit'
 import type { NamespaceEvent } from '../server/events/schemas'
 import { createUpstreamTransport } from '../server/registry/upstream/transport'
+import { parseJsonCooperatively, stringifyCooperatively } from '../server/common/cooperative-json'
+import { parseFirewallInput } from '../server/firewall/input-parse'
+import { validateFirewall } from '../server/firewall/validation'
+import { permissionsForChange, summarizeChange } from '../server/firewall/diff'
+import { configFromEnv } from '../server/app/config'
+import type { Firewall } from '../server/firewall/schema'
 import { BUILT_LOADER } from './support/built-loader'
 import { watchLoop } from './support/loop-watch'
 import { syntheticZip } from './support/synthetic-osv'
@@ -208,6 +214,56 @@ async function archive(zip: Uint8Array, maxEntries: number): Promise<string> {
   }
 }
 
+/** A firewall PUT body just under the 1 MiB body limit: 9,000 rules, or 47,500 principals. */
+function largeFirewallBody(kind: 'rules' | 'principals', tag: string): string {
+  if (kind === 'principals')
+    return JSON.stringify({
+      ecosystem: 'npm',
+      permissions: Object.fromEntries(Array.from({ length: 47_500 }, (_, i) => [`u${tag}${i}`, ['fw:read']])),
+    })
+  return JSON.stringify({
+    ecosystem: 'npm',
+    rules: Array.from({ length: 9000 }, (_, i) => ({
+      id: `r${tag}${i}`,
+      executionPhase: 'download',
+      selector: { function: { name: 'packageName', patterns: [`p${i}-*`] } },
+    })),
+  })
+}
+
+/**
+ * The domain's share of a firewall replace, each step as the write runs it (in turns): the body
+ * parsed and judged by zod, validateFirewall, both diff passes against the stored version, and the
+ * document serialised as the local store writes it. Storage reads and the HTTP layer are not in it.
+ */
+async function firewallWrite(kind: 'rules' | 'principals'): Promise<string> {
+  const asFirewall = async (text: string, version: number): Promise<Firewall> => {
+    const input = await parseFirewallInput(await parseJsonCooperatively(text))
+    if (!input.success) throw new Error(input.error.message)
+    const { name: _name, ...data } = input.data
+    return { ...data, id: 'big', version, name: 'big', description: '', updatedAt: '' } as Firewall
+  }
+  const previous = await asFirewall(largeFirewallBody(kind, 'a'), 1)
+  const text = largeFirewallBody(kind, 'b')
+  await nextTurn()
+  const next = await asFirewall(text, 1)
+  await validateFirewall(next, {
+    id: 'big',
+    previous,
+    startsFrom: previous,
+    rules: 'all',
+    licenseSetIds: new Set(),
+    firewalls: new Map(),
+    readable: () => true,
+    upstreamAddresses: configFromEnv({}).upstreamAddresses,
+  })
+  const needs = await permissionsForChange(previous, next)
+  const summary = await summarizeChange(previous, next)
+  const written = await stringifyCooperatively(next)
+  await nextTurn()
+  return `${(text.length / MB).toFixed(2)} MB body: needs ${needs.join(',')}; ${summary.length} chars of summary; ${(written.bytes / MB).toFixed(2)} MB stored`
+}
+
 const transport = createUpstreamTransport({ allowedNetworks: ['127.0.0.0/8'], deniedNetworks: [] })
 console.log(`hostile inputs (node ${process.version}); memory is the process's, sampled every 5 ms`)
 await measure('license: 22 doubling AND terms (43 operators)', () => licenses(doubling(22), 2000))
@@ -221,6 +277,8 @@ const underBound = bigPackument(bound - 64 * 1024)
 await measure('packument: just under UPSTREAM_MAX_BODY (64MB)', () => upstreamAnswer(underBound))
 const pastBound = bigPackument(80 * MB)
 await measure('packument: past it (80MB, chunked)', () => upstreamAnswer(pastBound))
+await measure('firewall PUT: 9,000 rules (1 MiB body)', () => firewallWrite('rules'))
+await measure('firewall PUT: 47,500 principals (1 MiB body)', () => firewallWrite('principals'))
 const firewallEvent = largeFirewallEvent()
 await measure('event cut: 1.4 MB firewall event to 512 KB', () => fitOnce(firewallEvent))
 const zip = syntheticZip(ENTRIES)
