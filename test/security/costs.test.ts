@@ -357,7 +357,7 @@ describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM
     bigPackument()
   }, 120_000)
 
-  it('answers /healthz probes within 50 ms (median) while a packument just under 64 MB is fetched, parsed, cached, filtered and served, full and abbreviated', async () => {
+  it('answers every /healthz probe within 50 ms (GC pauses aside) while a packument just under 64 MB is fetched, parsed, cached, filtered and served, full and abbreviated', async () => {
     const bodies: Buffer[] = []
     const statuses: number[] = []
     const figures = await loopWhile(async () => {
