@@ -95,10 +95,13 @@ describe('order of checks, existence and path parameters', () => {
       expect(res.body.code).toBe('firewall_not_found')
       expect(res.body.detail).toBe(`firewall "${id}" was not found, or you have no access to it`)
     }
-    expect({ ...hidden.body, detail: hidden.body.detail.replace('secret-fw', 'X') }).toEqual({
-      ...missing.body,
-      detail: missing.body.detail.replace('no-such-fw', 'X'),
+    // Alike but for the id and the request's own `instance`.
+    const alike = (body: Record<string, unknown>, id: string) => ({
+      ...body,
+      detail: String(body.detail).replace(id, 'X'),
+      instance: undefined,
     })
+    expect(alike(hidden.body, 'secret-fw')).toEqual(alike(missing.body, 'no-such-fw'))
     // The registry: a first install without a grant is answered like a firewall that is not there.
     const token = await createUser(server, 'newcomer')
     const get = (fw: string) =>

@@ -23,6 +23,7 @@ import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time } from '../html'
 import { csrfField, layout } from '../layout'
 import { factsPanel } from '../facts-panel'
+import { requestSteps } from '../request-steps'
 import { proposalFields, requestStateInWords } from '../request-words'
 import { gatherPackageFacts } from '../../exception-requests/package-facts-gather'
 import type { Form } from '../request'
@@ -143,7 +144,7 @@ export async function exceptionRequestPage(
       ${card(
         'Where it stands',
         html`<p data-testid="request-words">${requestStateInWords(request, req.viewer.principal.id)}</p>
-          ${decided}
+          ${requestSteps(request.status, href('namespaces', ns, 'live', 'exception-requests', fw, id))} ${decided}
           <p class="small muted">
             How requests move from asked to decided:
             <a href="${href('namespaces', ns, 'machines', 'exception-request')}">the request's steps</a>.
