@@ -2,7 +2,7 @@ import { resolve } from 'node:path'
 import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../support/admin'
-import { apiClient } from '../support/server'
+import { apiClient, freePort } from '../support/server'
 import { startVerdaccio, type Verdaccio } from '../support/verdaccio'
 import { npmClient, publishFixtures } from '../registry/npm-cli'
 import { NS, signIn, startWorld, type World } from './harness'
@@ -66,6 +66,9 @@ afterAll(async () => {
   await world?.close()
   await registry?.stop()
 })
+
+/** Text as read: runs of white space (the markup's line breaks) as one space. */
+const words = (text: string | null) => (text ?? '').replace(/\s+/g, ' ').trim()
 
 /** Every same-site link of the page, fetched as the signed-in user: none may answer 4xx/5xx. */
 async function expectEveryLinkOpens(page: Page, context: BrowserContext): Promise<string[]> {
@@ -149,11 +152,34 @@ describe("a developer's journey from a blocked install to an approved exception"
     expect(text).toContain('runs postinstall')
     expect(text).toContain('GHSA-fwvu-lnxx-0001')
     expect(text).toMatch(/less than a minute|minute/)
-    expect(await panel.getByTestId('fact-blocks').textContent()).toMatch(/Blocked 1 time\s+in the last 30\s+days/)
+    expect(words(await panel.getByTestId('fact-blocks').textContent())).toBe('Blocked 1 time in the last 30 days.')
     expect(await panel.getByTestId('fact-blocked-user').allTextContents()).toEqual(['dev'])
     expect(await panel.getByTestId('fact-other-request').allTextContents()).toEqual([other.body.id])
     await page.getByRole('button', { name: 'Approve and add exception' }).click()
     expect(await page.getByTestId('request-status').textContent()).toContain('approved')
+    await context.close()
+  })
+
+  it('the facts panel says when the upstream could not be reached, and still shows what the firewall knows', async () => {
+    const closed = await freePort()
+    const put = await world.api('PUT', `/v1/${NS}/config/offline`, {
+      ecosystem: 'npm',
+      upstreams: [{ id: 'gone', endpoint: `http://127.0.0.1:${closed}/` }],
+      rules: [{ id: 'r', executionPhase: 'download', selector: { function: { name: 'malware' } }, description: 'm' }],
+      permissions: { dev2: ['fw:access'], reviewer: ['fw:read', 'fw:update:exception'] },
+    })
+    expect(put.status).toBe(201)
+    const asked = await apiClient(world.server.url, dev2Token)('POST', `/v1/${NS}/config/offline/exception-requests`, {
+      proposedException: { id: 'ex-left-pad', rule: 'r', selector: { packageName: 'left-pad', version: '1.3.0' } },
+      justification: 'needed',
+    })
+    expect(asked.status).toBe(201)
+    const { context, page } = await signIn(world, reviewerToken)
+    const response = await page.goto(`/namespaces/${NS}/firewalls/offline/exception-requests/${asked.body.id}`)
+    expect(response!.status()).toBe(200)
+    expect(await page.getByTestId('facts-unreachable').textContent()).toContain('Could not reach the upstream')
+    expect(await page.getByTestId('fact-blocks').textContent()).toContain('Not blocked in the last 30 days')
+    expect(await page.getByRole('button', { name: 'Approve and add exception' }).count()).toBe(1)
     await context.close()
   })
 
