@@ -121,7 +121,7 @@ async function main() {
       },
       justification: 'Our build pins 1.0.0 until the upgrade next sprint',
     })
-    await shot(page, 'approve-facts', `/namespaces/${NS}/firewalls/apps/exception-requests/${asked.body.id}`)
+    await shot(page, 'approve-facts', `/namespaces/${NS}/firewalls/apps/exception-requests/${asked.body.id}#facts`)
     const developer = await signIn(world, devToken, { width: 1280, height: 900 })
     await shot(developer.page, 'developer-home', `/namespaces/${NS}`)
     await developer.context.close()

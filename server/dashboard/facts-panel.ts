@@ -16,13 +16,11 @@ function advisories(version: VersionFact): Html {
   if (version.advisories === undefined) return html`<span class="muted">advisory data not available</span>`
   if (!version.advisories.length) return none
   return html`${version.advisories.map(
-    (a) =>
-      html`<div>
-        <span class="pill ${a.kind === 'malware' ? 'bad' : 'warn'}"
+    (a, index) =>
+      html`${index ? html`<br />` : ''}<span class="pill ${a.kind === 'malware' ? 'bad' : 'warn'}"
           >${a.kind === 'malware' ? 'malware' : (a.severity ?? 'vulnerability')}</span
         >
-        <code>${a.id}</code> ${a.summary ? html`<span class="small">${a.summary}</span>` : ''}
-      </div>`,
+        <code>${a.id}</code> ${a.summary ? html`<span class="small">${a.summary}</span>` : ''}`,
   )}`
 }
 

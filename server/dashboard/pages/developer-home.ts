@@ -37,8 +37,8 @@ function firewallsCard(req: DashboardRequest, firewalls: UsableFirewall[]): Html
   return card(
     `Firewalls you can install through (${firewalls.length})`,
     html`${firewalls.map(
-      (fw) =>
-        html`<details class="firewall-use" data-testid="usable-firewall" ${firewalls.length === 1 ? html` open` : ''}>
+      (fw, index) =>
+        html`<details class="firewall-use" data-testid="usable-firewall" ${index === 0 ? html` open` : ''}>
           <summary>
             <strong>${fw.name}</strong> <span class="badge">${fw.ecosystem}</span>
             <span class="muted small">${fw.id}</span>
