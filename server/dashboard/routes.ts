@@ -17,6 +17,7 @@ import { firewallLogPage } from './pages/firewall-log'
 import { firewallsPage } from './pages/firewalls'
 import { developerHomePage } from './pages/developer-home'
 import { readsAnyFirewall } from '../firewall/queries'
+import { hasNamespacePermission } from '../auth/permissions'
 import { href } from './html'
 import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
 import {
@@ -51,12 +52,12 @@ const audit = (name: string, resourceType: string, key: string) => ({
 })
 
 const pages: [string, DashboardHandler][] = [
-  // The namespace home by what the viewer may do: who reads a firewall gets the firewalls, who
-  // only installs through them gets their own home.
+  // The namespace home by what the viewer may do: who reads a firewall (or may create one) gets
+  // the firewalls, who only installs through them gets their own home.
   [
     NS,
     page(async (req) =>
-      (await readsAnyFirewall(req.ctx))
+      hasNamespacePermission(req.viewer.principal, 'ns:firewalls:create') || (await readsAnyFirewall(req.ctx))
         ? { redirect: href('namespaces', req.viewer.ns, 'firewalls') }
         : developerHomePage(req),
     ),
