@@ -128,7 +128,11 @@ export function page(render: (req: DashboardRequest) => Promise<Html | { redirec
       if (!req) return toSignIn(event, params.ns)
       req.flash = await takeFlash(session)
       const result = await render(req)
-      if (!(result instanceof Html)) return sendRedirect(event, result.redirect, 302)
+      if (!(result instanceof Html)) {
+        // The flash was taken for a page that is not shown: it waits for the one that is.
+        if (req.flash) await setFlash(session, req.flash)
+        return sendRedirect(event, result.redirect, 302)
+      }
       return sendHtml(event, result)
     } catch (error) {
       return errorPage(event, error, req?.viewer)
