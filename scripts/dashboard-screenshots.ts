@@ -2,10 +2,16 @@
  * `npm run screenshots`: the dashboard's management pages in headless Chromium, saved to
  * docs/screenshots/*.png (referenced from the README). Starts the built server on a fresh data
  * directory with the dashboard tests' harness, seeds a firewall, a request and a webhook through
- * the public API, and drives the forms as a user would (SERVER_ENTRY names another build).
+ * the public API, and drives the forms as a user would (SERVER_ENTRY names another build). A
+ * Verdaccio upstream and real npm give the developer's home a block and the approve page its facts.
  */
 import { mkdirSync } from 'node:fs'
+import { resolve } from 'node:path'
 import type { Page } from 'playwright-core'
+import { createUser } from '../test/support/admin'
+import { apiClient } from '../test/support/server'
+import { startVerdaccio } from '../test/support/verdaccio'
+import { npmClient, publishFixtures } from '../test/registry/npm-cli'
 import {
   NS,
   TestReceiver,
@@ -28,7 +34,16 @@ async function main() {
   mkdirSync(OUT, { recursive: true })
   const receiver = await new TestReceiver().start()
   receiver.status = 200
-  const world = await startWorld({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
+  const registry = await startVerdaccio()
+  await publishFixtures(registry.url, registry.token, [
+    { name: 'fw-vuln', version: '1.0.0', license: 'MIT', scripts: { postinstall: 'node -e "process.exit(0)"' } },
+    { name: 'fw-vuln', version: '1.1.0', license: 'Apache-2.0' },
+  ])
+  const world = await startWorld({
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8',
+    ADVISORY_DIR: resolve('test/fixtures/advisories'),
+  })
   try {
     const api = world.api
     await seedFirewall(api, 'web', { everybody: ['fw:access'], 'team-reviewers': ['fw:read', 'fw:update:exception'] })
@@ -78,6 +93,38 @@ async function main() {
     await shot(page, 'permissions', `/namespaces/${NS}/firewalls/web/permissions`)
     await shot(page, 'history', `/namespaces/${NS}/firewalls/web/history`)
     await shot(page, 'approve', `/namespaces/${NS}/firewalls/web/exception-requests/${request.id}#approve`)
+
+    // A developer blocked by a real npm install through a firewall on Verdaccio: their home, then
+    // the reviewer's approve page with the facts panel.
+    const devToken = await createUser(world.server, 'dev')
+    await api('PUT', `/v1/${NS}/config/apps`, {
+      ecosystem: 'npm',
+      name: 'Web apps',
+      description: 'What the web teams install from',
+      upstreams: [{ id: 'verdaccio', endpoint: registry.url }],
+      rules: [
+        {
+          id: 'no-vulnerable',
+          executionPhase: 'download',
+          selector: { function: { name: 'vulnerability', minSeverity: 'high' } },
+          description: 'known high or critical vulnerabilities',
+        },
+      ],
+      permissions: { dev: ['fw:access'] },
+    })
+    await npmClient(`${world.server.url}/registry/${NS}/apps/`, devToken).npm(['install', 'fw-vuln@1.0.0'])
+    const asked = await apiClient(world.server.url, devToken)('POST', `/v1/${NS}/config/apps/exception-requests`, {
+      proposedException: {
+        id: 'ex-fw-vuln-1.0.0',
+        rule: 'no-vulnerable',
+        selector: { packageName: 'fw-vuln', version: '1.0.0' },
+      },
+      justification: 'Our build pins 1.0.0 until the upgrade next sprint',
+    })
+    await shot(page, 'approve-facts', `/namespaces/${NS}/firewalls/apps/exception-requests/${asked.body.id}#facts`)
+    const developer = await signIn(world, devToken, { width: 1280, height: 900 })
+    await shot(developer.page, 'developer-home', `/namespaces/${NS}`)
+    await developer.context.close()
     await shot(page, 'webhook-edit', `/namespaces/${NS}/webhooks/${webhook.id}/edit`)
     await shot(page, 'event-catalog', `/namespaces/${NS}/event-types`)
 
@@ -94,6 +141,7 @@ async function main() {
   } finally {
     await world.close()
     await receiver.close()
+    await registry.stop()
   }
 }
 

@@ -1,6 +1,6 @@
 import { FIREWALL_PERMISSIONS, type Firewall, type FirewallPermission } from '../firewall/schema'
 import type { NamespacePermission } from '../namespace/schema'
-import { DomainError, forbidden } from '../common/errors'
+import { firewallNotFound, forbidden } from '../common/errors'
 import { own } from '../common/own'
 import type { Principal } from './principal'
 
@@ -69,7 +69,7 @@ export function requireFirewallPermission(
 ): void {
   const held = firewallPermissions(principal, firewall)
   if (held.size === 0) {
-    throw new DomainError('not_found', 'firewall_not_found', `firewall "${firewall.id}" was not found`)
+    throw firewallNotFound(firewall.id)
   }
   if (!held.has(permission)) throw forbidden(permission)
 }

@@ -110,14 +110,14 @@ export function exceptionFields(
     ${
       idEditable
         ? inputField(errors, {
-            label: 'Exception id',
+            label: 'Name on the firewall',
             name: 'id',
             value: values.id,
             required: true,
-            hint: 'Unique on the firewall.',
+            hint: 'How the firewall lists this exception; no other exception of the firewall may have it.',
           })
         : html`<div class="field">
-            <span class="muted small">Exception id</span><code>${values.id}</code
+            <span class="muted small">Name on the firewall</span><code>${values.id}</code
             ><input type="hidden" name="id" value="${values.id}" />
           </div>`
     }

@@ -8,7 +8,7 @@ import { toProblem, type Problem } from '../http/problem'
 import { enforceTokenRateLimit, openRequest } from '../http/edge'
 import { logger } from '../app/logger'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
-import { href, html, type Html } from './html'
+import { href, html, Html } from './html'
 import { layout, type Viewer } from './layout'
 import { backLink, readForm, type Form } from './request'
 import { dashboardSession, setFlash, takeFlash, type DashboardSession, type Flash } from './session'
@@ -52,7 +52,7 @@ export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
     for (const [name, value] of Object.entries(headers)) setResponseHeader(event, name, value)
   if (unexpected)
     logger.error('dashboard request failed', { path: event.path, error: (error as Error)?.stack ?? String(error) })
-  const home = viewer ? href('namespaces', viewer.ns, 'firewalls') : '/'
+  const home = viewer ? href('namespaces', viewer.ns) : '/'
   const body = html`<section class="card error-card">
     <h1>${problem.title}</h1>
     <p>${problem.detail}</p>
@@ -63,7 +63,7 @@ export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
           </ul>`
         : ''
     }
-    <p><a href="${backLink(event, home)}">Go back</a>${viewer ? html` · <a href="${home}">Firewalls</a>` : ''}</p>
+    <p><a href="${backLink(event, home)}">Go back</a>${viewer ? html` · <a href="${home}">Home</a>` : ''}</p>
   </section>`
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
 }
@@ -117,8 +117,8 @@ const toSignIn = (event: H3Event, ns?: string) => {
   return sendRedirect(event, `/sign-in?${search}`, 303)
 }
 
-/** A page: signed-in viewers only; errors become error pages. */
-export function page(render: (req: DashboardRequest) => Promise<Html>): DashboardHandler {
+/** A page: signed-in viewers only; errors become error pages. A page may send the viewer elsewhere instead. */
+export function page(render: (req: DashboardRequest) => Promise<Html | { redirect: string }>): DashboardHandler {
   return async (event, getServices) => {
     const loaded = await load(event, getServices)
     const { session, params } = loaded
@@ -127,7 +127,13 @@ export function page(render: (req: DashboardRequest) => Promise<Html>): Dashboar
       req = await resolve(event, loaded)
       if (!req) return toSignIn(event, params.ns)
       req.flash = await takeFlash(session)
-      return sendHtml(event, await render(req))
+      const result = await render(req)
+      if (!(result instanceof Html)) {
+        // The flash was taken for a page that is not shown: it waits for the one that is.
+        if (req.flash) await setFlash(session, req.flash)
+        return sendRedirect(event, result.redirect, 302)
+      }
+      return sendHtml(event, result)
     } catch (error) {
       return errorPage(event, error, req?.viewer)
     }

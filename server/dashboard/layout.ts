@@ -22,9 +22,10 @@ interface PageOptions {
   body: Renderable
 }
 
-type Section = 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
+type Section = 'mine' | 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
 
 const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Principal) => boolean }[] = [
+  { id: 'mine', label: 'Your access', path: 'mine' },
   { id: 'firewalls', label: 'Firewalls', path: 'firewalls' },
   { id: 'requests', label: 'Exception requests', path: 'exception-requests' },
   {
@@ -69,7 +70,7 @@ function header(viewer?: Viewer): Html {
         </form>
       </div>`
     : ''
-  const home = viewer ? href('namespaces', viewer.ns, 'firewalls') : '/'
+  const home = viewer ? href('namespaces', viewer.ns) : '/'
   return html`<header class="topbar">
     <a class="brand" href="${home}"><span class="logo" aria-hidden="true">◆</span> Package Firewall</a>
     ${who}

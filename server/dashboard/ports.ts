@@ -1,15 +1,18 @@
 import type { CallContext } from '../auth/call-context'
 import type { AppConfig } from '../app/config'
 import type { ApiPorts } from '../http/ports'
+import type { PackageFactsPorts } from '../exception-requests/package-facts-gather'
 import type { SecretBox } from '../../storage/secrets/secret-box'
 import type { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
 
 /**
  * What the dashboard uses: everything the API's operations call (its pages and forms call the
  * same domain functions), its sessions (sealed with the secret box), and the settings its pages
- * show (sign-in's default namespace, the registry origin of client snippets).
+ * show (sign-in's default namespace, the registry origin of client snippets), and what the
+ * reviewer's facts panel reads through the upstreams (their cache and transport, the advisory data).
  */
-export interface DashboardPorts extends ApiPorts {
+export interface DashboardPorts extends ApiPorts, Pick<PackageFactsPorts, 'registryCache' | 'upstreamTransport'> {
+  advisories: ApiPorts['advisories'] & PackageFactsPorts['advisories']
   config: ApiPorts['config'] & Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams'>
   dashboardSessions: DashboardSessionRepository
   secrets: SecretBox

@@ -1,4 +1,4 @@
-import { createRouter, defineEventHandler, sendRedirect, type H3Event } from 'h3'
+import { createRouter, defineEventHandler, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
 import { action, errorPage, page, type DashboardHandler } from './handler'
@@ -15,6 +15,10 @@ import { deleteUpstreamAction, editUpstreamPage, newUpstreamPage, saveUpstreamAc
 import { permissionsPage, savePermissionsAction } from './pages/permissions-edit'
 import { firewallLogPage } from './pages/firewall-log'
 import { firewallsPage } from './pages/firewalls'
+import { developerHomePage } from './pages/developer-home'
+import { readsAnyFirewall } from '../firewall/queries'
+import { hasNamespacePermission } from '../auth/permissions'
+import { href } from './html'
 import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
 import {
   createLicenseSetAction,
@@ -48,7 +52,17 @@ const audit = (name: string, resourceType: string, key: string) => ({
 })
 
 const pages: [string, DashboardHandler][] = [
-  [NS, (event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302)],
+  // The namespace home by what the viewer may do: who reads a firewall (or may create one) gets
+  // the firewalls, who only installs through them gets their own home.
+  [
+    NS,
+    page(async (req) =>
+      hasNamespacePermission(req.viewer.principal, 'ns:firewalls:create') || (await readsAnyFirewall(req.ctx))
+        ? { redirect: href('namespaces', req.viewer.ns, 'firewalls') }
+        : developerHomePage(req),
+    ),
+  ],
+  [`${NS}/mine`, page(developerHomePage)],
   [`${NS}/firewalls`, page(firewallsPage)],
   [`${NS}/firewalls/new`, page(newFirewallPage)],
   [FW, page(firewallPage)],

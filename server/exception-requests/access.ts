@@ -2,7 +2,7 @@ import type { ExceptionRequestCall } from './ports'
 import { DECIDE_PERMISSION, type CallerFacts } from '../../machines/exception-request.machine'
 import type { StoredExceptionRequest } from '../../storage/repositories/exception-requests'
 import { canSeeFirewall, firewallPermissions } from '../auth/permissions'
-import { notFound } from '../common/errors'
+import { notFound, firewallNotFound } from '../common/errors'
 import { nowIso } from '../auth/call-context'
 import type { Exception, Firewall } from '../firewall/schema'
 
@@ -21,7 +21,7 @@ export function callerFacts(
 /** The firewall, or 404 when it is missing or the caller holds no permission on it. */
 export async function visibleFirewall(ctx: ExceptionRequestCall, id: string): Promise<Firewall> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, id)
-  if (!firewall || !canSeeFirewall(ctx.principal, firewall)) throw notFound('firewall', id)
+  if (!firewall || !canSeeFirewall(ctx.principal, firewall)) throw firewallNotFound(id)
   return firewall
 }
 

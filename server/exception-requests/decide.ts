@@ -1,7 +1,7 @@
 import type { ExceptionRequestCall } from './ports'
 import { DECIDE_PERMISSION } from '../../machines/exception-request.machine'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
-import { forbidden, notFound } from '../common/errors'
+import { forbidden, notFound, firewallNotFound } from '../common/errors'
 import { nowIso } from '../auth/call-context'
 import type { Firewall } from '../firewall/schema'
 import { keys } from '../../storage/repositories/keys'
@@ -43,7 +43,7 @@ async function decide(
     ({ requests, values }) => {
       const current = values.get(firewallKey) as Firewall | null
       const request = requests.get(id)
-      if (!current) throw notFound('firewall', firewallId)
+      if (!current) throw firewallNotFound(firewallId)
       if (!request) throw notFound('exception request', id)
       const facts = callerFacts(ctx, current, at)
       const next = transition(request, { ...decision, ...facts })

@@ -4,7 +4,7 @@ import { createExceptionRequest as create } from './create'
 import { approveExceptionRequest as approve } from './approve'
 import { denyExceptionRequest as deny, withdrawExceptionRequest as withdraw } from './decide'
 
-export { getExceptionRequest, listExceptionRequests } from './queries'
+export { getExceptionRequest, listExceptionRequests, listOwnExceptionRequests, otherPendingRequests } from './queries'
 export * from './model'
 
 /** Tells the live diagrams (dashboard) the request's state after a committed change. */

@@ -1,5 +1,5 @@
 import type { ExceptionRequestCall } from './ports'
-import { requireFirewallPermission } from '../auth/permissions'
+import { canSeeFirewall, requireFirewallPermission } from '../auth/permissions'
 import { callerFacts, readsAllRequests, requestsOf, visibleFirewall, visibleRequest } from './access'
 import { present } from './actor'
 import type { ExceptionRequestView, ListQuery } from './model'
@@ -35,4 +35,50 @@ export async function getExceptionRequest(
   const firewall = await visibleFirewall(ctx, firewallId)
   const stored = await visibleRequest(ctx, firewall, id)
   return present(stored, callerFacts(ctx, firewall))
+}
+
+/**
+ * The caller's own requests on the given firewalls (every status), newest first: what a
+ * developer's home lists. Firewalls the caller cannot see contribute nothing.
+ * @example const mine = await listOwnExceptionRequests(ctx, ['web', 'py'], 50)
+ */
+export async function listOwnExceptionRequests(
+  ctx: ExceptionRequestCall,
+  firewallIds: readonly string[],
+  limit: number,
+): Promise<ExceptionRequestView[]> {
+  const lists = await Promise.all(
+    firewallIds.map(async (id) => {
+      const firewall = await ctx.services.firewalls.get(ctx.ns, id)
+      if (!firewall || !canSeeFirewall(ctx.principal, firewall)) return []
+      const page = await requestsOf(ctx).list(ctx.ns, id, { requestedBy: ctx.principal.id, limit: 1000 })
+      const facts = callerFacts(ctx, firewall)
+      return page.items.map((stored) => present(stored, facts))
+    }),
+  )
+  return lists
+    .flat()
+    .sort((a, b) => b.requestedAt.localeCompare(a.requestedAt))
+    .slice(0, limit)
+}
+
+/**
+ * Pending requests of a firewall for `packageName` other than `exceptId`: the facts panel's
+ * "other requests for it". Callers that read every request (reviewers) only.
+ */
+export async function otherPendingRequests(
+  ctx: ExceptionRequestCall,
+  firewallId: string,
+  packageName: string,
+  exceptId: string,
+): Promise<ExceptionRequestView[]> {
+  const firewall = await visibleFirewall(ctx, firewallId)
+  if (!readsAllRequests(ctx, firewall)) return []
+  const page = await requestsOf(ctx).list(ctx.ns, firewallId, { statuses: ['pending'], limit: 1000 })
+  const facts = callerFacts(ctx, firewall)
+  return page.items
+    .filter(
+      (stored) => stored.record.id !== exceptId && stored.record.proposedException.selector.packageName === packageName,
+    )
+    .map((stored) => present(stored, facts))
 }

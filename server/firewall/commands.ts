@@ -1,5 +1,5 @@
 import type { FirewallCall } from './ports'
-import { DomainError, conflict, invalid, notFound } from '../common/errors'
+import { DomainError, conflict, invalid, notFound, firewallNotFound } from '../common/errors'
 import { makeEvent } from '../events/factory'
 import {
   canOnFirewall,
@@ -74,10 +74,10 @@ interface Edit {
  */
 export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): Promise<Firewall> {
   const preview = await ctx.services.firewalls.get(ctx.ns, id)
-  if (!preview) throw notFound('firewall', id)
+  if (!preview) throw firewallNotFound(id)
   // Before the edit is even tried: its own errors ("rule not found") must not reveal a firewall the caller cannot see.
   if (typeof edit.permission === 'string') requireFirewallPermission(ctx.principal, preview, edit.permission)
-  else if (!canSeeFirewall(ctx.principal, preview)) throw notFound('firewall', id)
+  else if (!canSeeFirewall(ctx.principal, preview)) throw firewallNotFound(id)
   const watch = edit.watch ?? []
   const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
@@ -97,7 +97,7 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
     // milliseconds on it, so they run in turns (CONTRACT.md 8), the same checks in the same order.
     async (current, watched) => {
       const slice = new TimeSlice()
-      if (!current) throw notFound('firewall', id)
+      if (!current) throw firewallNotFound(id)
       const next = edit.apply(current, watched)
       await slice.pause()
       const needed =
@@ -227,7 +227,7 @@ function fromInput(id: string, input: FirewallInput, current: Firewall | null): 
 
 export async function deleteFirewall(ctx: FirewallCall, id: string, ifMatch?: number): Promise<void> {
   await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
-    if (!current) throw notFound('firewall', id)
+    if (!current) throw firewallNotFound(id)
     requireFirewallPermission(ctx.principal, current, 'fw:delete')
     checkVersion(current, ifMatch)
     return {
@@ -294,7 +294,7 @@ export function deleteMember(
 export async function rollback(ctx: FirewallCall, id: string, version: number, ifMatch?: number): Promise<Firewall> {
   const target: FirewallVersion<Firewall, Actor> | null = await ctx.services.firewalls.getVersion(ctx.ns, id, version)
   const current = await ctx.services.firewalls.get(ctx.ns, id)
-  if (!current) throw notFound('firewall', id)
+  if (!current) throw firewallNotFound(id)
   requireFirewallPermission(ctx.principal, current, 'fw:read')
   // A version from before the id was created again belongs to a deleted firewall (its grants and secrets).
   const first = await ctx.services.firewalls.firstVersion(ctx.ns, id)
@@ -318,7 +318,7 @@ export async function cloneFirewall(
   name?: string,
 ): Promise<FirewallWrite> {
   const source = await ctx.services.firewalls.get(ctx.ns, sourceId)
-  if (!source) throw notFound('firewall', sourceId)
+  if (!source) throw firewallNotFound(sourceId)
   requireFirewallPermission(ctx.principal, source, 'fw:clone')
   // Every grant of the clone is new: the cloner must hold each string on the source.
   requireMayGrant(ctx.principal, source, grantsAdded({}, source.permissions))

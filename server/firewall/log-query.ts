@@ -54,6 +54,8 @@ export interface FirewallLogFilter {
   blocked?: boolean
   /** Exact request id (`req-...`, what a block message tells the developer to quote). */
   requestId?: string
+  /** Exact principal id: the entries of one caller (a developer's own blocks). */
+  user?: string
 }
 
 /**
@@ -71,6 +73,7 @@ export function matchesLogFilter(entry: FirewallLogEntry, filter: FirewallLogFil
     return false
   if (filter.blocked !== undefined && entry.blocked !== filter.blocked) return false
   if (filter.requestId !== undefined && entry.request !== filter.requestId) return false
+  if (filter.user !== undefined && entry.user !== filter.user) return false
   return true
 }
 

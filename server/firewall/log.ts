@@ -1,6 +1,6 @@
 import type { FirewallCall } from './ports'
 import { requireFirewallPermission } from '../auth/permissions'
-import { notFound } from '../common/errors'
+import { firewallNotFound } from '../common/errors'
 import type { FirewallLogFilter } from './log-query'
 import { firewallLogPage, type FirewallLogPage } from './log-page'
 
@@ -20,7 +20,7 @@ export async function queryFirewallLog(
   query: FirewallLogQuery,
 ): Promise<FirewallLogPage> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, fwId)
-  if (!firewall) throw notFound('firewall', fwId)
+  if (!firewall) throw firewallNotFound(fwId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')
   const { limit = 100, cursor, ...filter } = query
   return firewallLogPage(ctx.services.firewallLog, ctx.ns, fwId, filter, Math.max(1, Math.min(limit, 1000)), cursor)

@@ -1,6 +1,6 @@
 import type { FirewallCall } from './ports'
 import { takeCheckedFirewall } from './call-read'
-import { notFound } from '../common/errors'
+import { notFound, firewallNotFound } from '../common/errors'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
 import { redactFirewall } from './redact'
 import type { Firewall } from './schema'
@@ -9,6 +9,11 @@ import type { Firewall } from './schema'
 export async function listFirewalls(ctx: FirewallCall): Promise<Firewall[]> {
   const all = await ctx.services.firewalls.list(ctx.ns)
   return all.filter((fw) => canOnFirewall(ctx.principal, fw, 'fw:read')).map(redactFirewall)
+}
+
+/** Whether the caller reads (`fw:read`) at least one firewall of the namespace. */
+export async function readsAnyFirewall(ctx: FirewallCall): Promise<boolean> {
+  return (await ctx.services.firewalls.list(ctx.ns)).some((fw) => canOnFirewall(ctx.principal, fw, 'fw:read'))
 }
 
 // Redacted JSON per stored document; the repository hands out the same cached objects
@@ -54,7 +59,7 @@ async function loadFirewall(
   // The version the call's access check read, when it did: both parts of the call see one version.
   const checked = takeCheckedFirewall(ctx, id)
   const firewall = checked !== undefined ? checked : await ctx.services.firewalls.get(ctx.ns, id)
-  if (!firewall) throw notFound('firewall', id)
+  if (!firewall) throw firewallNotFound(id)
   requireFirewallPermission(ctx.principal, firewall, permission)
   return firewall
 }

@@ -2,7 +2,7 @@ import type { CallContext } from '../auth/call-context'
 import type { AccessPorts } from './ports'
 import { firewallPermissions, requireNamespacePermission } from '../auth/permissions'
 import type { Principal } from '../auth/principal'
-import { forbidden, notFound } from '../common/errors'
+import { forbidden, firewallNotFound } from '../common/errors'
 import { noteCheckedFirewall } from '../firewall/call-read'
 import type { Firewall } from '../firewall/schema'
 import type { FirewallPermission } from '../firewall/schema'
@@ -42,7 +42,7 @@ export const firewall =
 /** 404 when the firewall is missing or invisible to the caller; 403 naming the first of `anyOf` when none is held. */
 function requireAny(principal: Principal, id: string, found: Firewall | null, anyOf: FirewallPermission[]): void {
   const held = found ? firewallPermissions(principal, found) : new Set<FirewallPermission>()
-  if (held.size === 0) throw notFound('firewall', id)
+  if (held.size === 0) throw firewallNotFound(id)
   if (anyOf.length > 0 && !anyOf.some((permission) => held.has(permission))) throw forbidden(anyOf[0])
 }
 

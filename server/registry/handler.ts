@@ -4,7 +4,7 @@ import { logger } from '../app/logger'
 import { credentialFromHeader } from '../auth/authenticate'
 import { requireFirewallPermission } from '../auth/permissions'
 import type { RequestMeta } from '../auth/principal'
-import { DomainError } from '../common/errors'
+import { DomainError, firewallNotFound } from '../common/errors'
 import { HttpProblem, STATUS_BY_KIND, STORAGE_RETRY_AFTER_SECONDS } from '../http/problem'
 import { isStorageFailure } from '../../storage/storage-failure'
 import { authenticateCaller, enforceTokenRateLimit, isRateLimited, openRequest } from '../http/edge'
@@ -165,7 +165,7 @@ export function createRegistryHandler(getServices: () => Promise<RegistryPorts>,
         throw error
       })
       const firewall = await services.firewalls.get(ns, firewallId)
-      if (!firewall) throw new RegistryError(404, `firewall "${firewallId}" was not found`)
+      if (!firewall) throw firewallNotFound(firewallId)
       requireFirewallPermission(principal, firewall, 'fw:access')
       site = { services, ns, firewall, principal, meta }
       let cache = caches.get(services)

@@ -69,7 +69,7 @@ describe('requesting an exception from a block', () => {
     expect(await page.getByLabel('Package').inputValue()).toBe('fw-evil')
     expect(await page.getByLabel('Version').inputValue()).toBe('1.0')
     expect(await page.getByLabel('Rule').inputValue()).toBe('dl-block')
-    expect(await page.getByLabel('Exception id').inputValue()).toBe('ex-fw-evil-1.0')
+    expect(await page.getByLabel('Name on the firewall').inputValue()).toBe('ex-fw-evil-1.0')
 
     // No justification: the form comes back (400) with the message under that field, values kept.
     const [refused] = await Promise.all([

@@ -43,7 +43,7 @@ describe('dashboard flows', () => {
     expect(await page.getByTestId('request-status').textContent()).toContain('pending')
     // The proposal is in the fields; the reviewer narrows it.
     expect(await page.getByLabel('Package name').inputValue()).toBe('left-pad')
-    await page.getByLabel('Exception id').fill('ex-left-pad-reviewed')
+    await page.getByLabel('Name on the firewall').fill('ex-left-pad-reviewed')
     await page.getByLabel('Expires (UTC)').fill('2031-06-30T00:00')
     await page.getByLabel('Reason').selectOption('accepted_risk')
     await page.getByLabel('Comment for the requester').fill('Fine until mid 2031')

@@ -274,7 +274,7 @@ describe('dashboard: exceptions and permissions', () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main`)
     await page.getByRole('link', { name: 'Add exception' }).click()
-    await page.getByLabel('Exception id').fill('ex-moment')
+    await page.getByLabel('Name on the firewall').fill('ex-moment')
     await page.getByLabel('Rule it applies to').selectOption('min-age')
     await page.getByLabel('Package name').fill('moment')
     await page.getByLabel('Package version').fill('2.30.1')

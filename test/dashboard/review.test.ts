@@ -30,7 +30,7 @@ describe('dashboard: approving from fields', () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/exception-requests/${created.body.id}`)
     expect(await page.locator('#approve textarea[name="exception"]').count()).toBe(0)
-    expect(await page.getByLabel('Exception id').inputValue()).toBe('ex-chalk')
+    expect(await page.getByLabel('Name on the firewall').inputValue()).toBe('ex-chalk')
     expect(await page.getByLabel('Rule it applies to').inputValue()).toBe('min-age')
     expect(await page.getByLabel('Package name').inputValue()).toBe('chalk')
     expect(await page.getByLabel('Package version').inputValue()).toBe('5.3.0')
@@ -49,7 +49,7 @@ describe('dashboard: approving from fields', () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/exception-requests/${request.id}`)
     // An id already on the firewall: refused (409 in the API), nothing changes, the edit is kept.
-    await page.getByLabel('Exception id').fill('ex-chalk')
+    await page.getByLabel('Name on the firewall').fill('ex-chalk')
     await page.getByLabel('Package version').fill('4.3.4')
     const response = page.waitForResponse((r) => r.request().method() === 'POST')
     await page.getByRole('button', { name: 'Approve and add exception' }).click()
@@ -57,7 +57,7 @@ describe('dashboard: approving from fields', () => {
     expect(await page.getByTestId('form-errors').textContent()).toContain('ex-chalk')
     expect(await page.getByLabel('Package version').inputValue()).toBe('4.3.4')
     // An invalid expiry: next to the field.
-    await page.getByLabel('Exception id').fill('ex-debug-4')
+    await page.getByLabel('Name on the firewall').fill('ex-debug-4')
     await page.getByLabel('Package name').fill('')
     await page.getByRole('button', { name: 'Approve and add exception' }).click()
     expect(await page.locator('#f-packageName-err').isVisible()).toBe(true)

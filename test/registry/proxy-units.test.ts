@@ -107,7 +107,12 @@ describe('upstream credentials', () => {
 })
 
 describe('matchesLogFilter', () => {
-  const entry = { time: '2025-06-01T10:00:00.000Z', packageName: 'left-pad', blocked: true } as DecisionLogEntry
+  const entry = {
+    time: '2025-06-01T10:00:00.000Z',
+    packageName: 'left-pad',
+    blocked: true,
+    user: 'dev',
+  } as DecisionLogEntry
   it.each([
     [{}, true],
     [{ since: '2025-06-01T10:00:00Z' }, true],
@@ -117,6 +122,8 @@ describe('matchesLogFilter', () => {
     [{ packageName: 'left-pad', blocked: true }, true],
     [{ packageName: 'right-pad' }, false],
     [{ blocked: false }, false],
+    [{ user: 'dev', blocked: true }, true],
+    [{ user: 'someone-else' }, false],
   ])('filter %j -> %s', (filter, expected) => expect(matchesLogFilter(entry, filter)).toBe(expected))
 })
 

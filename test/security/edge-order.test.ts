@@ -83,6 +83,37 @@ describe('order of checks, existence and path parameters', () => {
     }
   })
 
+  it('says "not found, or you have no access to it" for both, in the API and in the registry proxy', async () => {
+    const hidden = await outsider('GET', '/v1/default/config/secret-fw')
+    const missing = await outsider('GET', '/v1/default/config/no-such-fw')
+    for (const [res, id] of [
+      [hidden, 'secret-fw'],
+      [missing, 'no-such-fw'],
+    ] as const) {
+      expect(res.status).toBe(404)
+      expect(res.headers.get('content-type')).toContain('application/problem+json')
+      expect(res.body.code).toBe('firewall_not_found')
+      expect(res.body.detail).toBe(`firewall "${id}" was not found, or you have no access to it`)
+    }
+    // Alike but for the id and the request's own `instance`.
+    const alike = (body: Record<string, unknown>, id: string) => ({
+      ...body,
+      detail: String(body.detail).replace(id, 'X'),
+      instance: undefined,
+    })
+    expect(alike(hidden.body, 'secret-fw')).toEqual(alike(missing.body, 'no-such-fw'))
+    // The registry: a first install without a grant is answered like a firewall that is not there.
+    const token = await createUser(server, 'newcomer')
+    const get = (fw: string) =>
+      fetch(`${server.url}/registry/default/${fw}/left-pad`, { headers: { authorization: `Bearer ${token}` } })
+    const [proxyHidden, proxyMissing] = await Promise.all([get('secret-fw'), get('no-such-fw')])
+    expect(proxyHidden.status).toBe(404)
+    expect(proxyMissing.status).toBe(404)
+    const [hiddenBody, missingBody] = await Promise.all([proxyHidden.json(), proxyMissing.json()])
+    expect(hiddenBody).toEqual({ error: 'firewall "secret-fw" was not found, or you have no access to it' })
+    expect(missingBody).toEqual({ error: 'firewall "no-such-fw" was not found, or you have no access to it' })
+  })
+
   it('answers a new `extends` base the caller cannot read exactly like a missing one', async () => {
     expect(
       (

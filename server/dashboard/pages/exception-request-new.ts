@@ -86,7 +86,7 @@ function renderForm(req: DashboardRequest, fw: string, state: FormState, block: 
     ? card(
         'The blocked request',
         facts([
-          ['Request id', html`<code>${block.requestId}</code>`],
+          ['Blocked request', html`<code>${block.requestId}</code>`],
           ['Package', html`<strong>${block.packageName}</strong><span class="muted">@${block.version}</span>`],
           ['Rule', html`<code>${block.rule}</code>`],
           ['Why', block.message],
@@ -123,9 +123,9 @@ function renderForm(req: DashboardRequest, fw: string, state: FormState, block: 
     ${field(state, 'packageName', 'Package', (a) => html`<input${a} value="${state.packageName}" required maxlength="214"></input${a}>`)}
     ${field(state, 'version', 'Version', (a) => html`<input${a} value="${state.version}" maxlength="256"></input${a}>`, 'Empty: every version of the package.')}
     ${field(state, 'rule', 'Rule', (a) => html`<input${a} value="${state.rule}" required maxlength="128"></input${a}>`, 'The rule that blocked it.')}
-    ${field(state, 'exceptionId', 'Exception id', (a) => html`<input${a} value="${state.exceptionId}" required maxlength="128"></input${a}>`)}
     ${field(state, 'reason', 'Reason', (a) => html`<select${a}>${reasons}</select>`)}
     ${field(state, 'expires', 'Until (UTC, optional)', (a) => html`<input${a} type="date" value="${state.expires}"></input${a}>`)}
+    ${field(state, 'exceptionId', 'Name on the firewall', (a) => html`<input${a} value="${state.exceptionId}" required maxlength="128"></input${a}>`, 'Filled in for you; how the firewall will list the exception once approved.')}
     ${field(state, 'justification', 'Justification', (a) => html`<textarea${a} rows="4" required maxlength="4000">${state.justification}</textarea>`, 'Why you need it: the reviewer reads this.', true)}
     <div class="actions"><button class="button primary" type="submit">Request exception</button></div>
   </form>`
@@ -209,7 +209,7 @@ export async function createExceptionRequestAction(req: DashboardRequest, form: 
     const created = await createExceptionRequest(req.ctx, fw, body)
     return {
       redirect: href('namespaces', req.viewer.ns, 'firewalls', fw, 'exception-requests', created.id),
-      flash: `Exception request ${created.id} created. A reviewer of ${fw} will decide on it.`,
+      flash: `Your request was created. A reviewer of ${fw} will decide on it; this page shows where it stands.`,
     }
   } catch (error) {
     if (error instanceof DomainError && error.code === 'duplicate_exception_request') {

@@ -1,4 +1,3 @@
-import { exceptionRequestMachine } from '../../../machines/exception-request.machine'
 import {
   ApproveBody,
   approveExceptionRequest,
@@ -19,11 +18,14 @@ import {
   type ExceptionValues,
 } from '../exception-fields'
 import { errorSummary, NO_ERRORS, orInPlace, textareaField, type FormErrors } from '../forms'
-import { card, facts, heading, json, status } from '../components'
+import { card, facts, heading, status } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time } from '../html'
 import { csrfField, layout } from '../layout'
-import { liveDiagram } from '../live-diagram'
+import { factsPanel } from '../facts-panel'
+import { requestSteps } from '../request-steps'
+import { proposalFields, requestStateInWords } from '../request-words'
+import { gatherPackageFacts } from '../../exception-requests/package-facts-gather'
 import type { Form } from '../request'
 
 /**
@@ -117,40 +119,46 @@ export async function exceptionRequestPage(
           ? [
               [
                 'Exception added',
-                html`<a href="${href('namespaces', ns, 'firewalls', fw)}#exceptions"
-                  ><code>${request.exceptionId}</code></a
-                >`,
+                html`<a href="${href('namespaces', ns, 'firewalls', fw)}#exceptions">${request.exceptionId}</a>`,
               ] as [string, ReturnType<typeof html>],
             ]
           : []),
       ])
-    : html`<p class="muted">Not decided yet.</p>`
-  const live = href('namespaces', ns, 'live', 'exception-requests', fw, id)
-  const body = html`${heading(html`Request <code>${request.id}</code>`, html`<span data-testid="request-status">${status(request.status)}</span>`, html`for <strong>${request.proposedException.selector.packageName}${request.proposedException.selector.version ? `@${request.proposedException.selector.version}` : ''}</strong> on firewall <a href="${href('namespaces', ns, 'firewalls', fw)}">${fw}</a>`)}
+    : ''
+  const selector = request.proposedException.selector
+  // The facts panel is for who decides; a failed upstream degrades inside it, never the page.
+  const panel =
+    request.canApprove || request.canDeny ? factsPanel(await gatherPackageFacts(req.ctx, fw, id), ns, fw) : ''
+  const body = html`${heading(html`Exception for <strong>${selector.packageName}${selector.version ? `@${selector.version}` : ''}</strong>`, html`<span data-testid="request-status">${status(request.status)}</span>`, html`Asked on firewall <a href="${href('namespaces', ns, 'firewalls', fw)}">${fw}</a> · request <span class="small">${request.id}</span>`)}
     <div class="grid two">
       ${card(
         'Request',
         html`${facts([
-            ['Requested by', request.requestedBy],
-            ['Requested', time(request.requestedAt)],
-            ['Rule', html`<code>${request.proposedException.rule}</code>`],
-            ['Justification', request.justification],
+            ['Asked by', request.requestedBy],
+            ['Asked', time(request.requestedAt)],
+            ['Why', request.justification],
           ])}
-          <h3>Proposed exception</h3>
-          ${json(request.proposedException, 'Proposed exception')}`,
+          <h3>What it would allow</h3>
+          <div data-testid="proposal">${facts(proposalFields(request.proposedException))}</div>`,
       )}
-      <div>
-        ${card('Decision', decided)}
-        ${card('State machine', await liveDiagram(exceptionRequestMachine, request.status, live, 'Exception request machine'), 'machine')}
-      </div>
+      ${card(
+        'Where it stands',
+        html`<p data-testid="request-words">${requestStateInWords(request, req.viewer.principal.id)}</p>
+          ${requestSteps(request.status, href('namespaces', ns, 'live', 'exception-requests', fw, id))} ${decided}
+          <p class="small muted">
+            How requests move from asked to decided:
+            <a href="${href('namespaces', ns, 'machines', 'exception-request')}">the request's steps</a>.
+          </p>`,
+        'decision',
+      )}
     </div>
-    ${approval && !request.canApprove ? errorSummary(approval.errors) : ''}
+    ${panel} ${approval && !request.canApprove ? errorSummary(approval.errors) : ''}
     <div class="grid two">
       ${approve}
       <div>${deny}${withdraw}</div>
     </div>`
   return layout({
-    title: `Request ${request.id}`,
+    title: `Exception for ${selector.packageName}`,
     section: 'requests',
     viewer: req.viewer,
     flash: req.flash,

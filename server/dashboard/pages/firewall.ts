@@ -11,8 +11,9 @@ import { firewallChain } from '../../registry/firewall-chain'
 import { firewall as firewallAccess } from '../../http/access'
 import { expectedVersion } from '../firewall-edit'
 import type { Form } from '../request'
-import { getRequestURL } from 'h3'
-import { clientSnippets, TOKEN_PLACEHOLDER } from '../client-snippets'
+import { clientConfig } from '../client-config'
+import { DomainError } from '../../common/errors'
+import { firewallUsePage } from './firewall-use'
 
 /** `/namespaces/{ns}/firewalls/{fw}`: configuration, rules, exceptions with expiry, permissions. */
 
@@ -89,28 +90,19 @@ function exceptionsTable(viewer: Viewer, fw: Firewall, canEdit: boolean, now: nu
   )
 }
 
-/** The client configuration for this firewall (docs/clients.md), its URL filled in. */
-function clientsCard(req: DashboardRequest, fw: Firewall): Html {
-  const origin = req.services.config.publicBaseUrl ?? getRequestURL(req.event).origin
-  const clientUrl = `${origin}/registry/${encodeURIComponent(req.viewer.ns)}/${encodeURIComponent(fw.id)}/`
-  return card(
-    'Use this firewall',
-    html`<p class="small muted">
-        Client URL <code class="break">${clientUrl}</code>. <code>$${TOKEN_PLACEHOLDER}</code> is a token with
-        <code>fw:access</code> (Tokens page). Every client, publishing and block messages: docs/clients.md.
-      </p>
-      ${clientSnippets(fw.ecosystem, clientUrl).map(
-        (snippet) =>
-          html`<h3 class="small">${snippet.client} <span class="muted">· ${snippet.where}</span></h3>
-            <pre class="code" data-testid="client-snippet">${snippet.text}</pre>`,
-      )}`,
-    'clients',
-  )
-}
+/** A refusal for want of `fw:read` alone: the viewer may still use the firewall (firewall-use.ts). */
+const lacksRead = (error: unknown) =>
+  error instanceof DomainError && error.kind === 'forbidden' && error.details.permission === 'fw:read'
 
 export async function firewallPage(req: DashboardRequest) {
   const { ns, principal } = req.viewer
-  const fw = await getFirewall(req.ctx, req.params.fw)
+  let fw: Firewall
+  try {
+    fw = await getFirewall(req.ctx, req.params.fw)
+  } catch (error) {
+    if (lacksRead(error)) return firewallUsePage(req)
+    throw error
+  }
   const held = firewallPermissions(principal, fw)
   const now = req.services.clock.now()
   const may = (permission: FirewallPermission) => held.has(permission)
@@ -163,7 +155,7 @@ export async function firewallPage(req: DashboardRequest) {
   )}
   ${card(`Rules (${fw.rules.length})`, html`${rulesTable(req.viewer, fw, may('fw:update:rule'))}${add('fw:update:rule', 'rules/new', 'Add rule')}`, 'rules')}
   ${card(`Exceptions (${fw.exceptions.length})`, html`${exceptionsTable(req.viewer, fw, may('fw:update:exception'), now)}${add('fw:update:exception', 'exceptions/new', 'Add exception')}`, 'exceptions')}
-  ${clientsCard(req, fw)}
+  ${card('Use this firewall', clientConfig(req, fw), 'clients')}
   ${card('Upstreams', html`${upstreams}${add('fw:update:config', 'upstreams/new', 'Add upstream')}`, 'upstreams')}
   ${card('Permissions', html`${permissions}${add('fw:update:config', 'permissions', 'Edit permissions')}`, 'permissions')}`
   return layout({

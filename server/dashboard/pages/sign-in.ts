@@ -55,7 +55,8 @@ function send(event: H3Event, markup: string, status = 200) {
   return markup
 }
 
-const home = (ns: string) => href('namespaces', ns, 'firewalls')
+/** The namespace home: it chooses the page by what the viewer may do (routes.ts). */
+const home = (ns: string) => href('namespaces', ns)
 
 /** GET /sign-in */
 export async function showSignIn(event: H3Event, getServices: DashboardServices) {
