@@ -10,6 +10,7 @@ export default defineConfig({
       'test/support/global-redis.ts',
       'test/support/global-redis-cluster.ts',
       'test/support/global-bundles.ts',
+      'test/support/global-chromium.ts',
     ],
     testTimeout: 60_000,
     hookTimeout: 120_000,
