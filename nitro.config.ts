@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
+import { bundleLoaderThread } from './scripts/loader-bundle'
 
 // The storage driver is chosen at run time (storage/index.ts), not here: Nitro's
 // `storage:` option is fixed at build time.
@@ -20,26 +21,15 @@ export default defineNitroConfig({
       if (nitro.options.preset === 'node-server') nitro.options.entry = join(nitro.options.srcDir, 'app/node-server.ts')
     },
     // advisory-loader.mjs beside index.mjs: the worker thread that reads OSV feed archives off the
-    // request thread (server/advisories/archive-loader.ts). Bundled on its own with esbuild: a
-    // rollup entry would share Nitro's runtime chunk, and importing that starts every plugin.
+    // request thread (server/advisories/archive-loader.ts), bundled on its own (scripts/loader-bundle.ts).
     (nitro) => {
       if (nitro.options.preset !== 'node-server' || nitro.options.dev) return
-      nitro.hooks.hook('compiled', async () => {
-        const { build } = await import('esbuild')
-        await build({
-          entryPoints: [join(nitro.options.srcDir, 'advisories/loader-thread.ts')],
-          outfile: join(nitro.options.output.serverDir, 'advisory-loader.mjs'),
-          bundle: true,
-          platform: 'node',
-          format: 'esm',
-          target: 'node20',
-          logLevel: 'warning',
-          // CommonJS dependencies (semver) call require; an ESM bundle has none of its own.
-          banner: {
-            js: "import { createRequire as createRequireForCjs } from 'node:module'; const require = createRequireForCjs(import.meta.url);",
-          },
-        })
-      })
+      nitro.hooks.hook('compiled', () =>
+        bundleLoaderThread(
+          join(nitro.options.srcDir, 'advisories/loader-thread.ts'),
+          join(nitro.options.output.serverDir, 'advisory-loader.mjs'),
+        ),
+      )
     },
   ],
 })

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { loadOsvZip } from '../../server/advisories/feed-load'
 import { decodeSnapshot, encodeSnapshot, SnapshotError } from '../../server/advisories/snapshot'
 import { ZipReadError } from '../../server/advisories/zip-stream'
-import { threadLoader } from '../../server/advisories/archive-loader'
+import { loaderThread } from '../support/loader-thread'
 import { fixtureRecords, osvZip } from '../support/osv-feed'
 
 /** The bytes as a stream of chunks of `size`, the way an HTTP body arrives. */
@@ -86,7 +86,7 @@ describe('snapshots', () => {
 
 describe('loading on a worker thread', () => {
   it('hands back the same index, transferred, and refuses a corrupt archive', async () => {
-    const loader = threadLoader()
+    const loader = loaderThread()
     expect(loader).not.toBeNull()
     const loaded = await loader!.archive(chunks(osvZip(npm), 777))
     expect([loaded.records, loaded.withdrawn]).toEqual([29, 2])
@@ -122,7 +122,7 @@ describe('loading on a worker thread', () => {
         await held
         yield zip.subarray(zip.length >> 1)
       }
-      const loading = threadLoader()!.archive(source())
+      const loading = loaderThread()!.archive(source())
       const deadline = Date.now() + 30_000
       while (!started() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
       const seen = started()

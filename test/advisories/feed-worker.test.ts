@@ -4,7 +4,8 @@ import { AdvisoryFeedRepository } from '../../storage/repositories/advisory-feed
 import { LeaseRepository } from '../../storage/repositories/leases'
 import { AdvisoryFeed } from '../../server/advisories/feed-worker'
 import { logger } from '../../server/app/logger'
-import { threadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
+import type { ArchiveLoader } from '../../server/advisories/archive-loader'
+import { loaderThread } from '../support/loader-thread'
 import type { Ecosystem } from '../../server/firewall/schema'
 import type { PackedAdvisoryIndex } from '../../server/advisories/packed-index'
 import { makeBackend } from '../support/backends'
@@ -33,8 +34,23 @@ afterEach(async () => {
   await backend?.close()
 })
 
+let large: { before: Uint8Array; after: Uint8Array } | undefined
+/**
+ * About 5 MB of records (several snapshot blocks of 1 MiB), and the same with one record more:
+ * zipped once for both loaders, as zipping 20,000 files takes seconds.
+ */
+function largeArchives(): { before: Uint8Array; after: Uint8Array } {
+  if (large) return large
+  const fillers = Array.from({ length: 20_000 }, (_, i) => malRecord(`MAL-2024-${i}`, 'npm', `filler-${i}`))
+  large = {
+    before: osvZip([...npm, ...fillers]),
+    after: osvZip([...npm, ...fillers, malRecord('MAL-2026-0001', 'npm', 'fresh-evil')]),
+  }
+  return large
+}
+
 const loaders: [string, ArchiveLoader | undefined][] = [
-  ['on the loader thread', threadLoader() ?? undefined],
+  ['on the loader thread', loaderThread() ?? undefined],
   ['on this thread', undefined],
 ]
 let loader: ArchiveLoader | undefined
@@ -86,10 +102,9 @@ describe.each(loaders)('advisory feed on shared storage, read %s', (where, chose
 
   it('the other process reads only the snapshot blocks it does not hold at the next refresh', async () => {
     backend = (await makeBackend('redis')) as RedisBackend
-    // About 5 MB of records: several snapshot blocks of 1 MiB.
-    const fillers = Array.from({ length: 20_000 }, (_, i) => malRecord(`MAL-2024-${i}`, 'npm', `filler-${i}`))
+    const { before: archive, after: nextArchive } = largeArchives()
     const indexOf = (worker: AdvisoryFeed) => worker.index('npm') as PackedAdvisoryIndex
-    feed.publish('npm', osvZip([...npm, ...fillers]))
+    feed.publish('npm', archive)
     try {
       const first = await process_('a')
       await first.runPass()
@@ -98,7 +113,7 @@ describe.each(loaders)('advisory feed on shared storage, read %s', (where, chose
       const before = indexOf(second)
       expect(before.size).toBe(indexOf(first).size)
 
-      feed.publish('npm', osvZip([...npm, ...fillers, malRecord('MAL-2026-0001', 'npm', 'fresh-evil')]))
+      feed.publish('npm', nextArchive)
       await first.sync(['npm'])
       // Watched, not replaced: the log line says how many blocks the load took from the index it served.
       const info = vi.spyOn(logger, 'info')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { readArchive, type LoadedArchive } from '../../server/advisories/archive-read'
-import { threadLoader } from '../../server/advisories/archive-loader'
+import { loaderThread } from '../support/loader-thread'
 import { decodeSnapshot } from '../../server/advisories/snapshot'
 import { ZipReadError } from '../../server/advisories/zip-stream'
 import { chunks, comparable, first, refreshed, streamedZip, unchanged, zipOf } from '../support/osv-archives'
@@ -75,7 +75,7 @@ describe('a refresh that reads only what changed', () => {
   })
 
   it('on the loader thread: a corrupt refresh fails and leaves the old index and memory usable', async () => {
-    const loader = threadLoader()
+    const loader = loaderThread()
     expect(loader).not.toBeNull()
     const before = await loader!.archive(chunks(zipOf(first), 777))
     expect(malwareOf(before, 'gone-evil', '1.0.0')).toEqual(['MAL-2025-9002'])

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
-import { inThreadLoader, threadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
+import { inThreadLoader, type ArchiveLoader } from '../../server/advisories/archive-loader'
+import { loaderThread } from '../support/loader-thread'
 import type { FeedRequest } from '../../server/advisories/feed-client'
 import { startLoopback, type Loopback } from '../support/loopback'
 import { waitFor } from '../support/wait-for'
@@ -49,7 +50,7 @@ async function stalled(what: 'headers' | 'body'): Promise<{ url: string; asked: 
 }
 
 const loaders: [string, ArchiveLoader][] = [
-  ['the loader thread', threadLoader()!],
+  ['the loader thread', loaderThread()!],
   ['this thread', inThreadLoader],
 ]
 

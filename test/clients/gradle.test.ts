@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ProxyHarness } from '../registry/harness'
 import { DOCUMENTED_JVM_URL, startJvmFirewall, type JvmFirewall } from './jvm-firewall'
 import { documentedSnippet, runClient, type ClientRun } from './run'
+import { QUICK_JVM_OPTS } from '../support/jvm'
 
 // Real `gradle` (Debian's 4.4.1) with the repository block of docs/clients.md, unchanged but for
 // the URL, resolving through a firewall whose upstream is a loopback repository. The build applies
@@ -44,7 +45,7 @@ task resolveBlocked { doLast { configurations.blocked.files.each { println "reso
     'gradle',
     ['--no-daemon', '--console=plain', '--gradle-user-home', gradleHome, '--continue', 'resolve', 'resolveBlocked'],
     // An empty HOME: nothing of this machine's ~/.gradle or ~/.m2 counts.
-    { cwd: dir, env: { FIREWALL_TOKEN: token, HOME: dir } },
+    { cwd: dir, env: { FIREWALL_TOKEN: token, HOME: dir, GRADLE_OPTS: QUICK_JVM_OPTS } },
   )
 }
 

@@ -6,6 +6,7 @@ import type { ProxyHarness } from '../registry/harness'
 import type { MavenUpstream } from '../support/maven-upstream'
 import { DOCUMENTED_JVM_URL, pom, startJvmFirewall, type JvmFirewall } from './jvm-firewall'
 import { documentedSnippet, runClient } from './run'
+import { QUICK_JVM_OPTS } from '../support/jvm'
 
 // Real `mvn` (3.8.7) with the README's settings.xml, unchanged but for the URL, through a
 // firewall whose upstream is a loopback repository. The local repository starts as Debian's
@@ -33,7 +34,7 @@ async function mvn(pomXml: string, args: string[]) {
   return runClient('mvn', ['-B', '-s', 'settings.xml', `-Dmaven.repo.local=${localRepo}`, ...args], {
     cwd: dir,
     // An empty HOME: nothing of this machine's ~/.m2 counts.
-    env: { FIREWALL_TOKEN: token, HOME: dir },
+    env: { FIREWALL_TOKEN: token, HOME: dir, MAVEN_OPTS: QUICK_JVM_OPTS },
   })
 }
 

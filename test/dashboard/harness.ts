@@ -3,6 +3,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
+import { CHROMIUM_ARGS, CHROMIUM_PATH } from '../support/chromium'
 
 /**
  * The dashboard suites' world: the built server (SERVER_ENTRY, default .output) on a fresh data
@@ -12,16 +13,6 @@ import { apiClient, startServer, type Api, type RunningServer } from '../support
 
 export const NS = 'default'
 export const OWNER_TOKEN = 'fwp_dashboardOwnerToken0123456789abcdefghij'
-
-export const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-]
 
 export interface World {
   server: RunningServer
@@ -51,14 +42,18 @@ export async function watchCsp(context: BrowserContext, sink: string[]): Promise
 
 export async function startWorld(env: Record<string, string> = {}): Promise<World> {
   const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
-  // A browser that cannot start (chromium missing) must not leave the server behind: the suite's
-  // afterAll has no world to close.
-  const browser = await chromium
-    .launch({ executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium', headless: true, args: CHROMIUM_ARGS })
-    .catch(async (error) => {
-      await server.stop()
-      throw error
-    })
+  // The run's Chromium (test/support/global-chromium.ts), else one of this suite's own. A browser
+  // that cannot start (chromium missing) must not leave the server behind: the suite's afterAll
+  // has no world to close.
+  const shared = process.env.TEST_CHROMIUM_WS
+  const browser = await (
+    shared
+      ? chromium.connect(shared)
+      : chromium.launch({ executablePath: CHROMIUM_PATH, headless: true, args: CHROMIUM_ARGS })
+  ).catch(async (error) => {
+    await server.stop()
+    throw error
+  })
   const cspViolations: string[] = []
   // Every context any suite opens is watched, however it was created.
   const newContext = browser.newContext.bind(browser)

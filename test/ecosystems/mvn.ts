@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process'
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { QUICK_JVM_OPTS } from '../support/jvm'
 
 /**
  * `mvn deploy:deploy-file` to a firewall (server id `fw`, the token as password). Runs online
@@ -32,7 +33,8 @@ export function mvnDeploy(
     '-DrepositoryId=fw',
   ]
   return new Promise((resolve) => {
-    execFile('mvn', args, { cwd: dir, timeout: 120_000 }, (error, stdout, stderr) =>
+    const env = { ...process.env, MAVEN_OPTS: QUICK_JVM_OPTS }
+    execFile('mvn', args, { cwd: dir, env, timeout: 120_000 }, (error, stdout, stderr) =>
       resolve({ code: error ? 1 : 0, output: `${stdout}\n${stderr}` }),
     )
   })

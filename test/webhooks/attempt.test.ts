@@ -113,7 +113,8 @@ describe('sendAttempt against a loopback receiver', () => {
     const started = Date.now()
     const outcome = await request('/hang', { timeoutMs: 200 })
     expect(outcome).toMatchObject({ kind: 'failure', responseStatus: 0, error: 'timeout' })
-    expect(Date.now() - started).toBeLessThan(1_000)
+    // Well under the 2 s default of request(): the 200 ms timeout ended it, however loaded the machine.
+    expect(Date.now() - started).toBeLessThan(1_800)
     expect(outcome.durationMillis).toBeGreaterThanOrEqual(190)
   })
 
