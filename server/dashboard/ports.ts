@@ -3,6 +3,7 @@ import type { AppConfig } from '../app/config'
 import type { ApiPorts } from '../http/ports'
 import type { SecretBox } from '../../storage/secrets/secret-box'
 import type { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
+import type { OidcClient } from '../auth/oidc/client'
 
 /**
  * What the dashboard uses: everything the API's operations call (its pages and forms call the
@@ -13,6 +14,8 @@ export interface DashboardPorts extends ApiPorts {
   config: ApiPorts['config'] & Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams'>
   dashboardSessions: DashboardSessionRepository
   secrets: SecretBox
+  /** The OpenID Connect provider discovered at start (OIDC_ISSUER), or null: token sign-in only. */
+  oidc: OidcClient | null
 }
 
 /** One call of a dashboard page or form into the domain. */
