@@ -36,10 +36,19 @@ export function userViews(users: UserRecord[], teams: Team[], tokens: TokenRecor
 /** `GET /v1/{ns}/users` (needs `ns:teams:manage`). */
 export async function listUsers(ctx: NamespaceCall): Promise<UserView[]> {
   requireNamespacePermission(ctx.principal, 'ns:teams:manage')
+  return knownUsers(ctx.services, ctx.ns)
+}
+
+/** Every known user of `ns`, unchecked: for the operator's admin CLI (`list-users`). */
+export async function knownUsers(
+  services: Pick<NamespacePorts, 'namespaces' | 'teams' | 'tokens'>,
+  ns: string,
+): Promise<UserView[]> {
+  if (!(await services.namespaces.get(ns))) throw notFound('namespace', ns)
   const [users, teams, tokens] = await Promise.all([
-    ctx.services.namespaces.users(ctx.ns).all(),
-    ctx.services.teams(ctx.ns).all(),
-    ctx.services.tokens.list(ctx.ns),
+    services.namespaces.users(ns).all(),
+    services.teams(ns).all(),
+    services.tokens.list(ns),
   ])
   return userViews(users, teams, tokens)
 }
