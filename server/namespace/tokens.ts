@@ -140,3 +140,15 @@ export async function revokeToken(ctx: NamespaceCall, tokenId: string) {
   }
   await ctx.services.tokens.revoke(record, nowIso(ctx))
 }
+
+/**
+ * Revokes the expired tokens of provider sign-in sessions nobody signed out of, so they leave
+ * the namespace's token index (sign-ins are rare enough to sweep on).
+ */
+export async function pruneSessionTokens(services: Pick<NamespacePorts, 'tokens' | 'clock'>, ns: string) {
+  const now = services.clock.now()
+  const expired = (await services.tokens.list(ns)).filter(
+    (record) => record.dashboardSession && record.expiresAt && Date.parse(record.expiresAt) <= now,
+  )
+  for (const record of expired) await services.tokens.revoke(record, new Date(now).toISOString())
+}

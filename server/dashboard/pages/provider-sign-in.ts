@@ -6,7 +6,7 @@ import { recordAudit } from '../../http/audit'
 import { OidcRefusal } from '../../auth/oidc/client'
 import { CLIENT_ID_PATTERN } from '../../common/ids'
 import { DomainError } from '../../common/errors'
-import { issueToken } from '../../namespace/tokens'
+import { issueToken, pruneSessionTokens } from '../../namespace/tokens'
 import { recordProviderSignIn } from '../../namespace/users'
 import { authenticate } from '../../auth/authenticate'
 import { logger } from '../../app/logger'
@@ -75,6 +75,9 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
       expiresAt: new Date(services.clock.now() + SESSION_MAX_AGE_MS).toISOString(),
       dashboardSession: true,
     })
+    void pruneSessionTokens(services, ns).catch((error) =>
+      logger.warn('pruning expired session tokens failed', { error: String(error) }),
+    )
     const session = await dashboardSession(event, services)
     await startSession(services, session, material, ns)
     const principal = await authenticate(services, material, ns)
