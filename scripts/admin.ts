@@ -3,6 +3,9 @@
  * commands, `<command> --help` shows one; every command takes `--json`.
  *   npm run admin -- create-namespace --namespace <ns> --user <id>
  *   npm run admin -- create-user --namespace <ns> --user <id>
+ *   npm run admin -- list-users --namespace <ns>
+ *   npm run admin -- grant --namespace <ns> --permission <p> --firewall <fw> --user <id>
+ *   npm run admin -- revoke-token --namespace <ns> --token <tok-id>
  *   npm run admin -- rotate-secrets-key
  *   npm run admin -- advisories sync|status [--ecosystem npm] [--file all.zip]
  * The first two print the new user's first personal token alone on the last line of stdout;
@@ -16,6 +19,7 @@ import { createNamespaceWithOwner, createUser } from '../server/namespace/direct
 import { DomainError } from '../server/common/errors'
 import { rotateSecretsKey } from '../storage/secrets/rotate'
 import { ADVISORIES_COMMAND } from './admin-advisories'
+import { GRANT, LIST_USERS, REVOKE_TOKEN } from './admin-users'
 import { commandHelp, output, overallHelp, type Command, type Output } from './admin-output'
 
 const USER_OPTIONS: [string, string][] = [
@@ -87,6 +91,9 @@ const rotate: Command = {
 const COMMANDS: ReadonlyMap<string, Command> = new Map([
   ['create-namespace', userCommand('create-namespace')],
   ['create-user', userCommand('create-user')],
+  ['list-users', LIST_USERS],
+  ['grant', GRANT],
+  ['revoke-token', REVOKE_TOKEN],
   ['rotate-secrets-key', rotate],
   ['advisories', ADVISORIES_COMMAND],
 ])
@@ -129,6 +136,11 @@ function parse(argv: string[]) {
       user: { type: 'string' },
       ecosystem: { type: 'string' },
       file: { type: 'string' },
+      permission: { type: 'string' },
+      firewall: { type: 'string' },
+      team: { type: 'string' },
+      token: { type: 'string' },
+      everybody: { type: 'boolean' },
       json: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },

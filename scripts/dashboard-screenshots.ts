@@ -9,7 +9,7 @@ import { mkdirSync } from 'node:fs'
 import { resolve } from 'node:path'
 import type { Page } from 'playwright-core'
 import { createUser } from '../test/support/admin'
-import { apiClient } from '../test/support/server'
+import { apiClient, freePort } from '../test/support/server'
 import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures } from '../test/registry/npm-cli'
 import {
@@ -21,6 +21,7 @@ import {
   signIn,
   startWorld,
 } from '../test/dashboard/harness'
+import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from '../test/support/oidc-provider'
 
 const OUT = 'docs/screenshots'
 
@@ -39,11 +40,20 @@ async function main() {
     { name: 'fw-vuln', version: '1.0.0', license: 'MIT', scripts: { postinstall: 'node -e "process.exit(0)"' } },
     { name: 'fw-vuln', version: '1.1.0', license: 'Apache-2.0' },
   ])
-  const world = await startWorld({
-    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
-    UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8',
-    ADVISORY_DIR: resolve('test/fixtures/advisories'),
-  })
+  // A real OpenID provider on loopback, so the sign-in page shows its button and users come from it.
+  const port = await freePort()
+  const idp = await startTestProvider([`http://127.0.0.1:${port}/auth/callback`])
+  const world = await startWorld(
+    {
+      WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+      UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8',
+      ADVISORY_DIR: resolve('test/fixtures/advisories'),
+      OIDC_ISSUER: idp.issuer,
+      OIDC_CLIENT_ID: TEST_CLIENT_ID,
+      OIDC_CLIENT_SECRET: TEST_CLIENT_SECRET,
+    },
+    { port },
+  )
   try {
     const api = world.api
     await seedFirewall(api, 'web', { everybody: ['fw:access'], 'team-reviewers': ['fw:read', 'fw:update:exception'] })
@@ -137,11 +147,32 @@ async function main() {
     await page.locator('#recover').getByRole('button', { name: 'Recover failed deliveries' }).click()
     await page.locator('#recover').scrollIntoViewIfNeeded()
     await shot(page, 'webhook-recover')
+
+    // People: the sign-in page with the provider first, the users page, a new personal token.
+    await api('POST', `/v1/${NS}/teams`, { id: 'developers', name: 'Developers', permissions: [] })
+    await createUser(world.server, 'carl', NS)
+    idp.accounts.set('alice', { groups: ['developers'] })
+    idp.nextUser = 'alice'
+    const visitor = await world.browser.newContext({
+      baseURL: world.server.url,
+      viewport: { width: 1280, height: 700 },
+    })
+    const signInPage = await visitor.newPage()
+    await shot(signInPage, 'sign-in', '/sign-in')
+    await signInPage.getByRole('link', { name: /^Sign in with / }).click()
+    await signInPage.waitForURL(`**/namespaces/${NS}/firewalls`)
+    await signInPage.goto(`/namespaces/${NS}/tokens`)
+    await signInPage.locator('#personal').getByLabel('Name').fill('laptop')
+    await signInPage.getByRole('button', { name: 'Create personal token' }).click()
+    await shot(signInPage, 'tokens')
+    await visitor.close()
+    await shot(page, 'users', `/namespaces/${NS}/users`)
     await context.close()
   } finally {
     await world.close()
     await receiver.close()
     await registry.stop()
+    await idp.close()
   }
 }
 

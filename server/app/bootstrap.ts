@@ -16,7 +16,7 @@ export async function bootstrap(services: Services): Promise<void> {
   const { token, namespace, user } = services.config.bootstrap
   const material = token ?? generateToken('personal')
   try {
-    await createNamespaceWithOwner(services, namespace, user, material)
+    await createNamespaceWithOwner(services, namespace, user, material, 'bootstrap')
   } catch (error) {
     // Another process sharing the same Redis bootstrapped first: nothing to do.
     if (error instanceof DomainError && error.code === 'namespace_exists') return

@@ -1,5 +1,6 @@
 import type { WebhookRuntime } from '../webhooks/delivery/runtime'
 import type { Services } from './services'
+import type { OidcClient } from '../auth/oidc/client'
 
 /**
  * What the composition root hands to the entry points (API router, registry proxy, dashboard,
@@ -8,6 +9,8 @@ import type { Services } from './services'
  */
 export interface AppServices extends Services {
   webhookRuntime: WebhookRuntime
+  /** Dashboard sign-in through OIDC_ISSUER, discovered at start; null when unset. */
+  oidc: OidcClient | null
 }
 
 /**

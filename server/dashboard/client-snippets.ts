@@ -8,6 +8,14 @@ export interface ClientSnippet {
   text: string
 }
 
+/**
+ * A firewall's client URL, `{base_url}/registry/{ns}/{fw}/` (CONTRACT section 5).
+ * @example firewallClientUrl('https://fw.example.com', 'default', 'web') // 'https://fw.example.com/registry/default/web/'
+ */
+export function firewallClientUrl(origin: string, ns: string, fw: string): string {
+  return `${origin}/registry/${encodeURIComponent(ns)}/${encodeURIComponent(fw)}/`
+}
+
 /** The token placeholder: an environment variable, so no secret lands in a project file. */
 export const TOKEN_PLACEHOLDER = 'FIREWALL_TOKEN'
 

@@ -22,7 +22,8 @@ interface PageOptions {
   body: Renderable
 }
 
-type Section = 'mine' | 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
+type Section =
+  'mine' | 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'users' | 'tokens' | 'license-sets' | 'machines'
 
 const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Principal) => boolean }[] = [
   { id: 'mine', label: 'Your access', path: 'mine' },
@@ -35,6 +36,7 @@ const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Princi
     visible: (p) => hasNamespacePermission(p, 'ns:webhooks:read'),
   },
   { id: 'teams', label: 'Teams', path: 'teams' },
+  { id: 'users', label: 'Users', path: 'users', visible: (p) => hasNamespacePermission(p, 'ns:teams:manage') },
   { id: 'tokens', label: 'Tokens', path: 'tokens' },
   { id: 'license-sets', label: 'License sets', path: 'license-sets' },
   { id: 'machines', label: 'Machines', path: 'machines' },

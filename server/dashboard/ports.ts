@@ -4,6 +4,7 @@ import type { ApiPorts } from '../http/ports'
 import type { PackageFactsPorts } from '../exception-requests/package-facts-gather'
 import type { SecretBox } from '../../storage/secrets/secret-box'
 import type { DashboardSessionRepository } from '../../storage/repositories/dashboard-sessions'
+import type { OidcClient } from '../auth/oidc/client'
 
 /**
  * What the dashboard uses: everything the API's operations call (its pages and forms call the
@@ -16,6 +17,8 @@ export interface DashboardPorts extends ApiPorts, Pick<PackageFactsPorts, 'regis
   config: ApiPorts['config'] & Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams'>
   dashboardSessions: DashboardSessionRepository
   secrets: SecretBox
+  /** The OpenID Connect provider discovered at start (OIDC_ISSUER), or null: token sign-in only. */
+  oidc: OidcClient | null
 }
 
 /** One call of a dashboard page or form into the domain. */

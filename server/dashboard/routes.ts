@@ -30,6 +30,7 @@ import { exceptionRequestLive, webhookLive } from './pages/live'
 import { machinePage, machinesPage } from './pages/machines'
 import { addMemberAction, createTeamAction, deleteTeamAction, removeMemberAction, teamsPage } from './pages/teams'
 import { createPersonalAction, createServiceAction, revokeAction, tokensPage } from './pages/tokens'
+import { revokeUserTokenAction, usersPage } from './pages/users'
 import { recoverAction, releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
@@ -88,6 +89,7 @@ const pages: [string, DashboardHandler][] = [
   [`${WH}/deliveries/:deliveryId`, page(deliveryPage)],
   [`${NS}/teams`, page(teamsPage)],
   [`${NS}/tokens`, page((req) => tokensPage(req))],
+  [`${NS}/users`, page(usersPage)],
   [`${NS}/license-sets`, page(licenseSetsPage)],
   [`${NS}/machines`, page(machinesPage)],
   [`${NS}/machines/:machine`, page(machinePage)],
@@ -136,6 +138,7 @@ const actions: [string, DashboardHandler][] = [
   [`${NS}/tokens/personal`, action(audit('token.personal.create', 'token', 'token'), createPersonalAction)],
   [`${NS}/tokens/service`, action(audit('token.service.create', 'token', 'token'), createServiceAction)],
   [`${NS}/tokens/:token/revoke`, action(audit('token.revoke', 'token', 'token'), revokeAction)],
+  [`${NS}/users/:userId/tokens/:token/revoke`, action(audit('token.revoke', 'token', 'token'), revokeUserTokenAction)],
   [`${NS}/license-sets`, action(audit('license-set.create', 'license-set', 'set'), createLicenseSetAction)],
   [`${NS}/license-sets/:set`, action(audit('license-set.update', 'license-set', 'set'), updateLicenseSetAction)],
   [`${NS}/license-sets/:set/delete`, action(audit('license-set.delete', 'license-set', 'set'), deleteLicenseSetAction)],

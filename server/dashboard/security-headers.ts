@@ -21,13 +21,14 @@ const DASHBOARD_HEADERS: Readonly<Record<string, string>> = {
   'referrer-policy': 'same-origin',
 }
 
-/** Paths the dashboard serves: `/`, sign-in and sign-out, its assets and every page under `/namespaces`. */
+/** Paths the dashboard serves: `/`, sign-in and sign-out (provider sign-in under `/auth/`), its assets and every page under `/namespaces`. */
 function isDashboardPath(path: string): boolean {
   const pathname = path.split('?')[0]
   return (
     pathname === '/' ||
     pathname === '/sign-in' ||
     pathname === '/sign-out' ||
+    pathname.startsWith('/auth/') ||
     pathname === '/namespaces' ||
     pathname.startsWith('/namespaces/') ||
     pathname.startsWith('/assets/')

@@ -3,6 +3,7 @@ import { useSession, type H3Event } from 'h3'
 import type { DashboardPorts } from './ports'
 import { requestProtocol } from '../http/request-origin'
 import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
+import type { OidcTransaction } from '../auth/oidc/client'
 
 /**
  * The dashboard session: an h3 sealed cookie (iron, AES-256 + HMAC) holding the access token,
@@ -31,6 +32,20 @@ export interface Flash {
 const SESSION_COOKIE = 'pf_dashboard'
 /** Sessions end after 12 hours even while the token stays valid. */
 const MAX_AGE_SECONDS = 12 * 60 * 60
+/** How long a provider sign-in session's token lives: exactly as long as the session may. */
+export const SESSION_MAX_AGE_MS = MAX_AGE_SECONDS * 1000
+
+/**
+ * A provider sign-in in flight (state, nonce, PKCE verifier): its own sealed cookie,
+ * SameSite=Lax because the provider's redirect back to /auth/callback is a cross-site
+ * navigation, on which a Strict cookie is not sent. Ten minutes, read once.
+ */
+const LOGIN_COOKIE = 'pf_oidc_login'
+const LOGIN_MAX_AGE_SECONDS = 10 * 60
+
+interface LoginData {
+  login?: OidcTransaction & { next?: string }
+}
 
 const passwords = new WeakMap<Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>, Promise<string>>()
 
@@ -139,4 +154,34 @@ export async function takeFlash(session: DashboardSession): Promise<Flash | unde
 
 export async function setFlash(session: DashboardSession, flash: Flash): Promise<void> {
   await session.update((data) => ({ ...data, flash }))
+}
+
+function openLogin(event: H3Event, password: string) {
+  return useSession<LoginData>(event, {
+    name: LOGIN_COOKIE,
+    password,
+    maxAge: LOGIN_MAX_AGE_SECONDS,
+    cookie: { httpOnly: true, sameSite: 'lax', secure: requestProtocol(event) === 'https', path: '/auth/' },
+  })
+}
+
+/** Keeps a provider sign-in's checks until its callback (any earlier one of this browser is replaced). */
+export async function saveLoginTransaction(
+  event: H3Event,
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+  login: NonNullable<LoginData['login']>,
+): Promise<void> {
+  const cookie = await openLogin(event, await sessionPassword(services))
+  await cookie.update({ login })
+}
+
+/** Takes the sign-in in flight out of its cookie (a callback is answered once); undefined when none. */
+export async function takeLoginTransaction(
+  event: H3Event,
+  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+): Promise<LoginData['login']> {
+  const cookie = await openLogin(event, await sessionPassword(services))
+  const login = cookie.data.login
+  await cookie.clear()
+  return login
 }

@@ -16,6 +16,14 @@ export async function readsAnyFirewall(ctx: FirewallCall): Promise<boolean> {
   return (await ctx.services.firewalls.list(ctx.ns)).some((fw) => canOnFirewall(ctx.principal, fw, 'fw:read'))
 }
 
+/** Firewalls the caller may use as a registry (`fw:access`): what a token page offers snippets for. */
+export async function accessibleFirewalls(ctx: FirewallCall): Promise<Pick<Firewall, 'id' | 'name' | 'ecosystem'>[]> {
+  const all = await ctx.services.firewalls.list(ctx.ns)
+  return all
+    .filter((fw) => canOnFirewall(ctx.principal, fw, 'fw:access'))
+    .map(({ id, name, ecosystem }) => ({ id, name, ecosystem }))
+}
+
 // Redacted JSON per stored document; the repository hands out the same cached objects
 // until a firewall changes, so this is computed once per version.
 const redactedJson = new WeakMap<Firewall, string>()

@@ -2,6 +2,7 @@ import type { NamespacePorts } from './ports'
 import { conflict, invalid, notFound } from '../common/errors'
 import { CLIENT_ID_PATTERN } from '../common/ids'
 import { issueToken } from './tokens'
+import type { UserSource } from './schema'
 
 function checkId(kind: string, id: string): void {
   if (!CLIENT_ID_PATTERN.test(id)) throw invalid('invalid_id', `${kind} id "${id}" must match ${CLIENT_ID_PATTERN}`)
@@ -16,14 +17,18 @@ export async function createNamespaceWithOwner(
   ns: string,
   user: string,
   material?: string,
+  source: UserSource = 'admin',
 ): Promise<string> {
   checkId('namespace', ns)
   checkId('user', user)
-  const created = await services.namespaces.create({
-    id: ns,
-    owner: user,
-    createdAt: new Date(services.clock.now()).toISOString(),
-  })
+  const created = await services.namespaces.create(
+    {
+      id: ns,
+      owner: user,
+      createdAt: new Date(services.clock.now()).toISOString(),
+    },
+    source,
+  )
   if (!created) throw conflict('namespace_exists', `namespace "${ns}" already exists`)
   const { material: token } = await issueToken(services, {
     ns,
@@ -43,7 +48,7 @@ export async function createUser(services: NamespacePorts, ns: string, user: str
   const createdAt = new Date(services.clock.now()).toISOString()
   await services.namespaces.users(ns).update((items) => {
     if (items.has(user)) throw conflict('user_exists', `user "${user}" already exists in namespace "${ns}"`)
-    return { items: items.set(user, { id: user, createdAt }), result: undefined }
+    return { items: items.set(user, { id: user, createdAt, source: 'admin' }), result: undefined }
   })
   const { material } = await issueToken(services, {
     ns,

@@ -78,4 +78,4 @@ export interface LicenseSet {
   updatedAt: string
 }
 
-export type { NamespaceRecord, UserRecord } from '../../storage/model/namespace'
+export type { NamespaceRecord, UserRecord, UserSource } from '../../storage/model/namespace'

@@ -4,7 +4,7 @@ import { newId } from '../common/ids'
 import { requireGrantable, requireNamespacePermission } from '../auth/permissions'
 import { nowIso } from '../auth/call-context'
 import type { z } from 'zod'
-import type { Team, TeamInput, TeamMember } from './schema'
+import type { GrantablePermission, Team, TeamInput, TeamMember } from './schema'
 
 type TeamBody = z.infer<typeof TeamInput>
 
@@ -87,5 +87,21 @@ export async function removeMember(ctx: NamespaceCall, id: string, userId: strin
       items: items.set(id, { ...team, members: team.members.filter((m) => m.userId !== userId) }),
       result: undefined,
     }
+  })
+}
+
+/**
+ * Adds one namespace permission (or a `fw:*` string held on every firewall) to a team: how a
+ * namespace-level grant reaches users, who hold their teams' permissions.
+ */
+export async function grantToTeam(ctx: NamespaceCall, id: string, permission: GrantablePermission) {
+  requireNamespacePermission(ctx.principal, 'ns:teams:manage')
+  requireGrantable(ctx.principal, [permission])
+  return ctx.services.teams(ctx.ns).update((items) => {
+    const team = items.get(id)
+    if (!team) throw notFound('team', id)
+    if (team.permissions.includes(permission)) return { items, result: publicTeam(team) }
+    const next: Team = { ...team, permissions: [...team.permissions, permission], updatedAt: nowIso(ctx) }
+    return { items: items.set(id, next), result: publicTeam(next) }
   })
 }

@@ -18,6 +18,8 @@ interface IssueTokenInput {
   expiresAt?: string | null
   /** Only for the operator's BOOTSTRAP_TOKEN: use this material instead of generating one. */
   material?: string
+  /** A provider sign-in's token for one dashboard session (ends with it; not listed). */
+  dashboardSession?: boolean
 }
 
 /** Creates a token; the material is returned here once and stored only as its hash. */
@@ -40,13 +42,14 @@ export async function issueToken(
     createdAt: now,
     expiresAt: input.expiresAt ?? null,
     lastUsedAt: null,
+    ...(input.dashboardSession ? { dashboardSession: true as const } : {}),
   }
   await services.tokens.create(record)
   return { record, material }
 }
 
 /** The token as lists show it: never the material or its hash. */
-function publicToken(record: TokenRecord) {
+export function publicToken(record: TokenRecord) {
   const base = {
     id: record.id,
     name: record.name,
@@ -110,7 +113,7 @@ const active = (ctx: NamespaceCall) => (record: TokenRecord) =>
 export async function listPersonalTokens(ctx: NamespaceCall) {
   const all = await ctx.services.tokens.list(ctx.ns)
   return all
-    .filter((r) => r.kind === 'personal' && r.principalId === ctx.principal.id)
+    .filter((r) => r.kind === 'personal' && r.principalId === ctx.principal.id && !r.dashboardSession)
     .filter(active(ctx))
     .map(publicToken)
 }
@@ -136,4 +139,16 @@ export async function revokeToken(ctx: NamespaceCall, tokenId: string) {
     requireNamespacePermission(ctx.principal, 'ns:tokens:manage')
   }
   await ctx.services.tokens.revoke(record, nowIso(ctx))
+}
+
+/**
+ * Revokes the expired tokens of provider sign-in sessions nobody signed out of, so they leave
+ * the namespace's token index (sign-ins are rare enough to sweep on).
+ */
+export async function pruneSessionTokens(services: Pick<NamespacePorts, 'tokens' | 'clock'>, ns: string) {
+  const now = services.clock.now()
+  const expired = (await services.tokens.list(ns)).filter(
+    (record) => record.dashboardSession && record.expiresAt && Date.parse(record.expiresAt) <= now,
+  )
+  for (const record of expired) await services.tokens.revoke(record, new Date(now).toISOString())
 }

@@ -6,6 +6,7 @@ import { licenseSetOperations } from './license-sets'
 import { namespaceOperations } from './namespace'
 import { teamOperations } from './teams'
 import { tokenOperations } from './tokens'
+import { userOperations } from './users'
 import { webhookOperations } from './webhooks'
 import { advisoryOperations } from './advisories'
 
@@ -16,6 +17,7 @@ export const operations: Operation[] = [
   ...exceptionRequestOperations,
   ...teamOperations,
   ...tokenOperations,
+  ...userOperations,
   ...licenseSetOperations,
   ...namespaceOperations,
   ...webhookOperations,

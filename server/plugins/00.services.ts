@@ -10,6 +10,8 @@ import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
 import { parseWebhookSettings } from '../webhooks/configuration/settings'
 import { createWebhookRuntime } from '../webhooks/delivery/runtime'
+import { parseOidcSettings } from '../auth/oidc/settings'
+import { OidcClient } from '../auth/oidc/client'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
@@ -20,8 +22,11 @@ import { createWebhookRuntime } from '../webhooks/delivery/runtime'
  */
 export default defineNitroPlugin((nitroApp) => {
   let webhookSettings
+  let oidcSettings
   try {
     webhookSettings = parseWebhookSettings(process.env)
+    // OidcSettingError names the OIDC_* variable; the issuer itself is discovered below.
+    oidcSettings = parseOidcSettings(process.env)
   } catch (error) {
     logger.error('start-up failed', { error: String(error) })
     process.exit(1)
@@ -45,13 +50,15 @@ export default defineNitroPlugin((nitroApp) => {
     // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
     await verifySecretsKey(backend, services.secrets)
     await bootstrap(services)
+    // A wrong OIDC_ISSUER (unreachable, no discovery document, another issuer) stops the start.
+    const oidc = oidcSettings ? await OidcClient.discover(oidcSettings) : null
     // Load ADVISORY_DIR and the stored feed snapshots before serving, so no decision is made
     // against data a restart merely has not read yet. Downloads take leases: after listen.
     await advisories.ready
     await advisories.attach(services)
     void whenListening().then(() => advisories.startFeed())
     logger.info('storage ready', { storage: backend.kind })
-    return { ...services, webhookRuntime: createWebhookRuntime(services, webhookSettings) }
+    return { ...services, webhookRuntime: createWebhookRuntime(services, webhookSettings), oidc }
   })()
   ready.catch((error) => {
     logger.error('start-up failed', { error: String(error) })

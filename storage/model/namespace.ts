@@ -2,7 +2,13 @@
 export interface UserRecord {
   id: string
   createdAt: string
+  /** How the user became known; records older than this field read as `admin`. */
+  source?: UserSource
+  /** Last sign-in through the provider (token use is read from the tokens' `lastUsedAt`). */
+  lastSeenAt?: string | null
 }
+
+export type UserSource = 'oidc' | 'admin' | 'bootstrap'
 
 /** A namespace as stored. */
 export interface NamespaceRecord {

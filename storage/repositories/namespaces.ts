@@ -1,5 +1,5 @@
 import type { Backend } from '../backend'
-import type { NamespaceRecord, UserRecord } from '../model/namespace'
+import type { NamespaceRecord, UserRecord, UserSource } from '../model/namespace'
 import { mapOf, recordOf } from '../own'
 import { CollectionDocument, collectionItems } from './collection'
 import { keys } from './keys'
@@ -36,12 +36,12 @@ export class NamespaceRepository {
    * the namespace (another Redis Cluster slot), so it is written first: a crash in between leaves
    * an id whose namespace is missing, which `ids()` skips.
    */
-  async create(record: NamespaceRecord): Promise<boolean> {
+  async create(record: NamespaceRecord, ownerSource: UserSource = 'admin'): Promise<boolean> {
     await addToNamespaceIndex(this.backend, [record.id])
     return this.backend.keyValue.transact([keys.namespace(record.id), keys.users(record.id)], (values) => {
       if (values.get(keys.namespace(record.id))) return { writes: {}, result: false }
       const users = collectionItems<UserRecord>(values.get(keys.users(record.id)))
-      users.set(record.owner, { id: record.owner, createdAt: record.createdAt })
+      users.set(record.owner, { id: record.owner, createdAt: record.createdAt, source: ownerSource })
       return {
         writes: { set: { [keys.namespace(record.id)]: record, [keys.users(record.id)]: { items: recordOf(users) } } },
         result: true,

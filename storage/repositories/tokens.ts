@@ -19,6 +19,8 @@ export interface TokenRecord {
   expiresAt: string | null
   lastUsedAt: string | null
   revokedAt?: string
+  /** Minted by a provider sign-in for one dashboard session: ends with it, left out of token lists. */
+  dashboardSession?: true
 }
 
 /** Stored as `{ "items": { "<token id>": "<hash>" } }`; read as a Map (token ids come from request paths). */

@@ -40,8 +40,8 @@ export async function watchCsp(context: BrowserContext, sink: string[]): Promise
   })
 }
 
-export async function startWorld(env: Record<string, string> = {}): Promise<World> {
-  const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env })
+export async function startWorld(env: Record<string, string> = {}, options: { port?: number } = {}): Promise<World> {
+  const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env }, options)
   // The run's Chromium (test/support/global-chromium.ts), else one of this suite's own. A browser
   // that cannot start (chromium missing) must not leave the server behind: the suite's afterAll
   // has no world to close.

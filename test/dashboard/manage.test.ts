@@ -15,6 +15,8 @@ let carolToken: string
 beforeAll(async () => {
   world = await startWorld({ UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128' })
   carolToken = await createUser(world.server, 'carol', NS)
+  // Principals are picked from known users: alice is one.
+  await createUser(world.server, 'alice', NS)
   await seedFirewall(world.api, 'main', { everybody: ['fw:access'], carol: ['fw:read', 'fw:update:config'] })
 })
 afterAll(async () => world?.close())
@@ -307,7 +309,14 @@ describe('dashboard: exceptions and permissions', () => {
   it('grants a permission on the grid, and refuses a grant the user does not hold, naming it', async () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main/permissions`)
-    await page.getByLabel('Principal').fill('alice')
+    // Picked, not typed: the known users and teams (and everybody) are the choices.
+    const choices = await page
+      .getByLabel('Principal')
+      .locator('option')
+      .evaluateAll((els) => els.map((el) => (el as HTMLOptionElement).value))
+    expect(choices).toEqual(expect.arrayContaining(['alice', 'owner']))
+    expect(choices).not.toContain('everybody') // it has a row already
+    await page.getByLabel('Principal').selectOption('alice')
     await page.locator('[name="new.perm"][value="fw:read"]').check()
     await page.getByLabel('everybody: fw:read').check()
     await page.getByRole('button', { name: 'Save permissions' }).click()

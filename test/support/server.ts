@@ -32,13 +32,14 @@ export interface RunningServer {
  * Starts the built server as a real process on a free loopback port and waits until it
  * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL. The OSV feed is
  * off unless `env` names ADVISORY_FEED_URL: tests have no internet, and the default URL would
- * leave vulnerability and malware rules failing closed. `fileLimit`: `ulimit -n` of the process.
+ * leave vulnerability and malware rules failing closed. `fileLimit`: `ulimit -n` of the process;
+ * `port`: a port chosen beforehand (a provider registered its redirect URI on it).
  */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { fileLimit?: number } = {},
+  options: { fileLimit?: number; port?: number } = {},
 ): Promise<RunningServer> {
-  const port = await freePort()
+  const port = options.port ?? (await freePort())
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',

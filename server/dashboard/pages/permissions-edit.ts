@@ -2,7 +2,8 @@ import { getFirewall } from '../../firewall/queries'
 import { FIREWALL_PERMISSIONS, type Firewall } from '../../firewall/schema'
 import { card, heading } from '../components'
 import { firewallCrumbs, formVersion, fwPath, replaceConfig, versionField } from '../firewall-edit'
-import { errorSummary, fieldId, inputField, NO_ERRORS, orInPlace, type FormErrors } from '../forms'
+import { errorSummary, fieldId, NO_ERRORS, orInPlace, selectField, type FormErrors } from '../forms'
+import { knownPrincipals } from '../../namespace/users'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { html, type Html } from '../html'
 import { csrfField, layout } from '../layout'
@@ -19,6 +20,27 @@ type Grants = [principal: string, permissions: string[]][]
 
 const MAX_ROWS = 500
 
+/**
+ * The principals the "add" row offers, picked rather than typed: `everybody`, the namespace's
+ * teams and known users, less those that already have a row (a posted value stays selectable).
+ */
+function principalChoices(
+  known: Awaited<ReturnType<typeof knownPrincipals>>,
+  grants: Grants,
+  added: string,
+): [string, string][] {
+  const listed = new Set(grants.map(([principal]) => principal))
+  const all: [string, string][] = [
+    ['', 'Choose a user or team…'],
+    ['everybody', 'everybody (every principal of the namespace)'],
+    ...known.teams.map((team): [string, string] => [team.id, `team ${team.name} (${team.id})`]),
+    ...known.users.map((user): [string, string] => [user, `user ${user}`]),
+  ]
+  const choices = all.filter(([value]) => !value || !listed.has(value) || value === added)
+  if (added && !choices.some(([value]) => value === added)) choices.push([added, added])
+  return choices
+}
+
 function grantsFrom(form: Form): Grants {
   const grants: Grants = []
   for (let i = 0; i < MAX_ROWS && form.get(`p.${i}.principal`) !== undefined; i++) {
@@ -29,15 +51,16 @@ function grantsFrom(form: Form): Grants {
   return grants
 }
 
-function renderForm(
+async function renderForm(
   req: DashboardRequest,
   fw: Firewall,
   grants: Grants,
   version: number,
   errors: FormErrors,
   added: [string, string[]] = ['', []],
-): Html {
+): Promise<Html> {
   const { ns } = req.viewer
+  const known = await knownPrincipals(req.services, ns)
   const short = (p: string) => p.replace(/^fw:/, '')
   const head = html`<thead>
     <tr>
@@ -75,7 +98,7 @@ function renderForm(
     </div>
     <fieldset class="form-section">
       <legend>Add a principal</legend>
-      ${inputField(errors, { label: 'Principal', name: 'new.principal', value: added[0], placeholder: 'alice, team-…, everybody' })}
+      ${selectField(errors, { label: 'Principal', name: 'new.principal', value: added[0], choices: principalChoices(known, grants, added[0]) })}
       <div class="actions">
         ${FIREWALL_PERMISSIONS.map((p) => html`<label class="check"><input type="checkbox" name="new.perm" value="${p}" ${added[1].includes(p) ? ' checked' : ''} /> <code>${p}</code></label>`)}
       </div>
@@ -98,7 +121,7 @@ function renderForm(
 
 export async function permissionsPage(req: DashboardRequest): Promise<Html> {
   const fw = await getFirewall(req.ctx, req.params.fw)
-  return renderForm(req, fw, Object.entries(fw.permissions), fw.version, NO_ERRORS)
+  return await renderForm(req, fw, Object.entries(fw.permissions), fw.version, NO_ERRORS)
 }
 
 export async function savePermissionsAction(req: DashboardRequest, form: Form): Promise<ActionResult> {

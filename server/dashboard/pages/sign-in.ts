@@ -1,7 +1,7 @@
 import { CLIENT_ID_PATTERN } from '../../common/ids'
 import { authenticateCaller, isRateLimited, openRequest } from '../../http/edge'
 import { getQuery, sendRedirect, setResponseHeader, setResponseStatus, type H3Event } from 'h3'
-import type { DashboardServices } from '../ports'
+import type { DashboardPorts, DashboardServices } from '../ports'
 import { authenticate, namespaceOfToken } from '../../auth/authenticate'
 import { DomainError } from '../../common/errors'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from '../csrf'
@@ -10,10 +10,13 @@ import { href, html } from '../html'
 import { layout } from '../layout'
 import { readForm, safeNext } from '../request'
 import { dashboardSession, endSession, startSession } from '../session'
+import { hashToken } from '../../auth/tokens'
 
 /** Sign-in with an access token, sign-out, and the `/` redirect. */
 
 interface SignInView {
+  /** The provider's name when OIDC_ISSUER is set: its button comes first. */
+  provider?: string
   csrf: string
   namespace: string
   next?: string
@@ -24,9 +27,21 @@ interface SignInView {
 function signInPage(view: SignInView) {
   const body = html`<section class="card narrow">
     <h1>Sign in</h1>
-    <p class="muted">Use a personal or service access token. It is kept only in an encrypted, HttpOnly cookie.</p>
     ${view.notice ? html`<div class="flash ok" role="status">${view.notice}</div>` : ''}
     ${view.error ? html`<div class="flash error" role="alert">${view.error}</div>` : ''}
+    ${
+      view.provider
+        ? html`<p>
+              <a
+                class="button primary"
+                href="/auth/sign-in${view.next ? html`?next=${encodeURIComponent(view.next)}` : ''}"
+                >Sign in with ${view.provider}</a
+              >
+            </p>
+            <h2>Or with an access token</h2>`
+        : ''
+    }
+    <p class="muted">Use a personal or service access token. It is kept only in an encrypted, HttpOnly cookie.</p>
     <form method="post" action="/sign-in" class="stack">
       <input type="hidden" name="${CSRF_FIELD}" value="${view.csrf}" />
       ${view.next ? html`<input type="hidden" name="next" value="${view.next}" />` : ''}
@@ -64,6 +79,7 @@ export async function showSignIn(event: H3Event, getServices: DashboardServices)
   const session = await dashboardSession(event, services)
   const query = getQuery(event)
   const view: SignInView = {
+    provider: services.oidc?.displayName,
     csrf: await csrfToken(session),
     namespace: String(query.namespace ?? session.data.ns ?? services.config.bootstrap.namespace),
     next: safeNext(typeof query.next === 'string' ? query.next : undefined),
@@ -100,7 +116,13 @@ export async function submitSignIn(event: H3Event, getServices: DashboardService
     const message = refused
       ? `too many failed sign-ins from this address; retry in ${error.headers['retry-after']}s`
       : `Sign-in failed: ${(error as Error).message}.`
-    const view = { csrf: await csrfToken(session), namespace, next, error: message }
+    const view = {
+      provider: services.oidc?.displayName,
+      csrf: await csrfToken(session),
+      namespace,
+      next,
+      error: message,
+    }
     return send(event, signInPage(view).value, refused ? 429 : 401)
   }
   await startSession(services, session, token, namespace)
@@ -116,8 +138,10 @@ export async function submitSignOut(event: H3Event, getServices: DashboardServic
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
     return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-out form is missing its CSRF token'))
   }
-  const ns = session.data.ns
+  const { ns, token } = session.data
   await endSession(services, session)
+  // A provider sign-in's token lives for its session only: it ends here too.
+  if (token) await endSessionToken(services, token)
   return sendRedirect(event, `/sign-in?signed-out${ns ? `&namespace=${encodeURIComponent(ns)}` : ''}`, 303)
 }
 
@@ -135,4 +159,10 @@ export async function rootRedirect(event: H3Event, getServices: DashboardService
     }
   }
   return sendRedirect(event, '/sign-in', 302)
+}
+
+async function endSessionToken(services: DashboardPorts, token: string) {
+  const record = await services.tokens.findByHash(hashToken(token))
+  if (record?.dashboardSession && !record.revokedAt)
+    await services.tokens.revoke(record, new Date(services.clock.now()).toISOString())
 }

@@ -1,6 +1,7 @@
 import { hasNamespacePermission } from '../../auth/permissions'
 import { GrantablePermission, TeamInput } from '../../namespace/schema'
 import { addMember, createTeam, deleteTeam, listMembers, listTeams, removeMember } from '../../namespace/teams'
+import { knownPrincipals } from '../../namespace/users'
 import { card, heading, postButton, table } from '../components'
 import type { ActionResult, DashboardRequest } from '../handler'
 import { href, html, time, type Html } from '../html'
@@ -23,6 +24,7 @@ export async function teamsPage(req: DashboardRequest) {
   const teams = await listTeams(req.ctx)
   const members = await Promise.all(teams.map((team) => listMembers(req.ctx, team.id)))
   const manage = hasNamespacePermission(principal, 'ns:teams:manage')
+  const known = manage ? (await knownPrincipals(req.services, ns)).users : []
   const base = href('namespaces', ns, 'teams')
   const cards = teams.map((team, i) => {
     const rows = members[i].map((m) => [
@@ -37,13 +39,21 @@ export async function teamsPage(req: DashboardRequest) {
           )
         : '',
     ])
-    const add = manage
-      ? html`<form method="post" action="${base}/${encodeURIComponent(team.id)}/members" class="inline-form">
-          ${csrfField(req.viewer)}
-          <label>User id <input name="userId" required pattern="[A-Za-z0-9](?:[A-Za-z0-9._]|-){0,127}" /></label>
-          <button class="button" type="submit">Add member</button>
-        </form>`
-      : ''
+    // Members are picked from the known users (sign-ins, the admin CLI, the bootstrap), not typed.
+    const candidates = known.filter((user) => !members[i].some((m) => m.userId === user))
+    const add =
+      manage && candidates.length
+        ? html`<form method="post" action="${base}/${encodeURIComponent(team.id)}/members" class="inline-form">
+            ${csrfField(req.viewer)}
+            <label
+              >User
+              <select name="userId" required>
+                ${candidates.map((user) => html`<option value="${user}">${user}</option>`)}
+              </select></label
+            >
+            <button class="button" type="submit">Add member</button>
+          </form>`
+        : ''
     return card(
       team.name,
       html`<p class="small">

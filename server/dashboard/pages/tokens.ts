@@ -15,6 +15,9 @@ import type { Form } from '../request'
 import { errorSummary, orInPlace, type FormErrors } from '../forms'
 import { invalid } from '../../common/errors'
 import { permissionPicker } from './teams'
+import { getRequestURL } from 'h3'
+import { accessibleFirewalls } from '../../firewall/queries'
+import { clientSnippets, firewallClientUrl, TOKEN_PLACEHOLDER } from '../client-snippets'
 
 /** `/namespaces/{ns}/tokens`: the viewer's personal tokens and, for managers, service tokens. */
 
@@ -78,10 +81,11 @@ export async function tokensPage(req: DashboardRequest, created?: Created, refus
   ])
   const shown = created
     ? html`<div class="secret" role="status">
-        <p><strong>Copy your new ${created.kind} token “${created.name}” now.</strong> It is shown only this once.</p>
-        <code class="break" data-testid="new-token">${created.token}</code>
-        <button class="button small" type="button" data-copy="${created.token}">Copy</button>
-      </div>`
+          <p><strong>Copy your new ${created.kind} token “${created.name}” now.</strong> It is shown only this once.</p>
+          <code class="break" data-testid="new-token">${created.token}</code>
+          <button class="button small" type="button" data-copy="${created.token}">Copy</button>
+        </div>
+        ${created.kind === 'personal' ? await snippetsForToken(req, created.token) : ''}`
     : ''
   const expiryField = html`<label>Expires on (optional) <input type="date" name="expiresAt" /></label>`
   const errorsOf = (kind: Refused['kind']) => (refused?.kind === kind ? errorSummary(refused.errors) : '')
@@ -114,6 +118,34 @@ export async function tokensPage(req: DashboardRequest, created?: Created, refus
   const body = html`${heading('Access tokens', '', 'Tokens are stored only as hashes; the material is shown once, on creation.')}
   ${shown}${personalCard}${serviceCard}`
   return layout({ title: 'Tokens', section: 'tokens', viewer: req.viewer, flash: req.flash, body })
+}
+
+/**
+ * Next to a new personal token: the client configuration of every firewall the viewer may use,
+ * with the line that puts the token in the variable the snippets read.
+ */
+async function snippetsForToken(req: DashboardRequest, token: string): Promise<Html> {
+  const firewalls = await accessibleFirewalls(req.ctx)
+  if (firewalls.length === 0)
+    return html`<p class="muted small">No firewall grants you <code>fw:access</code> yet: ask its owner for access.</p>`
+  const origin = req.services.config.publicBaseUrl ?? getRequestURL(req.event).origin
+  return card(
+    'Use it with your firewalls',
+    html`<p class="small muted">Put the token in the variable the snippets read (shown once, like the token):</p>
+      <pre class="code" data-testid="token-export">export ${TOKEN_PLACEHOLDER}=${token}</pre>
+      ${firewalls.map(
+        (fw) =>
+          html`<section data-testid="token-firewall" data-firewall="${fw.id}">
+            <h3>${fw.name} <span class="muted small">· ${fw.id} · ${fw.ecosystem}</span></h3>
+            ${clientSnippets(fw.ecosystem, firewallClientUrl(origin, req.viewer.ns, fw.id)).map(
+              (snippet) =>
+                html`<h4 class="small">${snippet.client} <span class="muted">· ${snippet.where}</span></h4>
+                  <pre class="code" data-testid="client-snippet">${snippet.text}</pre>`,
+            )}
+          </section>`,
+      )}`,
+    'token-snippets',
+  )
 }
 
 /** Field errors of the token forms all go to the summary above the form (its fields are few). */

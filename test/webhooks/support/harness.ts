@@ -52,7 +52,7 @@ export async function startHarness(options: HarnessOptions = {}) {
     options.lookup,
   )
   // What the composition root hands the entry points: the services with the webhook runtime.
-  const wired = { ...services, webhookRuntime: runtime }
+  const wired = { ...services, webhookRuntime: runtime, oidc: null }
   setServices(Promise.resolve(wired))
   const token = await createNamespaceWithOwner(services, NS, 'owner')
 

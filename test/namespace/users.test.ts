@@ -1,0 +1,57 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { createServices, type Services } from '../../server/app/services'
+import { configFromEnv } from '../../server/app/config'
+import { createNamespaceWithOwner, createUser } from '../../server/namespace/directory'
+import { knownUsers, recordProviderSignIn } from '../../server/namespace/users'
+import { makeBackend } from '../support/backends'
+import { ManualClock } from '../support/manual-clock'
+
+/** Provider sign-ins on real (fs) storage: users become known, teams follow the groups. */
+
+let services: Services | undefined
+afterEach(async () => services?.storage.close())
+
+async function world() {
+  const clock = new ManualClock(Date.parse('2026-05-01T10:00:00Z'))
+  services = createServices(await makeBackend('fs'), { clock, config: configFromEnv({}) })
+  await createNamespaceWithOwner(services, 'acme', 'owner', undefined, 'bootstrap')
+  const now = new Date(clock.now()).toISOString()
+  await services.teams('acme').update((items) => {
+    for (const id of ['readers', 'writers'])
+      items.set(id, { id, name: id, permissions: [], members: [], createdAt: now, updatedAt: now })
+    return { items, result: undefined }
+  })
+  return { services, clock }
+}
+
+describe('recordProviderSignIn', () => {
+  it('makes a new user known (source oidc, last seen now) in the teams its groups name', async () => {
+    const { services } = await world()
+    const teams = await recordProviderSignIn(services, 'acme', 'alice', ['readers', 'not-a-team'])
+    expect(teams).toEqual(['readers'])
+    expect((await knownUsers(services, 'acme')).find((u) => u.id === 'alice')).toEqual({
+      id: 'alice',
+      teams: ['readers'],
+      lastSeenAt: '2026-05-01T10:00:00.000Z',
+      source: 'oidc',
+    })
+  })
+
+  it('moves the user between teams as the groups change, and keeps the source of a known user', async () => {
+    const { services, clock } = await world()
+    await createUser(services, 'acme', 'carl')
+    await recordProviderSignIn(services, 'acme', 'carl', ['readers'])
+    clock.advance(60_000)
+    expect(await recordProviderSignIn(services, 'acme', 'carl', ['writers'])).toEqual(['writers'])
+    const carl = (await knownUsers(services, 'acme')).find((u) => u.id === 'carl')
+    expect(carl).toEqual({ id: 'carl', teams: ['writers'], lastSeenAt: '2026-05-01T10:01:00.000Z', source: 'admin' })
+    const readers = await services.teams('acme').find('readers')
+    expect(readers?.members).toEqual([])
+  })
+
+  it('refuses a namespace that does not exist, writing nothing', async () => {
+    const { services } = await world()
+    await expect(recordProviderSignIn(services, 'nope', 'alice', [])).rejects.toThrow(/namespace "nope"/)
+    expect(await services.namespaces.users('nope').all()).toEqual([])
+  })
+})
