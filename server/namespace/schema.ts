@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import spdxLicenseIds from 'spdx-license-ids/index.json'
+import spdxLicenseIds from 'spdx-license-ids/index.json' with { type: 'json' }
 import { ClientId } from '../common/ids'
 import { FIREWALL_PERMISSIONS } from '../firewall/schema'
 
