@@ -1,6 +1,6 @@
 import { TimeSlice } from '../../common/time-slice'
 import type { NamespaceEvent } from '../../events/schemas'
-import { deliveredEvent } from './delivered-event'
+import { deliveredEvent, deliveredEventBytes } from './delivered-event'
 import type { DeliveredEvent, FittedEvent } from './event-fit'
 
 /** Per-delivery limits. */
@@ -46,8 +46,7 @@ export async function takeBatch<E extends NamespaceEvent>(
       break
     }
     // One comma separates each event from the previous one.
-    const size =
-      Buffer.byteLength((await deliveredEvent(event, MAX_EVENT_BYTES, slice)).json) + (batch.length > 0 ? 1 : 0)
+    const size = (await deliveredEventBytes(event, MAX_EVENT_BYTES, slice)) + (batch.length > 0 ? 1 : 0)
     if (batch.length > 0 && bytes + size > limits.maxBytes) break
     batch.push(event)
     bytes += size
