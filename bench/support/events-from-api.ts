@@ -129,9 +129,11 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
     let lastReceipt = 0
     let inWindow = 0
     let dropped = 0
+    let deliveries = 0
     const window = [started + 5_000, ended] as const
     for (const log of received.values()) {
       dropped += log.dropped
+      deliveries += log.deliveries
       for (const at of log.at.values()) {
         lastReceipt = Math.max(lastReceipt, at)
         if (at >= window[0] && at < window[1]) inWindow++
@@ -143,7 +145,7 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
     const p = (n: number) => percentile(load.latencies, n).toFixed(0)
     return {
       [`${label}: events produced`]: `${ids.length} in ${elapsed.toFixed(1)} s = ${(ids.length / elapsed).toFixed(0)}/s (asked ${asked}/s: ${clients} clients, ${upsertsPerSecond} upserts/s, 2 events each; ${load.done} upserts done, ${load.failed} failed)`,
-      [`${label}: event-deliveries/s`]: `${(inWindow / ((window[1] - window[0]) / 1000)).toFixed(0)} steady (after the first 5 s), ${(sink.received() / ((lastReceipt - started) / 1000)).toFixed(0)} overall to the last receipt (ceiling ${asked * hooks})${drained ? '' : ' [stalled short of every delivery]'}`,
+      [`${label}: event-deliveries/s`]: `${(inWindow / ((window[1] - window[0]) / 1000)).toFixed(0)} steady (after the first 5 s), ${(sink.received() / ((lastReceipt - started) / 1000)).toFixed(0)} overall to the last receipt (ceiling ${asked * hooks}); ${(sink.received() / Math.max(1, deliveries)).toFixed(1)} events per delivery${drained ? '' : ' [stalled short of every delivery]'}`,
       [`${label}: dropped / lost / dup / reordered`]: `${dropped} / ${Math.max(0, missing - dropped)} / ${duplicated} / ${reordered} (of ${ids.length * hooks} event-deliveries)`,
       [`${label}: upsert latency`]: `p50 ${p(50)} ms   p99 ${p(99)} ms   max ${p(100)} ms`,
       // Less sensitive to a loaded machine than the rates: the service's CPU per unit of work.
