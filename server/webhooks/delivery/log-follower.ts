@@ -107,7 +107,7 @@ export class LogFollower {
     followed.reading = true
     const wait = followed.readAt + READ_GAP_MS - performance.now()
     void this.activity.track(
-      (wait > 0 ? new Promise((resolve) => setTimeout(resolve, wait)) : Promise.resolve())
+      (wait > 0 ? new Promise((resolve) => setTimeout(resolve, Math.ceil(wait))) : Promise.resolve())
         .then(() => {
           followed.readAt = performance.now()
           return this.drain(ns, followed)
