@@ -10,6 +10,10 @@
  * 3. Redis memory per 1,000,000 events for 100 webhooks: stored once, against the old layout that
  *    copied every event into each webhook's buffer (its per-copy size measured in the same run).
  * 4. One webhook with a 5,000-event backlog against its 500 events/s ceiling.
+ * 5. Events from the API (`api`, and `api2` with two service processes on the same storage): 16
+ *    clients make 250 rule upserts/s, each emitting `config.firewall.updated` and an `audit.*`
+ *    event (500 events/s), to 100 webhooks subscribed to both, at the default log level (info):
+ *    events produced against asked, event-deliveries/s, dropped, lost, reordered, upsert p99.
  * Targets (`support/bench-targets.ts`): a single Redis, then a 3-master Redis Cluster this run starts on
  * free loopback ports and stops after; the figures print side by side.
  */
@@ -19,6 +23,7 @@ import { startServer, type RunningServer } from '../test/support/server'
 import { benchTargets, type BenchTarget, type OpenTarget } from './support/bench-targets'
 import { eventProducer, sleep, until } from './support/event-producer'
 import { audit, percentile, WebhookSink } from './support/webhook-sink'
+import { eventsFromApi } from './support/events-from-api'
 
 const NS = 'default'
 const { ping, produce } = eventProducer(NS)
@@ -28,8 +33,11 @@ const RATE = 500
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 20)
 /** Length of the light-load part; its p99 is about the slowest of a few dozen bursts, so longer is steadier. */
 const LIGHT_SECONDS = Number(process.env.BENCH_LIGHT_SECONDS ?? 30)
-/** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, one); all by default. */
-const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,one').split(','))
+/** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, one, api, api2); all by default. */
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,one,api,api2').split(','))
+const SERVER_ENV: Record<string, string> = process.env.BENCH_SERVER_NODE_OPTIONS
+  ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
+  : {}
 /** BENCH_TARGETS=single (or cluster) measures one target only; both by default. */
 const TARGETS = (process.env.BENCH_TARGETS ?? 'single,cluster').split(',')
 
@@ -188,6 +196,50 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
   const figures: Figures = {}
   const target = await benchTarget.open()
   const sink = await new WebhookSink().start()
+  const backend = target.backend()
+  try {
+    if (['fan-out', 'memory', 'light', 'one'].some((phase) => PHASES.has(phase)))
+      await appendedPhases(benchTarget, target, backend, sink, figures)
+    for (const [phase, processes] of [
+      ['api', 1],
+      ['api2', 2],
+    ] as const) {
+      stage = `${benchTarget.label}: ${phase}`
+      if (PHASES.has(phase))
+        Object.assign(
+          figures,
+          await eventsFromApi(target, sink, {
+            ns: NS,
+            token: TOKEN,
+            hooks: HOOKS,
+            processes,
+            clients: 16,
+            upsertsPerSecond: 250,
+            seconds: SECONDS,
+            serverEnv: SERVER_ENV,
+          }),
+        )
+    }
+  } finally {
+    stage = `${benchTarget.label}: stopping the receiver`
+    await sink.stop()
+    stage = `${benchTarget.label}: closing the storage client`
+    await backend.close()
+    stage = `${benchTarget.label}: stopping the target`
+    await target.close?.()
+    stage = 'done'
+  }
+  return figures
+}
+
+/** Phases 1-4: events appended straight to the log, one service process. */
+async function appendedPhases(
+  benchTarget: BenchTarget,
+  target: OpenTarget,
+  backend: Backend,
+  sink: WebhookSink,
+  figures: Figures,
+): Promise<void> {
   const server = await startServer({
     ...target.env,
     BOOTSTRAP_TOKEN: TOKEN,
@@ -195,9 +247,8 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
     LOG_LEVEL: 'error',
     API_RATE_LIMIT: 'off',
     // e.g. --import $PWD/bench/support/cpu-profile-hook.mjs, to see where the service spends its time
-    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+    ...SERVER_ENV,
   })
-  const backend = target.backend()
   try {
     await api(server, 'PUT', `/v1/${NS}/config/bench`, {
       upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org' }],
@@ -226,15 +277,7 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
   } finally {
     stage = `${benchTarget.label}: stopping the service`
     await server.stop()
-    stage = `${benchTarget.label}: stopping the receiver`
-    await sink.stop()
-    stage = `${benchTarget.label}: closing the storage client`
-    await backend.close()
-    stage = `${benchTarget.label}: stopping the target`
-    await target.close?.()
-    stage = 'done'
   }
-  return figures
 }
 
 /** Where the run is, named when the process would otherwise end silently (nothing left to wait on). */
@@ -249,7 +292,7 @@ async function main() {
   const targets = await benchTargets(TARGETS)
   const results: Figures[] = []
   for (const target of targets) results.push(await run(target))
-  const names = Object.keys(results[0])
+  const names = [...new Set(results.flatMap((figures) => Object.keys(figures)))]
   const width = Math.max(...names.map((name) => name.length))
   for (const [index, target] of targets.entries()) {
     console.log(

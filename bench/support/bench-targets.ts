@@ -16,6 +16,8 @@ export interface OpenTarget {
   /** Raw client to run a command on `key` with (MEMORY USAGE): on a cluster, the node holding it. */
   redis: (backend: Backend, key: string) => Promise<Redis>
   prefix: string
+  /** The same target under a fresh key prefix: a phase that starts from empty storage. */
+  fresh: () => { env: Record<string, string>; backend: () => Backend }
   close?: () => Promise<void>
 }
 
@@ -31,6 +33,13 @@ export async function benchTargets(names: string[]): Promise<BenchTarget[]> {
         backend: () => createBackend({ redisUrl: url, redisPrefix: prefix }),
         redis: async (backend) => (backend as RedisBackend).redis as Redis,
         prefix,
+        fresh: () => {
+          const other = uniquePrefix('bench-wh')
+          return {
+            env: { REDIS_URL: url, REDIS_PREFIX: other },
+            backend: () => createBackend({ redisUrl: url, redisPrefix: other }),
+          }
+        },
       }
     },
   }
@@ -44,6 +53,13 @@ export async function benchTargets(names: string[]): Promise<BenchTarget[]> {
         backend: () => createBackend({ redisClusterNodes: started.nodes, redisPrefix: prefix }),
         redis: (backend, key) => nodeHolding((backend as RedisBackend).redis as Cluster, key),
         prefix,
+        fresh: () => {
+          const other = uniquePrefix('bench-wh')
+          return {
+            env: { REDIS_CLUSTER_NODES: started.nodes, REDIS_PREFIX: other },
+            backend: () => createBackend({ redisClusterNodes: started.nodes, redisPrefix: other }),
+          }
+        },
         close: () => started.stop(),
       }
     },

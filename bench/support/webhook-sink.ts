@@ -6,6 +6,8 @@ export interface HookLog {
   /** Date.now() at receipt, per event id (first receipt). */
   at: Map<string, number>
   deliveries: number
+  /** Events the service said it dropped for this webhook (its buffer-overflow notices, added up). */
+  dropped: number
 }
 
 /** The receiver, run on a thread of its own (see WebhookSink). */
@@ -21,10 +23,11 @@ const server = createServer((req, res) => {
     const now = Date.now()
     const hook = (req.url || '').split('/').pop() || ''
     let log = hooks.get(hook)
-    if (!log) hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0 }))
+    if (!log) hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0, dropped: 0 }))
     log.deliveries++
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'))
-    for (const { id } of body.events) {
+    for (const { id, type, data } of body.events) {
+      if (type === 'webhook.rate_limited' && data.reason === 'buffer_overflow') log.dropped += data.droppedEvents
       log.ids.push(id)
       if (!log.at.has(id)) log.at.set(id, now)
     }
@@ -103,7 +106,7 @@ export function audit(
   let duplicated = 0
   let reordered = 0
   for (const hook of hooks) {
-    const log = received.get(hook) ?? { ids: [], at: new Map(), deliveries: 0 }
+    const log = received.get(hook) ?? { ids: [], at: new Map(), deliveries: 0, dropped: 0 }
     const seen = new Set<string>()
     let last = -1
     for (const id of log.ids) {

@@ -5,6 +5,7 @@ import { buildWebhookEventsSchema } from '../../server/events/json-schema'
 import type { NamespaceEvent } from '../../server/events/schemas'
 import { envelope, MAX_EVENT_BYTES, takeBatch } from '../../server/webhooks/protocol/batching'
 import { fitEvent } from '../../server/webhooks/protocol/event-fit'
+import { deliveredEvent, rememberedDelivered } from '../../server/webhooks/protocol/delivered-event'
 import { bigFirewallConfig } from './support/big-config'
 
 /** 512 KB per delivery (spec 6.2 and 8): an event past it goes out cut, and no body is ever larger. */
@@ -97,6 +98,24 @@ describe('the cut of an oversized event', () => {
     // Another event under the same id is never served that cut.
     const other = { ...big, data: { ...big.data, firewall: 'other' } }
     expect(JSON.parse((await envelope([other])).body).events[0].data.firewall).toBe('other')
+  })
+})
+
+describe('the JSON of an event every webhook delivers', () => {
+  it('is written once per event object: the batches of 100 webhooks share it, exactly JSON.stringify', async () => {
+    const shared = ping(100)
+    const bodies = await Promise.all(Array.from({ length: 100 }, () => envelope([shared])))
+    expect(rememberedDelivered(shared, MAX_EVENT_BYTES)?.fitted.json).toBe(JSON.stringify(shared))
+    for (const body of bodies) expect(body.body).toBe(`{"version":1,"events":[${JSON.stringify(shared)}]}`)
+    // The same id and another content (another object): its own JSON, never the first one's.
+    const other = { ...shared, data: { ...shared.data, statusCode: 500 } }
+    expect((await deliveredEvent(other, MAX_EVENT_BYTES)).json).toBe(JSON.stringify(other))
+  })
+
+  it('is not kept with an event past 16 KB, which would hold a second copy of itself while it waits', async () => {
+    const large = ping(20 * 1024)
+    expect((await deliveredEvent(large, MAX_EVENT_BYTES)).json).toBe(JSON.stringify(large))
+    expect(rememberedDelivered(large, MAX_EVENT_BYTES)).toBeUndefined()
   })
 })
 

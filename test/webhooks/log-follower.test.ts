@@ -67,6 +67,36 @@ describe('log follower', () => {
     expect(new Set(ticksAtCall).size).toBe(1)
   })
 
+  it('reads a log appended to one entry at a time at most every 5 ms, handing out every entry in order', async () => {
+    backend = await makeBackend('fs')
+    const readAt: number[] = []
+    // The real repository, noting when each read starts.
+    const events = new (class extends EventLogRepository<NamespaceEvent> {
+      override read<T = NamespaceEvent>(ns: string, after: string | null, limit: number) {
+        readAt.push(performance.now())
+        return super.read<T>(ns, after, limit)
+      }
+    })(backend)
+    follower = new LogFollower(events)
+    await follower.ready()
+    const seen: string[] = []
+    await follower.follow('ns1', (entries) => seen.push(...entries.map((entry) => entry.value.id)))
+    // Appends one event each, as API calls do: every append notifies the follower.
+    const appended: string[] = []
+    for (let i = 0; i < 30; i++) {
+      const event = ping()
+      appended.push(event.id)
+      await events.append([event])
+    }
+    await waitFor(() => seen.length === appended.length, 5_000)
+    await follower.idle()
+    expect(seen).toEqual(appended)
+    // Reads start at least 5 ms apart, less the timers' slack (their clock counts whole ms); one
+    // page each here (30 < 2,000). Read on every append, they came 1-2 ms apart.
+    expect(readAt.length).toBeGreaterThan(1)
+    for (let i = 1; i < readAt.length; i++) expect(readAt[i] - readAt[i - 1]).toBeGreaterThanOrEqual(3.5)
+  })
+
   it('gives nothing more to a listener removed while a page is being handed out', async () => {
     backend = await makeBackend('fs')
     const events = new EventLogRepository<NamespaceEvent>(backend)

@@ -1,6 +1,6 @@
 import { TimeSlice } from '../../common/time-slice'
 import type { NamespaceEvent } from '../../events/schemas'
-import { deliveredEvent } from './delivered-event'
+import { deliveredEvent, deliveredEventBytes, rememberedDelivered } from './delivered-event'
 import type { DeliveredEvent, FittedEvent } from './event-fit'
 
 /** Per-delivery limits. */
@@ -46,8 +46,9 @@ export async function takeBatch<E extends NamespaceEvent>(
       break
     }
     // One comma separates each event from the previous one.
-    const size =
-      Buffer.byteLength((await deliveredEvent(event, MAX_EVENT_BYTES, slice)).json) + (batch.length > 0 ? 1 : 0)
+    const bytesOf =
+      rememberedDelivered(event, MAX_EVENT_BYTES)?.bytes ?? (await deliveredEventBytes(event, MAX_EVENT_BYTES, slice))
+    const size = bytesOf + (batch.length > 0 ? 1 : 0)
     if (batch.length > 0 && bytes + size > limits.maxBytes) break
     batch.push(event)
     bytes += size
@@ -70,7 +71,10 @@ interface Envelope {
 export async function envelope(events: NamespaceEvent[]): Promise<Envelope> {
   const slice = new TimeSlice()
   const fitted: FittedEvent[] = []
-  for (const event of events) fitted.push(await deliveredEvent(event, MAX_EVENT_BYTES, slice))
+  for (const event of events)
+    fitted.push(
+      rememberedDelivered(event, MAX_EVENT_BYTES)?.fitted ?? (await deliveredEvent(event, MAX_EVENT_BYTES, slice)),
+    )
   return {
     envelope: { version: 1, events: fitted.map((entry) => entry.event) },
     body: `{"version":1,"events":[${fitted.map((entry) => entry.json).join(',')}]}`,

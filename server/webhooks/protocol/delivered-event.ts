@@ -18,6 +18,19 @@ const KEPT = 8
  */
 const recent = new LRUCache<string, FittedEvent>({ max: KEPT })
 
+/** Events whose JSON is at most this long keep it with them (`byEvent`); larger ones are written again. */
+const REMEMBERED_BYTES = 16 * 1024
+
+/**
+ * The delivered form of each event object read from the log, while that object lives: the log
+ * follower parses an entry once and every webhook's buffer shares it, so the 100 webhooks a
+ * fan-out reaches serialise it once instead of twice each (the take measures it, the attempt
+ * sends it). Weak: an event no buffer holds any more takes its JSON with it. Only small events:
+ * a held large one would keep a second copy of itself alive for as long as it waits. An event
+ * object is never changed once read, so its JSON stays right.
+ */
+const byEvent = new WeakMap<NamespaceEvent, DeliveredForm & { maxBytes: number }>()
+
 /**
  * The event as it goes into a delivery body (protocol/event-fit.ts), and its JSON. An event past
  * `maxBytes` is cut once and the cut served again from a small bounded cache: a batch's attempts
@@ -31,18 +44,51 @@ export async function deliveredEvent(
   maxBytes: number,
   slice = new TimeSlice(),
 ): Promise<FittedEvent> {
+  return (await remembered(event, maxBytes, slice)).fitted
+}
+
+/** The UTF-8 size of `deliveredEvent(event, maxBytes)`'s JSON. */
+export async function deliveredEventBytes(
+  event: NamespaceEvent,
+  maxBytes: number,
+  slice = new TimeSlice(),
+): Promise<number> {
+  return (await remembered(event, maxBytes, slice)).bytes
+}
+
+/**
+ * What `deliveredEvent` and `deliveredEventBytes` gave for this very event object already, if they
+ * keep it; undefined otherwise. Synchronous: a batch of 100 events costs no promise per event
+ * (with the process's async hooks on, each await was a good part of the work of a remembered event).
+ */
+export function rememberedDelivered(event: NamespaceEvent, maxBytes: number): DeliveredForm | undefined {
+  const known = byEvent.get(event)
+  return known?.maxBytes === maxBytes ? known : undefined
+}
+
+interface DeliveredForm {
+  fitted: FittedEvent
+  bytes: number
+}
+
+async function remembered(event: NamespaceEvent, maxBytes: number, slice: TimeSlice): Promise<DeliveredForm> {
+  const known = rememberedDelivered(event, maxBytes)
+  if (known) return known
   const keyLists: KeyLists = new WeakMap()
   const whole = await stringifyCooperatively(event, slice, keyLists)
-  if (whole.bytes <= maxBytes) return { event, json: whole.pieces.join('') }
+  if (whole.bytes <= maxBytes) {
+    const entry = { maxBytes, fitted: { event, json: whole.pieces.join('') }, bytes: whole.bytes }
+    if (whole.bytes <= REMEMBERED_BYTES) byEvent.set(event, entry)
+    return entry
+  }
   const hash = createHash('sha256')
   for (const piece of whole.pieces) {
     hash.update(piece)
     await slice.step()
   }
   const key = `${maxBytes}:${hash.digest('base64')}`
-  const known = recent.get(key)
-  if (known) return known
-  const fitted = await cutEvent(event, whole.pieces, maxBytes, slice, keyLists)
-  recent.set(key, fitted)
-  return fitted
+  const cut = recent.get(key)
+  const fitted = cut ?? (await cutEvent(event, whole.pieces, maxBytes, slice, keyLists))
+  if (!cut) recent.set(key, fitted)
+  return { fitted, bytes: Buffer.byteLength(fitted.json) }
 }
