@@ -22,9 +22,11 @@ interface PageOptions {
   body: Renderable
 }
 
-type Section = 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
+type Section =
+  'overview' | 'exposures' | 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'tokens' | 'license-sets' | 'machines'
 
 const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Principal) => boolean }[] = [
+  { id: 'overview', label: 'Overview', path: '' },
   { id: 'firewalls', label: 'Firewalls', path: 'firewalls' },
   { id: 'requests', label: 'Exception requests', path: 'exception-requests' },
   {
@@ -47,7 +49,9 @@ function navigation(viewer: Viewer, current?: Section): Html {
   const links = SECTIONS.filter((s) => !s.visible || s.visible(viewer.principal)).map(
     (s) =>
       html`<li>
-        <a href="${href('namespaces', viewer.ns, s.path)}" ${s.id === current ? html` aria-current="page"` : ''}
+        <a
+          href="${href('namespaces', viewer.ns, ...(s.path ? [s.path] : []))}"
+          ${s.id === current ? html` aria-current="page"` : ''}
           >${s.label}</a
         >
       </li>`,

@@ -1,4 +1,4 @@
-import { createRouter, defineEventHandler, sendRedirect, type H3Event } from 'h3'
+import { createRouter, defineEventHandler, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
 import { action, errorPage, page, type DashboardHandler } from './handler'
@@ -29,6 +29,7 @@ import { createPersonalAction, createServiceAction, revokeAction, tokensPage } f
 import { recoverAction, releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
+import { overviewPage } from './pages/overview'
 import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage, resendAction } from './pages/webhook-delivery'
 
@@ -48,7 +49,7 @@ const audit = (name: string, resourceType: string, key: string) => ({
 })
 
 const pages: [string, DashboardHandler][] = [
-  [NS, (event) => sendRedirect(event, `${event.path.replace(/\/+$/, '')}/firewalls`, 302)],
+  [NS, page(overviewPage)],
   [`${NS}/firewalls`, page(firewallsPage)],
   [`${NS}/firewalls/new`, page(newFirewallPage)],
   [FW, page(firewallPage)],
