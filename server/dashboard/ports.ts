@@ -10,7 +10,8 @@ import type { DashboardSessionRepository } from '../../storage/repositories/dash
  * show (sign-in's default namespace, the registry origin of client snippets).
  */
 export interface DashboardPorts extends ApiPorts {
-  config: ApiPorts['config'] & Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams' | 'logRetentionMs'>
+  config: ApiPorts['config'] &
+    Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams' | 'logRetentionMs'>
   dashboardSessions: DashboardSessionRepository
   secrets: SecretBox
 }
