@@ -6,6 +6,7 @@ import {
   type UpstreamSizeSettings,
 } from '../net/upstream-settings'
 import { parseLiveStreamLimit } from '../dashboard/live-slots'
+import { inventorySettings, type InventorySettings } from '../inventory/settings'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -28,6 +29,8 @@ export interface AppConfig {
   upstreamSizes: UpstreamSizeSettings
   /** DASHBOARD_LIVE_STREAMS: live streams one process serves at once (server/dashboard/live-slots.ts). */
   liveStreams: number
+  /** INVENTORY_RETENTION, and how long served versions are coalesced before a write. */
+  inventory: InventorySettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -51,6 +54,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     upstreamSizes: parseUpstreamSizeSettings(env),
     liveStreams: parseLiveStreamLimit(env.DASHBOARD_LIVE_STREAMS),
+    // Throws naming INVENTORY_RETENTION on an invalid duration: no start.
+    inventory: inventorySettings(env),
   }
 }
 
