@@ -7,6 +7,7 @@ import {
 } from '../net/upstream-settings'
 import { parseLiveStreamLimit } from '../dashboard/live-slots'
 import { parseDuration } from '../common/duration'
+import { inventorySettings, type InventorySettings } from '../inventory/settings'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -31,6 +32,8 @@ export interface AppConfig {
   logRetentionMs: number
   /** DASHBOARD_LIVE_STREAMS: live streams one process serves at once (server/dashboard/live-slots.ts). */
   liveStreams: number
+  /** INVENTORY_RETENTION, and how long served versions are coalesced before a write. */
+  inventory: InventorySettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -55,6 +58,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     upstreamSizes: parseUpstreamSizeSettings(env),
     liveStreams: parseLiveStreamLimit(env.DASHBOARD_LIVE_STREAMS),
     logRetentionMs: parseDuration(env.LOG_RETENTION || '30d'),
+    // Throws naming INVENTORY_RETENTION on an invalid duration: no start.
+    inventory: inventorySettings(env),
   }
 }
 

@@ -8,6 +8,7 @@ import type { NamespacePorts } from '../namespace/ports'
 import type { ExceptionRequestPorts } from '../exception-requests/ports'
 import type { WebhookApiPorts } from '../webhooks/ports'
 import type { AdvisoryPort } from '../advisories/lookup'
+import type { InventoryPorts } from '../inventory/ports'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
@@ -43,7 +44,8 @@ export type ApiPorts = EdgePorts &
   FirewallPorts &
   NamespacePorts &
   ExceptionRequestPorts &
-  WebhookApiPorts
+  WebhookApiPorts &
+  InventoryPorts
 
 /** One call through the API router. */
 export type ApiCall = CallContext<ApiPorts>

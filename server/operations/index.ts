@@ -8,6 +8,7 @@ import { teamOperations } from './teams'
 import { tokenOperations } from './tokens'
 import { webhookOperations } from './webhooks'
 import { advisoryOperations } from './advisories'
+import { inventoryOperations } from './inventory'
 
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
@@ -20,4 +21,5 @@ export const operations: Operation[] = [
   ...namespaceOperations,
   ...webhookOperations,
   ...advisoryOperations,
+  ...inventoryOperations,
 ] as Operation[]

@@ -63,6 +63,10 @@ export default defineNitroPlugin((nitroApp) => {
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
       await advisories.close()
+      // Served versions still in memory are written before storage closes.
+      await services.inventory
+        .close()
+        .catch((error) => logger.warn('inventory flush at shutdown failed', { error: String(error) }))
       await services.storage.close()
     }),
   )
