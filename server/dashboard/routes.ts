@@ -30,6 +30,7 @@ import { recoverAction, releaseAction, revealAction, rotateAction, testAction, w
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
 import { overviewPage } from './pages/overview'
+import { inventoryPage } from './pages/inventory'
 import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage, resendAction } from './pages/webhook-delivery'
 
@@ -64,6 +65,7 @@ const pages: [string, DashboardHandler][] = [
   [`${FW}/history`, page(historyPage)],
   [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
   [`${FW}/log`, page(firewallLogPage)],
+  [`${FW}/inventory`, page(inventoryPage)],
   [`${FW}/exception-requests`, page(firewallQueuePage)],
   [`${FW}/exception-requests/new`, page(newExceptionRequestPage)],
   [REQ, page(exceptionRequestPage)],
