@@ -57,3 +57,17 @@ export const firewallWrite: Access = async (ctx, params) => {
     'fw:update:credentials',
   ])
 }
+
+/**
+ * A permission on the firewall of the exposure `{id}` names: 404 "exposure not found" when it is
+ * missing or on a firewall the caller holds nothing on, 403 naming the permission otherwise.
+ */
+export const exposureFirewall =
+  (permission: FirewallPermission, param = 'id'): Access =>
+  async (ctx, params) => {
+    const id = params[param]
+    const exposure = await ctx.services.exposures.get(ctx.ns, id)
+    const found = exposure ? await ctx.services.firewalls.get(ctx.ns, exposure.firewall) : null
+    if (!found || firewallPermissions(ctx.principal, found).size === 0) throw notFound('exposure', id)
+    requireAny(ctx.principal, found.id, found, [permission])
+  }

@@ -13,6 +13,7 @@ import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
 import type { RateCounter, RefusalTally } from '../../storage/ports'
+import type { ExposureRepository } from '../../storage/repositories/exposures'
 
 /**
  * What the edge every entry point shares uses (edge.ts, rate-limit.ts, audit.ts,
@@ -27,9 +28,10 @@ export interface EdgePorts extends AuthPorts {
   refusalTally: RefusalTally
 }
 
-/** What the path access checks (access.ts) use: the firewall a path names. */
+/** What the path access checks (access.ts) use: the firewall a path names, or the exposure's firewall. */
 export interface AccessPorts {
   firewalls: FirewallRepository<Firewall, Actor>
+  exposures: Pick<ExposureRepository<NamespaceEvent>, 'get'>
 }
 
 /** What the advisory status operation reads: the process's advisory data. */

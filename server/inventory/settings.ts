@@ -16,7 +16,7 @@ export function inventorySettings(env: NodeJS.ProcessEnv = process.env): Invento
   try {
     retentionMs = parseDuration(raw)
   } catch (error) {
-    throw new Error(`INVENTORY_RETENTION: ${(error as Error).message}`)
+    throw new Error(`INVENTORY_RETENTION: ${(error as Error).message}`, { cause: error })
   }
   if (retentionMs <= 0) throw new Error('INVENTORY_RETENTION: must be longer than 0')
   return { retentionMs, flushMs: 1_000 }

@@ -9,6 +9,7 @@ import { tokenOperations } from './tokens'
 import { webhookOperations } from './webhooks'
 import { advisoryOperations } from './advisories'
 import { inventoryOperations } from './inventory'
+import { exposureOperations } from './exposures'
 
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
@@ -22,4 +23,5 @@ export const operations: Operation[] = [
   ...webhookOperations,
   ...advisoryOperations,
   ...inventoryOperations,
+  ...exposureOperations,
 ] as Operation[]

@@ -10,6 +10,7 @@ import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
 import { parseWebhookSettings } from '../webhooks/configuration/settings'
 import { createWebhookRuntime } from '../webhooks/delivery/runtime'
+import { ExposureDetector } from '../exposures/detector'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
@@ -49,7 +50,14 @@ export default defineNitroPlugin((nitroApp) => {
     // against data a restart merely has not read yet. Downloads take leases: after listen.
     await advisories.ready
     await advisories.attach(services)
-    void whenListening().then(() => advisories.startFeed())
+    // Advisory changes from now on are matched against the inventory (new and changed records only);
+    // what changed while no process ran is found by one scan of the inventory after start.
+    const detector = new ExposureDetector(services)
+    detector.follow(advisories)
+    void whenListening().then(() => {
+      advisories.startFeed()
+      void detector.catchUp(advisories.current())
+    })
     logger.info('storage ready', { storage: backend.kind })
     return { ...services, webhookRuntime: createWebhookRuntime(services, webhookSettings) }
   })()
