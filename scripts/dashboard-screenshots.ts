@@ -4,8 +4,14 @@
  * directory with the dashboard tests' harness, seeds a firewall, a request and a webhook through
  * the public API, and drives the forms as a user would (SERVER_ENTRY names another build).
  */
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import type { Page } from 'playwright-core'
+import { createUser } from '../test/support/admin'
+import { startPypiUpstream } from '../test/support/pypi-upstream'
+import { wheel } from '../test/fixtures/ecosystems/packages'
+import { pip } from '../test/ecosystems/pip'
 import {
   NS,
   TestReceiver,
@@ -28,7 +34,14 @@ async function main() {
   mkdirSync(OUT, { recursive: true })
   const receiver = await new TestReceiver().start()
   receiver.status = 200
-  const world = await startWorld({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' })
+  const upstream = await startPypiUpstream()
+  const advisoryDir = mkdtempSync(join(tmpdir(), 'pf-shots-advisories-'))
+  const world = await startWorld({
+    WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
+    UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+    ADVISORY_FEED_URL: 'off',
+    ADVISORY_DIR: advisoryDir,
+  })
   try {
     const api = world.api
     await seedFirewall(api, 'web', { everybody: ['fw:access'], 'team-reviewers': ['fw:read', 'fw:update:exception'] })
@@ -90,11 +103,78 @@ async function main() {
     await page.locator('#recover').getByRole('button', { name: 'Recover failed deliveries' }).click()
     await page.locator('#recover').scrollIntoViewIfNeeded()
     await shot(page, 'webhook-recover')
+
+    // The owner overview, a firewall's inventory and its exposures, from real pip downloads.
+    await servePypi(world, upstream, advisoryDir)
+    await shot(page, 'overview', `/namespaces/${NS}`)
+    await shot(page, 'inventory', `/namespaces/${NS}/firewalls/py/inventory`)
+    await shot(page, 'exposures', `/namespaces/${NS}/exposures`)
     await context.close()
   } finally {
     await world.close()
     await receiver.close()
+    await upstream.close()
   }
+}
+
+/**
+ * A PyPI firewall with a block rule on a loopback upstream: pip downloads (some blocked) from two
+ * developers, a request about a block, then a `MAL-` record for a served version in ADVISORY_DIR.
+ */
+async function servePypi(
+  world: Awaited<ReturnType<typeof startWorld>>,
+  upstream: Awaited<ReturnType<typeof startPypiUpstream>>,
+  advisoryDir: string,
+) {
+  const served = [
+    ['requests-lite', '2.31.0'],
+    ['colorama-mini', '0.4.6'],
+    ['yaml-tools', '6.0.1'],
+    ['fw-evil', '1.0'],
+    ['fw-evil-helper', '0.3'],
+  ] as const
+  for (const [name, version] of served) {
+    const { filename, bytes } = wheel(name, version)
+    upstream.add(name, filename, bytes)
+  }
+  const devs = [await createUser(world.server, 'dana'), await createUser(world.server, 'ci-runner')]
+  await world.api('PUT', `/v1/${NS}/config/py`, {
+    ecosystem: 'pypi',
+    name: 'Python builds',
+    upstreams: [{ id: 'pypi-local', endpoint: upstream.url }],
+    rules: [
+      {
+        id: 'dl-block',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } },
+        description: 'fw-evil* packages are banned',
+      },
+    ],
+    permissions: { dana: ['fw:access'], 'ci-runner': ['fw:access'] },
+  })
+  const index = `${world.server.url}/registry/${NS}/py/`
+  for (const token of devs)
+    for (const [name, version] of served) await pip(index, token, ['download', `${name}==${version}`])
+  await pip(index, devs[0], ['download', 'fw-evil==1.0'])
+  await eventually(
+    async () => ((await world.api('GET', `/v1/${NS}/config/py/inventory`)).body as unknown[]).length >= 3,
+    20_000,
+    'the served versions in the inventory',
+  )
+  writeFileSync(
+    join(advisoryDir, 'MAL-2026-9001.json'),
+    JSON.stringify({
+      id: 'MAL-2026-9001',
+      modified: '2026-11-26T00:00:00Z',
+      summary: 'Malicious code in yaml-tools (PyPI)',
+      affected: [{ package: { ecosystem: 'PyPI', name: 'yaml-tools' }, versions: ['6.0.1'] }],
+    }),
+  )
+  await eventually(
+    async () => ((await world.api('GET', `/v1/${NS}/exposures`)).body as unknown[]).length >= 1,
+    30_000,
+    'the exposure',
+  )
 }
 
 await main()

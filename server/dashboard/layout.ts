@@ -29,6 +29,7 @@ const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Princi
   { id: 'overview', label: 'Overview', path: '' },
   { id: 'firewalls', label: 'Firewalls', path: 'firewalls' },
   { id: 'requests', label: 'Exception requests', path: 'exception-requests' },
+  { id: 'exposures', label: 'Exposures', path: 'exposures' },
   {
     id: 'webhooks',
     label: 'Webhooks',

@@ -31,6 +31,7 @@ import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
 import { overviewPage } from './pages/overview'
 import { inventoryPage } from './pages/inventory'
+import { acknowledgeAction, exposuresPage } from './pages/exposures'
 import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage, resendAction } from './pages/webhook-delivery'
 
@@ -70,6 +71,7 @@ const pages: [string, DashboardHandler][] = [
   [`${FW}/exception-requests/new`, page(newExceptionRequestPage)],
   [REQ, page(exceptionRequestPage)],
   [`${NS}/exception-requests`, page(namespaceQueuePage)],
+  [`${NS}/exposures`, page(exposuresPage)],
   [`${NS}/webhooks`, page(webhooksPage)],
   [WH, page((req) => webhookPage(req))],
   [`${WH}/edit`, page(editWebhookPage)],
@@ -105,6 +107,7 @@ const actions: [string, DashboardHandler][] = [
     `${FW}/exception-requests/new`,
     action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction),
   ],
+  [`${NS}/exposures/:id/acknowledge`, action(audit('exposure.acknowledge', 'exposure', 'id'), acknowledgeAction)],
   [`${REQ}/approve`, action(audit('exception-request.approve', 'exception-request', 'id'), approveAction)],
   [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
   [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],

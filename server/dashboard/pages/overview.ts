@@ -8,6 +8,9 @@ import { href, html, raw, time, type Html } from '../html'
 import { layout } from '../layout'
 import { stackedBars } from '../metrics-chart'
 import { queue, requestsOf } from './exception-requests'
+import { listExposures } from '../../exposures/queries'
+import { openExposureCounts } from '../../exposures/open-counts'
+import type { ExposureData } from '../../events/schemas'
 
 /**
  * `/namespaces/{ns}`: the owner's overview of the firewalls the viewer can read: pending
@@ -134,15 +137,47 @@ function advisorySection(advisories: AdvisoryStatus, ecosystems: Set<string>): H
   )
 }
 
+/** Open exposures listed on the overview; the Exposures page has the rest. */
+const EXPOSURES_SHOWN = 10
+
+function exposuresSection(ns: string, counts: Map<string, number>, newest: ExposureData[]): Html {
+  const total = sum([...counts.values()])
+  const rows = newest.map((e) => [
+    time(e.detectedAt),
+    html`<a href="${href('namespaces', ns, 'firewalls', e.firewall)}">${e.firewall}</a>`,
+    html`<strong>${e.packageName}</strong><span class="muted">@${e.version}</span>`,
+    html`<strong>${e.advisory.id}</strong>
+      <span class="pill ${e.advisory.kind === 'malware' ? 'bad' : 'warn'}">${e.advisory.kind}</span>`,
+    html`<span class="small">${e.servedTo.join(', ')}</span>`,
+  ])
+  return card(
+    `Open exposures (${total})`,
+    html`${table(
+        'Open exposures',
+        ['Detected', 'Firewall', 'Package', 'Advisory', 'Served to'],
+        rows,
+        'No served version has been named by advisory data since it was served.',
+      )}
+      <p>
+        <a href="${href('namespaces', ns, 'exposures')}"
+          >All exposures${total > newest.length ? ` (${total - newest.length} more open)` : ''} →</a
+        >
+      </p>`,
+    'open-exposures',
+  )
+}
+
 export async function overviewPage(req: DashboardRequest) {
   const { ns } = req.viewer
   const firewalls = await listFirewalls(req.ctx)
   const ids = firewalls.map((fw) => fw.id)
-  const [pending, summaries] = await Promise.all([
+  const [pending, summaries, exposureCounts, exposures] = await Promise.all([
     requestsOf(req, ids, ['pending']),
     Promise.all(
       ids.map((id) => blockSummary(req.ctx, id, { days: DAYS, retentionMs: req.services.config.logRetentionMs })),
     ),
+    openExposureCounts(req.ctx),
+    listExposures(req.ctx, { status: 'open', limit: EXPOSURES_SHOWN }),
   ])
   const requests = card(
     `Pending exception requests (${pending.length})`,
@@ -151,7 +186,8 @@ export async function overviewPage(req: DashboardRequest) {
     'pending',
   )
   const body = html`${heading('Overview', '', `What the ${firewalls.length} firewalls you can read in ${ns} did lately.`)}
-  ${requests} ${blocksSection(ns, summaries)} ${topSection(ns, summaries)}
+  ${requests} ${exposuresSection(ns, exposureCounts, exposures.exposures)} ${blocksSection(ns, summaries)}
+  ${topSection(ns, summaries)}
   ${advisorySection(req.services.advisories.status(), new Set(firewalls.map((fw) => fw.ecosystem)))}`
   return layout({ title: 'Overview', section: 'overview', viewer: req.viewer, flash: req.flash, body })
 }
