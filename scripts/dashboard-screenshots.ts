@@ -24,9 +24,9 @@ import {
 
 const OUT = 'docs/screenshots'
 
-async function shot(page: Page, name: string, path?: string) {
+async function shot(page: Page, name: string, path?: string, fullPage = false) {
   if (path) await page.goto(path)
-  await page.screenshot({ path: `${OUT}/${name}.png` })
+  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage })
   console.log(`${OUT}/${name}.png`)
 }
 
@@ -106,8 +106,8 @@ async function main() {
 
     // The owner overview, a firewall's inventory and its exposures, from real pip downloads.
     await servePypi(world, upstream, advisoryDir)
-    await shot(page, 'overview', `/namespaces/${NS}`)
-    await shot(page, 'inventory', `/namespaces/${NS}/firewalls/py/inventory`)
+    await shot(page, 'overview', `/namespaces/${NS}`, true)
+    await shot(page, 'inventory', `/namespaces/${NS}/firewalls/py/inventory`, true)
     await shot(page, 'exposures', `/namespaces/${NS}/exposures`)
     await context.close()
   } finally {

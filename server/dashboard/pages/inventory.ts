@@ -57,15 +57,15 @@ export async function inventoryPage(req: DashboardRequest) {
     </div>
   </form>`
   const today = new Date(req.services.clock.now()).toISOString().slice(0, 10)
-  const sbom = html`<form method="get" class="filters" action="${base}/sbom">
-    <label>Since (UTC day) <input type="date" name="since" /></label>
-    <label>Until (UTC day) <input type="date" name="until" value="${today}" /></label>
-    <div class="actions"><button class="button" type="submit">Download SBOM</button></div>
-    <p class="muted small">
-      CycloneDX 1.5 JSON: one component, with its purl, per version served in the period (both days included; empty
-      means unbounded).
+  const sbom = html`<p class="muted small">
+      CycloneDX 1.5 JSON: one component, with its purl, per version served in the period (both days included; an empty
+      field means unbounded).
     </p>
-  </form>`
+    <form method="get" class="filters" action="${base}/sbom">
+      <label>Since (UTC day) <input type="date" name="since" /></label>
+      <label>Until (UTC day) <input type="date" name="until" value="${today}" /></label>
+      <div class="actions"><button class="button" type="submit">Download SBOM</button></div>
+    </form>`
   const body = html`${heading(
     html`Inventory of ${fw.name}`,
     html`<a class="button" href="${href('namespaces', ns, 'firewalls', fw.id)}">Configuration</a>`,

@@ -185,7 +185,7 @@ export async function overviewPage(req: DashboardRequest) {
       <p><a href="${href('namespaces', ns, 'exception-requests')}">All exception requests →</a></p>`,
     'pending',
   )
-  const body = html`${heading('Overview', '', `What the ${firewalls.length} firewalls you can read in ${ns} did lately.`)}
+  const body = html`${heading('Overview', '', `What the ${firewalls.length === 1 ? 'firewall' : `${firewalls.length} firewalls`} you can read in ${ns} did lately.`)}
   ${requests} ${exposuresSection(ns, exposureCounts, exposures.exposures)} ${blocksSection(ns, summaries)}
   ${topSection(ns, summaries)}
   ${advisorySection(req.services.advisories.status(), new Set(firewalls.map((fw) => fw.ecosystem)))}`
