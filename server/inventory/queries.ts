@@ -5,6 +5,7 @@ import { normalizePackageName } from '../firewall/rules/names'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import { entriesOf, type InventoryEntry, type InventoryFilter } from './entries'
 import type { InventoryCall } from './ports'
+import { buildSbom } from './sbom'
 
 /** What the inventory lists take (`?packageName=&version=&since=&until=&limit=&cursor=`). */
 export interface InventoryQuery {
@@ -131,4 +132,28 @@ export async function firewallInventoryAll(
     cursor = result.nextCursor ?? undefined
   } while (cursor)
   return all
+}
+
+/**
+ * `GET /v1/{ns}/config/{fw}/inventory/sbom` (needs `fw:read`): a CycloneDX 1.5 JSON document of
+ * the versions the firewall served within [since, until], one component per version with its purl.
+ */
+export async function firewallSbom(
+  ctx: InventoryCall,
+  fw: string,
+  window: Pick<InventoryQuery, 'since' | 'until'>,
+): Promise<string> {
+  const entries = await firewallInventoryAll(ctx, fw, window)
+  const firewall = await ctx.services.firewalls.get(ctx.ns, fw)
+  return buildSbom(
+    {
+      namespace: ctx.ns,
+      firewall: fw,
+      ecosystem: firewall?.ecosystem ?? 'npm',
+      since: window.since,
+      until: window.until,
+      now: ctx.services.clock.now(),
+    },
+    entries,
+  )
 }

@@ -3,7 +3,8 @@ import { defineOperation } from '../http/operation'
 import { firewall, member } from '../http/access'
 import { ClientId } from '../common/ids'
 import { ECOSYSTEMS } from '../firewall/schema'
-import { firewallInventory, namespaceInventory } from '../inventory/queries'
+import { firewallInventory, firewallSbom, namespaceInventory } from '../inventory/queries'
+import { CYCLONEDX_JSON } from '../inventory/sbom'
 import { FwParams, NsParams, PageQuery, nextLink } from './common'
 
 const InventoryEntry = z
@@ -31,6 +32,20 @@ export const InventoryQuery = PageQuery.extend({
   until: z.iso.datetime({ offset: true }).optional().describe('served at or before this time'),
 })
 
+const Sbom = z
+  .object({
+    bomFormat: z.literal('CycloneDX'),
+    specVersion: z.literal('1.5'),
+    metadata: z.object({}).passthrough(),
+    components: z
+      .array(
+        z.object({ type: z.literal('library'), name: z.string(), version: z.string(), purl: z.string() }).passthrough(),
+      )
+      .optional(),
+  })
+  .passthrough()
+  .meta({ id: 'CycloneDxBom', description: 'CycloneDX 1.5 JSON (https://cyclonedx.org/docs/1.5/json/)' })
+
 export const inventoryOperations = [
   defineOperation({
     id: 'getFirewallInventory',
@@ -47,6 +62,23 @@ export const inventoryOperations = [
       const { entries, nextCursor } = await firewallInventory(ctx, params.fw, query)
       return { body: entries, headers: nextLink(url, nextCursor) }
     },
+  }),
+  defineOperation({
+    id: 'getFirewallSbom',
+    method: 'GET',
+    path: '/v1/{ns}/config/{fw}/inventory/sbom',
+    summary: 'A CycloneDX 1.5 SBOM of what the firewall served in a period, one component (with purl) per version',
+    tag: 'Inventory',
+    params: FwParams,
+    access: firewall('fw:read'),
+    query: InventoryQuery.pick({ since: true, until: true }),
+    response: Sbom,
+    mediaType: CYCLONEDX_JSON,
+    audit: { action: 'firewall.sbom.read', resourceType: 'firewall', resourceId: (p) => p.fw },
+    handler: async ({ ctx, params, query }) => ({
+      json: await firewallSbom(ctx, params.fw, query),
+      headers: { 'content-disposition': `attachment; filename="${params.fw}-sbom.cdx.json"` },
+    }),
   }),
   defineOperation({
     id: 'getNamespaceInventory',

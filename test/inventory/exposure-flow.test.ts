@@ -10,6 +10,7 @@ import { startVerdaccio, type Verdaccio } from '../support/verdaccio'
 import { eventually } from '../support/wait-for'
 import { npmClient, publishFixtures } from '../registry/npm-cli'
 import { Receiver } from '../webhooks/support/receiver'
+import { cyclonedx15Validator } from '../support/cyclonedx'
 
 /**
  * Issue 28, the real flow: npm installs a version through a firewall; later the advisory feed (a
@@ -113,6 +114,22 @@ describe.each(BACKEND_KINDS)('a package you served turns malicious (%s)', (kind)
     expect(all.body.map((e: { firewall: string; packageName: string }) => `${e.firewall}/${e.packageName}`)).toEqual(
       expect.arrayContaining(['main/inv-served', 'main/inv-later']),
     )
+  })
+
+  it('serves a CycloneDX 1.5 SBOM of what it served, one component with its purl per version', async () => {
+    const res = await fetch(`${server.url}/v1/${NS}/config/main/inventory/sbom`, {
+      headers: { authorization: `Bearer ${TOKEN}` },
+    })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('content-type')).toContain('application/vnd.cyclonedx+json')
+    const bom = (await res.json()) as { specVersion: string; components: { purl: string; version: string }[] }
+    expect(cyclonedx15Validator()(bom)).toEqual([])
+    expect(bom.specVersion).toBe('1.5')
+    expect(bom.components.map((c) => c.purl).sort()).toEqual(['pkg:npm/inv-later@1.0.0', 'pkg:npm/inv-served@1.0.0'])
+    const later = new Date(Date.now() + 3_600_000).toISOString()
+    const empty = await api('GET', `/v1/${NS}/config/main/inventory/sbom?since=${encodeURIComponent(later)}`)
+    expect(cyclonedx15Validator()(empty.body)).toEqual([])
+    expect(empty.body.components ?? []).toEqual([])
   })
 
   it('lists the exposure with the installing principal within one refresh, and delivers its event', async () => {

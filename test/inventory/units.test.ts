@@ -7,6 +7,8 @@ import { createAdvisoryIndex } from '../../server/advisories/index-build'
 import type { Advisory } from '../../server/advisories/types'
 import type { InventoryPackage } from '../../storage/model/inventory'
 import { inventorySettings } from '../../server/inventory/settings'
+import { buildSbom, purlOf } from '../../server/inventory/sbom'
+import { cyclonedx15Validator } from '../support/cyclonedx'
 
 const served = (over: Partial<Parameters<InventoryRecorder['served']>[0]> = {}) => ({
   ns: 'default',
@@ -169,5 +171,39 @@ describe('exposure matching', () => {
     ])
     const changed = await changedAdvisories(before, after)
     expect(changed.map((a) => a.id).sort()).toEqual(['MAL-2', 'MAL-3'])
+  })
+})
+
+describe('the SBOM', () => {
+  it('names each ecosystem’s packages as the purl-spec does', () => {
+    expect(purlOf('npm', '@babel/core', '7.0.0').toString()).toBe('pkg:npm/%40babel/core@7.0.0')
+    expect(purlOf('pypi', 'Foo_Bar', '1.0').toString()).toBe('pkg:pypi/foo-bar@1.0')
+    expect(purlOf('maven', 'com.acme:lib', '1.0').toString()).toBe('pkg:maven/com.acme/lib@1.0')
+    expect(purlOf('nuget', 'Newtonsoft.Json', '13.0.1').toString()).toBe('pkg:nuget/Newtonsoft.Json@13.0.1')
+  })
+
+  it('is a valid CycloneDX 1.5 document with one component per served version', () => {
+    const entry = (packageName: string, version: string) => ({
+      firewall: 'main',
+      packageName,
+      version,
+      ecosystem: 'npm',
+      firstServedAt: '2026-01-01T00:00:00.000Z',
+      lastServedAt: '2026-01-02T00:00:00.000Z',
+      count: 3,
+      servedTo: ['alice'],
+    })
+    const json = buildSbom({ namespace: 'default', firewall: 'main', ecosystem: 'npm', now: 0 }, [
+      entry('@scope/a', '1.0.0'),
+      entry('b', '2.0.0'),
+      entry('b', '2.1.0'),
+    ])
+    const bom = JSON.parse(json)
+    expect(cyclonedx15Validator()(bom)).toEqual([])
+    expect(bom.components.map((c: { purl: string }) => c.purl)).toEqual([
+      'pkg:npm/%40scope/a@1.0.0',
+      'pkg:npm/b@2.0.0',
+      'pkg:npm/b@2.1.0',
+    ])
   })
 })
