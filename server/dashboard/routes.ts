@@ -1,7 +1,7 @@
 import { createRouter, defineEventHandler, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
-import { action, errorPage, page, type DashboardHandler } from './handler'
+import { action, download, errorPage, page, type DashboardHandler } from './handler'
 import type { DashboardServices } from './ports'
 import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
 import { createExceptionRequestAction, newExceptionRequestPage } from './pages/exception-request-new'
@@ -30,7 +30,7 @@ import { recoverAction, releaseAction, revealAction, rotateAction, testAction, w
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
 import { overviewPage } from './pages/overview'
-import { inventoryPage } from './pages/inventory'
+import { inventoryPage, sbomDownload } from './pages/inventory'
 import { acknowledgeAction, exposuresPage } from './pages/exposures'
 import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage, resendAction } from './pages/webhook-delivery'
@@ -67,6 +67,7 @@ const pages: [string, DashboardHandler][] = [
   [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
   [`${FW}/log`, page(firewallLogPage)],
   [`${FW}/inventory`, page(inventoryPage)],
+  [`${FW}/inventory/sbom`, download(sbomDownload)],
   [`${FW}/exception-requests`, page(firewallQueuePage)],
   [`${FW}/exception-requests/new`, page(newExceptionRequestPage)],
   [REQ, page(exceptionRequestPage)],

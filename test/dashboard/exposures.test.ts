@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -6,6 +6,7 @@ import { createUser } from '../support/admin'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
 import { wheel } from '../fixtures/ecosystems/packages'
 import { pip } from '../ecosystems/pip'
+import { cyclonedx15Validator } from '../support/cyclonedx'
 import { NS, eventually, signIn, startWorld, type World } from './harness'
 
 /**
@@ -86,6 +87,35 @@ describe('the inventory page', () => {
     await page.goto(`/namespaces/${NS}/firewalls/py/inventory?cursor=${cursor}`)
     expect(await rows.count()).toBe(2)
     expect(await page.getByRole('link', { name: '← First page' }).count()).toBe(1)
+    await context.close()
+  })
+
+  it('downloads the SBOM of a period as CycloneDX JSON with the served components', async () => {
+    const { context, page } = await signIn(world)
+    await page.goto(`/namespaces/${NS}/firewalls/py/inventory`)
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download SBOM' }).click(),
+    ])
+    expect(download.suggestedFilename()).toMatch(/^py-sbom.*\.cdx\.json$/)
+    const bom = JSON.parse(readFileSync((await download.path())!, 'utf8'))
+    expect(bom.bomFormat).toBe('CycloneDX')
+    expect(bom.specVersion).toBe('1.5')
+    expect(cyclonedx15Validator()(bom)).toEqual([])
+    const purls = (bom.components as { purl: string }[]).map((c) => c.purl).sort()
+    expect(purls).toEqual(['pkg:pypi/fw-good@2.0', 'pkg:pypi/fw-other@1.1', 'pkg:pypi/fw-third@3.0'])
+
+    // A period in which nothing was served: a document without components.
+    await page.getByLabel('Since (UTC day)').fill('2099-01-01')
+    await page.getByLabel('Until (UTC day)').fill('')
+    const [later] = await Promise.all([
+      page.waitForEvent('download'),
+      page.getByRole('button', { name: 'Download SBOM' }).click(),
+    ])
+    expect(later.suggestedFilename()).toBe('py-sbom-2099-01-01-now.cdx.json')
+    const empty = JSON.parse(readFileSync((await later.path())!, 'utf8'))
+    expect(empty.bomFormat).toBe('CycloneDX')
+    expect(empty.components ?? []).toEqual([])
     await context.close()
   })
 })

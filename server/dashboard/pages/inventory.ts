@@ -1,8 +1,9 @@
 import { getFirewall } from '../../firewall/queries'
-import { firewallInventory } from '../../inventory/queries'
+import { firewallInventory, firewallSbom } from '../../inventory/queries'
+import { CYCLONEDX_JSON } from '../../inventory/sbom'
 import { invalid } from '../../common/errors'
 import { card, heading, table } from '../components'
-import type { DashboardRequest } from '../handler'
+import type { DashboardRequest, Download } from '../handler'
 import { href, html, time } from '../html'
 import { layout } from '../layout'
 
@@ -102,4 +103,13 @@ export async function inventoryPage(req: DashboardRequest) {
 /** The SBOM period of the inventory page's form, as ISO instants (undefined: unbounded). */
 export function sbomPeriod(query: URLSearchParams): { since?: string; until?: string } {
   return { since: day(query.get('since'), 'since'), until: day(query.get('until'), 'until') }
+}
+
+/** `/namespaces/{ns}/firewalls/{fw}/inventory/sbom?since=&until=`: the SBOM the API serves, as a file. */
+export async function sbomDownload(req: DashboardRequest): Promise<Download> {
+  const period = sbomPeriod(req.query)
+  const body = await firewallSbom(req.ctx, req.params.fw, period)
+  const day = (iso: string | undefined, fallback: string) => iso?.slice(0, 10) ?? fallback
+  const filename = `${req.params.fw}-sbom-${day(period.since, 'start')}-${day(period.until, 'now')}.cdx.json`
+  return { filename, contentType: CYCLONEDX_JSON, body }
 }
