@@ -5,13 +5,17 @@
  * the public API, and drives the forms as a user would (SERVER_ENTRY names another build). A
  * Verdaccio upstream and real npm give the developer's home a block and the approve page its facts.
  */
-import { mkdirSync } from 'node:fs'
-import { resolve } from 'node:path'
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
 import type { Page } from 'playwright-core'
 import { createUser } from '../test/support/admin'
 import { apiClient, freePort } from '../test/support/server'
 import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures } from '../test/registry/npm-cli'
+import { startPypiUpstream } from '../test/support/pypi-upstream'
+import { wheel } from '../test/fixtures/ecosystems/packages'
+import { pip } from '../test/ecosystems/pip'
 import {
   NS,
   TestReceiver,
@@ -25,9 +29,9 @@ import { startTestProvider, TEST_CLIENT_ID, TEST_CLIENT_SECRET } from '../test/s
 
 const OUT = 'docs/screenshots'
 
-async function shot(page: Page, name: string, path?: string) {
+async function shot(page: Page, name: string, path?: string, fullPage = false) {
   if (path) await page.goto(path)
-  await page.screenshot({ path: `${OUT}/${name}.png` })
+  await page.screenshot({ path: `${OUT}/${name}.png`, fullPage })
   console.log(`${OUT}/${name}.png`)
 }
 
@@ -40,14 +44,19 @@ async function main() {
     { name: 'fw-vuln', version: '1.0.0', license: 'MIT', scripts: { postinstall: 'node -e "process.exit(0)"' } },
     { name: 'fw-vuln', version: '1.1.0', license: 'Apache-2.0' },
   ])
+  const upstream = await startPypiUpstream()
+  // The fixture advisories (the facts panel's) in a directory the exposure shot adds a record to.
+  const advisoryDir = mkdtempSync(join(tmpdir(), 'pf-shots-advisories-'))
+  cpSync(resolve('test/fixtures/advisories'), advisoryDir, { recursive: true })
   // A real OpenID provider on loopback, so the sign-in page shows its button and users come from it.
   const port = await freePort()
   const idp = await startTestProvider([`http://127.0.0.1:${port}/auth/callback`])
   const world = await startWorld(
     {
       WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8',
-      UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8',
-      ADVISORY_DIR: resolve('test/fixtures/advisories'),
+      UPSTREAM_ALLOWED_NETWORKS: '127.0.0.0/8,::1/128',
+      ADVISORY_FEED_URL: 'off',
+      ADVISORY_DIR: advisoryDir,
       OIDC_ISSUER: idp.issuer,
       OIDC_CLIENT_ID: TEST_CLIENT_ID,
       OIDC_CLIENT_SECRET: TEST_CLIENT_SECRET,
@@ -167,13 +176,79 @@ async function main() {
     await shot(signInPage, 'tokens')
     await visitor.close()
     await shot(page, 'users', `/namespaces/${NS}/users`)
+    // The owner overview, a firewall's inventory and its exposures, from real pip downloads.
+    await servePypi(world, upstream, advisoryDir)
+    await shot(page, 'overview', `/namespaces/${NS}`, true)
+    await shot(page, 'inventory', `/namespaces/${NS}/firewalls/py/inventory`, true)
+    await shot(page, 'exposures', `/namespaces/${NS}/exposures`)
     await context.close()
   } finally {
     await world.close()
     await receiver.close()
     await registry.stop()
     await idp.close()
+    await upstream.close()
   }
+}
+
+/**
+ * A PyPI firewall with a block rule on a loopback upstream: pip downloads (some blocked) from two
+ * developers, a request about a block, then a `MAL-` record for a served version in ADVISORY_DIR.
+ */
+async function servePypi(
+  world: Awaited<ReturnType<typeof startWorld>>,
+  upstream: Awaited<ReturnType<typeof startPypiUpstream>>,
+  advisoryDir: string,
+) {
+  const served = [
+    ['requests-lite', '2.31.0'],
+    ['colorama-mini', '0.4.6'],
+    ['yaml-tools', '6.0.1'],
+    ['fw-evil', '1.0'],
+    ['fw-evil-helper', '0.3'],
+  ] as const
+  for (const [name, version] of served) {
+    const { filename, bytes } = wheel(name, version)
+    upstream.add(name, filename, bytes)
+  }
+  const devs = [await createUser(world.server, 'dana'), await createUser(world.server, 'ci-runner')]
+  await world.api('PUT', `/v1/${NS}/config/py`, {
+    ecosystem: 'pypi',
+    name: 'Python builds',
+    upstreams: [{ id: 'pypi-local', endpoint: upstream.url }],
+    rules: [
+      {
+        id: 'dl-block',
+        executionPhase: 'download',
+        selector: { function: { name: 'packageName', patterns: ['fw-evil*'] } },
+        description: 'fw-evil* packages are banned',
+      },
+    ],
+    permissions: { dana: ['fw:access'], 'ci-runner': ['fw:access'] },
+  })
+  const index = `${world.server.url}/registry/${NS}/py/`
+  for (const token of devs)
+    for (const [name, version] of served) await pip(index, token, ['download', `${name}==${version}`])
+  await pip(index, devs[0], ['download', 'fw-evil==1.0'])
+  await eventually(
+    async () => ((await world.api('GET', `/v1/${NS}/config/py/inventory`)).body as unknown[]).length >= 3,
+    20_000,
+    'the served versions in the inventory',
+  )
+  writeFileSync(
+    join(advisoryDir, 'MAL-2026-9001.json'),
+    JSON.stringify({
+      id: 'MAL-2026-9001',
+      modified: '2026-11-26T00:00:00Z',
+      summary: 'Malicious code in yaml-tools (PyPI)',
+      affected: [{ package: { ecosystem: 'PyPI', name: 'yaml-tools' }, versions: ['6.0.1'] }],
+    }),
+  )
+  await eventually(
+    async () => ((await world.api('GET', `/v1/${NS}/exposures`)).body as unknown[]).length >= 1,
+    30_000,
+    'the exposure',
+  )
 }
 
 await main()

@@ -29,7 +29,19 @@ export interface AdvisoryCatalog extends Omit<AdvisorySource, 'close' | 'current
   feed(): AdvisoryFeed | null
   /** Stops the directory watch and the feed; resolves once the feed's work has stopped. */
   close(): Promise<void>
+  /**
+   * Tells `listener` of every change of the data from now on: which source, the index it replaced
+   * (null when that source had none loaded) and the new one. Returns the unsubscribe function.
+   */
+  onChange(listener: AdvisoryChangeListener): () => void
 }
+
+/** One change of advisory data: `source` is `directory` or the feed's ecosystem. */
+export type AdvisoryChangeListener = (change: {
+  source: 'directory' | Ecosystem
+  previous: AdvisoryIndex | null
+  next: AdvisoryIndex
+}) => void
 
 /**
  * Advisory data a rule needs and nobody loaded: the
@@ -72,7 +84,14 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
   const { settings } = options
   const now = options.now ?? Date.now
   const dirConfigured = Boolean(options.dir)
-  const dir = createAdvisorySource(options.dir, { maxRecords: settings.maxEntries })
+  const listeners = new Set<AdvisoryChangeListener>()
+  const tell: AdvisoryChangeListener = (change) => {
+    for (const listener of listeners) listener(change)
+  }
+  const dir = createAdvisorySource(options.dir, {
+    maxRecords: settings.maxEntries,
+    onChange: (previous, next) => tell({ source: 'directory', previous, next }),
+  })
   const feedEnabled = settings.url !== null
   let feed: AdvisoryFeed | null = null
   type Cached = { dirIndex: AdvisoryIndex; dirLoaded: boolean; feeds: (AdvisoryIndex | null)[]; index: AdvisoryIndex }
@@ -151,6 +170,7 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
           ecosystemsInUse: () => ecosystemsInUse(services.namespaces, services.firewalls),
           pace: servicePace,
           loader: loaderThread(),
+          onChange: (ecosystem, previous, next) => tell({ source: ecosystem, previous, next }),
         })
       // Stored snapshots first, so a restart serves the data it had; a slow store does not hold the start.
       const patience = new Promise((resolve) => setTimeout(resolve, 30_000).unref())
@@ -159,6 +179,10 @@ export function createAdvisoryCatalog(options: AdvisoryCatalogOptions): Advisory
       )
     },
     startFeed: () => feed?.start(),
+    onChange(listener) {
+      listeners.add(listener)
+      return () => listeners.delete(listener)
+    },
     feed: () => feed,
     async close() {
       dir.close()

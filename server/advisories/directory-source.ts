@@ -49,7 +49,12 @@ function unavailableIndex(): AdvisoryIndex {
  */
 export function createAdvisorySource(
   dir: string | undefined,
-  options: { retryMs?: number; maxRecords?: number } = {},
+  options: {
+    retryMs?: number
+    maxRecords?: number
+    /** Told after a load replaced the data: the index before (null: none was loaded) and after. */
+    onChange?: (previous: AdvisoryIndex | null, next: AdvisoryIndex) => void
+  } = {},
 ): AdvisorySource {
   if (!dir) {
     const current = () => EMPTY_ADVISORY_INDEX
@@ -87,6 +92,7 @@ export function createAdvisorySource(
       return
     }
     refused = null
+    const previous = loaded ? index : null
     index = result.index
     records = result.records
     loaded = true
@@ -97,6 +103,7 @@ export function createAdvisorySource(
       warnings: result.warnings.length,
     })
     for (const warning of result.warnings.slice(0, 20)) logger.warn('advisory file problem', { dir, warning })
+    options.onChange?.(previous, index)
   }
 
   const load = async (): Promise<void> => {

@@ -6,6 +6,9 @@ import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import type { FeedSyncReport } from './archive-store'
 import type { DownloadResult } from './feed-download'
 
+/** Told after a feed index was swapped in: the ecosystem, the index it replaced (null: none), the new one. */
+export type AdvisorySwapListener = (ecosystem: Ecosystem, previous: AdvisoryIndex | null, next: AdvisoryIndex) => void
+
 /** What one process holds of an ecosystem's feed, and the shared state it last read. */
 export interface FeedEcosystemView {
   ecosystem: Ecosystem
@@ -39,8 +42,8 @@ export interface Held {
 export class FeedHoldings {
   private readonly held = new Map<Ecosystem, Held>()
 
-  /** `onChange`: called after an index was swapped in. */
-  constructor(private readonly onChange?: () => void) {}
+  /** `onChange`: called after an index was swapped in, with the one it replaced (null: none held). */
+  constructor(private readonly onChange?: AdvisorySwapListener) {}
 
   /** The ecosystem's data held here, or null when none is loaded yet. */
   index(ecosystem: Ecosystem): AdvisoryIndex | null {
@@ -80,6 +83,7 @@ export class FeedHoldings {
     state?: AdvisoryFeedState,
   ): void {
     const held = this.slot(ecosystem)
+    const previous = held.index
     held.index = index
     // A download's memory serves both kinds of refresh; a snapshot load's only the next snapshot.
     const downloaded = memory && 'names' in memory ? memory : null
@@ -88,6 +92,6 @@ export class FeedHoldings {
     held.snapshotId = snapshotId
     held.broken = null
     if (state) held.state = state
-    this.onChange?.()
+    this.onChange?.(ecosystem, previous, index)
   }
 }

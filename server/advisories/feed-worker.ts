@@ -10,7 +10,7 @@ import type { FeedSyncReport } from './archive-store'
 import { inThreadLoader, type ArchiveLoader } from './archive-loader'
 import { FeedError } from './feed-client'
 import { downloadFeed, errorText, storeLoaded, withLease, type DownloadContext } from './feed-download'
-import { FeedHoldings, type FeedEcosystemView } from './feed-holdings'
+import { FeedHoldings, type AdvisorySwapListener, type FeedEcosystemView } from './feed-holdings'
 import { BUSY_RETRY_MS, defaultEvery, IN_USE_MAX_MS, POLL_MAX_MS, refreshDue } from './feed-schedule'
 import type { AdvisoryFeedSettings } from './settings'
 import { DEFAULT_MAX_ADVISORY_ENTRIES, RefreshRefused } from './refresh-guard'
@@ -32,8 +32,8 @@ export interface AdvisoryFeedOptions {
   pace?: () => Pace
   /** Where archives are downloaded and read (a worker thread in the service); default this thread, paced. */
   loader?: ArchiveLoader
-  /** Called after an index was swapped in. */
-  onChange?: () => void
+  /** Called after an index was swapped in, with the index it replaced. */
+  onChange?: AdvisorySwapListener
   /** Timer seam; returns a cancel function. */
   every?: (run: () => void, ms: number) => () => void
 }

@@ -6,6 +6,8 @@ import {
   type UpstreamSizeSettings,
 } from '../net/upstream-settings'
 import { parseLiveStreamLimit } from '../dashboard/live-slots'
+import { parseDuration } from '../common/duration'
+import { inventorySettings, type InventorySettings } from '../inventory/settings'
 
 /** Operator settings read once from the environment. */
 export interface AppConfig {
@@ -26,8 +28,12 @@ export interface AppConfig {
   trustProxy: TrustProxy
   /** UPSTREAM_MAX_BODY / UPSTREAM_MAX_ARTIFACT: the largest upstream answer read, in bytes. */
   upstreamSizes: UpstreamSizeSettings
+  /** LOG_RETENTION: how long event, audit and firewall logs keep entries (the retention worker trims them). */
+  logRetentionMs: number
   /** DASHBOARD_LIVE_STREAMS: live streams one process serves at once (server/dashboard/live-slots.ts). */
   liveStreams: number
+  /** INVENTORY_RETENTION, and how long served versions are coalesced before a write. */
+  inventory: InventorySettings
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -51,6 +57,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     upstreamSizes: parseUpstreamSizeSettings(env),
     liveStreams: parseLiveStreamLimit(env.DASHBOARD_LIVE_STREAMS),
+    logRetentionMs: parseDuration(env.LOG_RETENTION || '30d'),
+    // Throws naming INVENTORY_RETENTION on an invalid duration: no start.
+    inventory: inventorySettings(env),
   }
 }
 

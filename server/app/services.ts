@@ -24,6 +24,9 @@ import type { Actor, NamespaceEvent } from '../events/schemas'
 import { configFromEnv, type AppConfig } from './config'
 import { createUpstreamTransport, type UpstreamTransport } from '../registry/upstream/transport'
 import { fixedAdvisories, type AdvisoryPort } from '../advisories/lookup'
+import { InventoryRepository } from '../../storage/repositories/inventory'
+import { ExposureRepository } from '../../storage/repositories/exposures'
+import { InventoryRecorder } from '../inventory/recorder'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -62,6 +65,12 @@ export interface Services {
   refusalTally: RefusalTally
   /** The upstream registries' connection agent (address policy) and answer size bounds. */
   upstreamTransport: UpstreamTransport
+  /** Served versions per firewall: read by the inventory API, the SBOM and the exposure match. */
+  inventoryStore: InventoryRepository
+  /** Notes served versions and writes them in batches (closed at shutdown, which flushes it). */
+  inventory: InventoryRecorder
+  /** Served versions advisory data named later (written once each, with their event). */
+  exposures: ExposureRepository<NamespaceEvent>
 }
 
 export function createServices(
@@ -72,6 +81,7 @@ export function createServices(
   const secrets = options.secrets ?? secretBoxFromEnv()
   // Team changes end the reuse of authentication lookups in the namespace (membership is permission).
   const tokens = new TokenRepository(backend)
+  const inventoryStore = new InventoryRepository(backend)
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
     clock: options.clock ?? systemClock,
@@ -97,5 +107,8 @@ export function createServices(
     rateCounter: backend.counters,
     refusalTally: backend.counters,
     upstreamTransport: createUpstreamTransport(config.upstreamAddresses, config.upstreamSizes),
+    inventoryStore,
+    inventory: new InventoryRecorder(inventoryStore, config.inventory.flushMs),
+    exposures: new ExposureRepository<NamespaceEvent>(backend),
   }
 }

@@ -65,6 +65,11 @@ const STATUS_TONES: Record<string, string> = {
   allowed: 'ok',
   expired: 'bad',
   'upstream error': 'warn',
+  current: 'ok',
+  stale: 'warn',
+  'not loaded': 'bad',
+  open: 'bad',
+  acknowledged: 'muted',
 }
 
 /** A coloured status pill. */

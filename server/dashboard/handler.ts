@@ -140,6 +140,36 @@ export function page(render: (req: DashboardRequest) => Promise<Html | { redirec
   }
 }
 
+/** A file a page offers for download: saved under `filename` rather than shown. */
+export interface Download {
+  filename: string
+  contentType: string
+  body: string
+}
+
+/** A download: signed-in viewers only, like a page; a refusal is an error page. */
+export function download(render: (req: DashboardRequest) => Promise<Download>): DashboardHandler {
+  return async (event, getServices) => {
+    const loaded = await load(event, getServices)
+    let req: DashboardRequest | null = null
+    try {
+      req = await resolve(event, loaded)
+      if (!req) return toSignIn(event, loaded.params.ns)
+      const file = await render(req)
+      setResponseHeader(event, 'content-type', file.contentType)
+      setResponseHeader(
+        event,
+        'content-disposition',
+        `attachment; filename="${file.filename.replace(/[^\w.-]/g, '_')}"`,
+      )
+      setResponseHeader(event, 'cache-control', 'no-store')
+      return file.body
+    } catch (error) {
+      return errorPage(event, error, req?.viewer)
+    }
+  }
+}
+
 /**
  * A state-changing form post: the CSRF token is checked before anything else (403 without
  * it), then the token is authenticated and the domain function runs under the same

@@ -23,12 +23,24 @@ interface PageOptions {
 }
 
 type Section =
-  'mine' | 'firewalls' | 'requests' | 'webhooks' | 'teams' | 'users' | 'tokens' | 'license-sets' | 'machines'
+  | 'overview'
+  | 'mine'
+  | 'exposures'
+  | 'firewalls'
+  | 'requests'
+  | 'webhooks'
+  | 'teams'
+  | 'users'
+  | 'tokens'
+  | 'license-sets'
+  | 'machines'
 
 const SECTIONS: { id: Section; label: string; path: string; visible?: (p: Principal) => boolean }[] = [
+  { id: 'overview', label: 'Overview', path: '' },
   { id: 'mine', label: 'Your access', path: 'mine' },
   { id: 'firewalls', label: 'Firewalls', path: 'firewalls' },
   { id: 'requests', label: 'Exception requests', path: 'exception-requests' },
+  { id: 'exposures', label: 'Exposures', path: 'exposures' },
   {
     id: 'webhooks',
     label: 'Webhooks',
@@ -50,7 +62,9 @@ function navigation(viewer: Viewer, current?: Section): Html {
   const links = SECTIONS.filter((s) => !s.visible || s.visible(viewer.principal)).map(
     (s) =>
       html`<li>
-        <a href="${href('namespaces', viewer.ns, s.path)}" ${s.id === current ? html` aria-current="page"` : ''}
+        <a
+          href="${href('namespaces', viewer.ns, ...(s.path ? [s.path] : []))}"
+          ${s.id === current ? html` aria-current="page"` : ''}
           >${s.label}</a
         >
       </li>`,

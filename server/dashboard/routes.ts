@@ -1,7 +1,7 @@
 import { createRouter, defineEventHandler, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { setRequestRoute } from '../app/request-context'
-import { action, errorPage, page, type DashboardHandler } from './handler'
+import { action, download, errorPage, page, type DashboardHandler } from './handler'
 import type { DashboardServices } from './ports'
 import { approveAction, denyAction, exceptionRequestPage, withdrawAction } from './pages/exception-request'
 import { createExceptionRequestAction, newExceptionRequestPage } from './pages/exception-request-new'
@@ -34,6 +34,9 @@ import { revokeUserTokenAction, usersPage } from './pages/users'
 import { recoverAction, releaseAction, revealAction, rotateAction, testAction, webhookPage } from './pages/webhook'
 import { createWebhookAction, webhooksPage } from './pages/webhooks'
 import { deleteWebhookAction, editWebhookPage, saveWebhookAction, setEnabledAction } from './pages/webhook-edit'
+import { overviewPage } from './pages/overview'
+import { inventoryPage, sbomDownload } from './pages/inventory'
+import { acknowledgeAction, exposuresPage } from './pages/exposures'
 import { eventCatalogPage } from './pages/event-catalog'
 import { deliveryPage, resendAction } from './pages/webhook-delivery'
 
@@ -54,12 +57,12 @@ const audit = (name: string, resourceType: string, key: string) => ({
 
 const pages: [string, DashboardHandler][] = [
   // The namespace home by what the viewer may do: who reads a firewall (or may create one) gets
-  // the firewalls, who only installs through them gets their own home.
+  // the owners' overview, who only installs through them gets their own home.
   [
     NS,
     page(async (req) =>
       hasNamespacePermission(req.viewer.principal, 'ns:firewalls:create') || (await readsAnyFirewall(req.ctx))
-        ? { redirect: href('namespaces', req.viewer.ns, 'firewalls') }
+        ? overviewPage(req)
         : developerHomePage(req),
     ),
   ],
@@ -78,10 +81,13 @@ const pages: [string, DashboardHandler][] = [
   [`${FW}/history`, page(historyPage)],
   [`${FW}/versions/:version/rollback`, page(rollbackConfirmPage)],
   [`${FW}/log`, page(firewallLogPage)],
+  [`${FW}/inventory`, page(inventoryPage)],
+  [`${FW}/inventory/sbom`, download(sbomDownload)],
   [`${FW}/exception-requests`, page(firewallQueuePage)],
   [`${FW}/exception-requests/new`, page(newExceptionRequestPage)],
   [REQ, page(exceptionRequestPage)],
   [`${NS}/exception-requests`, page(namespaceQueuePage)],
+  [`${NS}/exposures`, page(exposuresPage)],
   [`${NS}/webhooks`, page(webhooksPage)],
   [WH, page((req) => webhookPage(req))],
   [`${WH}/edit`, page(editWebhookPage)],
@@ -118,6 +124,7 @@ const actions: [string, DashboardHandler][] = [
     `${FW}/exception-requests/new`,
     action(audit('exception-request.create', 'firewall', 'fw'), createExceptionRequestAction),
   ],
+  [`${NS}/exposures/:id/acknowledge`, action(audit('exposure.acknowledge', 'exposure', 'id'), acknowledgeAction)],
   [`${REQ}/approve`, action(audit('exception-request.approve', 'exception-request', 'id'), approveAction)],
   [`${REQ}/deny`, action(audit('exception-request.deny', 'exception-request', 'id'), denyAction)],
   [`${REQ}/withdraw`, action(audit('exception-request.withdraw', 'exception-request', 'id'), withdrawAction)],

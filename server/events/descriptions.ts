@@ -11,6 +11,8 @@ export const EVENT_TYPE_DESCRIPTIONS: Record<FixedEventType | 'audit.*', string>
   'firewall.exception-allowed':
     'A blocking rule matched, but an exception let the request through; `exception` names it.',
   'firewall.allowed': 'A log-only rule (block: false, log: true) matched a request that went through.',
+  'firewall.exposure':
+    'Advisory data (a feed refresh or an ADVISORY_DIR reload) named a package version the firewall had already served: a malicious-package report or a vulnerability. One event per firewall, version and advisory, ever; `servedTo` lists who pulled it.',
   'config.firewall.created':
     'A firewall was created (PUT of a new id, or a clone); `config` is the whole configuration, credentials redacted.',
   'config.firewall.updated':

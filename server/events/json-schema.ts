@@ -5,6 +5,7 @@ import {
   ConfigWebhookData,
   EVENT_DATA_SCHEMAS,
   ExceptionRequestData,
+  ExposureData,
   FirewallDecisionData,
   PackageData,
   WebhookRateLimitedData,
@@ -28,6 +29,7 @@ const DATA_DEFS = new Map<z.ZodType, string>([
   [ExceptionRequestData, 'ExceptionRequestData'],
   [WebhookRateLimitedData, 'WebhookRateLimitedData'],
   [WebhookTestData, 'WebhookTestData'],
+  [ExposureData, 'ExposureData'],
 ])
 
 function toJson(schema: z.ZodType): JsonSchema {
@@ -61,11 +63,16 @@ export function buildWebhookEventsSchema(origin: string): JsonSchema {
   for (const [schema, name] of DATA_DEFS) defs[name] = name === 'AuditData' ? open(toJson(schema)) : toJson(schema)
   const fixedTypes = Object.keys(EVENT_DATA_SCHEMAS)
   // Each entry carries its type's description (an annotation: it changes no validation).
-  const rules: JsonSchema[] = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => ({
-    description: EVENT_TYPE_DESCRIPTIONS[type as FixedEventType],
-    if: typeIs(type),
-    then: dataRef(DATA_DEFS.get(schema as z.ZodType)!),
-  }))
+  const rules: JsonSchema[] = Object.entries(EVENT_DATA_SCHEMAS).map(([type, schema]) => {
+    const name = DATA_DEFS.get(schema as z.ZodType)
+    // A data schema without its `$defs` name would publish a dangling reference.
+    if (!name) throw new Error(`event type ${type}: its data schema has no entry in DATA_DEFS (json-schema.ts)`)
+    return {
+      description: EVENT_TYPE_DESCRIPTIONS[type as FixedEventType],
+      if: typeIs(type),
+      then: dataRef(name),
+    }
+  })
   rules.push({
     description: EVENT_TYPE_DESCRIPTIONS['audit.*'],
     if: { properties: { type: { type: 'string', pattern: '^audit\\.' } }, required: ['type'] },

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { Ecosystem } from '../firewall/schema'
+import { Ecosystem, Severity } from '../firewall/schema'
 import type { StoredEvent } from '../../storage/model/events'
 
 /**
@@ -128,11 +128,44 @@ export const WebhookTestData = z.object({
   message: z.literal('Test event'),
 })
 
+/** The advisory an exposure names (CONTRACT section 3, exposures). */
+export const ExposureAdvisory = z.object({
+  id: z.string(),
+  aliases: z.array(z.string()),
+  kind: z.enum(['malware', 'vulnerability']),
+  severity: Severity.optional(),
+})
+
+/**
+ * A served version that advisory data named after it was served, as `GET /v1/{ns}/exposures`
+ * shows it: the `firewall.exposure` data.
+ */
+export const ExposureData = z.object({
+  id: z.string().describe('`exp-...`, one per firewall, version and advisory'),
+  firewall: z.string(),
+  ecosystem: Ecosystem,
+  packageName: z.string(),
+  version: z.string(),
+  advisory: ExposureAdvisory,
+  firstServedAt: z.string(),
+  lastServedAt: z.string(),
+  servedTo: z
+    .array(z.string())
+    .describe('principal ids the firewall served the version to, newest first (at most 100)'),
+  detectedAt: z.string(),
+  status: z.enum(['open', 'acknowledged']),
+  acknowledgedAt: z.string().optional(),
+  acknowledgedBy: z.string().optional(),
+  comment: z.string().optional(),
+})
+export type ExposureData = z.infer<typeof ExposureData>
+
 /** Fixed event types and the schema of their data; `audit.<action>` is open-ended. */
 export const EVENT_DATA_SCHEMAS = {
   'firewall.blocked': FirewallDecisionData,
   'firewall.exception-allowed': FirewallDecisionData,
   'firewall.allowed': FirewallDecisionData,
+  'firewall.exposure': ExposureData,
   'config.firewall.created': ConfigFirewallData,
   'config.firewall.updated': ConfigFirewallData,
   'config.firewall.deleted': ConfigFirewallData,

@@ -2,7 +2,7 @@ import type { CallContext } from '../auth/call-context'
 import type { AccessPorts } from './ports'
 import { firewallPermissions, requireNamespacePermission } from '../auth/permissions'
 import type { Principal } from '../auth/principal'
-import { forbidden, firewallNotFound } from '../common/errors'
+import { forbidden, firewallNotFound, notFound } from '../common/errors'
 import { noteCheckedFirewall } from '../firewall/call-read'
 import type { Firewall } from '../firewall/schema'
 import type { FirewallPermission } from '../firewall/schema'
@@ -57,3 +57,17 @@ export const firewallWrite: Access = async (ctx, params) => {
     'fw:update:credentials',
   ])
 }
+
+/**
+ * A permission on the firewall of the exposure `{id}` names: 404 "exposure not found" when it is
+ * missing or on a firewall the caller holds nothing on, 403 naming the permission otherwise.
+ */
+export const exposureFirewall =
+  (permission: FirewallPermission, param = 'id'): Access =>
+  async (ctx, params) => {
+    const id = params[param]
+    const exposure = await ctx.services.exposures.get(ctx.ns, id)
+    const found = exposure ? await ctx.services.firewalls.get(ctx.ns, exposure.firewall) : null
+    if (!found || firewallPermissions(ctx.principal, found).size === 0) throw notFound('exposure', id)
+    requireAny(ctx.principal, found.id, found, [permission])
+  }

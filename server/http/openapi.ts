@@ -100,7 +100,7 @@ export function buildOpenApi(operations: Operation[], info: { title: string; ver
           : {
               description: 'Success',
               content: {
-                'application/json': {
+                [operation.mediaType ?? 'application/json']: {
                   schema: toSchema(operation.response, 'output', components, `${operation.id}Response`),
                 },
               },

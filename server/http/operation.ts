@@ -61,6 +61,8 @@ export interface Operation<P = any, Q = any, B = any> {
    */
   bodyOptional?: boolean
   response?: z.ZodType
+  /** The media type of the answer when it is not `application/json` (a JSON format of its own). */
+  mediaType?: string
   successStatus?: number
   audit: AuditSpec
   handler: (call: OperationCall<P, Q, B>) => Promise<Reply>

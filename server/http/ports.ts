@@ -8,10 +8,12 @@ import type { NamespacePorts } from '../namespace/ports'
 import type { ExceptionRequestPorts } from '../exception-requests/ports'
 import type { WebhookApiPorts } from '../webhooks/ports'
 import type { AdvisoryPort } from '../advisories/lookup'
+import type { InventoryPorts } from '../inventory/ports'
 import type { NamespaceRepository } from '../../storage/repositories/namespaces'
 import type { EventLogRepository } from '../../storage/repositories/event-log'
 import type { FirewallRepository } from '../../storage/repositories/firewalls'
 import type { RateCounter, RefusalTally } from '../../storage/ports'
+import type { ExposureRepository } from '../../storage/repositories/exposures'
 
 /**
  * What the edge every entry point shares uses (edge.ts, rate-limit.ts, audit.ts,
@@ -26,9 +28,10 @@ export interface EdgePorts extends AuthPorts {
   refusalTally: RefusalTally
 }
 
-/** What the path access checks (access.ts) use: the firewall a path names. */
+/** What the path access checks (access.ts) use: the firewall a path names, or the exposure's firewall. */
 export interface AccessPorts {
   firewalls: FirewallRepository<Firewall, Actor>
+  exposures: Pick<ExposureRepository<NamespaceEvent>, 'get'>
 }
 
 /** What the advisory status operation reads: the process's advisory data. */
@@ -43,7 +46,8 @@ export type ApiPorts = EdgePorts &
   FirewallPorts &
   NamespacePorts &
   ExceptionRequestPorts &
-  WebhookApiPorts
+  WebhookApiPorts &
+  InventoryPorts
 
 /** One call through the API router. */
 export type ApiCall = CallContext<ApiPorts>

@@ -16,15 +16,16 @@ export function sendJson(
   return JSON.stringify(body)
 }
 
-/** Sends a body that is already serialised JSON (cached hot paths). */
+/** Sends a body that is already serialised JSON (cached hot paths; a JSON media type of its own, e.g. CycloneDX). */
 export function sendSerialized(
   event: H3Event,
   status: number,
   body: string | Buffer,
   headers: Record<string, string> = {},
+  mediaType = 'application/json',
 ): string | Buffer {
   sendJson(event, status, undefined, headers)
-  event.node.res.setHeader('content-type', 'application/json; charset=utf-8')
+  event.node.res.setHeader('content-type', `${mediaType}; charset=utf-8`)
   return body
 }
 

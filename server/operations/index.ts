@@ -9,6 +9,8 @@ import { tokenOperations } from './tokens'
 import { userOperations } from './users'
 import { webhookOperations } from './webhooks'
 import { advisoryOperations } from './advisories'
+import { inventoryOperations } from './inventory'
+import { exposureOperations } from './exposures'
 
 /** Every API operation: the router and the OpenAPI document are both built from this list. */
 export const operations: Operation[] = [
@@ -22,4 +24,6 @@ export const operations: Operation[] = [
   ...namespaceOperations,
   ...webhookOperations,
   ...advisoryOperations,
+  ...inventoryOperations,
+  ...exposureOperations,
 ] as Operation[]

@@ -12,6 +12,7 @@ import { parseWebhookSettings } from '../webhooks/configuration/settings'
 import { createWebhookRuntime } from '../webhooks/delivery/runtime'
 import { parseOidcSettings } from '../auth/oidc/settings'
 import { OidcClient } from '../auth/oidc/client'
+import { ExposureDetector } from '../exposures/detector'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
@@ -56,7 +57,14 @@ export default defineNitroPlugin((nitroApp) => {
     // against data a restart merely has not read yet. Downloads take leases: after listen.
     await advisories.ready
     await advisories.attach(services)
-    void whenListening().then(() => advisories.startFeed())
+    // Advisory changes from now on are matched against the inventory (new and changed records only);
+    // what changed while no process ran is found by one scan of the inventory after start.
+    const detector = new ExposureDetector(services)
+    detector.follow(advisories)
+    void whenListening().then(() => {
+      advisories.startFeed()
+      void detector.catchUp(advisories.current())
+    })
     logger.info('storage ready', { storage: backend.kind })
     return { ...services, webhookRuntime: createWebhookRuntime(services, webhookSettings), oidc }
   })()
@@ -70,6 +78,10 @@ export default defineNitroPlugin((nitroApp) => {
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
       await advisories.close()
+      // Served versions still in memory are written before storage closes.
+      await services.inventory
+        .close()
+        .catch((error) => logger.warn('inventory flush at shutdown failed', { error: String(error) }))
       await services.storage.close()
     }),
   )

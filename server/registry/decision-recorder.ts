@@ -79,12 +79,24 @@ function decisionWrites(
  * `package.published`).
  */
 export async function recordDecision(
-  services: Pick<RegistryPorts, 'clock' | 'events'>,
+  services: Pick<RegistryPorts, 'clock' | 'events' | 'inventory'>,
   record: DecisionRecord,
   extraEvents: NamespaceEvent[] = [],
 ): Promise<DecisionLogEntry> {
   const { entry, events } = decisionWrites(services, record)
   await services.events.appendDecision(record.ns, record.firewall.id, entry, [...events, ...extraEvents])
+  // A served version (allowed, by an exception or under a log-only rule) enters the inventory:
+  // noted in memory, written in batches (server/inventory/recorder.ts).
+  if (record.phase === 'download' && record.decision.outcome !== 'blocked')
+    services.inventory.served({
+      ns: record.ns,
+      firewall: record.firewall.id,
+      ecosystem: record.facts.ecosystem,
+      packageName: record.facts.packageName,
+      version: record.facts.version,
+      principal: record.principal.id,
+      at: services.clock.now(),
+    })
   return entry
 }
 

@@ -4,6 +4,7 @@ import type { FirewallPorts } from '../firewall/ports'
 import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
 import type { UpstreamTransport } from './upstream/transport'
 import type { AdvisoryPort } from '../advisories/lookup'
+import type { InventoryNotes } from '../inventory/recorder'
 
 /**
  * What the registry proxy uses: the edge (authentication, rate limits, refusal audits), the
@@ -17,4 +18,6 @@ export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'> 
   upstreamTransport: UpstreamTransport
   /** The advisory data rules decide on (the catalogue, wired at the composition root). */
   advisories: AdvisoryPort
+  /** Where served versions are noted for the firewall's inventory (batched writes). */
+  inventory: InventoryNotes
 }

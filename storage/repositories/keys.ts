@@ -56,6 +56,19 @@ export const keys = {
   advisorySnapshot: (ecosystem: string, id: string) => `advisories:snapshot:${ecosystem}:${id}`,
   /** Lease held by the process that downloads an ecosystem's feed. */
   advisoryFeedLease: (ecosystem: string) => `advisory-feed:${ecosystem}`,
+  /**
+   * A package's served versions in a namespace, every firewall's (storage/model/inventory.ts):
+   * the exposure match reads it by name. `nameKey` is the ecosystem's normalized name, encoded so
+   * that `/`, `:` and `@` of package names never split the key.
+   */
+  inventoryPackage: (ns: string, ecosystem: string, nameKey: string) =>
+    `${inNs(ns)}:inv:${ecosystem}:${encodeURIComponent(nameKey)}`,
+  /** The packages one firewall served: `{ items: { "<ecosystem>:<encoded name key>": true } }`. */
+  inventoryIndex: (ns: string, fw: string) => `${inNs(ns)}:inv-index:${fw}`,
+  /** One exposure (a served version an advisory names), by its derived id. */
+  exposure: (ns: string, id: string) => `${inNs(ns)}:exp:${id}`,
+  /** The namespace's exposures: `{ items: { [id]: { firewall, status, detectedAt } } }`. */
+  exposureIndex: (ns: string) => `${inNs(ns)}:exp-index`,
   /** Log names (entries carry their own time). Each namespace's events are stored once, in its own log. */
   eventLog: (ns: string) => `${inNs(ns)}:events`,
   auditLog: (ns: string) => `${inNs(ns)}:audit`,

@@ -43,6 +43,19 @@ const DATA: Record<string, Record<string, unknown>> = {
   'exception-request': { firewall: 'main', ecosystem: 'npm', actor, request: { id: 'exr-1', status: 'pending' } },
   'webhook.rate_limited': { webhook: 'wh-1', reason: 'buffer_overflow', droppedEvents: 3, bufferedEvents: 5000 },
   'webhook.test': { webhook: 'wh-1', message: 'Test event' },
+  'firewall.exposure': {
+    id: 'exp-0123456789abcdef0123456789abcdef',
+    firewall: 'main',
+    ecosystem: 'npm',
+    packageName: 'left-pad',
+    version: '1.3.0',
+    advisory: { id: 'MAL-2026-1', aliases: [], kind: 'malware' },
+    firstServedAt: '2026-01-01T00:00:00.000Z',
+    lastServedAt: '2026-01-02T00:00:00.000Z',
+    servedTo: ['alice'],
+    detectedAt: '2026-01-03T00:00:00.000Z',
+    status: 'open',
+  },
 }
 const dataFor = (type: string) => DATA[type] ?? DATA[type.split('.').slice(0, 2).join('.')] ?? DATA[type.split('.')[0]]
 const event = (type: string, data: unknown) => ({
@@ -80,6 +93,15 @@ describe('webhook events JSON Schema', () => {
     ['a firewall event without blocked', body(event('firewall.blocked', { ...firewallData, blocked: undefined }))],
     ['a wrong data shape for the type', body(event('webhook.test', DATA['webhook.rate_limited']))],
     ['an unknown event type', body(event('firewall.exploded', firewallData))],
+    [
+      'an exposure of an unknown kind',
+      body(
+        event('firewall.exposure', {
+          ...DATA['firewall.exposure'],
+          advisory: { id: 'MAL-2026-1', aliases: [], kind: 'rumour' },
+        }),
+      ),
+    ],
     ['an unknown reason', body(event('webhook.rate_limited', { ...DATA['webhook.rate_limited'], reason: 'tired' }))],
     ['envelope version 2', { version: 2, events: [event('webhook.test', DATA['webhook.test'])] }],
     ['more than 100 events', body(...Array(101).fill(event('webhook.test', DATA['webhook.test'])))],

@@ -15,7 +15,12 @@ function statusFilter(value: string | null): (typeof STATUSES)[number][] | undef
   return STATUSES.includes(value as never) ? [value as (typeof STATUSES)[number]] : ['pending']
 }
 
-async function requestsOf(req: DashboardRequest, firewallIds: string[], statuses: ReturnType<typeof statusFilter>) {
+/** Requests of `firewallIds` in `statuses`, oldest first; firewalls the viewer may not list add nothing. */
+export async function requestsOf(
+  req: DashboardRequest,
+  firewallIds: string[],
+  statuses: ReturnType<typeof statusFilter>,
+) {
   const lists = await Promise.all(
     firewallIds.map(async (fw) => {
       try {
@@ -30,7 +35,8 @@ async function requestsOf(req: DashboardRequest, firewallIds: string[], statuses
   return lists.flat().sort((a, b) => a.requestedAt.localeCompare(b.requestedAt))
 }
 
-function queue(req: DashboardRequest, items: ExceptionRequestView[]) {
+/** The requests as the review queue's table. */
+export function queue(req: DashboardRequest, items: ExceptionRequestView[]) {
   const { ns } = req.viewer
   return table(
     'Exception requests',

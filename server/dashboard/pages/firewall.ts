@@ -115,6 +115,8 @@ export async function firewallPage(req: DashboardRequest) {
   const links = html`${[...held].some((p) => p.startsWith('fw:update:') || p === 'fw:clone' || p === 'fw:delete') ? html`<a class="button" href="${fwPath(ns, fw.id, 'settings')}">Settings</a>` : ''}
     <a class="button" href="${fwPath(ns, fw.id, 'history')}">History</a>
     <a class="button" href="${fwPath(ns, fw.id, 'log')}">Log</a>
+    <a class="button" href="${fwPath(ns, fw.id, 'inventory')}">Inventory</a>
+    <a class="button" href="${href('namespaces', ns, 'exposures')}?firewall=${encodeURIComponent(fw.id)}">Exposures</a>
     <a class="button" href="${fwPath(ns, fw.id, 'exception-requests')}">Exception requests</a>`
   const upstreams = table(
     'Upstreams',
