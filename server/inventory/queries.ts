@@ -118,20 +118,18 @@ export async function namespaceInventory(ctx: InventoryCall, query: InventoryQue
   return page(ctx, [...seen.values()], filterOf(query, new Set(readable)), query.limit, query.cursor)
 }
 
-/** Every entry of a firewall served within [since, until] (the SBOM): unpaged. */
+/** Every entry of a firewall served within [since, until] (the SBOM): one pass, unpaged. */
 export async function firewallInventoryAll(
   ctx: InventoryCall,
   fw: string,
   window: Pick<InventoryQuery, 'since' | 'until'>,
 ): Promise<InventoryEntry[]> {
-  const all: InventoryEntry[] = []
-  let cursor: string | undefined
-  do {
-    const result = await firewallInventory(ctx, fw, { ...window, limit: 1000, cursor })
-    all.push(...result.entries)
-    cursor = result.nextCursor ?? undefined
-  } while (cursor)
-  return all
+  const firewall = await ctx.services.firewalls.get(ctx.ns, fw)
+  if (!firewall) throw notFound('firewall', fw)
+  requireFirewallPermission(ctx.principal, firewall, 'fw:read')
+  const refs = await ctx.services.inventoryStore.firewallPackages(ctx.ns, fw)
+  const filter = filterOf({ ...window, limit: 0 }, new Set([fw]))
+  return (await page(ctx, refs, filter, Number.MAX_SAFE_INTEGER, undefined)).entries
 }
 
 /**
