@@ -18,7 +18,6 @@ import { firewallsPage } from './pages/firewalls'
 import { developerHomePage } from './pages/developer-home'
 import { readsAnyFirewall } from '../firewall/queries'
 import { hasNamespacePermission } from '../auth/permissions'
-import { href } from './html'
 import { historyPage, rollbackAction, rollbackConfirmPage } from './pages/history'
 import {
   createLicenseSetAction,
