@@ -14,6 +14,8 @@ import { grantOnFirewall } from '../server/firewall/grant'
 import { GrantablePermission } from '../server/namespace/schema'
 import { grantToTeam } from '../server/namespace/teams'
 import { knownUsers } from '../server/namespace/users'
+import { revokeToken } from '../server/namespace/tokens'
+import { recordAudit } from '../server/http/audit'
 import type { Command, Output } from './admin-output'
 
 type Values = Record<string, string | boolean | undefined>
@@ -161,7 +163,20 @@ export const REVOKE_TOKEN: Command = {
         out.error(`token "${id}" was not found in namespace "${ns}"`)
         return 1
       }
-      await services.tokens.revoke(record, new Date(services.clock.now()).toISOString())
+      const ctx = callOf(services, ns)
+      await revokeToken(ctx, id)
+      // The audit entry is also the namespace event that makes every running process drop the
+      // authentication lookups it reuses for up to a second, as an API revocation does.
+      await recordAudit(services, {
+        ns,
+        action: 'token.revoke',
+        outcome: 'success',
+        statusCode: 204,
+        principal: ctx.principal,
+        meta: ctx.meta,
+        resourceType: 'token',
+        resourceId: id,
+      })
       out.result(`token ${id} (${record.kind}, ${record.principalId}) revoked`, {
         id,
         kind: record.kind,

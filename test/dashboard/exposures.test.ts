@@ -98,7 +98,10 @@ describe('the inventory page', () => {
       page.getByRole('button', { name: 'Download SBOM' }).click(),
     ])
     expect(download.suggestedFilename()).toMatch(/^py-sbom.*\.cdx\.json$/)
-    const bom = JSON.parse(readFileSync((await download.path())!, 'utf8'))
+    // saveAs, not path(): the run's shared Chromium is connected to, and keeps downloads remotely.
+    const saved = join(mkdtempSync(join(tmpdir(), 'pf-sbom-')), download.suggestedFilename())
+    await download.saveAs(saved)
+    const bom = JSON.parse(readFileSync(saved, 'utf8'))
     expect(bom.bomFormat).toBe('CycloneDX')
     expect(bom.specVersion).toBe('1.5')
     expect(cyclonedx15Validator()(bom)).toEqual([])

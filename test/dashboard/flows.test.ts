@@ -14,6 +14,9 @@ afterAll(async () => world?.close())
 describe('dashboard flows', () => {
   it('signs in with a token into an HttpOnly SameSite=Strict session and lists the firewalls', async () => {
     const { context, page } = await signIn(world)
+    // Signing in lands on the namespace home, the owners' overview; the firewalls are one click away.
+    expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview')
+    await page.getByRole('navigation').getByRole('link', { name: 'Firewalls', exact: true }).click()
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Firewalls')
     expect(await page.getByRole('link', { name: /Firewall main/ }).isVisible()).toBe(true)
     const [cookie] = (await context.cookies()).filter((c) => c.name === 'pf_dashboard')

@@ -27,6 +27,7 @@ const fieldError = (page: Page, name: string) => page.locator(`#f-${name.replace
 describe('dashboard: creating firewalls', () => {
   it('creates a firewall with its first upstream and refuses a taken id and a bad id on the form', async () => {
     const { context, page } = await signIn(world)
+    await page.goto(`/namespaces/${NS}/firewalls`)
     await page.getByRole('link', { name: 'New firewall' }).click()
     await page.getByLabel('Firewall id').fill('py')
     await page.getByLabel('Display name').fill('Python packages')

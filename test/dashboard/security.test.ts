@@ -26,7 +26,7 @@ describe('dashboard security', () => {
     await page.goto('/sign-in')
     await page.getByLabel('Access token').fill(otherOwner)
     await page.getByRole('button', { name: 'Sign in' }).click()
-    await page.waitForURL('**/namespaces/other-ns/firewalls')
+    await page.waitForURL('**/namespaces/other-ns')
     expect(await page.locator('header').innerText()).toContain('olga')
     await context.close()
   })

@@ -73,7 +73,7 @@ async function signIn(server: RunningServer): Promise<{ cookie: string; csrf: st
   const csrf = csrfIn(await form.text())!
   const signedIn = await post(server, '/sign-in', { _csrf: csrf, namespace: NS, token: TOKEN }, first)
   expect(signedIn.status).toBe(303)
-  expect(signedIn.headers.get('location')).toBe(`/namespaces/${NS}/firewalls`)
+  expect(signedIn.headers.get('location')).toBe(`/namespaces/${NS}`)
   const cookie = cookieOf(signedIn)!
   const page = await get(server, `/namespaces/${NS}/firewalls`, cookie)
   expect(page.status).toBe(200)

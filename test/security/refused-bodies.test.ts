@@ -1,5 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } from '../support/server'
+import { createBackend } from '../../storage'
+import { ExposureRepository } from '../../storage/repositories/exposures'
+import { systemClock } from '../../server/common/clock'
+import { makeEvent } from '../../server/events/factory'
+import { exposureData } from '../../server/exposures/detector'
 
 /**
  * CONTRACT section 8, "bodies" and "action bodies" (issue 24, finding 7): every operation of the
@@ -94,6 +99,7 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
     licenseSet: '',
     webhook: '',
     request: '',
+    exposure: 'exp-kept',
   }
 
   beforeAll(async () => {
@@ -155,6 +161,30 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
         justification: 'needed for the build',
       }),
     ).id
+    // An exposure of the firewall, written to the server's storage as its detector would, so the
+    // acknowledge operation reaches its body (a missing exposure is a 404 before it).
+    const backend = createBackend({ dataDir: server.env.DATA_DIR })
+    const time = new Date().toISOString()
+    await new ExposureRepository(backend).recordNew(
+      'default',
+      [
+        {
+          id: ids.exposure,
+          firewall: ids.fw,
+          ecosystem: 'npm',
+          packageName: 'evil-served',
+          version: '1.0.0',
+          advisory: { id: 'MAL-2026-1', aliases: [], kind: 'malware' },
+          firstServedAt: time,
+          lastServedAt: time,
+          servedTo: ['owner'],
+          detectedAt: time,
+          status: 'open',
+        },
+      ],
+      (record) => makeEvent(systemClock, 'default', 'firewall.exposure', exposureData(record)),
+    )
+    await backend.close()
     doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as OpenApiDocument
   }, 120_000)
   afterAll(async () => {
@@ -215,8 +245,13 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
       host: ids.host,
       team: ids.team,
       licenseSet: ids.licenseSet,
-      // `{id}` is a webhook's id under /webhooks and an exception request's under /exception-requests.
-      id: path.includes('/exception-requests/') ? ids.request : ids.webhook,
+      // `{id}` is a webhook's id under /webhooks, an exception request's under /exception-requests
+      // and an exposure's under /exposures.
+      id: path.includes('/exception-requests/')
+        ? ids.request
+        : path.includes('/exposures/')
+          ? ids.exposure
+          : ids.webhook,
       version: '1',
       userId: 'alice',
       token: 'tok-none',
@@ -266,7 +301,7 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
     return operations
   }
 
-  it('the document marks which operations need a body: all but approve and deny', () => {
+  it('the document marks which operations need a body: all but approve, deny and acknowledge', () => {
     const operations = bodyOperations()
     expect(operations.length).toBeGreaterThanOrEqual(18)
     expect(
@@ -274,7 +309,7 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
         .filter((op) => !op.required)
         .map((op) => op.id)
         .sort(),
-    ).toEqual(['approveExceptionRequest', 'denyExceptionRequest'])
+    ).toEqual(['acknowledgeExposure', 'approveExceptionRequest', 'denyExceptionRequest'])
   })
 
   it('every operation taking a body refuses non-objects and wrong types with 400, and the state stays', async () => {

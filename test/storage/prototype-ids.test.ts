@@ -78,7 +78,9 @@ describe.each(BACKEND_KINDS)('repositories with built-in property names as ids (
 
   it('namespace users: an owner named `constructor` is a user like any other', async () => {
     expect(await services.namespaces.create({ id: 'valueOf', owner: 'constructor', createdAt: 't' })).toBe(true)
-    expect(await services.namespaces.users('valueOf').all()).toEqual([{ id: 'constructor', createdAt: 't' }])
+    expect(await services.namespaces.users('valueOf').all()).toEqual([
+      { id: 'constructor', createdAt: 't', source: 'admin' },
+    ])
     expect(await services.namespaces.users('valueOf').find('toString')).toBeNull()
   })
 

@@ -1,10 +1,24 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
-import { build } from 'esbuild'
+import { build, type Plugin } from 'esbuild'
 import { bundleLoaderThread } from '../../scripts/loader-bundle'
 
 const root = join(import.meta.dirname, '..', '..')
 let dir: string | null = null
+
+/**
+ * JSON a dependency ships (the SPDX id list) goes into the bundle: esbuild drops the import
+ * attribute of an external import, and Node refuses a JSON module imported without it.
+ */
+const bundledJson: Plugin = {
+  name: 'bundled-json',
+  setup(build) {
+    build.onResolve({ filter: /\.json$/ }, (args) => ({
+      path: createRequire(join(args.resolveDir, 'index.js')).resolve(args.path),
+    }))
+  },
+}
 
 /**
  * vitest globalSetup: the admin CLI and the advisory loader thread bundled once per run from the
@@ -33,6 +47,7 @@ export async function setup(): Promise<void> {
       target: 'node20',
       packages: 'external',
       logLevel: 'warning',
+      plugins: [bundledJson],
     }),
     bundleLoaderThread(join(root, 'server', 'advisories', 'loader-thread.ts'), loader),
   ])
