@@ -128,6 +128,30 @@ export interface WebhookTestData {
   message: 'Test event'
 }
 
+export interface ExposureData {
+  /** `exp-...`, one per firewall, version and advisory */
+  id: string
+  firewall: string
+  ecosystem: 'npm' | 'pypi' | 'maven' | 'nuget'
+  packageName: string
+  version: string
+  advisory: {
+    id: string
+    aliases: string[]
+    kind: 'malware' | 'vulnerability'
+    severity?: 'low' | 'moderate' | 'high' | 'critical'
+  }
+  firstServedAt: string
+  lastServedAt: string
+  /** principal ids the firewall served the version to, newest first (at most 100) */
+  servedTo: string[]
+  detectedAt: string
+  status: 'open' | 'acknowledged'
+  acknowledgedAt?: string
+  acknowledgedBy?: string
+  comment?: string
+}
+
 /** One namespace event; `data` depends on `type`. */
 export interface EventBase {
   /** Stable across retries */
@@ -151,6 +175,11 @@ export interface FirewallExceptionAllowedEvent extends EventBase {
 export interface FirewallAllowedEvent extends EventBase {
   type: 'firewall.allowed'
   data: FirewallDecisionData
+}
+
+export interface FirewallExposureEvent extends EventBase {
+  type: 'firewall.exposure'
+  data: ExposureData
 }
 
 export interface ConfigFirewallCreatedEvent extends EventBase {
@@ -233,6 +262,7 @@ export type Event =
   | FirewallBlockedEvent
   | FirewallExceptionAllowedEvent
   | FirewallAllowedEvent
+  | FirewallExposureEvent
   | ConfigFirewallCreatedEvent
   | ConfigFirewallUpdatedEvent
   | ConfigFirewallDeletedEvent
@@ -262,6 +292,7 @@ export const FIXED_EVENT_TYPES: readonly string[] = [
   'firewall.blocked',
   'firewall.exception-allowed',
   'firewall.allowed',
+  'firewall.exposure',
   'config.firewall.created',
   'config.firewall.updated',
   'config.firewall.deleted',
@@ -324,6 +355,19 @@ export const REQUIRED_DATA_FIELDS: Readonly<Record<string, readonly string[]>> =
     'user',
     'request',
     'message',
+  ],
+  'firewall.exposure': [
+    'id',
+    'firewall',
+    'ecosystem',
+    'packageName',
+    'version',
+    'advisory',
+    'firstServedAt',
+    'lastServedAt',
+    'servedTo',
+    'detectedAt',
+    'status',
   ],
   'config.firewall.created': ['firewall', 'version', 'ecosystem', 'actor', 'config'],
   'config.firewall.updated': ['firewall', 'version', 'ecosystem', 'actor', 'config'],
