@@ -97,7 +97,11 @@ export interface PackageFacts {
     | { state: 'found'; upstream: string; notes?: FactNotes }
     | { state: 'not_found' }
     | { state: 'unreachable'; reason: string }
-  /** Newest first (by publish time, then as listed), at most `maxVersions`. */
+  /**
+   * Newest first, at most `maxVersions`: by publish time when every version has one, else in
+   * the upstream's order reversed (registries list oldest first; a few dated versions among
+   * undated ones, as Maven's requested one, must not jump ahead of newer ones).
+   */
   versions: VersionFact[]
   totalVersions: number
   /** The requested version, when the upstream has it. */
@@ -180,9 +184,10 @@ export function assemblePackageFacts(input: PackageFactsInput): PackageFacts {
   let requested: VersionFact | undefined
   let totalVersions = 0
   if (upstream.kind === 'found') {
+    const allDated = upstream.versions.every((facts) => publishedAt(facts) !== -Infinity)
     const ordered = upstream.versions
       .map((facts, index) => ({ facts, index }))
-      .sort((a, b) => publishedAt(b.facts) - publishedAt(a.facts) || b.index - a.index)
+      .sort((a, b) => (allDated ? publishedAt(b.facts) - publishedAt(a.facts) || b.index - a.index : b.index - a.index))
       .map(({ facts }) => facts)
     totalVersions = ordered.length
     const shown = ordered.slice(0, max)

@@ -66,7 +66,7 @@ async function ecosystemVersions(
         ? await pypiVersions(scope, name, version)
         : firewall.ecosystem === 'nuget'
           ? await nugetVersions(scope, name)
-          : await mavenVersions(scope, name)
+          : await mavenVersions(scope, name, version)
   return found ? { kind: 'found', ...found } : { kind: 'not_found' }
 }
 

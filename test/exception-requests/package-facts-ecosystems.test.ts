@@ -10,6 +10,7 @@ import { versionsOfPage } from '../../server/registry/pypi/versions'
 import { declaredLicense, displayLicense } from '../../server/registry/pypi/license'
 import { metadataPath, metadataRelease } from '../../server/registry/maven/versions'
 import { assemblePackageFacts } from '../../server/exception-requests/package-facts'
+import { factsPanel } from '../../server/dashboard/facts-panel'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
 import { startMavenUpstream, type MavenUpstream } from '../support/maven-upstream'
 import { startNugetUpstream, type NugetUpstream } from '../support/nuget-upstream'
@@ -178,13 +179,17 @@ describe('facts panel data through a real upstream on loopback', () => {
     expect(facts.upstream.state === 'found' && facts.upstream.notes?.installScripts).toMatch(/no install scripts/)
   })
 
-  it('Maven: the versions maven-metadata.xml lists, its release as latest, and plain notes for dates and licenses', async () => {
+  it('Maven: the versions maven-metadata.xml lists, its release as latest, the requested version’s POM date, plain notes for the rest', async () => {
     const xml = `<?xml version="1.0"?>
 <metadata><groupId>com.acme</groupId><artifactId>lib</artifactId><versioning>
   <release>1.1</release>
   <versions><version>1.0</version><version>1.1</version><version>2.0-SNAPSHOT</version></versions>
 </versioning></metadata>`
     maven.files.set('com/acme/lib/maven-metadata.xml', { bytes: Buffer.from(xml), modified: new Date(now) })
+    maven.files.set('com/acme/lib/1.0/lib-1.0.pom', {
+      bytes: Buffer.from('<project/>'),
+      modified: new Date('2025-11-01T00:00:00Z'),
+    })
     const answer = await packageVersions(services, 'default', firewall('maven', maven.url), 'com.acme:lib', '1.0')
     const facts = panel(answer, 'com.acme:lib', '1.0')
     expect(facts.upstream).toMatchObject({
@@ -192,12 +197,19 @@ describe('facts panel data through a real upstream on loopback', () => {
       upstream: 'maven-up',
       notes: { published: expect.stringMatching(/not published by Maven/), license: expect.any(String) },
     })
-    // No dates: listed order, newest (last listed) first.
+    // Dates for one version only: listed order, newest (last listed) first.
     expect(facts.versions.map((v) => [v.version, v.latest, v.requested])).toEqual([
       ['2.0-SNAPSHOT', false, false],
       ['1.1', true, false],
       ['1.0', false, true],
     ])
-    expect(facts.requested?.published).toBeUndefined()
+    // The requested version's date is its POM's Last-Modified, as the proxy's rules read it.
+    expect(facts.requested?.published).toBe('2025-11-01T00:00:00.000Z')
+    expect(facts.versions[0].published).toBeUndefined()
+    // The panel says why a fact is missing instead of "none declared".
+    const page = String(factsPanel(facts, 'default', 'fw-maven'))
+    expect(page).toContain('Publish dates: not published by Maven')
+    expect(page).toContain('not given')
+    expect(page).not.toContain('none declared')
   })
 })
