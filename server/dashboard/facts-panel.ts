@@ -6,11 +6,17 @@ import { href, html, time, type Html } from './html'
 
 const none = html`<span class="muted">none</span>`
 
+const notes = (panel: PackageFacts) => (panel.upstream.state === 'found' ? (panel.upstream.notes ?? {}) : {})
+
 function scripts(version: VersionFact): Html {
-  return version.installScripts.length
-    ? html`<span class="pill bad">runs ${version.installScripts.join(', ')}</span>`
-    : html`<span class="muted">none</span>`
+  if (version.installScripts.length)
+    return html`<span class="pill bad">runs ${version.installScripts.join(', ')}</span>`
+  return version.installNote ? html`<span class="small">${version.installNote}</span>` : none
 }
+
+/** A fact the version lacks: "none declared" only where the ecosystem would have given one. */
+const missing = (note: string | undefined, fallback: Html) =>
+  note ? html`<span class="muted">not given</span>` : fallback
 
 function advisories(version: VersionFact): Html {
   if (version.advisories === undefined) return html`<span class="muted">advisory data not available</span>`
@@ -26,21 +32,26 @@ function advisories(version: VersionFact): Html {
 
 function upstreamNote(panel: PackageFacts): Html {
   switch (panel.upstream.state) {
-    case 'found':
+    case 'found': {
+      const { published, license, installScripts } = panel.upstream.notes ?? {}
       return html`<p class="small muted">
-        From upstream <code>${panel.upstream.upstream}</code>: ${panel.totalVersions}
-        version${panel.totalVersions === 1 ? '' : 's'}, newest first.
-      </p>`
+          From upstream <code>${panel.upstream.upstream}</code>: ${panel.totalVersions}
+          version${panel.totalVersions === 1 ? '' : 's'}, newest first.
+        </p>
+        ${[
+          published && `Publish dates: ${published}.`,
+          license && `License: ${license}.`,
+          installScripts && `Install scripts: ${installScripts}.`,
+        ]
+          .filter(Boolean)
+          .map((line) => html`<p class="small muted" data-testid="facts-note">${line}</p>`)}`
+    }
     case 'not_found':
       return html`<p class="flash error" role="status">No upstream of this firewall has a package of this name.</p>`
     case 'unreachable':
       return html`<p class="flash error" role="status" data-testid="facts-unreachable">
         Could not reach the upstream (${panel.upstream.reason}); versions, license and install scripts are not shown.
         What the firewall knows itself is below.
-      </p>`
-    case 'unsupported':
-      return html`<p class="small muted">
-        Versions, license and install scripts are fetched for npm firewalls; this one is ${panel.upstream.ecosystem}.
       </p>`
   }
 }
@@ -51,11 +62,17 @@ function upstreamNote(panel: PackageFacts): Html {
  */
 export function factsPanel(panel: PackageFacts, ns: string, fw: string): Html {
   const requested = panel.requested
+  const note = notes(panel)
   const summary = requested
     ? facts([
         ['Requested version', html`<strong>${requested.version}</strong>${requested.latest ? ' (latest)' : ''}`],
-        ['Published', requested.published ? html`${time(requested.published)} · ${requested.age} ago` : none],
-        ['License', requested.license ?? html`<span class="pill warn">none declared</span>`],
+        [
+          'Published',
+          requested.published
+            ? html`${time(requested.published)} · ${requested.age} ago`
+            : missing(note.published, none),
+        ],
+        ['License', requested.license ?? missing(note.license, html`<span class="pill warn">none declared</span>`)],
         ['Install scripts', scripts(requested)],
         ['Advisories', advisories(requested)],
         ...(requested.deprecated ? [['Deprecated', requested.deprecated] as [string, string]] : []),
@@ -68,9 +85,9 @@ export function factsPanel(panel: PackageFacts, ns: string, fw: string): Html {
         panel.versions.map((v) => [
           html`<span data-testid="fact-version">${v.version}</span
             >${v.requested ? html` <span class="badge">requested</span>` : ''}${v.latest ? html` <span class="badge">latest</span>` : ''}`,
-          v.published ? time(v.published) : none,
+          v.published ? time(v.published) : missing(note.published, none),
           v.age ?? '',
-          v.license ?? html`<span class="muted">none declared</span>`,
+          v.license ?? missing(note.license, html`<span class="muted">none declared</span>`),
           scripts(v),
           advisories(v),
         ]),

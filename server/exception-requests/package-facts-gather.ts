@@ -39,7 +39,7 @@ export async function gatherPackageFacts(
   const since = new Date(now - BLOCK_WINDOW_DAYS * 24 * 3600_000).toISOString()
   const advisories = ctx.services.advisories.current()
   const [upstream, log, pending] = await Promise.all([
-    packageVersions(ctx.services, ctx.ns, firewall, selector.packageName),
+    packageVersions(ctx.services, ctx.ns, firewall, selector.packageName, selector.version),
     firewallLogPage(
       ctx.services.firewallLog,
       ctx.ns,

@@ -9,12 +9,27 @@ import type { Severity } from '../firewall/schema'
  * package. Pure: every input is handed in, the clock included, so it is tested without I/O.
  */
 
+/** One version as the upstream described it: the rule facts, and outside npm a plain word on install-time code. */
+export interface UpstreamVersion extends PackageVersionFacts {
+  /** What installing it runs, where the ecosystem has no npm-style scripts (PyPI: wheel or source only). */
+  installNote?: string
+}
+
+/**
+ * Facts this ecosystem's upstream does not give (or gives for the requested version only), each
+ * with the sentence the panel shows instead of a misleading "none".
+ */
+export interface FactNotes {
+  published?: string
+  license?: string
+  installScripts?: string
+}
+
 /** What the upstream said (registry/package-versions.ts), restated so this module stays pure. */
 export type UpstreamAnswer =
-  | { kind: 'found'; upstream: string; versions: PackageVersionFacts[]; latest?: string }
+  | { kind: 'found'; upstream: string; versions: UpstreamVersion[]; latest?: string; notes?: FactNotes }
   | { kind: 'not_found' }
   | { kind: 'unreachable'; reason: string }
-  | { kind: 'unsupported'; ecosystem: string }
 
 /** One advisory as the panel shows it. */
 export interface AdvisoryFact {
@@ -33,6 +48,8 @@ export interface VersionFact {
   license?: string
   /** The install-time scripts it declares (`preinstall`, `install`, `postinstall`), or `hasInstallScript`. */
   installScripts: string[]
+  /** Outside npm: what installing it runs, in plain words. */
+  installNote?: string
   deprecated?: string
   /** Undefined when advisory data could not be read for it. */
   advisories?: AdvisoryFact[]
@@ -77,11 +94,14 @@ export interface PackageFactsInput {
 export interface PackageFacts {
   packageName: string
   upstream:
-    | { state: 'found'; upstream: string }
+    | { state: 'found'; upstream: string; notes?: FactNotes }
     | { state: 'not_found' }
     | { state: 'unreachable'; reason: string }
-    | { state: 'unsupported'; ecosystem: string }
-  /** Newest first (by publish time, then as listed), at most `maxVersions`. */
+  /**
+   * Newest first, at most `maxVersions`: by publish time when every version has one, else in
+   * the upstream's order reversed (registries list oldest first; a few dated versions among
+   * undated ones, as Maven's requested one, must not jump ahead of newer ones).
+   */
   versions: VersionFact[]
   totalVersions: number
   /** The requested version, when the upstream has it. */
@@ -131,7 +151,7 @@ function advisoriesOf(input: PackageFactsInput, version: string): AdvisoryFact[]
   return [...matches.malware.map(fact('malware')), ...matches.vulnerabilities.map(fact('vulnerability'))]
 }
 
-function versionFact(input: PackageFactsInput, facts: PackageVersionFacts, latest?: string): VersionFact {
+function versionFact(input: PackageFactsInput, facts: UpstreamVersion, latest?: string): VersionFact {
   const scripts = INSTALL_SCRIPTS.filter((name) => (facts.scripts?.[name] ?? '').trim() !== '')
   const installScripts: string[] = scripts.length ? [...scripts] : facts.hasInstallScript ? ['hasInstallScript'] : []
   const deprecated = typeof facts.deprecated === 'string' && facts.deprecated ? facts.deprecated : undefined
@@ -140,6 +160,7 @@ function versionFact(input: PackageFactsInput, facts: PackageVersionFacts, lates
     ...(facts.published ? { published: facts.published, age: ageOf(facts.published, input.now) } : {}),
     ...(facts.license ? { license: facts.license } : {}),
     installScripts,
+    ...(facts.installNote ? { installNote: facts.installNote } : {}),
     ...(deprecated ? { deprecated } : facts.deprecated === true ? { deprecated: 'deprecated' } : {}),
     advisories: advisoriesOf(input, facts.version),
     requested: facts.version === input.version,
@@ -163,9 +184,10 @@ export function assemblePackageFacts(input: PackageFactsInput): PackageFacts {
   let requested: VersionFact | undefined
   let totalVersions = 0
   if (upstream.kind === 'found') {
+    const allDated = upstream.versions.every((facts) => publishedAt(facts) !== -Infinity)
     const ordered = upstream.versions
       .map((facts, index) => ({ facts, index }))
-      .sort((a, b) => publishedAt(b.facts) - publishedAt(a.facts) || b.index - a.index)
+      .sort((a, b) => (allDated ? publishedAt(b.facts) - publishedAt(a.facts) || b.index - a.index : b.index - a.index))
       .map(({ facts }) => facts)
     totalVersions = ordered.length
     const shown = ordered.slice(0, max)
@@ -187,12 +209,10 @@ export function assemblePackageFacts(input: PackageFactsInput): PackageFacts {
     packageName: input.packageName,
     upstream:
       upstream.kind === 'found'
-        ? { state: 'found', upstream: upstream.upstream }
+        ? { state: 'found', upstream: upstream.upstream, ...(upstream.notes ? { notes: upstream.notes } : {}) }
         : upstream.kind === 'unreachable'
           ? { state: 'unreachable', reason: upstream.reason }
-          : upstream.kind === 'unsupported'
-            ? { state: 'unsupported', ecosystem: upstream.ecosystem }
-            : { state: 'not_found' },
+          : { state: 'not_found' },
     versions,
     totalVersions,
     ...(requested ? { requested } : {}),

@@ -11,6 +11,8 @@ interface StoredFile {
 /** A PyPI-style index for tests: PEP 691 JSON / PEP 503 HTML, files, and twine uploads at `/`. */
 export interface PypiUpstream extends Loopback {
   add(project: string, filename: string, bytes: Buffer, uploadTime?: string): void
+  /** Sets what the JSON API (`pypi/{project}/{version}/json`) answers as the release's `info`. */
+  setInfo(project: string, version: string, info: Record<string, unknown>): void
   /** Uploads received, in order: the form fields and the file name. */
   uploads: { fields: Record<string, string>; filename: string }[]
 }
@@ -25,6 +27,7 @@ const sha256 = (bytes: Buffer) => createHash('sha256').update(bytes).digest('hex
 export async function startPypiUpstream(options: { password?: string } = {}): Promise<PypiUpstream> {
   const files: StoredFile[] = []
   const uploads: PypiUpstream['uploads'] = []
+  const infos = new Map<string, Record<string, unknown>>()
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
     if (req.method === 'POST' && (path === '/' || path === '/legacy/')) {
@@ -83,6 +86,9 @@ export async function startPypiUpstream(options: { password?: string } = {}): Pr
         'text/html',
       )
     }
+    const release = /^\/pypi\/([^/]+)\/([^/]+)\/json$/.exec(path)
+    const info = release && infos.get(`${normalize(release[1])}/${release[2]}`)
+    if (req.method === 'GET' && info) return send(res, 200, JSON.stringify({ info }), 'application/json')
     const file = files.find((f) => path === `/files/${f.filename}`)
     if (req.method === 'GET' && file) return send(res, 200, file.bytes, 'application/octet-stream')
     send(res, 404, 'not found')
@@ -90,6 +96,7 @@ export async function startPypiUpstream(options: { password?: string } = {}): Pr
   return {
     ...loopback,
     uploads,
+    setInfo: (project, version, info) => infos.set(`${normalize(project)}/${version}`, info),
     add: (project, filename, bytes, uploadTime = '2020-01-01T00:00:00Z') =>
       files.push({ project: normalize(project), filename, bytes, uploadTime }),
   }

@@ -1,7 +1,7 @@
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import type { Upstream } from '../../firewall/schema'
 import { decideArtifact, loadPolicy } from '../artifact-decision'
-import { firstFound } from '../upstream/selection'
+import { firstFound, type UpstreamScope } from '../upstream/selection'
 import { recordDecision } from '../decision-recorder'
 import { checksumOf, filterMetadata } from './metadata'
 import type { MavenPath } from './paths'
@@ -26,14 +26,14 @@ interface UpstreamFile {
  * `kind` picks the size bound: `artifact` for files (jars, poms), `metadata` for documents.
  */
 export async function fetchMavenFile(
-  request: ProxyRequest,
+  scope: UpstreamScope,
   upstream: Upstream,
   path: string,
   kind: UpstreamBodyKind = 'metadata',
 ): Promise<UpstreamFile | null> {
-  const response = await callUpstream(request.scope.transport, upstream, upstreamUrl(upstream, path), {
+  const response = await callUpstream(scope.transport, upstream, upstreamUrl(upstream, path), {
     authorization: upstreamAuthorization(upstream),
-    timeoutMs: request.scope.timeoutMs,
+    timeoutMs: scope.timeoutMs,
     kind,
   })
   if (!response.ok) {
@@ -58,7 +58,7 @@ const notFound = (request: ProxyRequest, path: string) =>
  */
 export async function serveMavenFile(request: ProxyRequest, target: FilePath): Promise<void> {
   const [found, policy] = await Promise.all([
-    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, target.path, 'artifact')),
+    firstFound(request.scope, (upstream) => fetchMavenFile(request.scope, upstream, target.path, 'artifact')),
     loadPolicy(request),
   ])
   if (!found) throw notFound(request, target.path)
@@ -89,7 +89,7 @@ export async function serveMavenFile(request: ProxyRequest, target: FilePath): P
 export async function serveMavenMetadata(request: ProxyRequest, target: MetadataPath): Promise<void> {
   const documentPath = target.checksum ? target.path.slice(0, -(target.checksum.length + 1)) : target.path
   const [found, policy] = await Promise.all([
-    firstFound(request.scope, (upstream) => fetchMavenFile(request, upstream, documentPath)),
+    firstFound(request.scope, (upstream) => fetchMavenFile(request.scope, upstream, documentPath)),
     loadPolicy(request),
   ])
   if (!found) throw notFound(request, documentPath)

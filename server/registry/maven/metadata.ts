@@ -15,7 +15,7 @@ const unescapeXml = (text: string) =>
 const escapeXml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;')
 
 /** The versions an artifact-level `maven-metadata.xml` lists, in document order. */
-function metadataVersions(xml: string): string[] {
+export function metadataVersions(xml: string): string[] {
   const block = VERSIONS_BLOCK.exec(xml)?.[1] ?? ''
   return [...block.matchAll(VERSION)].map((m) => unescapeXml(m[1]))
 }

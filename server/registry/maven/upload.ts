@@ -67,7 +67,7 @@ export async function putMavenMetadata(
   if (!path.checksum) await checkMetadataCoordinates(path, body.toString('utf8'))
   if (path.snapshotVersion) return relayResponse(request, await put(request, target, path.path, body))
   const documentPath = path.checksum ? path.path.slice(0, -(path.checksum.length + 1)) : path.path
-  const stored = await fetchMavenFile(request, target, documentPath)
+  const stored = await fetchMavenFile(request.scope, target, documentPath)
   if (path.checksum) {
     const digest = stored ? Buffer.from(checksumOf(stored.bytes, path.checksum)) : body
     return relayResponse(request, await put(request, target, path.path, digest))

@@ -14,6 +14,7 @@ import { RegistryError, sendBytes } from '../responses'
 import { callUpstream, UpstreamUnavailable } from '../upstream/client'
 import { pypiUrl } from './endpoint'
 import { factUnreadable, fetchFactDocument } from '../fact-fetch'
+import { declaredLicense } from './license'
 
 function factsOf(page: ProjectPage, project: string, file: PyFile): PackageVersionFacts {
   return {
@@ -99,9 +100,7 @@ async function licenseOf(
   if (doc === undefined) return undefined
   const info = doc && typeof doc === 'object' ? (doc as { info?: unknown }).info : undefined
   if (!info || typeof info !== 'object') throw factUnreadable(what, upstream.id, 'no "info" object')
-  const { license_expression: expression, license } = info as { license_expression?: unknown; license?: unknown }
-  const text = (value: unknown) => (typeof value === 'string' && value.trim() ? value.trim() : undefined)
-  return text(expression) ?? text(license)
+  return declaredLicense(info as Record<string, unknown>)
 }
 
 const usesLicense = (policy: Policy) =>
