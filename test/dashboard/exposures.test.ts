@@ -1,6 +1,7 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { Download } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createUser } from '../support/admin'
 import { startPypiUpstream, type PypiUpstream } from '../support/pypi-upstream'
@@ -8,6 +9,13 @@ import { wheel } from '../fixtures/ecosystems/packages'
 import { pip } from '../ecosystems/pip'
 import { cyclonedx15Validator } from '../support/cyclonedx'
 import { NS, eventually, signIn, startWorld, type World } from './harness'
+
+/** A downloaded file's JSON; saveAs, not path(): the run's shared Chromium keeps downloads remotely. */
+async function downloaded(download: Download): Promise<{ bomFormat?: string; [key: string]: unknown }> {
+  const saved = join(mkdtempSync(join(tmpdir(), 'pf-sbom-')), download.suggestedFilename())
+  await download.saveAs(saved)
+  return JSON.parse(readFileSync(saved, 'utf8'))
+}
 
 /**
  * A firewall's inventory, its SBOM and the exposures advisory data finds in it, in the dashboard:
@@ -98,10 +106,7 @@ describe('the inventory page', () => {
       page.getByRole('button', { name: 'Download SBOM' }).click(),
     ])
     expect(download.suggestedFilename()).toMatch(/^py-sbom.*\.cdx\.json$/)
-    // saveAs, not path(): the run's shared Chromium is connected to, and keeps downloads remotely.
-    const saved = join(mkdtempSync(join(tmpdir(), 'pf-sbom-')), download.suggestedFilename())
-    await download.saveAs(saved)
-    const bom = JSON.parse(readFileSync(saved, 'utf8'))
+    const bom = await downloaded(download)
     expect(bom.bomFormat).toBe('CycloneDX')
     expect(bom.specVersion).toBe('1.5')
     expect(cyclonedx15Validator()(bom)).toEqual([])
@@ -116,7 +121,7 @@ describe('the inventory page', () => {
       page.getByRole('button', { name: 'Download SBOM' }).click(),
     ])
     expect(later.suggestedFilename()).toBe('py-sbom-2099-01-01-now.cdx.json')
-    const empty = JSON.parse(readFileSync((await later.path())!, 'utf8'))
+    const empty = await downloaded(later)
     expect(empty.bomFormat).toBe('CycloneDX')
     expect(empty.components ?? []).toEqual([])
     await context.close()
