@@ -114,6 +114,15 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
     })
     const ended = Date.now()
     const cpuDuring = servers.map((server, i) => cpuSeconds(server.process.pid) - cpuBefore[i])
+    // An upsert's audit entry may be appended just after its answer: read the log once it has
+    // stopped growing, or the last events are delivered but missing from `ids` (and the sink's
+    // count, reached early with them, would end the wait before every webhook has its own).
+    for (let last = await events.lastCursor(ns); ;) {
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const now = await events.lastCursor(ns)
+      if (now === last) break
+      last = now
+    }
     const ids: string[] = []
     for (let after = before; ;) {
       const page = await events.read<{ id: string; type: string }>(ns, after, 5_000)
@@ -124,6 +133,10 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
       after = page[page.length - 1].cursor
     }
     const drained = await settle(sink, ids.length * hooks, 10_000, 180_000)
+    // The count can be reached early: receipts of the set-up's own events (the webhooks' creation
+    // audits, delivered at the paced rate) may land after the reset. Wait for the receiver to go
+    // quiet before auditing, or deliveries still in flight would read as lost.
+    if (drained) await settle(sink, Number.POSITIVE_INFINITY, 2_000, 60_000)
     const cpuAll = servers.map((server, i) => cpuSeconds(server.process.pid) - cpuBefore[i])
     const received = await sink.collect()
     let lastReceipt = 0
