@@ -169,7 +169,7 @@ async function main() {
     const signInPage = await visitor.newPage()
     await shot(signInPage, 'sign-in', '/sign-in')
     await signInPage.getByRole('link', { name: /^Sign in with / }).click()
-    await signInPage.waitForURL(`**/namespaces/${NS}/firewalls`)
+    await signInPage.waitForURL(`**/namespaces/${NS}`)
     await signInPage.goto(`/namespaces/${NS}/tokens`)
     await signInPage.locator('#personal').getByLabel('Name').fill('laptop')
     await signInPage.getByRole('button', { name: 'Create personal token' }).click()

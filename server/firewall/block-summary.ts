@@ -1,6 +1,6 @@
 import type { FirewallCall } from './ports'
 import { requireFirewallPermission } from '../auth/permissions'
-import { notFound } from '../common/errors'
+import { firewallNotFound } from '../common/errors'
 import {
   addEntry,
   blockWindow,
@@ -39,7 +39,7 @@ interface SummaryOptions {
  */
 export async function blockSummary(ctx: FirewallCall, fwId: string, options: SummaryOptions): Promise<BlockSummary> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, fwId)
-  if (!firewall) throw notFound('firewall', fwId)
+  if (!firewall) throw firewallNotFound(fwId)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')
   const now = ctx.services.clock.now()
   const tally = emptyTally(blockWindow(now, options.days ?? 30))

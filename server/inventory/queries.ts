@@ -1,6 +1,6 @@
 import type { InventoryRef } from '../../storage/repositories/inventory'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
-import { invalid, notFound } from '../common/errors'
+import { firewallNotFound, invalid } from '../common/errors'
 import { normalizePackageName } from '../firewall/rules/names'
 import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import { entriesOf, type InventoryEntry, type InventoryFilter } from './entries'
@@ -96,7 +96,7 @@ async function page(
  */
 export async function firewallInventory(ctx: InventoryCall, fw: string, query: InventoryQuery): Promise<InventoryPage> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, fw)
-  if (!firewall) throw notFound('firewall', fw)
+  if (!firewall) throw firewallNotFound(fw)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')
   const refs = await ctx.services.inventoryStore.firewallPackages(ctx.ns, fw)
   const result = await page(ctx, refs, filterOf(query, new Set([fw])), query.limit, query.cursor)
@@ -125,7 +125,7 @@ export async function firewallInventoryAll(
   window: Pick<InventoryQuery, 'since' | 'until'>,
 ): Promise<InventoryEntry[]> {
   const firewall = await ctx.services.firewalls.get(ctx.ns, fw)
-  if (!firewall) throw notFound('firewall', fw)
+  if (!firewall) throw firewallNotFound(fw)
   requireFirewallPermission(ctx.principal, firewall, 'fw:read')
   const refs = await ctx.services.inventoryStore.firewallPackages(ctx.ns, fw)
   const filter = filterOf({ ...window, limit: 0 }, new Set([fw]))

@@ -77,7 +77,8 @@ export class InventoryRecorder implements InventoryNotes {
       })
       this.size++
     }
-    if (this.size >= PENDING_FLUSH_AT) void this.flush()
+    // One flush at a time from here: a download never waits on, or queues behind, a running one.
+    if (this.size >= PENDING_FLUSH_AT && !this.flushing) void this.flush()
     else this.schedule()
   }
 

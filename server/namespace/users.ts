@@ -1,6 +1,6 @@
 import type { NamespaceCall, NamespacePorts } from './ports'
 import { hasNamespacePermission, requireNamespacePermission } from '../auth/permissions'
-import { notFound } from '../common/errors'
+import { DomainError, notFound } from '../common/errors'
 import { publicToken } from './tokens'
 import type { Team, UserRecord, UserSource } from './schema'
 import type { TokenRecord } from '../../storage/repositories/tokens'
@@ -79,27 +79,42 @@ export async function knownPrincipals(services: Pick<NamespacePorts, 'namespaces
 
 /**
  * Records a provider sign-in: the user becomes known in `ns` (source `oidc` unless known
- * already) with `lastSeenAt`, and their team memberships follow `groups`: a member of every
- * team whose id is one of the groups, and of no other.
+ * already) with `lastSeenAt`, and their team memberships follow `groups` (when the provider sent
+ * the claim at all): a member of every team whose id is one of the groups, and of no other.
+ *
+ * The user id comes from a claim the provider may let users edit (`preferred_username`), so it
+ * may not name another kind of principal (a team, `everybody`), and the first provider sign-in
+ * binds the id to the provider's subject (`iss` and `sub`): a later sign-in of another subject
+ * under the same id is refused, not merged into that user.
  * @returns the ids of the teams the user belongs to now
  */
 export async function recordProviderSignIn(
   services: Pick<NamespacePorts, 'namespaces' | 'teams' | 'clock'>,
   ns: string,
   userId: string,
-  groups: readonly string[],
+  groups: readonly string[] | null,
+  subject?: string,
 ): Promise<string[]> {
   if (!(await services.namespaces.get(ns))) throw notFound('namespace', ns)
+  const teams = services.teams(ns)
+  if (userId === EVERYBODY || (await teams.all()).some((team) => team.id === userId))
+    throw signInRefused(`the user id "${userId}" names a team or everybody, not a user`)
   const now = new Date(services.clock.now()).toISOString()
   await services.namespaces.users(ns).update((items) => {
     const known = items.get(userId)
+    if (known?.subject && subject && known.subject !== subject)
+      throw signInRefused(`the user id "${userId}" belongs to another account of the provider`)
     const record: UserRecord = known
-      ? { ...known, lastSeenAt: now }
-      : { id: userId, createdAt: now, source: 'oidc', lastSeenAt: now }
+      ? { ...known, lastSeenAt: now, ...(subject && !known.subject ? { subject } : {}) }
+      : { id: userId, createdAt: now, source: 'oidc', lastSeenAt: now, ...(subject ? { subject } : {}) }
     return { items: items.set(userId, record), result: undefined }
   })
+  if (groups === null) {
+    // No groups claim in the answer: memberships stay as they are rather than all being dropped.
+    return (await teams.all()).filter((team) => team.members.some((m) => m.userId === userId)).map((t) => t.id)
+  }
   const wanted = new Set(groups)
-  return services.teams(ns).update((items) => {
+  return teams.update((items) => {
     const memberOf: string[] = []
     for (const [id, team] of items) {
       const member = team.members.some((m) => m.userId === userId)
@@ -112,3 +127,8 @@ export async function recordProviderSignIn(
     return { items, result: memberOf }
   })
 }
+
+/** The principal key every authenticated caller holds (server/auth/permissions.ts). */
+const EVERYBODY = 'everybody'
+
+const signInRefused = (message: string) => new DomainError('unauthenticated', 'oidc_sign_in_refused', message)

@@ -26,6 +26,8 @@ const NamespaceInventoryEntry = InventoryEntry.extend({ firewall: z.string() }).
 
 /** `?packageName=&version=&since=&until=&limit=&cursor=` of the inventory lists. */
 export const InventoryQuery = PageQuery.extend({
+  // The cursor encodes the last entry's ecosystem, name (214), firewall id (128) and version (256).
+  cursor: z.string().min(1).max(1200).optional().describe('from the `next` link of the previous page'),
   packageName: z.string().min(1).max(214).optional().describe('compared as the ecosystem’s registry compares names'),
   version: z.string().min(1).max(256).optional(),
   since: z.iso.datetime({ offset: true }).optional().describe('served at or after this time'),

@@ -6,6 +6,8 @@ export interface UserRecord {
   source?: UserSource
   /** Last sign-in through the provider (token use is read from the tokens' `lastUsedAt`). */
   lastSeenAt?: string | null
+  /** The provider account (`iss` and `sub`) the id was bound to at its first provider sign-in. */
+  subject?: string
 }
 
 export type UserSource = 'oidc' | 'admin' | 'bootstrap'

@@ -36,7 +36,7 @@ async function providerSignIn(user: string, groups: string[]) {
   await page.goto('/sign-in')
   const button = page.getByRole('link', { name: /^Sign in with / })
   await button.click()
-  await page.waitForURL(`**/namespaces/${NS}/firewalls`)
+  await page.waitForURL(`**/namespaces/${NS}`)
   return { context, page }
 }
 
@@ -147,7 +147,7 @@ describe('the callback refuses what it cannot check', () => {
     const { callback, dashboard } = await toCallback('carol')
     const result = await finish(callback, dashboard)
     expect(result.status).toBe(303)
-    expect(result.location).toBe(`/namespaces/${NS}/firewalls`)
+    expect(result.location).toBe(`/namespaces/${NS}`)
     expect(result.signedIn).toBe(true)
   })
 

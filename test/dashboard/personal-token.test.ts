@@ -62,7 +62,7 @@ async function signInAs(user: string, groups: string[]): Promise<Page> {
   page.on('dialog', (dialog) => void dialog.accept())
   await page.goto('/sign-in')
   await page.getByRole('link', { name: /^Sign in with / }).click()
-  await page.waitForURL(`**/namespaces/${NS}/firewalls`)
+  await page.waitForURL(`**/namespaces/${NS}`)
   return page
 }
 

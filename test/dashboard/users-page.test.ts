@@ -26,7 +26,7 @@ beforeAll(async () => {
   const context = await world.browser.newContext({ baseURL: world.server.url })
   const page = await context.newPage()
   await page.goto('/auth/sign-in')
-  await page.waitForURL(`**/namespaces/${NS}/firewalls`)
+  await page.waitForURL(`**/namespaces/${NS}`)
   await context.close()
 }, 60_000)
 afterAll(async () => {

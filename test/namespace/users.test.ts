@@ -54,4 +54,33 @@ describe('recordProviderSignIn', () => {
     await expect(recordProviderSignIn(services, 'nope', 'alice', [])).rejects.toThrow(/namespace "nope"/)
     expect(await services.namespaces.users('nope').all()).toEqual([])
   })
+
+  it('refuses an id that names a team or everybody, making no user of it', async () => {
+    const { services } = await world()
+    for (const id of ['readers', 'everybody'])
+      await expect(recordProviderSignIn(services, 'acme', id, [], 'https://idp a')).rejects.toMatchObject({
+        code: 'oidc_sign_in_refused',
+      })
+    expect((await knownUsers(services, 'acme')).map((u) => u.id)).toEqual(['owner'])
+  })
+
+  it('binds the id to the first provider account: another account under the same id is refused', async () => {
+    const { services } = await world()
+    await recordProviderSignIn(services, 'acme', 'owner', ['readers'], 'https://idp sub-1')
+    await expect(
+      recordProviderSignIn(services, 'acme', 'owner', ['writers'], 'https://idp sub-2'),
+    ).rejects.toMatchObject({
+      code: 'oidc_sign_in_refused',
+    })
+    // The refused sign-in changed no membership.
+    expect((await services.teams('acme').find('writers'))?.members).toEqual([])
+    expect(await recordProviderSignIn(services, 'acme', 'owner', ['writers'], 'https://idp sub-1')).toEqual(['writers'])
+  })
+
+  it('keeps the memberships when the answer holds no groups claim at all', async () => {
+    const { services } = await world()
+    await recordProviderSignIn(services, 'acme', 'alice', ['readers'], 'https://idp a')
+    expect(await recordProviderSignIn(services, 'acme', 'alice', null, 'https://idp a')).toEqual(['readers'])
+    expect(await recordProviderSignIn(services, 'acme', 'alice', [], 'https://idp a')).toEqual([])
+  })
 })

@@ -14,8 +14,10 @@ export interface OidcTransaction {
 export interface OidcIdentity {
   /** The OIDC_USER_CLAIM value (not yet checked against the id pattern). */
   userId: unknown
-  /** The OIDC_GROUPS_CLAIM values that are strings (absent claim: none). */
-  groups: string[]
+  /** The OIDC_GROUPS_CLAIM values that are strings; null when the claim is absent (memberships stay). */
+  groups: string[] | null
+  /** The provider account: issuer and `sub`, which the user id is bound to. */
+  subject: string
 }
 
 /** A callback the provider or the checks refused (wrong state, nonce, issuer, an expired code...). */
@@ -115,7 +117,8 @@ export class OidcClient {
     const groups = claims[this.settings.groupsClaim]
     return {
       userId: claims[this.settings.userClaim],
-      groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === 'string') : [],
+      groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === 'string') : null,
+      subject: `${this.config.serverMetadata().issuer} ${String(claims.sub)}`,
     }
   }
 }

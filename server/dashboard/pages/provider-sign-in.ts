@@ -65,7 +65,7 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
     if (typeof identity.userId !== 'string' || !CLIENT_ID_PATTERN.test(identity.userId))
       throw refused(`the claim "${oidc.settings.userClaim}" is missing or is not a valid user id`)
     userId = identity.userId
-    await recordProviderSignIn(services, ns, userId, identity.groups)
+    await recordProviderSignIn(services, ns, userId, identity.groups, identity.subject)
     const { material } = await issueToken(services, {
       ns,
       kind: 'personal',
@@ -83,7 +83,7 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
     const principal = await authenticate(services, material, ns)
     await audit(services, ns, meta, 'success', 303, principal.id, principal)
     const next = login.next
-    const home = href('namespaces', ns, 'firewalls')
+    const home = href('namespaces', ns)
     return sendRedirect(event, next && next.startsWith(`/namespaces/${encodeURIComponent(ns)}/`) ? next : home, 303)
   } catch (error) {
     const status = error instanceof DomainError && error.kind === 'unauthenticated' ? 401 : 500
