@@ -74,8 +74,14 @@ export class LocalKeyValue implements KeyValueStore {
 
   private async applyWrites(txKeys: string[], writes: TxWrites): Promise<void> {
     const eventLog = eventLogOf(txKeys, writes)
+    // Every value is serialised before any is written: serialising a large one takes turns, and a
+    // small one (a write stamp) written meanwhile would be read beside the old large one by a
+    // reader that takes no lock (the firewall cache would keep that pair under the new stamp).
+    const prepared = await Promise.all(
+      Object.entries(writes.set ?? {}).map(async ([key, value]) => [key, await this.values.prepare(value)] as const),
+    )
     await Promise.all([
-      ...Object.entries(writes.set ?? {}).map(([key, value]) => this.values.set(key, value)),
+      ...prepared.map(([key, value]) => this.values.write(key, value)),
       ...(writes.delete ?? []).map((key) => this.values.delete(key)),
     ])
     for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logs.append(log, entries)

@@ -45,9 +45,17 @@ export class LocalValues {
    * (strings, numbers) are written as unstorage writes them.
    */
   async set(key: string, value: unknown): Promise<void> {
-    const text =
-      value !== null && typeof value === 'object' ? (await stringifyCooperatively(value)).pieces.join('') : value
-    return failing('write', this.storage.setItem(key, text as never))
+    return this.write(key, await this.prepare(value))
+  }
+
+  /** The value as `write` takes it: an object serialised in turns, anything else as it is. */
+  async prepare(value: unknown): Promise<unknown> {
+    return value !== null && typeof value === 'object' ? (await stringifyCooperatively(value)).pieces.join('') : value
+  }
+
+  /** Writes what `prepare` made of a value. */
+  write(key: string, prepared: unknown): Promise<void> {
+    return failing('write', this.storage.setItem(key, prepared as never))
   }
 
   delete(key: string): Promise<void> {
