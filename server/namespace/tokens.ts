@@ -128,10 +128,12 @@ export async function listServiceTokens(ctx: NamespaceCall) {
 }
 
 /** Revokes the caller's own personal token, or any token with `ns:tokens:manage`. */
-export async function revokeToken(ctx: NamespaceCall, tokenId: string) {
+export async function revokeToken(ctx: NamespaceCall, tokenId: string, ownerId?: string) {
   const record = await ctx.services.tokens.findById(ctx.ns, tokenId)
   const own = record?.kind === 'personal' && record.principalId === ctx.principal.id
   if (!record || record.revokedAt) throw notFound('token', tokenId)
+  // A path that names the owner (the Users page) revokes only that owner's token.
+  if (ownerId !== undefined && record.principalId !== ownerId) throw notFound('token', tokenId)
   if (!own) {
     // Someone else's personal token is not even visible without the manage permission.
     if (!hasNamespacePermission(ctx.principal, 'ns:tokens:manage') && record.kind === 'personal')

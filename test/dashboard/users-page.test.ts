@@ -111,4 +111,22 @@ describe('the users page', () => {
     expect(response?.status()).toBe(403)
     await context.close()
   })
+
+  it('revokes only a token of the user its path names', async () => {
+    const erinToken = await createUser(world.server, 'erin', NS)
+    const { context, page } = await signIn(world)
+    await page.goto(`/namespaces/${NS}/users`)
+    const form = page.locator('#users tbody tr', { has: page.locator('code:text-is("erin")') }).locator('form')
+    // The same token id under another user's path: 404, and the token keeps working.
+    await form.evaluate((el: HTMLFormElement) => {
+      el.action = el.action.replace('/users/erin/', '/users/owner/')
+    })
+    const [response] = await Promise.all([
+      page.waitForResponse((r) => r.request().method() === 'POST'),
+      form.getByRole('button', { name: 'Revoke' }).click(),
+    ])
+    expect(response.status()).toBe(404)
+    expect((await apiClient(world.server.url, erinToken)('GET', `/v1/${NS}/teams`)).status).toBe(200)
+    await context.close()
+  })
 })

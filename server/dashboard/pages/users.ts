@@ -58,7 +58,7 @@ export async function usersPage(req: DashboardRequest): Promise<Html> {
 
 /** Revokes one of a user's personal tokens (needs `ns:tokens:manage`, checked by revokeToken). */
 export async function revokeUserTokenAction(req: DashboardRequest): Promise<ActionResult> {
-  await revokeToken(req.ctx, req.params.token)
+  await revokeToken(req.ctx, req.params.token, req.params.userId)
   return {
     redirect: href('namespaces', req.viewer.ns, 'users'),
     flash: `Token of ${req.params.userId} revoked.`,
