@@ -30,6 +30,13 @@ describe('OIDC settings', () => {
       expect(() => parseOidcSettings({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: 'fw' })).toThrow(/OIDC_ISSUER/)
   })
 
+  it('needs OIDC_NAMESPACE to be a namespace id', () => {
+    const base = { OIDC_ISSUER: 'https://idp.example.com', OIDC_CLIENT_ID: 'fw' }
+    expect(parseOidcSettings({ ...base, OIDC_NAMESPACE: 'acme' })?.namespace).toBe('acme')
+    for (const bad of ['a/b', 'has space', '-lead', '../x'])
+      expect(() => parseOidcSettings({ ...base, OIDC_NAMESPACE: bad })).toThrow(/OIDC_NAMESPACE/)
+  })
+
   it('needs a client id', () => {
     expect(() => parseOidcSettings({ OIDC_ISSUER: 'https://idp.example.com' })).toThrow(OidcSettingError)
     expect(() => parseOidcSettings({ OIDC_ISSUER: 'https://idp.example.com' })).toThrow(/OIDC_CLIENT_ID/)

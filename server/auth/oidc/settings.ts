@@ -1,4 +1,5 @@
 import ipaddr from 'ipaddr.js'
+import { CLIENT_ID_PATTERN } from '../../common/ids'
 
 /** OIDC_* (CONTRACT section 1): dashboard sign-in through an OpenID Connect provider. */
 export interface OidcSettings {
@@ -47,12 +48,18 @@ export function parseOidcSettings(env: NodeJS.ProcessEnv): OidcSettings | null {
     )
   const clientId = env.OIDC_CLIENT_ID?.trim()
   if (!clientId) throw new OidcSettingError('OIDC_CLIENT_ID is required when OIDC_ISSUER is set')
+  const namespace = env.OIDC_NAMESPACE?.trim() || 'default'
+  // A namespace no path can name would let every sign-in fail only after the provider's round trip.
+  if (!CLIENT_ID_PATTERN.test(namespace))
+    throw new OidcSettingError(
+      `OIDC_NAMESPACE "${namespace.slice(0, 200)}" is not a namespace id (${CLIENT_ID_PATTERN.source})`,
+    )
   return {
     issuer,
     clientId,
     clientSecret: env.OIDC_CLIENT_SECRET || null,
     userClaim: env.OIDC_USER_CLAIM?.trim() || 'preferred_username',
     groupsClaim: env.OIDC_GROUPS_CLAIM?.trim() || 'groups',
-    namespace: env.OIDC_NAMESPACE?.trim() || 'default',
+    namespace,
   }
 }
