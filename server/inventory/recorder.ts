@@ -24,6 +24,13 @@ export interface InventoryNotes {
 /** Pending additions before a flush is started at once, whatever the interval. */
 export const PENDING_FLUSH_AT = 5_000
 
+/**
+ * Distinct versions kept waiting while storage refuses every flush. Past it a version not already
+ * waiting is not noted (counted in `dropped`), so a long storage outage costs bounded memory
+ * (about 100 MB at ~1 KB an entry) rather than all of it.
+ */
+export const PENDING_KEPT = 100_000
+
 interface Pending extends InventoryAddition {
   /** Principal -> last time, to order `servedTo` newest first. */
   principals: Map<string, number>
@@ -42,10 +49,15 @@ export class InventoryRecorder implements InventoryNotes {
   private flushing: Promise<void> | null = null
   private timer: NodeJS.Timeout | null = null
   private closed = false
+  /** Set by a failed flush: until the next timed flush succeeds, size no longer starts one. */
+  private failing = false
+  /** Versions not noted because PENDING_KEPT were waiting (since start). */
+  dropped = 0
 
   constructor(
     private readonly repository: Pick<InventoryRepository, 'merge'>,
     private readonly flushMs: number,
+    private readonly pendingKept = PENDING_KEPT,
   ) {}
 
   served(v: ServedVersion): void {
@@ -62,6 +74,9 @@ export class InventoryRecorder implements InventoryNotes {
       entry.principals.delete(v.principal)
       entry.principals.set(v.principal, v.at)
       if (entry.principals.size > SERVED_TO_KEPT) entry.principals.delete(entry.principals.keys().next().value!)
+    } else if (this.size >= this.pendingKept) {
+      if (this.dropped++ === 0)
+        logger.warn('inventory notes dropped: storage has refused flushes', { waiting: this.size })
     } else {
       ns.set(key, {
         firewall: v.firewall,
@@ -77,8 +92,9 @@ export class InventoryRecorder implements InventoryNotes {
       })
       this.size++
     }
-    // One flush at a time from here: a download never waits on, or queues behind, a running one.
-    if (this.size >= PENDING_FLUSH_AT && !this.flushing) void this.flush()
+    // One flush at a time from here: a download never waits on, or queues behind, a running one,
+    // and while storage refuses, only the timer retries (no flush per download).
+    if (this.size >= PENDING_FLUSH_AT && !this.flushing && !this.failing) void this.flush()
     else this.schedule()
   }
 
@@ -111,8 +127,10 @@ export class InventoryRecorder implements InventoryNotes {
       }))
       try {
         await this.repository.merge(ns, additions)
+        this.failing = false
       } catch (error) {
         logger.warn('inventory flush failed; kept for the next one', { namespace: ns, error: String(error) })
+        this.failing = true
         if (!this.closed) this.requeue(ns, entries)
       }
     }
@@ -124,6 +142,10 @@ export class InventoryRecorder implements InventoryNotes {
     if (!current) this.pending.set(ns, (current = new Map()))
     for (const [key, entry] of entries) {
       const newer = current.get(key)
+      if (!newer && this.size >= this.pendingKept) {
+        this.dropped++
+        continue
+      }
       if (!newer) {
         current.set(key, entry)
         this.size++
@@ -132,10 +154,11 @@ export class InventoryRecorder implements InventoryNotes {
       newer.count += entry.count
       newer.firstServedAt = Math.min(newer.firstServedAt, entry.firstServedAt)
       newer.lastServedAt = Math.max(newer.lastServedAt, entry.lastServedAt)
-      newer.principals = new Map([
-        ...[...entry.principals].filter(([id]) => !newer.principals.has(id)),
-        ...newer.principals,
-      ])
+      newer.principals = new Map(
+        [...[...entry.principals].filter(([id]) => !newer.principals.has(id)), ...newer.principals].slice(
+          -SERVED_TO_KEPT,
+        ),
+      )
     }
     this.schedule()
   }

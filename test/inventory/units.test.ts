@@ -71,6 +71,32 @@ describe('the inventory recorder', () => {
     await recorder.close()
   })
 
+  it('keeps at most its bound of distinct versions while storage refuses, and retries only on its timer', async () => {
+    const calls: InventoryAddition[][] = []
+    let down = true
+    let attempts = 0
+    const repo = {
+      merge: async (_ns: string, additions: InventoryAddition[]) => {
+        attempts++
+        if (down) throw new Error('storage down')
+        calls.push(additions)
+      },
+    }
+    const recorder = new InventoryRecorder(repo, 60_000, 6_000)
+    for (let i = 0; i < 5_000; i++) recorder.served(served({ version: `1.0.${i}` }))
+    await recorder.flush() // the flush at 5,000 fails, and so does this one: the entries wait
+    const before = attempts
+    for (let i = 5_000; i < 9_000; i++) recorder.served(served({ version: `1.0.${i}` }))
+    recorder.served(served({ version: '1.0.0' })) // a waiting version is still counted
+    expect(attempts).toBe(before) // no flush per download while storage refuses
+    expect(recorder.dropped).toBe(3_000)
+    down = false
+    await recorder.close()
+    expect(calls[0]).toHaveLength(6_000)
+    expect(calls[0].find((a) => a.version === '1.0.0')?.count).toBe(2)
+    expect(calls[0].some((a) => a.version === '1.0.6000')).toBe(false)
+  })
+
   it('writes what is pending on close, and PyPI spellings of one package meet', async () => {
     const repo = merges()
     const recorder = new InventoryRecorder(repo, 60_000)
