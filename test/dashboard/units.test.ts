@@ -9,6 +9,8 @@ import { diffLines, hunks } from '../../server/dashboard/line-diff'
 import { MACHINE_CATALOG } from '../../server/dashboard/machine-catalog'
 import { Form } from '../../server/dashboard/request'
 import { headerLines, parseHeaderLines } from '../../server/dashboard/header-lines'
+import { OVERVIEW_SCAN_BUDGET, overviewScanLimit } from '../../server/dashboard/pages/overview'
+import { BLOCK_SCAN_LIMIT } from '../../server/firewall/block-summary'
 import { applyIntent, draftOf, readDraft, selectorField, selectorOf } from '../../server/dashboard/selector-draft'
 
 /** Pure parts of the dashboard: escaping, the line diff and the machine drawings. */
@@ -229,5 +231,15 @@ describe('custom header lines', () => {
     const headers = parseHeaderLines('__proto__: x')
     expect(Object.prototype.hasOwnProperty.call(headers, '__proto__')).toBe(true)
     expect(Object.getPrototypeOf(headers)).toBe(Object.prototype)
+  })
+})
+
+describe('the overview scan budget', () => {
+  it('gives each firewall an equal share of the budget, between the floor and the per-firewall limit', () => {
+    expect(overviewScanLimit(0)).toBe(BLOCK_SCAN_LIMIT)
+    expect(overviewScanLimit(4)).toBe(BLOCK_SCAN_LIMIT)
+    expect(overviewScanLimit(8)).toBe(OVERVIEW_SCAN_BUDGET / 8)
+    expect(overviewScanLimit(1_000)).toBe(2_000)
+    for (const n of [5, 17, 99]) expect(overviewScanLimit(n) * n).toBeLessThanOrEqual(OVERVIEW_SCAN_BUDGET)
   })
 })

@@ -1,5 +1,5 @@
 import type { AdvisoryStatus } from '../../advisories/status'
-import { blockSummary, type BlockSummary } from '../../firewall/block-summary'
+import { BLOCK_SCAN_LIMIT, blockSummary, type BlockSummary } from '../../firewall/block-summary'
 import { topBlocked, windowDays, type Coverage } from '../../firewall/block-tally'
 import { listFirewalls } from '../../firewall/queries'
 import { card, heading, status, table } from '../components'
@@ -19,6 +19,21 @@ import type { ExposureData } from '../../events/schemas'
  */
 
 const DAYS = 30
+/**
+ * Log entries one view may read across all firewalls: each firewall gets an equal share, at most
+ * BLOCK_SCAN_LIMIT, at least OVERVIEW_SCAN_FLOOR, so a namespace of many busy firewalls costs one
+ * view about as much as four busy ones (a partial count says from when it is complete).
+ */
+export const OVERVIEW_SCAN_BUDGET = 200_000
+const OVERVIEW_SCAN_FLOOR = 2_000
+
+/** Log entries each of `firewalls` may have read for one overview. */
+export function overviewScanLimit(firewalls: number): number {
+  return Math.max(
+    OVERVIEW_SCAN_FLOOR,
+    Math.min(BLOCK_SCAN_LIMIT, Math.floor(OVERVIEW_SCAN_BUDGET / Math.max(1, firewalls))),
+  )
+}
 const TOP = 10
 /** Firewalls drawn as their own series; the rest are summed as one. */
 const SERIES = 8
@@ -171,11 +186,11 @@ export async function overviewPage(req: DashboardRequest) {
   const { ns } = req.viewer
   const firewalls = await listFirewalls(req.ctx)
   const ids = firewalls.map((fw) => fw.id)
+  const scanLimit = overviewScanLimit(ids.length)
+  const retentionMs = req.services.config.logRetentionMs
   const [pending, summaries, exposureCounts, exposures] = await Promise.all([
     requestsOf(req, ids, ['pending']),
-    Promise.all(
-      ids.map((id) => blockSummary(req.ctx, id, { days: DAYS, retentionMs: req.services.config.logRetentionMs })),
-    ),
+    Promise.all(ids.map((id) => blockSummary(req.ctx, id, { days: DAYS, retentionMs, scanLimit }))),
     openExposureCounts(req.ctx),
     listExposures(req.ctx, { status: 'open', limit: EXPOSURES_SHOWN }),
   ])
