@@ -6,6 +6,7 @@ import { ECOSYSTEMS, type Ecosystem } from '../firewall/schema'
 import { entriesOf, type InventoryEntry, type InventoryFilter } from './entries'
 import type { InventoryCall } from './ports'
 import { buildSbom } from './sbom'
+import { sortCooperatively } from '../common/cooperative-sort'
 
 /** What the inventory lists take (`?packageName=&version=&since=&until=&limit=&cursor=`). */
 export interface InventoryQuery {
@@ -66,10 +67,14 @@ async function page(
 ): Promise<InventoryPage> {
   const after = decodeCursor(cursor)
   const afterRef = after ? after.split('\u0000').slice(0, 2).join('\u0000') : null
-  const sorted = refs
+  // As many refs as packages served (tens of thousands on a busy firewall): sorted in turns.
+  const keyed = refs
     .filter((ref) => !filter.nameKey || filter.nameKey(ref.ecosystem) === ref.nameKey)
-    .filter((ref) => afterRef === null || refKey(ref) >= afterRef)
-    .sort((a, b) => (refKey(a) < refKey(b) ? -1 : refKey(a) > refKey(b) ? 1 : 0))
+    .map((ref) => ({ ref, key: refKey(ref) }))
+    .filter(({ key }) => afterRef === null || key >= afterRef)
+  const sorted = (await sortCooperatively(keyed, (a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0))).map(
+    ({ ref }) => ref,
+  )
   const entries: InventoryEntry[] = []
   let last: string | null = null
   for (let start = 0; start < sorted.length; start += BATCH) {
