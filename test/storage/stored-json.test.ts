@@ -1,6 +1,6 @@
 import { destr } from 'destr'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import type { Backend } from '../../storage'
+import type { Backend, LocalBackend, RedisBackend } from '../../storage'
 import { SMALL } from '../../storage/cooperative-json'
 import { parseStoredJson, readStoredText } from '../../storage/stored-json'
 import { TimeSlice } from '../../storage/time-slice'
@@ -46,8 +46,8 @@ describe('readStoredText: what destr (unstorage getItem) gives, in turns', () =>
   it('leaves out prototype keys as destr does, and says so; keeps a `constructor` principal', async () => {
     const warn = vi.spyOn(console, 'warn').mockImplementation(() => undefined)
     try {
-      const doc = firewall({ constructor: { prototype: { polluted: true } } })
-      ;(doc.permissions as Record<string, string[]>).constructor = ['fw:read']
+      const doc = firewall(JSON.parse('{"constructor":{"prototype":{"polluted":true}}}'))
+      Object.defineProperty(doc.permissions, 'constructor', { value: ['fw:read'], enumerable: true })
       // `__proto__` at the top, in a large record and in a small one: destr drops each.
       const text = JSON.stringify(doc)
         .replace('{"id"', '{"__proto__":{"polluted":true},"id"')
@@ -120,9 +120,10 @@ describe.each(BACKEND_KINDS)('a 1 MiB document stored and read back (%s)', (kind
       writes: { set: { '{big}:a': doc, '{big}:b': doc } },
       result: 1,
     }))
-    const stored = await backend.storage.getItemRaw('{big}:a')
+    const { storage } = backend as LocalBackend | RedisBackend
+    const stored = await storage.getItemRaw('{big}:a')
     expect(Buffer.isBuffer(stored) ? stored.toString('utf8') : stored).toBe(JSON.stringify(doc))
-    expect(await backend.keyValue.get('{big}:a')).toEqual(await backend.storage.getItem('{big}:a'))
+    expect(await backend.keyValue.get('{big}:a')).toEqual(await storage.getItem('{big}:a'))
     expect(await backend.keyValue.get('{big}:a')).toEqual(doc)
     expect(await backend.keyValue.getMany(['{big}:a', '{big}:absent', '{big}:b'])).toEqual([doc, null, doc])
     const seen = await backend.keyValue.transact(['{big}:b'], (values) => ({
