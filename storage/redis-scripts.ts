@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { TxWrites } from './backend'
+import { stringifyCooperatively } from './cooperative-json'
+import { TimeSlice } from './time-slice'
 
 /**
  * Lua scripts run atomically inside Redis. Keeping them here makes every cross-process
@@ -8,12 +10,15 @@ import type { TxWrites } from './backend'
 
 /**
  * Compare-and-set transaction over KEYS (every key it touches, declared for Redis Cluster). ARGV[1]
- * is a JSON spec naming keys by their index in KEYS:
+ * is a JSON spec naming keys by their index in KEYS and values by their index in ARGV:
  * - `w`: watched keys as [index, 0] (must be absent), [index, 1, value] (must hold exactly it)
  *   or [index, 2, sha1hex] (long values: the hash travels instead of the value, which for a delivery
  *   index is 4 KB on every write);
- * - `s`: [index, value] to set; `d`: indexes to delete; `l`: [index, entries] to XADD;
+ * - `s`: [index, argv] to set KEYS[index] to ARGV[argv]; `d`: indexes to delete; `l`: [index,
+ *   [argv...]] to XADD;
  * - `n` and `m`: a channel to PUBLISH `m` on ('' for none).
+ * Values travel as ARGV of their own, not inside the spec: a 1 MiB firewall written into the spec
+ * was escaped once more by `JSON.stringify` and decoded by cjson inside Redis.
  * Returns {0} on conflict, else {1, xadd ids...}. Runs on the shared connection: no WATCH state.
  */
 export const COMPARE_AND_SET = `
@@ -31,12 +36,12 @@ for _, watched in ipairs(spec.w) do
     return {0}
   end
 end
-for _, pair in ipairs(spec.s) do redis.call('SET', KEYS[pair[1]], pair[2]) end
+for _, pair in ipairs(spec.s) do redis.call('SET', KEYS[pair[1]], ARGV[pair[2]]) end
 for _, index in ipairs(spec.d) do redis.call('DEL', KEYS[index]) end
 local result = {1}
 for _, log in ipairs(spec.l) do
   for _, entry in ipairs(log[2]) do
-    table.insert(result, redis.call('XADD', KEYS[log[1]], '*', 'd', entry))
+    table.insert(result, redis.call('XADD', KEYS[log[1]], '*', 'd', ARGV[entry]))
   end
 end
 if spec.n ~= '' then redis.call('PUBLISH', spec.n, spec.m) end
@@ -54,23 +59,36 @@ function watchedKey(position: number, value: string | null): [number, 0] | [numb
 }
 
 /**
- * The KEYS and the spec (ARGV[1]) of a COMPARE_AND_SET: `watched` raw keys must hold their JSON
- * value (null: absent), then `writes` (keys named as the backend names them, `raw` giving the
- * Redis key; a log `name` is the stream `raw("log:name")`) apply and `publish` goes out. Every key
- * the script touches is declared, so a cluster routes it to the slot's node; the spec names them
- * by position (Lua's KEYS counts from 1).
+ * The KEYS and the ARGV of a COMPARE_AND_SET (the spec, then the values): `watched` raw keys must
+ * hold their JSON value (null: absent), then `writes` (keys named as the backend names them, `raw`
+ * giving the Redis key; a log `name` is the stream `raw("log:name")`) apply and `publish` goes out.
+ * Every key the script touches is declared, so a cluster routes it to the slot's node; the spec
+ * names them by position (Lua's KEYS counts from 1). Values are serialised one after another in
+ * turns (`stringifyCooperatively`, one budget for the whole call): the text `JSON.stringify` writes.
  */
-export function compareAndSetCall(
+export async function compareAndSetCall(
   watched: [string, string | null][],
   writes: Pick<TxWrites, 'set' | 'delete' | 'logs'>,
   raw: (key: string) => string,
   publish: { channel: string; message: string } | null,
-): { keys: string[]; spec: string } {
-  const set = Object.entries(writes.set ?? {}).map(([key, value]) => [raw(key), JSON.stringify(value)] as const)
+): Promise<{ keys: string[]; argv: string[] }> {
+  const slice = new TimeSlice()
+  const keyLists = new WeakMap<object, string[]>()
+  const values: string[] = []
+  /** The ARGV index (Lua counts from 1, ARGV[1] is the spec) of `value`, serialised. */
+  const argv = async (value: unknown): Promise<number> => {
+    values.push((await stringifyCooperatively(value, slice, keyLists)).pieces.join(''))
+    return values.length + 1
+  }
+  const set: [string, number][] = []
+  for (const [key, value] of Object.entries(writes.set ?? {})) set.push([raw(key), await argv(value)])
   const del = (writes.delete ?? []).map(raw)
-  const logs = Object.entries(writes.logs ?? {}).map(
-    ([log, entries]) => [raw(`log:${log}`), entries.map((entry) => JSON.stringify(entry))] as const,
-  )
+  const logs: [string, number[]][] = []
+  for (const [log, entries] of Object.entries(writes.logs ?? {})) {
+    const indexes: number[] = []
+    for (const entry of entries) indexes.push(await argv(entry))
+    logs.push([raw(`log:${log}`), indexes])
+  }
   const keys = [
     ...new Set([...watched.map(([key]) => key), ...set.map(([key]) => key), ...del, ...logs.map(([log]) => log)]),
   ]
@@ -83,7 +101,7 @@ export function compareAndSetCall(
     n: publish?.channel ?? '',
     m: publish?.message ?? '',
   }
-  return { keys, spec: JSON.stringify(spec) }
+  return { keys, argv: [JSON.stringify(spec), ...values] }
 }
 
 /**

@@ -17,6 +17,8 @@ export async function parseFirewallInput(value: unknown, slice = new TimeSlice()
   // A `__proto__` principal stops zod before the entries are read: the whole parse is cheap then.
   const permissions =
     isPlainObject(value.permissions) && !Object.hasOwn(value.permissions, '__proto__') ? value.permissions : null
+  // Its key listing (9-20 ms for 47,500 principals) takes a turn of its own, not the body parse's last.
+  if (permissions) await slice.pause()
   const principals = permissions ? Object.keys(permissions) : []
   const split = { rules: rules !== null, permissions: principals.length > PRINCIPAL_CHUNK }
   if (!split.rules && !split.permissions) return FirewallInput.safeParse(value)

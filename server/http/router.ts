@@ -107,7 +107,7 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       status = reply.status ?? operation.successStatus ?? 200
       if (status === 201) createdId = idOf(reply.body)
       if (reply.json !== undefined) return sendSerialized(event, status, reply.json, reply.headers, operation.mediaType)
-      return sendJson(event, status, reply.body, reply.headers)
+      return await sendJson(event, status, reply.body, reply.headers)
     } catch (error) {
       const { problem, headers, unexpected } = toProblem(error)
       status = problem.status

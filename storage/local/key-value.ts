@@ -1,5 +1,6 @@
 import { eventLogOf, type TxOutcome, type TxWrites } from '../backend'
 import { KeyedMutex } from '../keyed-mutex'
+import { TimeSlice } from '../time-slice'
 import type { KeyValueStore } from '../ports'
 import type { LocalLogs } from './logs'
 import type { LocalSignals } from './signals'
@@ -77,9 +78,12 @@ export class LocalKeyValue implements KeyValueStore {
     // Every value is serialised before any is written: serialising a large one takes turns, and a
     // small one (a write stamp) written meanwhile would be read beside the old large one by a
     // reader that takes no lock (the firewall cache would keep that pair under the new stamp).
-    const prepared = await Promise.all(
-      Object.entries(writes.set ?? {}).map(async ([key, value]) => [key, await this.values.prepare(value)] as const),
-    )
+    // One after another in one budget: started together, each would take its own slice in every turn.
+    const slice = new TimeSlice()
+    const keyLists = new WeakMap<object, string[]>()
+    const prepared: [string, unknown][] = []
+    for (const [key, value] of Object.entries(writes.set ?? {}))
+      prepared.push([key, await this.values.prepare(value, slice, keyLists)])
     await Promise.all([
       ...prepared.map(([key, value]) => this.values.write(key, value)),
       ...(writes.delete ?? []).map((key) => this.values.delete(key)),

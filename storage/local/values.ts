@@ -1,6 +1,8 @@
 import { createStorage, type Storage } from 'unstorage'
 import { reasonOf, StorageFailure } from '../storage-failure'
 import { stringifyCooperatively } from '../cooperative-json'
+import { readStoredText } from '../stored-json'
+import { TimeSlice } from '../time-slice'
 
 /**
  * A driver's answer as a stored value. Stored values are JSON, so an Error object is a driver
@@ -27,16 +29,30 @@ async function failing<T>(operation: string, call: Promise<T>): Promise<T> {
 export class LocalValues {
   constructor(readonly storage: Storage = createStorage()) {}
 
+  /**
+   * What unstorage's `getItem` answers, the stored text parsed in turns (storage/stored-json.ts): the
+   * driver's text is read raw, so a 1 MiB document is not parsed in one go by unstorage first.
+   */
   async get<T>(key: string): Promise<T | null> {
-    return storedValue(await failing('read', this.storage.getItem<T>(key))) as T | null
+    return (await this.valueOf(await this.getRaw(key), new TimeSlice())) as T | null
   }
 
   /** Reads go through the driver's limit (atomic-fs-driver.ts); one failed read fails them all. */
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
     if (keys.length === 0) return []
-    const items = await failing('read', this.storage.getItems(keys))
-    const byKey = new Map(items.map((item) => [item.key, storedValue(item.value)]))
-    return keys.map((key) => (byKey.get(key) ?? null) as T | null)
+    const raws = await Promise.all(keys.map((key) => this.getRaw(key)))
+    // Parsed one after another in one budget: values read together are not parsed in the same turns.
+    const slice = new TimeSlice()
+    const values: (T | null)[] = []
+    for (const raw of raws) values.push((await this.valueOf(raw, slice)) as T | null)
+    return values
+  }
+
+  /** A driver's raw answer as `getItem` would have it: text (the fs driver answers bytes) through destr's rules. */
+  private async valueOf(raw: unknown, slice: TimeSlice): Promise<unknown> {
+    if (raw == null) return null
+    if (typeof raw === 'string') return readStoredText(raw, slice)
+    return Buffer.isBuffer(raw) ? readStoredText(raw.toString('utf8'), slice) : raw
   }
 
   /**
@@ -48,9 +64,14 @@ export class LocalValues {
     return this.write(key, await this.prepare(value))
   }
 
-  /** The value as `write` takes it: an object serialised in turns, anything else as it is. */
-  async prepare(value: unknown): Promise<unknown> {
-    return value !== null && typeof value === 'object' ? (await stringifyCooperatively(value)).pieces.join('') : value
+  /**
+   * The value as `write` takes it: an object serialised in turns, anything else as it is. Values
+   * prepared together share `slice` and `keyLists` (a firewall and its history entry hold the same
+   * permissions record, whose 47,500 keys are listed once).
+   */
+  async prepare(value: unknown, slice = new TimeSlice(), keyLists?: WeakMap<object, string[]>): Promise<unknown> {
+    if (value === null || typeof value !== 'object') return value
+    return (await stringifyCooperatively(value, slice, keyLists)).pieces.join('')
   }
 
   /** Writes what `prepare` made of a value. */

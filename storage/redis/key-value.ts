@@ -1,10 +1,13 @@
 import type { Cluster } from 'ioredis'
+import { joinKeys } from 'unstorage'
 import { eventLogOf, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
 import type { KeyValueStore } from '../ports'
 import { COMPARE_AND_SET, compareAndSetCall } from '../redis-scripts'
 import { keys as storageKeys } from '../repositories/keys'
 import { evalScript } from '../redis-eval'
 import { assertOneSlot } from '../redis-target'
+import { parseStoredJson, readStoredText } from '../stored-json'
+import { TimeSlice } from '../time-slice'
 import type { RedisConnection } from './connection'
 
 const MAX_TX_ATTEMPTS = 200
@@ -18,13 +21,15 @@ const MAX_TX_ATTEMPTS = 200
 export class RedisKeyValue implements KeyValueStore {
   constructor(private readonly connection: RedisConnection) {}
 
-  get<T>(key: string): Promise<T | null> {
-    return this.connection.storage.getItem<T>(key) as Promise<T | null>
+  /** What unstorage's `getItem` answers (destr's rules), a large document parsed in turns (stored-json.ts). */
+  async get<T>(key: string): Promise<T | null> {
+    // The Redis key unstorage's driver reads for `key` (the storage's key rules, under the prefix).
+    const [text] = await this.connection.readRaw([joinKeys(this.connection.prefix, key)])
+    return text == null ? null : ((await readStoredText(text)) as T)
   }
 
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
-    const values = await this.connection.readRaw(keys.map((key) => this.connection.raw(key)))
-    return values.map((value) => (value == null ? null : (JSON.parse(value) as T)))
+    return (await parseAll(await this.connection.readRaw(keys.map((key) => this.connection.raw(key))))) as (T | null)[]
   }
 
   set(key: string, value: unknown): Promise<void> {
@@ -101,7 +106,8 @@ export class RedisKeyValue implements KeyValueStore {
         current = keys.map((key) => (values.get(key) == null ? null : JSON.stringify(values.get(key))))
       } else {
         current = await this.connection.readRaw(rawKeys)
-        values = new Map(keys.map((key, index) => [key, current[index] == null ? null : JSON.parse(current[index]!)]))
+        const parsed = await parseAll(current)
+        values = new Map(keys.map((key, index) => [key, parsed[index]]))
       }
       let outcome: TxOutcome<R>
       try {
@@ -114,7 +120,7 @@ export class RedisKeyValue implements KeyValueStore {
       }
       const { writes, result } = outcome
       const eventLog = eventLogOf(keys, writes)
-      const cas = compareAndSetCall(
+      const cas = await compareAndSetCall(
         rawKeys.map((key, index): [string, string | null] => [key, current[index]]),
         eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
         raw,
@@ -126,7 +132,7 @@ export class RedisKeyValue implements KeyValueStore {
         COMPARE_AND_SET,
         cas.keys.length,
         ...cas.keys,
-        cas.spec,
+        ...cas.argv,
       )) as unknown[]
       if (reply[0] === 1) return result
       if (assumed) {
@@ -139,6 +145,14 @@ export class RedisKeyValue implements KeyValueStore {
     }
     throw new TransactionConflictError(keys)
   }
+}
+
+/** Raw JSON values read together, parsed one after another in one budget of turns (null stays null). */
+async function parseAll(texts: (string | null)[]): Promise<unknown[]> {
+  const slice = new TimeSlice()
+  const values: unknown[] = []
+  for (const text of texts) values.push(text == null ? null : await parseStoredJson(text, slice))
+  return values
 }
 
 /** Escapes Redis glob characters so a prefix matches only itself. */

@@ -205,44 +205,31 @@ const oversubscribed = () => loadavg()[0] > 1.5 * availableParallelism()
 
 /**
  * Every probe within HEALTHZ_BOUND_MS, or matched by a GC pause of the server as long (see the file
- * comment), unless the server's own loop never waited `serverCeilingMs`: then a slow probe waited
+ * comment), unless the server's own loop never waited HEALTHZ_BOUND_MS: then a slow probe waited
  * in this process or the kernel, not in the server (seen on a quiet machine: one 68 ms probe while
- * the server's longest delay was 31.5 ms). `serverCeilingMs` is the CONTRACT's 50 ms where the
- * server meets it; the 1 MiB firewall write does not yet (52-61 ms on a quiet machine) and holds a
- * ceiling of its own, named where it is called. On an oversubscribed machine (other test runs
- * sharing the cores) the bound cannot be judged from outside the server: the test says so in its
- * output and holds what any run shows, the probes' median within the bound and no freeze of the
- * server's loop (half a second).
+ * the server's longest delay was 31.5 ms). On an oversubscribed machine (other test runs sharing
+ * the cores) the bound cannot be judged from outside the server: the test says so in its output
+ * and holds what any run shows, the probes' median within the bound and no freeze of the server's
+ * loop (half a second).
  */
-function expectWithinBound(
-  figures: { probes: number[]; serverMaxMs: number; longGcPauses: number },
-  serverCeilingMs = HEALTHZ_BOUND_MS,
-): void {
+function expectWithinBound(figures: { probes: number[]; serverMaxMs: number; longGcPauses: number }): void {
   const { probes, serverMaxMs, longGcPauses } = figures
   const slow = probes.filter((ms) => ms >= HEALTHZ_BOUND_MS)
   const load = loadavg()[0]
   const report =
     `${probes.length} probes, ${slow.length} of ${HEALTHZ_BOUND_MS} ms or more (${slow.map(Math.round).join(' ')}); ` +
-    `server loop max ${serverMaxMs.toFixed(1)} ms (ceiling ${serverCeilingMs} ms); ` +
+    `server loop max ${serverMaxMs.toFixed(1)} ms; ` +
     `GC pauses of 50 ms or more: ${longGcPauses}; load ${load.toFixed(1)} on ${availableParallelism()} cores`
   expect(median(probes), report).toBeLessThan(HEALTHZ_BOUND_MS)
   expect(serverMaxMs, report).toBeLessThan(500)
   if (!oversubscribed()) {
     console.log(`healthz: ${report}`)
-    const heldByServer = serverMaxMs >= serverCeilingMs ? slow.length : 0
+    const heldByServer = serverMaxMs >= HEALTHZ_BOUND_MS ? slow.length : 0
     expect(heldByServer, report).toBeLessThanOrEqual(longGcPauses)
     return
   }
   console.warn(`healthz: machine oversubscribed, the ${HEALTHZ_BOUND_MS} ms bound NOT judged: ${report}`)
 }
-
-/**
- * The 1 MiB firewall write's ceiling on the server's loop delay: short of the CONTRACT's 50 ms
- * (reading the stored document back, the Redis write and the answer's serialisation still run in
- * one go: docs/security.md), and a guard against the 400 ms it took before validation and the diff
- * took turns.
- */
-const FIREWALL_WRITE_CEILING_MS = 150
 
 /** Reads an answer's body as bytes, chunk by chunk (this process decodes nothing while probing). */
 async function bytesOf(response: Response): Promise<Buffer> {
@@ -482,22 +469,33 @@ describe('the largest API body (the 1 MiB body limit): 47,500 principals, or 9,0
     ['47,500 principals', principals, 'big-principals'],
     ['9,000 rules', rules, 'big-rules'],
   ] as const) {
-    it(`creates and replaces a firewall of ${what} with every /healthz probe within 50 ms (GC pauses aside)`, async () => {
+    it(`creates, replaces, reads and rolls back a firewall of ${what} with every /healthz probe within 50 ms (GC pauses aside)`, async () => {
       const bodies = [body('a'), body('b')]
       for (const sent of bodies) expect(Buffer.byteLength(JSON.stringify(sent))).toBeGreaterThan(MB - 48 * 1024)
       const statuses: number[] = []
+      let read: Buffer = Buffer.alloc(0)
       const figures = await loopWhile(async () => {
         for (const sent of bodies) statuses.push((await api('PUT', `/v1/${NS}/config/${id}`, sent)).status)
+        const response = await fetch(`${server.url}/v1/${NS}/config/${id}`, {
+          headers: { authorization: `Bearer ${TOKEN}` },
+        })
+        statuses.push(response.status)
+        read = await bytesOf(response)
+        statuses.push((await api('PUT', `/v1/${NS}/config/${id}/version/1`)).status)
       })
-      expect(statuses).toEqual([201, 200])
-      expectWithinBound(figures, FIREWALL_WRITE_CEILING_MS)
-      const stored = await api('GET', `/v1/${NS}/config/${id}`)
+      expect(statuses).toEqual([201, 200, 200, 200])
+      expectWithinBound(figures)
+      const replaced = JSON.parse(read.toString())
+      const rolledBack = (await api('GET', `/v1/${NS}/config/${id}`)).body
+      expect([replaced.version, rolledBack.version]).toEqual([2, 3])
       if (body === principals) {
-        expect(Object.keys(stored.body.permissions)).toHaveLength(47_500)
-        expect(stored.body.permissions.ub47499).toEqual(['fw:read'])
+        expect(Object.keys(replaced.permissions)).toHaveLength(47_500)
+        expect(replaced.permissions.ub47499).toEqual(['fw:read'])
+        expect(rolledBack.permissions.ua47499).toEqual(['fw:read'])
       } else {
-        expect(stored.body.rules).toHaveLength(9000)
-        expect(stored.body.rules[8999].id).toBe('rb8999')
+        expect(replaced.rules).toHaveLength(9000)
+        expect(replaced.rules[8999].id).toBe('rb8999')
+        expect(rolledBack.rules[8999].id).toBe('ra8999')
       }
       expect((await api('DELETE', `/v1/${NS}/config/${id}`)).status).toBe(204)
     }, 120_000)
