@@ -164,7 +164,9 @@ export class WebhookRecordRepository {
           }
           const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
           if (!ids.includes(deliveryId)) {
-            const next = [deliveryId, ...ids].sort().reverse()
+            // Ids are time-ordered: a new delivery's is usually the newest, and goes first unsorted.
+            const next =
+              ids.length === 0 || deliveryId > ids[0] ? [deliveryId, ...ids] : [deliveryId, ...ids].sort().reverse()
             set[indexKey] = { ids: next.slice(0, RECORDS_KEPT) }
             removed.push(
               ...next
