@@ -24,6 +24,7 @@ import { benchTargets, type BenchTarget, type OpenTarget } from './support/bench
 import { eventProducer, sleep, until } from './support/event-producer'
 import { audit, percentile, WebhookSink } from './support/webhook-sink'
 import { eventsFromApi } from './support/events-from-api'
+import { cpuSeconds } from './support/process-cpu'
 
 const NS = 'default'
 const { ping, produce } = eventProducer(NS)
@@ -121,7 +122,13 @@ async function fanOut(
     `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} upserts)`
 }
 
-async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], figures: Figures): Promise<void> {
+async function lightLoad(
+  server: RunningServer,
+  backend: Backend,
+  sink: WebhookSink,
+  hooks: string[],
+  figures: Figures,
+): Promise<void> {
   // Warm-up, not measured: run alone (BENCH_PHASES=light), the first bursts are the JIT's and the
   // connection pool's, and a handful of them fill the p99 of a steady 2 events/s.
   await sink.reset()
@@ -129,14 +136,32 @@ async function lightLoad(backend: Backend, sink: WebhookSink, hooks: string[], f
   await until(() => sink.received() >= warm.length * hooks.length, 30_000)
   await sink.reset()
   const appended = new Map<string, number>()
+  const cpuBefore = cpuSeconds(server.process.pid)
   const ids = await produce(backend, 'bench', 2, LIGHT_SECONDS, appended)
   await until(() => sink.received() >= ids.length * hooks.length, 30_000)
+  const cpu = cpuSeconds(server.process.pid) - cpuBefore
   const latencies: number[] = []
+  // Per event: its first and its last receipt (of the 100 webhooks). The first is the path every
+  // delivery takes (notification, read, take, send); the spread after it is the work of the others.
+  const first = new Map<string, number>()
+  const last = new Map<string, number>()
   for (const log of (await sink.collect()).values())
-    for (const [id, at] of log.at) if (appended.has(id)) latencies.push(at - appended.get(id)!)
+    for (const [id, at] of log.at) {
+      if (!appended.has(id)) continue
+      const latency = at - appended.get(id)!
+      latencies.push(latency)
+      first.set(id, Math.min(first.get(id) ?? Infinity, latency))
+      last.set(id, Math.max(last.get(id) ?? -Infinity, latency))
+    }
   latencies.sort((a, b) => a - b)
+  const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b)
+  const [firsts, lasts] = [sorted(first.values()), sorted(last.values())]
   figures['light load event time -> receipt'] =
     `p50 ${percentile(latencies, 50).toFixed(0)} ms   p99 ${percentile(latencies, 99).toFixed(0)} ms (${latencies.length} receipts)`
+  figures['light load first / last receipt of an event'] =
+    `first p50 ${percentile(firsts, 50).toFixed(0)} ms p99 ${percentile(firsts, 99).toFixed(0)} ms; last p50 ${percentile(lasts, 50).toFixed(0)} ms p99 ${percentile(lasts, 99).toFixed(0)} ms`
+  figures['light load service CPU'] =
+    `${((cpu * 1e3) / Math.max(1, ids.length)).toFixed(2)} ms per event (${hooks.length} deliveries), ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(0)} µs per delivery`
 }
 
 async function memory(
@@ -271,7 +296,7 @@ async function appendedPhases(
     stage = `${benchTarget.label}: memory`
     if (PHASES.has('memory')) await memory(target, backend, hooks, webhookIds, figures)
     stage = `${benchTarget.label}: light`
-    if (PHASES.has('light')) await lightLoad(backend, sink, hooks, figures)
+    if (PHASES.has('light')) await lightLoad(server, backend, sink, hooks, figures)
     stage = `${benchTarget.label}: one`
     if (PHASES.has('one')) await oneWebhook(server, backend, sink, figures)
   } finally {

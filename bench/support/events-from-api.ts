@@ -1,8 +1,8 @@
-import { readFileSync } from 'node:fs'
 import { EventLogRepository } from '../../storage/repositories/event-log'
 import { startServer, type RunningServer } from '../../test/support/server'
 import type { OpenTarget } from './bench-targets'
 import { sleep } from './event-producer'
+import { cpuSeconds } from './process-cpu'
 import { upsertLoad } from './upsert-load'
 import { audit, percentile, type WebhookSink } from './webhook-sink'
 
@@ -20,16 +20,6 @@ interface PhaseOptions {
 }
 
 type Figures = Record<string, string>
-
-/** CPU seconds a process used so far (user + system), from /proc; NaN where there is no /proc. */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return NaN
-  }
-}
 
 const sum = (values: number[]) => values.reduce((a, b) => a + b, 0)
 

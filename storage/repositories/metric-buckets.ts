@@ -18,6 +18,9 @@ export interface Bucket {
 /** Index keys a writer remembers: 3 per webhook, so 10,000 webhooks actively delivering from one process. */
 export const METRIC_INDEXES_REMEMBERED = 30_000
 
+/** The counters in their stored order (ZERO_COUNTERS'), so a bucket's JSON keeps its shape. */
+const COUNTER_NAMES = Object.keys(ZERO_COUNTERS) as (keyof MetricCounters)[]
+
 /** A bucket's first write found its index key unread: the write is done again with the indexes. */
 class IndexNeeded extends Error {}
 
@@ -85,12 +88,10 @@ export class MetricBucketWriter {
       const stored = values.get(key) as MetricCounters | null
       if (!stored && !values.has(index)) throw new IndexNeeded()
       const current = stored ?? ZERO_COUNTERS
-      set[key] = Object.fromEntries(
-        Object.entries(ZERO_COUNTERS).map(([name]) => [
-          name,
-          current[name as keyof MetricCounters] + (delta[name as keyof MetricCounters] ?? 0),
-        ]),
-      ) as unknown as MetricCounters
+      // A plain loop: it runs for three buckets on every attempt.
+      const counters = {} as MetricCounters
+      for (const name of COUNTER_NAMES) counters[name] = current[name] + (delta[name] ?? 0)
+      set[key] = counters
       const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
       if (!stored && !starts.includes(start)) set[index] = { starts: [...starts, start].sort((a, b) => a - b) }
     }

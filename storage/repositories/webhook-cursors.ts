@@ -1,4 +1,5 @@
 import type { Backend, TxWrites } from '../backend'
+import type { TxPart } from '../tx-part'
 import type { StoredEvent } from '../model/events'
 import type { WebhookRecord } from '../model/webhook'
 import { webhookKeys as keys } from './webhook-keys'
@@ -74,15 +75,29 @@ export class WebhookCursorRepository {
     change: (current: WebhookCursor | null) => CursorChange<R>,
     assumed?: WebhookCursor | null,
   ): Promise<R> {
+    const { keys: txKeys, body, assume } = this.part(ns, id, change, assumed)
+    return this.backend.keyValue.transact(txKeys, body, assume ? { assume } : {})
+  }
+
+  /**
+   * `update` as a part of a transaction another repository runs (storage/tx-part.ts): the cursor
+   * moves in the same atomic write as what that transaction stores.
+   */
+  part<R>(
+    ns: string,
+    id: string,
+    change: (current: WebhookCursor | null) => CursorChange<R>,
+    assumed?: WebhookCursor | null,
+  ): TxPart<R> {
     const key = keys.cursor(ns, id)
-    return this.backend.keyValue.transact(
-      [key],
-      (values) => {
+    return {
+      keys: [key],
+      ...(assumed === undefined ? {} : { assume: new Map([[key, assumed]]) }),
+      body: (values) => {
         const { next, events, result } = change(values.get(key) as WebhookCursor | null)
         return { writes: cursorWrites(key, next, events), result }
       },
-      assumed === undefined ? {} : { assume: new Map([[key, assumed]]) },
-    )
+    }
   }
 
   /**

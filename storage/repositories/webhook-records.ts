@@ -1,4 +1,6 @@
+import { LRUCache } from 'lru-cache'
 import type { Backend } from '../backend'
+import { mergeWrites, type TxPart } from '../tx-part'
 import {
   BUCKETS,
   RECORDS_KEPT,
@@ -29,7 +31,19 @@ interface SaveExtras {
   attempt?: AttemptRecord
   metrics?: { at: number; delta: Partial<MetricCounters> }
   mayFail?: boolean
+  /** The first attempt of a delivery this process made up: its record and attempts are assumed absent. */
+  firstAttempt?: boolean
+  /** Written in the same transaction (the cursor moving past the batch this attempt completes). */
+  alongside?: TxPart<unknown>
 }
+
+/**
+ * Values of the keys every attempt of a webhook rewrites (its delivery index and metric buckets),
+ * as this process's last write left them. An attempt assumes them and writes in one round trip
+ * instead of reading first; should another process have written since, the write finds out and
+ * reads (storage/ports.ts `TxOptions.assume`). Bounded: an index is about 4 KB.
+ */
+const KEYS_REMEMBERED = 10_000
 
 /** What `queueRedeliveries` did: queued, or refused (the queue is full); `waiting`: redeliveries queued now. */
 export interface QueueOutcome {
@@ -41,6 +55,7 @@ export interface QueueOutcome {
 export class WebhookRecordRepository {
   /** Counter writes and the cache of bucket indexes known stored (metric-buckets.ts). */
   private readonly counters = new MetricBucketWriter()
+  private readonly written = new LRUCache<string, { value: unknown }>({ max: KEYS_REMEMBERED })
 
   constructor(private readonly backend: Pick<Backend, 'keyValue'>) {}
 
@@ -117,43 +132,84 @@ export class WebhookRecordRepository {
     build: (previous: AnyStoredRecord | null) => StoredDeliveryRecord,
     extras: SaveExtras = {},
   ): Promise<StoredDeliveryRecord> {
-    const { attempt, metrics, mayFail } = extras
+    const { attempt, metrics, mayFail, firstAttempt, alongside } = extras
     const indexKey = keys.deliveryIndex(ns, webhook)
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
     const ledgerKey = keys.failedDeliveries(ns, webhook)
     const buckets = metrics ? this.counters.buckets(ns, webhook, metrics.at) : []
     const txKeys = [indexKey, recordKey, attemptsKey, ...(mayFail ? [ledgerKey] : [])]
-    return this.counters.run(buckets, (metricKeys) =>
-      this.backend.keyValue.transact([...txKeys, ...metricKeys], (values) => {
-        const record = build(values.get(recordKey) as AnyStoredRecord | null)
-        const set: Record<string, unknown> = {
-          [recordKey]: record,
-          ...(metrics ? this.counters.counted(buckets, values, metrics.delta) : {}),
-        }
-        const removed: string[] = []
-        if (attempt)
-          set[attemptsKey] = {
-            items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
+    return this.counters.run(buckets, async (metricKeys) => {
+      const allKeys = [...txKeys, ...metricKeys, ...(alongside?.keys ?? [])]
+      const assume = this.assumed([indexKey, ...metricKeys], firstAttempt ? [recordKey, attemptsKey] : [], alongside)
+      let seen: { values: Map<string, unknown>; set: Record<string, unknown>; removed: string[] } | null = null
+      const result = await this.backend.keyValue.transact(
+        allKeys,
+        (values) => {
+          const record = build(values.get(recordKey) as AnyStoredRecord | null)
+          const set: Record<string, unknown> = {
+            [recordKey]: record,
+            ...(metrics ? this.counters.counted(buckets, values, metrics.delta) : {}),
           }
-        if (mayFail && record.status === 'failed') {
-          const { ledger, dropped } = enterFailed(values.get(ledgerKey) as FailedLedger | null, record)
-          set[ledgerKey] = ledger
-          set[keys.failedDelivery(ns, webhook, deliveryId)] = record
-          removed.push(...dropped.map((id) => keys.failedDelivery(ns, webhook, id)))
-        }
-        const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
-        if (ids.includes(deliveryId)) return { writes: { set, delete: removed }, result: record }
-        const next = [deliveryId, ...ids].sort().reverse()
-        const kept = next.slice(0, RECORDS_KEPT)
-        removed.push(
-          ...next
-            .slice(RECORDS_KEPT)
-            .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
-        )
-        return { writes: { set: { ...set, [indexKey]: { ids: kept } }, delete: removed }, result: record }
-      }),
-    )
+          const removed: string[] = []
+          if (attempt)
+            set[attemptsKey] = {
+              items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
+            }
+          if (mayFail && record.status === 'failed') {
+            const { ledger, dropped } = enterFailed(values.get(ledgerKey) as FailedLedger | null, record)
+            set[ledgerKey] = ledger
+            set[keys.failedDelivery(ns, webhook, deliveryId)] = record
+            removed.push(...dropped.map((id) => keys.failedDelivery(ns, webhook, id)))
+          }
+          const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
+          if (!ids.includes(deliveryId)) {
+            // Ids are time-ordered: a new delivery's is usually the newest, and goes first unsorted.
+            const next =
+              ids.length === 0 || deliveryId > ids[0] ? [deliveryId, ...ids] : [deliveryId, ...ids].sort().reverse()
+            set[indexKey] = { ids: next.slice(0, RECORDS_KEPT) }
+            removed.push(
+              ...next
+                .slice(RECORDS_KEPT)
+                .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
+            )
+          }
+          seen = { values, set, removed }
+          const own = { set, delete: removed }
+          return { writes: alongside ? mergeWrites(own, alongside.body(values).writes) : own, result: record }
+        },
+        assume ? { assume } : {},
+      )
+      if (seen) this.remember([indexKey, ...metricKeys], seen)
+      return result
+    })
+  }
+
+  /**
+   * What `keys` hold as this process last wrote them, `absent` as absent, and what `alongside`
+   * assumes: all of them, or null when one is unknown (the transaction reads them all then).
+   */
+  private assumed(known: string[], absent: string[], alongside?: TxPart<unknown>): Map<string, unknown> | null {
+    if (alongside && !alongside.assume) return null
+    const assume = new Map<string, unknown>(alongside?.assume)
+    for (const key of absent) assume.set(key, null)
+    for (const key of known) {
+      const entry = this.written.get(key)
+      if (!entry) return null
+      assume.set(key, entry.value)
+    }
+    return assume
+  }
+
+  /** Keeps what a committed transaction left in `keys`: its writes, or the values it ran on. */
+  private remember(
+    txKeys: string[],
+    seen: { values: Map<string, unknown>; set: Record<string, unknown>; removed: string[] },
+  ): void {
+    for (const key of txKeys)
+      this.written.set(key, {
+        value: key in seen.set ? seen.set[key] : seen.removed.includes(key) ? null : (seen.values.get(key) ?? null),
+      })
   }
 
   /** Failed deliveries kept for `recover` (oldest first), beyond the 128 records. */
@@ -172,12 +228,14 @@ export class WebhookRecordRepository {
    */
   addMetrics(ns: string, webhook: string, at: number, delta: Partial<MetricCounters>): Promise<void> {
     const buckets = this.counters.buckets(ns, webhook, at)
-    return this.counters.run(buckets, (metricKeys) =>
-      this.backend.keyValue.transact(metricKeys, (values) => ({
-        writes: { set: this.counters.counted(buckets, values, delta) },
-        result: undefined,
-      })),
-    )
+    return this.counters.run(buckets, async (metricKeys) => {
+      let seen: { values: Map<string, unknown>; set: Record<string, unknown>; removed: string[] } | null = null
+      await this.backend.keyValue.transact(metricKeys, (values) => {
+        seen = { values, set: this.counters.counted(buckets, values, delta), removed: [] }
+        return { writes: { set: seen.set }, result: undefined }
+      })
+      if (seen) this.remember(metricKeys, seen)
+    })
   }
 
   /** Removes the buckets of each size that start before that size's cutoff; returns how many went. */
@@ -189,6 +247,9 @@ export class WebhookRecordRepository {
         const starts = (values.get(index) as MetricIndex | null)?.starts ?? []
         const old = starts.filter((start) => start < cutoffs[size])
         if (old.length === 0) return { writes: {}, result: 0 }
+        // Whatever this process remembers of them is stale now (and read again by the next write).
+        this.written.delete(index)
+        for (const start of old) this.written.delete(keys.metrics(ns, webhook, size, start))
         const kept = starts.filter((start) => start >= cutoffs[size])
         return {
           writes: {
@@ -237,6 +298,7 @@ export class WebhookRecordRepository {
       ...(index?.ids ?? []).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
       ...(ledger?.items ?? []).map((item) => keys.failedDelivery(ns, webhook, item.id)),
     ]
+    this.written.delete(keys.deliveryIndex(ns, webhook))
     await Promise.all([
       ...recordKeys.map((key) => this.backend.keyValue.delete(key)),
       this.backend.keyValue.delete(keys.deliveryIndex(ns, webhook)),

@@ -100,7 +100,17 @@ function typeMatches(pattern: string, type: string): boolean {
  * events must also come from a firewall in scope (`event.data.firewall`).
  */
 export function matchesWebhook(event: Pick<NamespaceEvent, 'type' | 'data'>, webhook: WebhookSubscription): boolean {
-  if (!webhook.enabled) return false
+  return webhook.enabled && matchesSubscription(event, webhook)
+}
+
+/**
+ * `matchesWebhook` as if the webhook were enabled (the delivery feed judges that by the event's
+ * time): run for every webhook on every event read, so it copies nothing.
+ */
+export function matchesSubscription(
+  event: Pick<NamespaceEvent, 'type' | 'data'>,
+  webhook: Omit<WebhookSubscription, 'enabled'>,
+): boolean {
   if (event.type.startsWith('webhook.')) return true
   if (!webhook.eventTypes.some((pattern) => typeMatches(pattern, event.type))) return false
   if (webhook.firewalls.length === 0) return true

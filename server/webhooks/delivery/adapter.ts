@@ -23,6 +23,7 @@ import type { WebhookRecord } from '../configuration/model'
 import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
 import type { NamespaceEvent } from '../../events/schemas'
 import type { DeliveryLeases } from './delivery-leases'
+import type { TxPart } from '../../../storage/tx-part'
 
 interface AdapterDeps {
   runtime: WebhookRuntime
@@ -233,39 +234,44 @@ async function record(
   const delay = status === 'retrying' ? retryDelay(input.attempt, outcome, runtime.settings.retryScheduleMs) : null
   const nextAttemptAt = delay === null ? null : finishedAt + delay
   const attempt = attemptRecord({ attempt: input.attempt, outcome, startedAt, nextAttemptAt })
-  // Record and metrics first, then drop the batch: a crash in between re-sends, never loses.
-  await runtime.records.saveDelivery(
-    ns,
-    id,
-    input.deliveryId,
-    (previous) =>
-      recordAfterAttempt(previous, {
-        webhook: id,
-        deliveryId: input.deliveryId,
-        attempt: input.attempt,
-        status,
-        events,
-        source: { eventIds: inFlight.batch.eventIds, after: inFlight.batch.after, last: inFlight.batch.last },
-        outcome,
-        startedAt,
-        finishedAt,
-      }),
-    {
-      attempt,
-      metrics: {
-        at: finishedAt,
-        delta: {
-          deliveriesSuccess: ok ? 1 : 0,
-          deliveriesFailed: ok ? 0 : 1,
-          eventsSent: ok ? events.length : 0,
-          eventsDropped: status === 'failed' ? events.length : 0,
-          totalDeliveryMillis: outcome.durationMillis,
+  // One transaction: the record, its attempt and the metrics, and (when the batch is done) the
+  // cursor moving past it. A crash before it re-sends the batch, never loses it.
+  const save = (alongside?: TxPart<unknown>) =>
+    runtime.records.saveDelivery(
+      ns,
+      id,
+      input.deliveryId,
+      (previous) =>
+        recordAfterAttempt(previous, {
+          webhook: id,
+          deliveryId: input.deliveryId,
+          attempt: input.attempt,
+          status,
+          events,
+          source: { eventIds: inFlight.batch.eventIds, after: inFlight.batch.after, last: inFlight.batch.last },
+          outcome,
+          startedAt,
+          finishedAt,
+        }),
+      {
+        attempt,
+        metrics: {
+          at: finishedAt,
+          delta: {
+            deliveriesSuccess: ok ? 1 : 0,
+            deliveriesFailed: ok ? 0 : 1,
+            eventsSent: ok ? events.length : 0,
+            eventsDropped: status === 'failed' ? events.length : 0,
+            totalDeliveryMillis: outcome.durationMillis,
+          },
         },
+        // A failed delivery stays within `recover`'s reach beyond the records kept.
+        mayFail: status === 'failed',
+        firstAttempt: input.attempt === 1,
+        alongside,
       },
-      // A failed delivery stays within `recover`'s reach beyond the records kept.
-      mayFail: status === 'failed',
-    },
-  )
-  if (status !== 'retrying') await feed.complete(input.deliveryId)
+    )
+  if (status === 'retrying') await save()
+  else await feed.complete(input.deliveryId, save)
   return { outcome, startedAt, finishedAt, bufferedEvents: feed.buffered() }
 }

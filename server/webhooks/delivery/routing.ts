@@ -1,5 +1,5 @@
 import type { NamespaceEvent } from '../../events/schemas'
-import { matchesWebhook } from '../configuration/event-types'
+import { matchesSubscription } from '../configuration/event-types'
 import type { WebhookRecord } from '../configuration/model'
 
 /**
@@ -13,7 +13,7 @@ export function routes(event: NamespaceEvent, webhook: WebhookRecord): boolean {
   if (event.time < webhook.createdAt) return false
   if (event.type.startsWith('webhook.') && (event.data as { webhook?: string }).webhook !== webhook.id) return false
   if (wasPaused(event.time, webhook)) return false
-  return matchesWebhook(event, { ...webhook, enabled: true })
+  return matchesSubscription(event, webhook)
 }
 
 /** True when `time` falls in a span the webhook was disabled (or it is disabled and has no span: older documents). */

@@ -12,19 +12,39 @@ type Seen = { value: unknown; context: DeliveryContext }
 const isPassing = (value: unknown) =>
   value === 'dispatching' || (typeof value === 'object' && value !== null && 'delivering' in value)
 
+/** Resting states a webhook delivering steadily goes between, several times a second. */
+const isFlowing = (value: unknown) => value === 'active' || value === 'pacing'
+
 /**
- * Whether a transition changed anything a restore needs. A new buffered count alone does not
- * (the feed recounts on adoption): storing every one would cost a snapshot write per webhook for
- * each append.
+ * Context a restore can do without from the very last attempt: the pacing window (an adopting
+ * process takes over a lease time after the last renewal, 10 s by default, when the window of a
+ * whole rate is 1 s), the last outcome, and what the feed recounts on adoption.
  */
-function worthStoring(previous: Seen | null, next: Seen): boolean {
+const PACING_ONLY = new Set(['bufferedEvents', 'now', 'recentStarts', 'lastOutcome', 'pacedUntil'])
+
+/** How long a pacing-only change may wait before it is stored (a later one replaces it meanwhile). */
+export const PACING_WRITE_DELAY_MS = 1_000
+
+/**
+ * Whether a transition changed anything a restore needs: `now`, `later` (only the pacing window,
+ * between flowing states: stored within PACING_WRITE_DELAY_MS, one write for the attempts of
+ * that time instead of one each) or `never`. A new buffered count alone is never stored (the
+ * feed recounts on adoption): storing every one would cost a snapshot write per webhook for each append.
+ */
+function worthStoring(previous: Seen | null, next: Seen): 'now' | 'later' | 'never' {
   // Taking and sending are redone from the last resting state: the stored cursor holds the batch
   // in flight (same delivery id), and every outcome leads to a resting state that is stored.
-  if (isPassing(next.value)) return false
-  if (!previous || stateName(previous.value) !== stateName(next.value)) return true
+  if (isPassing(next.value)) return 'never'
+  if (!previous) return 'now'
   const before = previous.context as unknown as Record<string, unknown>
   const after = next.context as unknown as Record<string, unknown>
-  return Object.keys(after).some((key) => key !== 'bufferedEvents' && key !== 'now' && after[key] !== before[key])
+  const changed = Object.keys(after).filter(
+    (key) => key !== 'bufferedEvents' && key !== 'now' && after[key] !== before[key],
+  )
+  const sameState = stateName(previous.value) === stateName(next.value)
+  if (sameState && changed.length === 0) return 'never'
+  if (isFlowing(previous.value) && isFlowing(next.value) && changed.every((key) => PACING_ONLY.has(key))) return 'later'
+  return 'now'
 }
 
 /**
@@ -37,6 +57,10 @@ export class SnapshotWriter {
   private stopped = false
   /** The snapshot last handed to storage (what it holds, or is about to). */
   private persisted: Seen | null = null
+  /** A pacing-only change waiting to be stored. */
+  private deferred: NodeJS.Timeout | null = null
+  /** Its time came while the actor was passing through: stored at the next resting state. */
+  private due = false
 
   constructor(
     private readonly ref: string,
@@ -49,10 +73,28 @@ export class SnapshotWriter {
   /** After a transition: stores the actor's snapshot when a restore needs what changed. */
   note(): void {
     const current = this.actor.getSnapshot()
-    if (!worthStoring(this.persisted, current)) return
+    if (this.stopped || isPassing(current.value)) return
+    const when = this.due ? 'now' : worthStoring(this.persisted, current)
+    if (when === 'never') return
+    if (when === 'later') {
+      this.deferred ??= setTimeout(() => {
+        this.deferred = null
+        this.due = true
+        this.note()
+      }, PACING_WRITE_DELAY_MS)
+      return
+    }
+    this.store(current)
+  }
+
+  private store(current: Seen): void {
+    if (this.deferred) clearTimeout(this.deferred)
+    this.deferred = null
+    this.due = false
+    if (this.stopped) return
     this.persisted = { value: current.value, context: current.context }
     this.dirty = true
-    if (this.writing || this.stopped) return
+    if (this.writing) return
     this.writing = this.track(
       (async () => {
         while (this.dirty && !this.stopped) {
@@ -65,7 +107,7 @@ export class SnapshotWriter {
         .finally(() => {
           this.writing = null
           // A transition that arrived after the loop's last check but before this line.
-          if (this.dirty) this.note()
+          if (this.dirty) this.store(this.persisted!)
         }),
     )
   }
@@ -73,6 +115,8 @@ export class SnapshotWriter {
   /** No more writes (the actor is retired here, or about to be stored a last time by `final`). */
   stop(): void {
     this.stopped = true
+    if (this.deferred) clearTimeout(this.deferred)
+    this.deferred = null
   }
 
   /** Stops, waits for a write still running (it must not land after this one), stores the snapshot. */

@@ -7,6 +7,10 @@ import {
   type WebhookCursor,
   type WebhookCursorRepository,
 } from '../../../storage/repositories/webhook-cursors'
+import type { TxPart } from '../../../storage/tx-part'
+
+/** Commits a cursor write as part of the caller's own transaction (storage/tx-part.ts). */
+export type CommitWith = (part: TxPart<unknown>) => Promise<unknown>
 
 /** The stored cursor changed under this process: another one owns the webhook now, or it was deleted. */
 export class StaleCursorError extends Error {}
@@ -54,12 +58,14 @@ export class StoredCursor {
   /**
    * Stores `next` with `events` appended in the same write. `readDocument`: the webhook's
    * document is read in that write too and returned (null: deleted); otherwise undefined.
+   * `via`: the write goes out inside that transaction instead of on its own (not with `readDocument`).
    * Call inside `serial`.
    */
   async write(
     next: WebhookCursor,
     events: NamespaceEvent[],
     readDocument: boolean,
+    via?: CommitWith,
   ): Promise<WebhookRecord | null | undefined> {
     const expected = this.current
     const change = (current: WebhookCursor | null) => {
@@ -75,7 +81,8 @@ export class StoredCursor {
       const { document } = await this.cursors.updateReadingDocument(this.ns, this.id, change, assumed, this.document)
       this.document = document
       webhook = document?.webhook ?? null
-    } else await this.cursors.update(this.ns, this.id, change, assumed)
+    } else if (via) await via(this.cursors.part(this.ns, this.id, change, assumed))
+    else await this.cursors.update(this.ns, this.id, change, assumed)
     this.current = next
     this.stored = true
     return webhook

@@ -20,7 +20,7 @@ import {
 import { routes } from './routing'
 import { readSelection } from './log-range'
 import type { RedeliveryQueue } from './redelivery'
-import { StoredCursor } from './stored-cursor'
+import { StoredCursor, type CommitWith } from './stored-cursor'
 
 interface FeedDeps {
   events: EventLogRepository<NamespaceEvent>
@@ -45,6 +45,9 @@ export interface TakenBatch {
   events: NamespaceEvent[]
   webhook?: WebhookRecord | null
 }
+
+/** A transaction part that reads and writes nothing: `complete`'s caller writes its own alone. */
+const NOTHING_ALONGSIDE = { keys: [], assume: new Map(), body: () => ({ writes: {}, result: undefined }) }
 
 /** Entries scanned past a quiet cursor before it is stored, so a restart does not rescan them. */
 const ADVANCE_EVERY = 1_000
@@ -185,7 +188,11 @@ export class WebhookFeed {
    * the stored cursor is still the one this process wrote last. `readDocument`: the webhook's
    * document is read in the same write and returned (stored-cursor.ts). Call inside `serial`.
    */
-  private async commit(next: WebhookCursor, readDocument = false): Promise<WebhookRecord | null | undefined> {
+  private async commit(
+    next: WebhookCursor,
+    readDocument = false,
+    via?: CommitWith,
+  ): Promise<WebhookRecord | null | undefined> {
     if (this.unannounced) this.mergeWaitingNotices()
     const drop = this.unannounced
     const { notice: _stored, ...base } = next
@@ -209,7 +216,7 @@ export class WebhookFeed {
     const target: WebhookCursor = this.currentNotice ? { ...moved, notice: this.currentNotice } : moved
     let webhook: WebhookRecord | null | undefined
     try {
-      webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument)
+      webhook = await this.cursor.write(target, notice ? [notice] : [], readDocument, via)
     } catch (error) {
       if (notice) this.noticesInTransit.delete(notice.id)
       throw error
@@ -318,11 +325,18 @@ export class WebhookFeed {
     return { batch, events: await this.eventsOf(batch) }
   }
 
-  /** The batch is done (delivered, or failed for good): the buffer moves on. */
-  complete(deliveryId: string): Promise<void> {
+  /**
+   * The batch is done (delivered, or failed for good): the buffer moves on. `via`: the cursor
+   * write goes out in that transaction (the attempt's record, so both land or neither), which
+   * runs on its own when the batch is no longer the one in flight.
+   */
+  complete(deliveryId: string, via?: CommitWith): Promise<void> {
     return this.cursor.serial(async () => {
-      if (this.cursor.current.batch?.deliveryId !== deliveryId) return
-      await this.commit({ cursor: this.cursor.current.cursor, batch: null })
+      if (this.cursor.current.batch?.deliveryId !== deliveryId) {
+        await via?.(NOTHING_ALONGSIDE)
+        return
+      }
+      await this.commit({ cursor: this.cursor.current.cursor, batch: null }, false, via)
       this.batchEvents = null
       await this.deps.redeliveries?.done(deliveryId)
     })

@@ -1,0 +1,11 @@
+import { readFileSync } from 'node:fs'
+
+/** CPU seconds a process used so far (user + system), from /proc; NaN where there is no /proc. */
+export function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return NaN
+  }
+}
