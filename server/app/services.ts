@@ -78,7 +78,7 @@ export function createServices(
   options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox; advisories?: AdvisoryPort } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
-  const secrets = options.secrets ?? secretBoxFromEnv()
+  const secrets = options.secrets ?? secretBoxFromEnv(process.env)
   // Team changes end the reuse of authentication lookups in the namespace (membership is permission).
   const tokens = new TokenRepository(backend)
   const inventoryStore = new InventoryRepository(backend)

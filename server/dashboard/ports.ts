@@ -15,7 +15,16 @@ import type { OidcClient } from '../auth/oidc/client'
 export interface DashboardPorts extends ApiPorts, Pick<PackageFactsPorts, 'registryCache' | 'upstreamTransport'> {
   advisories: ApiPorts['advisories'] & PackageFactsPorts['advisories']
   config: ApiPorts['config'] &
-    Pick<AppConfig, 'bootstrap' | 'publicBaseUrl' | 'dashboardUrl' | 'port' | 'liveStreams' | 'logRetentionMs'>
+    Pick<
+      AppConfig,
+      | 'bootstrap'
+      | 'publicBaseUrl'
+      | 'dashboardUrl'
+      | 'port'
+      | 'liveStreams'
+      | 'logRetentionMs'
+      | 'dashboardSessionSecret'
+    >
   dashboardSessions: DashboardSessionRepository
   secrets: SecretBox
   /** The OpenID Connect provider discovered at start (OIDC_ISSUER), or null: token sign-in only. */

@@ -1,10 +1,11 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { openBackend } from '../../storage'
+import { backendOptionsFromEnv, openBackend } from '../../storage'
 import { createServices } from '../app/services'
 import { setServices, type AppServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
-import { advisoryCatalogFromEnv } from '../advisories/catalog'
+import { createAdvisoryCatalogOf } from '../advisories/catalog'
+import { configFromEnv } from '../app/config'
 import { whenListening } from '../app/listening'
 import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
@@ -22,9 +23,12 @@ import { ExposureDetector } from '../exposures/detector'
  * over the services. Requests await the ready promise.
  */
 export default defineNitroPlugin((nitroApp) => {
+  let config
   let webhookSettings
   let oidcSettings
   try {
+    // Every operator setting, read once (server/app/config.ts): an invalid one stops the start here.
+    config = configFromEnv(process.env)
     webhookSettings = parseWebhookSettings(process.env)
     // OidcSettingError names the OIDC_* variable; the issuer itself is discovered below.
     oidcSettings = parseOidcSettings(process.env)
@@ -33,14 +37,14 @@ export default defineNitroPlugin((nitroApp) => {
     process.exit(1)
   }
   // The advisory port of rules and the registry: ADVISORY_DIR and the OSV feed.
-  const advisories = advisoryCatalogFromEnv()
+  const advisories = createAdvisoryCatalogOf(config.advisories)
   const ready = (async (): Promise<AppServices> => {
     // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
-    const backend = await openBackend(undefined, {
+    const backend = await openBackend(backendOptionsFromEnv(process.env), {
       onStep: (step, changed) =>
         logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
     })
-    const services = createServices(backend, { advisories })
+    const services = createServices(backend, { config, advisories })
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
       if (dir.error)

@@ -40,8 +40,8 @@ function liveSlots(services: DashboardPorts): LiveStreamSlots {
  */
 function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): DashboardHandler {
   return async (event, getServices) => {
-    const { meta } = openRequest(event)
     const services = await getServices()
+    const { meta } = openRequest(event, services.config.trustProxy)
     const session = await dashboardSession(event, services)
     const params = getRouterParams(event, { decode: true })
     const ns = params.ns ?? ''
