@@ -1,4 +1,5 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
+import type { H3Event } from 'h3'
 import { backendOptionsFromEnv, openBackend } from '../../storage'
 import { createServices } from '../app/services'
 import { setServices, type AppServices } from '../app/runtime'
@@ -14,6 +15,8 @@ import { createWebhookRuntime } from '../webhooks/delivery/runtime'
 import { parseOidcSettings } from '../auth/oidc/settings'
 import { OidcClient } from '../auth/oidc/client'
 import { ExposureDetector } from '../exposures/detector'
+import { RequestsInFlight } from '../observability/requests-in-flight'
+import { setRequestCountEnd } from '../app/request-context'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
@@ -36,6 +39,18 @@ export default defineNitroPlugin((nitroApp) => {
     logger.error('start-up failed', { error: String(error) })
     process.exit(1)
   }
+  // Every request counts from its first moment, also while storage is still being mounted; webhook
+  // delivery gives way to them (Services.requests). Inside the observability plugin's request context,
+  // so a caller refused for lack of a token stops counting (edge.ts).
+  const requests = new RequestsInFlight()
+  const inner = nitroApp.h3App.handler
+  nitroApp.h3App.handler = ((event: H3Event) => {
+    // Counted until the handler settles or the response closes (or a live stream says it is handled).
+    const done = requests.started(event.node.res)
+    setRequestCountEnd(done)
+    event.node.res.once('close', done)
+    return inner(event).finally(done)
+  }) as typeof inner
   // The advisory port of rules and the registry: ADVISORY_DIR and the OSV feed.
   const advisories = createAdvisoryCatalogOf(config.advisories)
   const ready = (async (): Promise<AppServices> => {
@@ -44,7 +59,7 @@ export default defineNitroPlugin((nitroApp) => {
       onStep: (step, changed) =>
         logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
     })
-    const services = createServices(backend, { config, advisories })
+    const services = createServices(backend, { config, advisories, requests })
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
       if (dir.error)

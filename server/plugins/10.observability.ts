@@ -6,7 +6,6 @@ import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
 import { whenListening } from '../app/listening'
 import { runWithRequestContext, type RequestContext } from '../app/request-context'
-import { requestStarted } from '../app/requests-in-flight'
 import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
 import { RetentionWorker } from '../observability/retention'
@@ -28,11 +27,7 @@ export default defineNitroPlugin((nitroApp) => {
     const context: RequestContext = { requestId: newId('req') }
     event.context.requestId = context.requestId
     trackRequest(event, context)
-    // Counted until the handler settles or the response closes (or a live stream says it is handled).
-    const done = requestStarted(event.node.res)
-    context.stopCounting = done
-    event.node.res.once('close', done)
-    return runWithRequestContext(context, () => inner(event)).finally(done)
+    return runWithRequestContext(context, () => inner(event))
   }) as typeof inner
 
   // LOG_RETENTION and LOG_RETENTION_INTERVAL were parsed with the rest of the config (an invalid one stops the start).
