@@ -6,11 +6,10 @@
  */
 import { createReadStream } from 'node:fs'
 import { hostname } from 'node:os'
-import { openBackend } from '../storage'
+import { backendOptionsFromEnv, openBackend } from '../storage'
 import { createServices, type Services } from '../server/app/services'
 import { ecosystemsInUse } from '../server/advisories/ecosystems-in-use'
 import { AdvisoryFeed, type FeedSyncReport } from '../server/advisories/feed-worker'
-import { advisoryFeedSettings } from '../server/advisories/settings'
 import { ECOSYSTEMS, Ecosystem } from '../server/firewall/schema'
 import type { Command, Output } from './admin-output'
 
@@ -25,7 +24,7 @@ function report(r: FeedSyncReport): string {
 }
 
 async function status(services: Services, ecosystems: readonly Ecosystem[], out: Output): Promise<number> {
-  const settings = advisoryFeedSettings()
+  const settings = services.config.advisories.feed
   const states = await services.advisoryFeed.states(ecosystems)
   const feed = settings.url ? `on, every ${settings.refresh}` : 'off'
   const lines = [`feed: ${feed}; ADVISORY_DIR: ${process.env.ADVISORY_DIR ? 'set' : 'unset'}`]
@@ -63,7 +62,7 @@ async function sync(
   file: string | undefined,
   out: Output,
 ): Promise<number> {
-  const settings = advisoryFeedSettings()
+  const settings = services.config.advisories.feed
   if (!file && !settings.url) {
     out.error('ADVISORY_FEED_URL is off: import a downloaded all.zip with --file <path> --ecosystem <name>')
     return 2
@@ -114,7 +113,7 @@ export const ADVISORIES_COMMAND: Command = {
       return 2
     }
     const ecosystems = parsed?.success ? [parsed.data] : null
-    const services = createServices(await openBackend())
+    const services = createServices(await openBackend(backendOptionsFromEnv(process.env)))
     try {
       if (sub === 'status') return await status(services, ecosystems ?? ECOSYSTEMS, out)
       return await sync(services, ecosystems, typeof values.file === 'string' ? values.file : undefined, out)

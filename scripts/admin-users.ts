@@ -4,7 +4,7 @@
  * through the same domain functions as the API, so every rule and event applies.
  */
 import { randomUUID } from 'node:crypto'
-import { openBackend } from '../storage'
+import { backendOptionsFromEnv, openBackend } from '../storage'
 import { createServices, type Services } from '../server/app/services'
 import type { Principal } from '../server/auth/principal'
 import { DomainError } from '../server/common/errors'
@@ -45,7 +45,7 @@ const callOf = (services: Services, ns: string) => ({
 
 /** Opens storage, runs `work`, closes; a domain refusal is a message and exit 1, never a stack. */
 async function withServices(out: Output, work: (services: Services) => Promise<number>): Promise<number> {
-  const services = createServices(await openBackend())
+  const services = createServices(await openBackend(backendOptionsFromEnv(process.env)))
   try {
     return await work(services)
   } catch (error) {

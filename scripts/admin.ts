@@ -13,7 +13,7 @@
  * prints the count.
  */
 import { parseArgs } from 'node:util'
-import { openBackend } from '../storage'
+import { backendOptionsFromEnv, openBackend } from '../storage'
 import { createServices } from '../server/app/services'
 import { createNamespaceWithOwner, createUser } from '../server/namespace/directory'
 import { DomainError } from '../server/common/errors'
@@ -43,7 +43,7 @@ function userCommand(kind: 'create-namespace' | 'create-user'): Command {
         out.error(`--namespace and --user are required\nusage: npm run admin -- ${this.usage}`)
         return 2
       }
-      const services = createServices(await openBackend())
+      const services = createServices(await openBackend(backendOptionsFromEnv(process.env)))
       try {
         const token =
           kind === 'create-namespace'
@@ -72,7 +72,7 @@ const rotate: Command = {
   options: [],
   async run(_values, _positionals, out: Output) {
     // A composition root like the start-up plugin: re-sealing walks storage itself, below the repositories.
-    const backend = await openBackend()
+    const backend = await openBackend(backendOptionsFromEnv(process.env))
     const { secrets: box } = createServices(backend)
     try {
       const { secrets, records, keyId } = await rotateSecretsKey(backend, box)

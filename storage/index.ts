@@ -28,7 +28,7 @@ export interface BackendOptions {
  * when `REDIS_URL` is, else the fs driver. Throws StorageSettingError (naming the setting) on a
  * setting it cannot use.
  */
-export function createBackend(options: BackendOptions = backendOptionsFromEnv()): Backend {
+export function createBackend(options: BackendOptions): Backend {
   if (options.redisClusterNodes) {
     if (options.redisUrl)
       throw new StorageSettingError(
@@ -47,12 +47,9 @@ export function createBackend(options: BackendOptions = backendOptionsFromEnv())
 /**
  * The backend, its stored data brought to the current layout first (storage/migrations/):
  * what the service and the admin CLI open. On a failed migration the backend is closed.
- * @example const backend = await openBackend()
+ * @example const backend = await openBackend(backendOptionsFromEnv(env))
  */
-export async function openBackend(
-  options: BackendOptions = backendOptionsFromEnv(),
-  migration: MigrationOptions = {},
-): Promise<Backend> {
+export async function openBackend(options: BackendOptions, migration: MigrationOptions = {}): Promise<Backend> {
   const backend = createBackend(options)
   // A cluster the client cannot use rejects with "None of startup nodes is available" and prints
   // each failed refresh; the reason comes from a probe of the nodes (cluster-probe.ts).
@@ -81,7 +78,8 @@ export async function openBackend(
   }
 }
 
-function backendOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): BackendOptions {
+/** The storage settings (REDIS_*, DATA_DIR) from an environment: the composition root and the admin CLI pass their environment. */
+export function backendOptionsFromEnv(env: NodeJS.ProcessEnv): BackendOptions {
   return {
     redisUrl: env.REDIS_URL || undefined,
     redisClusterNodes: env.REDIS_CLUSTER_NODES || undefined,

@@ -6,7 +6,7 @@ import { onMetricsCollect, setAdvisoryGauges } from '../observability/metrics'
 import { ecosystemsInUse } from './ecosystems-in-use'
 import { AdvisoryFeed, servicePace } from './feed-worker'
 import { threadLoader, type ArchiveLoader } from './archive-loader'
-import { advisoryFeedSettings, type AdvisoryFeedSettings } from './settings'
+import type { AdvisoryFeedSettings } from './settings'
 import { advisoryStatus, type AdvisoryStatus } from './status'
 import { EMPTY_ADVISORY_INDEX } from './index-build'
 import type { Advisory, AdvisoryIndex, AdvisoryMatches } from './types'
@@ -199,11 +199,11 @@ function loaderThread(): ArchiveLoader | undefined {
 }
 
 /**
- * The process's catalog for `ADVISORY_DIR` and `ADVISORY_FEED_URL`; the composition root
- * (server/plugins/00.services.ts) builds it once and hands it over as `Services.advisories`.
+ * The process's catalog for `ADVISORY_DIR` and the OSV feed (`config.advisories`); the composition
+ * root (server/plugins/00.services.ts) builds it once and hands it over as `Services.advisories`.
  */
-export function advisoryCatalogFromEnv(env: NodeJS.ProcessEnv = process.env): AdvisoryCatalog {
-  const catalog = createAdvisoryCatalog({ dir: env.ADVISORY_DIR || undefined, settings: advisoryFeedSettings(env) })
+export function createAdvisoryCatalogOf(settings: { dir: string | null; feed: AdvisoryFeedSettings }): AdvisoryCatalog {
+  const catalog = createAdvisoryCatalog({ dir: settings.dir ?? undefined, settings: settings.feed })
   onMetricsCollect(() => setAdvisoryGauges(catalog.status().ecosystems))
   return catalog
 }

@@ -45,7 +45,7 @@ function unavailableIndex(): AdvisoryIndex {
  * cannot be read (missing, no permission) leaves the data unavailable until a retry reads it;
  * once data was loaded, a later unreadable moment keeps it rather than dropping to none.
  * File-level problems are logged as warnings.
- * @example const source = createAdvisorySource(process.env.ADVISORY_DIR); await source.ready
+ * @example const source = createAdvisorySource(config.advisories.dir); await source.ready
  */
 export function createAdvisorySource(
   dir: string | undefined,

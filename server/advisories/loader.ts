@@ -25,7 +25,7 @@ export interface AdvisoryLoadResult {
  * record or an array of them. Unreadable files, bad JSON and invalid records become warnings;
  * a missing or unreadable directory gives an empty index, one warning and `unreadable`. Past
  * `maxRecords` records (valid, invalid and withdrawn together) the read stops and `tooMany` says so.
- * @example const { index, warnings } = await loadAdvisoryDir(process.env.ADVISORY_DIR!)
+ * @example const { index, warnings } = await loadAdvisoryDir(config.advisories.dir!)
  */
 export async function loadAdvisoryDir(dir: string, maxRecords = Number.POSITIVE_INFINITY): Promise<AdvisoryLoadResult> {
   const warnings: string[] = []

@@ -24,7 +24,7 @@ class AdvisorySettingError extends Error {}
  * that is neither a URL, `off`, nor a duration.
  * @example advisoryFeedSettings({ ADVISORY_FEED_URL: 'off' }).url // null
  */
-export function advisoryFeedSettings(env: NodeJS.ProcessEnv = process.env): AdvisoryFeedSettings {
+export function advisoryFeedSettings(env: NodeJS.ProcessEnv): AdvisoryFeedSettings {
   const raw = (env.ADVISORY_FEED_URL ?? '').trim() || DEFAULT_FEED_URL
   let url: string | null = null
   if (raw.toLowerCase() !== 'off') {
@@ -55,7 +55,7 @@ export function advisoryFeedSettings(env: NodeJS.ProcessEnv = process.env): Advi
  * an archive with more entries is refused while it is read, so it cannot take the memory it asks for.
  * @example maxEntriesOf({ ADVISORY_MAX_ENTRIES: '1000' }) // 1000
  */
-export function maxEntriesOf(env: NodeJS.ProcessEnv = process.env): number {
+export function maxEntriesOf(env: NodeJS.ProcessEnv): number {
   const text = (env.ADVISORY_MAX_ENTRIES ?? '').trim()
   if (!text) return DEFAULT_MAX_ADVISORY_ENTRIES
   const value = Number(text)

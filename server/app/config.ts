@@ -6,10 +6,16 @@ import {
   type UpstreamSizeSettings,
 } from '../net/upstream-settings'
 import { parseLiveStreamLimit } from '../dashboard/live-slots'
-import { parseDuration } from '../common/duration'
 import { inventorySettings, type InventorySettings } from '../inventory/settings'
+import { rateLimitSettings, type RateLimitSettings } from '../http/rate-limit-settings'
+import { retentionSettings, type RetentionSettings } from '../observability/retention'
+import { advisoryFeedSettings, type AdvisoryFeedSettings } from '../advisories/settings'
 
-/** Operator settings read once from the environment. */
+/**
+ * Operator settings read once from the environment. This module and the composition root
+ * (server/plugins/, the Nitro entry server/app/node-server.ts, the logger) are the only readers of
+ * `process.env`: every area receives its settings as values, through its ports.
+ */
 export interface AppConfig {
   port: number
   /** API and registry origin; null means "the request's own origin". */
@@ -24,12 +30,22 @@ export interface AppConfig {
   bodyLimit: number
   /** UPSTREAM_ALLOWED_NETWORKS / UPSTREAM_DENIED_NETWORKS. */
   upstreamAddresses: UpstreamAddressSettings
-  /** TRUST_PROXY (server/http/trust-proxy.ts); the edge reads the same value through `trustProxyFromEnv`. */
+  /** TRUST_PROXY (server/http/trust-proxy.ts): the edge applies it to every request (request-origin.ts). */
   trustProxy: TrustProxy
   /** UPSTREAM_MAX_BODY / UPSTREAM_MAX_ARTIFACT: the largest upstream answer read, in bytes. */
   upstreamSizes: UpstreamSizeSettings
   /** LOG_RETENTION: how long event, audit and firewall logs keep entries (the retention worker trims them). */
   logRetentionMs: number
+  /** LOG_RETENTION_INTERVAL: time between the retention worker's passes. */
+  logRetentionIntervalMs: number
+  /** API_RATE_LIMIT, REGISTRY_RATE_LIMIT, AUTH_FAILURE_RATE_LIMIT (server/http/rate-limit.ts). */
+  rateLimits: RateLimitSettings
+  /** METRICS_TOKEN: the bearer token `GET /metrics` asks for; null leaves it open. */
+  metricsToken: string | null
+  /** DASHBOARD_SESSION_SECRET: seals dashboard cookies; null keeps a generated one in storage. */
+  dashboardSessionSecret: string | null
+  /** ADVISORY_DIR, and the OSV feed (ADVISORY_FEED_URL, ADVISORY_REFRESH, ADVISORY_MAX_ENTRIES). */
+  advisories: { dir: string | null; feed: AdvisoryFeedSettings }
   /** DASHBOARD_LIVE_STREAMS: live streams one process serves at once (server/dashboard/live-slots.ts). */
   liveStreams: number
   /** INVENTORY_RETENTION, and how long served versions are coalesced before a write. */
@@ -37,6 +53,8 @@ export interface AppConfig {
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  // Throws on an invalid LOG_RETENTION or *_RATE_LIMIT: the start stops rather than keep logs forever.
+  const retention: RetentionSettings = retentionSettings(env)
   const trimSlash = (url: string | undefined) => (url ? url.replace(/\/+$/, '') : null)
   return {
     port: Number(env.PORT || env.NITRO_PORT || 3000),
@@ -57,7 +75,13 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     upstreamSizes: parseUpstreamSizeSettings(env),
     liveStreams: parseLiveStreamLimit(env.DASHBOARD_LIVE_STREAMS),
-    logRetentionMs: parseDuration(env.LOG_RETENTION || '30d'),
+    logRetentionMs: retention.retentionMs,
+    logRetentionIntervalMs: retention.intervalMs,
+    rateLimits: rateLimitSettings(env),
+    metricsToken: env.METRICS_TOKEN || null,
+    dashboardSessionSecret: env.DASHBOARD_SESSION_SECRET || null,
+    // Throws naming the ADVISORY_* variable on an invalid value: no start.
+    advisories: { dir: env.ADVISORY_DIR || null, feed: advisoryFeedSettings(env) },
     // Throws naming INVENTORY_RETENTION on an invalid duration: no start.
     inventory: inventorySettings(env),
   }

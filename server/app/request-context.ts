@@ -7,7 +7,7 @@ export interface RequestContext {
   route?: string
   /** Set once the response closed: timers and actors started by the request log without its id afterwards. */
   ended?: boolean
-  /** Ends the request's count in requests-in-flight.ts (set by the observability plugin). */
+  /** Ends the request's count in `Services.requests` (set by the composition root, 00.services.ts). */
   stopCounting?: () => void
 }
 
@@ -37,9 +37,15 @@ export function setRequestRoute(template: string): void {
   if (context) context.route = template
 }
 
+/** Says how the current request's count ends (the composition root counts every request). */
+export function setRequestCountEnd(stop: () => void): void {
+  const context = storage.getStore()
+  if (context) context.stopCounting = stop
+}
+
 /**
  * The current request was refused for lack of a valid token: webhook delivery need not give way
- * to it (requests-in-flight.ts), so a flood of bad tokens cannot slow delivery down.
+ * to it (server/observability/requests-in-flight.ts), so a flood of bad tokens cannot slow delivery down.
  */
 export function requestRefusedUnauthenticated(): void {
   storage.getStore()?.stopCounting?.()

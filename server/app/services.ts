@@ -27,6 +27,8 @@ import { fixedAdvisories, type AdvisoryPort } from '../advisories/lookup'
 import { InventoryRepository } from '../../storage/repositories/inventory'
 import { ExposureRepository } from '../../storage/repositories/exposures'
 import { InventoryRecorder } from '../inventory/recorder'
+import { LiveRegistry } from '../observability/live-registry'
+import { RequestsInFlight } from '../observability/requests-in-flight'
 
 /** Everything the domain needs, built once at start-up (the composition root), over storage it never sees raw. */
 export interface Services {
@@ -71,14 +73,25 @@ export interface Services {
   inventory: InventoryRecorder
   /** Served versions advisory data named later (written once each, with their event). */
   exposures: ExposureRepository<NamespaceEvent>
+  /** Live actor states of this process: delivery and exception requests publish, the dashboard streams them. */
+  live: LiveRegistry
+  /** HTTP requests this process is handling now (counted by the composition root): delivery gives way to them. */
+  requests: RequestsInFlight
 }
 
 export function createServices(
   backend: Backend,
-  options: { clock?: Clock; config?: AppConfig; secrets?: SecretBox; advisories?: AdvisoryPort } = {},
+  options: {
+    clock?: Clock
+    config?: AppConfig
+    secrets?: SecretBox
+    advisories?: AdvisoryPort
+    /** The process's request count, when the composition root counts requests before storage is ready. */
+    requests?: RequestsInFlight
+  } = {},
 ): Services {
   const config = options.config ?? configFromEnv()
-  const secrets = options.secrets ?? secretBoxFromEnv()
+  const secrets = options.secrets ?? secretBoxFromEnv(process.env)
   // Team changes end the reuse of authentication lookups in the namespace (membership is permission).
   const tokens = new TokenRepository(backend)
   const inventoryStore = new InventoryRepository(backend)
@@ -110,5 +123,7 @@ export function createServices(
     inventoryStore,
     inventory: new InventoryRecorder(inventoryStore, config.inventory.flushMs),
     exposures: new ExposureRepository<NamespaceEvent>(backend),
+    live: new LiveRegistry(),
+    requests: options.requests ?? new RequestsInFlight(),
   }
 }

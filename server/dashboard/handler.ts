@@ -5,6 +5,7 @@ import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { recordAudit } from '../http/audit'
 import { toProblem, type Problem } from '../http/problem'
+import type { TrustProxy } from '../http/trust-proxy'
 import { enforceTokenRateLimit, openRequest } from '../http/edge'
 import { logger } from '../app/logger'
 import { csrfToken, CSRF_FIELD, verifyCsrf } from './csrf'
@@ -44,8 +45,11 @@ const sendHtml = (event: H3Event, page: Html, status = 200) => {
   return page.value
 }
 
-/** An error as a page with the status the API would answer (403 names the missing permission). */
-export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
+/**
+ * An error as a page with the status the API would answer (403 names the missing permission).
+ * `trustProxy` (config.trustProxy) decides which host "Go back" may lead to.
+ */
+export function errorPage(event: H3Event, error: unknown, trustProxy: TrustProxy, viewer?: Viewer) {
   const { problem, headers, unexpected } = toProblem(error)
   // Retry-After and the RateLimit headers of a 429, as the API sends them.
   if (!event.node.res.headersSent)
@@ -63,7 +67,9 @@ export function errorPage(event: H3Event, error: unknown, viewer?: Viewer) {
           </ul>`
         : ''
     }
-    <p><a href="${backLink(event, home)}">Go back</a>${viewer ? html` · <a href="${home}">Home</a>` : ''}</p>
+    <p>
+      <a href="${backLink(event, home, trustProxy)}">Go back</a>${viewer ? html` · <a href="${home}">Home</a>` : ''}
+    </p>
   </section>`
   return sendHtml(event, layout({ title: problem.title, viewer, body }), problem.status)
 }
@@ -83,8 +89,8 @@ interface Loaded {
 
 async function load(event: H3Event, getServices: DashboardServices): Promise<Loaded> {
   // The same edge as the API and the registry: request id, client address, metadata.
-  const { meta } = openRequest(event)
   const services = await getServices()
+  const { meta } = openRequest(event, services.config.trustProxy)
   const session = await dashboardSession(event, services)
   return { services, session, params: getRouterParams(event, { decode: true }), meta }
 }
@@ -135,7 +141,7 @@ export function page(render: (req: DashboardRequest) => Promise<Html | { redirec
       }
       return sendHtml(event, result)
     } catch (error) {
-      return errorPage(event, error, req?.viewer)
+      return errorPage(event, error, loaded.services.config.trustProxy, req?.viewer)
     }
   }
 }
@@ -165,7 +171,7 @@ export function download(render: (req: DashboardRequest) => Promise<Download>): 
       setResponseHeader(event, 'cache-control', 'no-store')
       return file.body
     } catch (error) {
-      return errorPage(event, error, req?.viewer)
+      return errorPage(event, error, loaded.services.config.trustProxy, req?.viewer)
     }
   }
 }
@@ -196,6 +202,7 @@ export function action(
             'csrf_failed',
             'the form is missing its CSRF token or it does not match this session; reload the page and try again',
           ),
+          services.config.trustProxy,
         )
       }
       req = await resolve(event, loaded)
@@ -215,7 +222,7 @@ export function action(
       const { problem } = toProblem(error)
       status = problem.status
       failure = { message: problem.detail, permission: problem.permission }
-      return errorPage(event, error, req?.viewer)
+      return errorPage(event, error, loaded.services.config.trustProxy, req?.viewer)
     } finally {
       if (req) {
         await recordAudit(services, {

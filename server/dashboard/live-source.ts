@@ -4,7 +4,7 @@ import { deliveryStateView } from '../../machines/webhook-delivery/policy'
 import type { DeliveryContext } from '../../machines/webhook-delivery/types'
 import { webhookState } from '../webhooks/configuration/delivery-control'
 import { activePaths } from './diagram'
-import { latest, liveId, type LiveKind, type LiveState } from '../app/live-registry'
+import { liveId, type LiveKind, type LiveState } from '../observability/live-registry'
 
 /**
  * What the live stream sends for one actor: the machine state (for the diagram) and the few
@@ -73,7 +73,7 @@ export function exceptionRequestTarget(ns: string, fw: string, id: string): Live
 
 /** The current message: a fresh publish if there is one, else the persisted state. */
 export async function currentMessage(ctx: DashboardCall, target: LiveTarget): Promise<LiveMessage> {
-  const published = latest(target.kind, target.id)
+  const published = ctx.services.live.latest(target.kind, target.id)
   if (published && Date.now() - published.at < FRESH_MS) return target.fromPublished(published)
   return target.read(ctx)
 }

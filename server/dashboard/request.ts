@@ -1,6 +1,7 @@
 import { readRawBody, type H3Event } from 'h3'
 import { HttpProblem } from '../http/problem'
 import { requestHost } from '../http/request-origin'
+import type { TrustProxy } from '../http/trust-proxy'
 
 /** Largest form body the dashboard reads (an approval's exception JSON fits easily). */
 const FORM_LIMIT = 256 * 1024
@@ -40,12 +41,12 @@ export function safeNext(next: string | undefined): string | undefined {
  * (Referrer-Policy same-origin sends nothing else), else `fallback`. A link, not
  * `javascript:history.back()`, which the CSP refuses.
  */
-export function backLink(event: H3Event, fallback: string): string {
+export function backLink(event: H3Event, fallback: string, trustProxy: TrustProxy): string {
   const referer = event.node.req.headers.referer
   if (!referer) return fallback
   try {
     const url = new URL(referer)
-    if (url.host !== requestHost(event)) return fallback
+    if (url.host !== requestHost(event, trustProxy)) return fallback
     return safeNext(url.pathname + url.search) ?? fallback
   } catch {
     return fallback

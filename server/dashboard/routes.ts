@@ -182,6 +182,7 @@ export function createDashboardHandler(services: DashboardServices) {
             ? `${event.method} is not allowed here`
             : `no dashboard page at ${event.path.split('?')[0]}`,
         ),
+        (await services()).config.trustProxy,
       )
     }
   }

@@ -1,7 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto'
 import { useSession, type H3Event } from 'h3'
 import type { DashboardPorts } from './ports'
+import type { AppConfig } from '../app/config'
 import { requestProtocol } from '../http/request-origin'
+import type { TrustProxy } from '../http/trust-proxy'
 import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
 import type { OidcTransaction } from '../auth/oidc/client'
 
@@ -47,17 +49,21 @@ interface LoginData {
   login?: OidcTransaction & { next?: string }
 }
 
-const passwords = new WeakMap<Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>, Promise<string>>()
+/** What the session cookies use: the records, the sealing secret, and the edge's TRUST_PROXY (Secure flag). */
+type SessionPorts = Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'> & {
+  config: Pick<AppConfig, 'trustProxy' | 'dashboardSessionSecret'>
+}
+
+const passwords = new WeakMap<SessionPorts, Promise<string>>()
 
 /** The session records on the services' storage. */
-const sessionRecords = (services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>) =>
-  services.dashboardSessions
+const sessionRecords = (services: Pick<DashboardPorts, 'dashboardSessions'>) => services.dashboardSessions
 
 /**
- * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
+ * The sealing password: `DASHBOARD_SESSION_SECRET` (`config.dashboardSessionSecret`, hashed to a fixed length), else a random
  * secret created once per data dir / Redis and kept in storage so restarts keep sessions valid.
  */
-function sessionPassword(services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>): Promise<string> {
+function sessionPassword(services: SessionPorts): Promise<string> {
   let password = passwords.get(services)
   if (!password) {
     password = resolvePassword(services)
@@ -67,10 +73,8 @@ function sessionPassword(services: Pick<DashboardPorts, 'clock' | 'dashboardSess
   return password
 }
 
-async function resolvePassword(
-  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
-): Promise<string> {
-  const configured = process.env.DASHBOARD_SESSION_SECRET
+async function resolvePassword(services: SessionPorts): Promise<string> {
+  const configured = services.config.dashboardSessionSecret
   if (configured) return createHash('sha256').update(configured).digest('hex')
   // Create-if-absent in one transaction: two processes starting together agree on one secret.
   // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
@@ -83,13 +87,13 @@ async function resolvePassword(
   )
 }
 
-function openSession(event: H3Event, password: string) {
+function openSession(event: H3Event, password: string, trustProxy: TrustProxy) {
   return useSession<SessionData>(event, {
     name: SESSION_COOKIE,
     password,
     maxAge: MAX_AGE_SECONDS,
     // Not Secure on plain http (a laptop on localhost); always HttpOnly and SameSite=Strict.
-    cookie: { httpOnly: true, sameSite: 'strict', secure: requestProtocol(event) === 'https', path: '/' },
+    cookie: { httpOnly: true, sameSite: 'strict', secure: requestProtocol(event, trustProxy) === 'https', path: '/' },
   })
 }
 
@@ -100,11 +104,8 @@ export type DashboardSession = Awaited<ReturnType<typeof openSession>>
  * gone (signed out, expired) is dropped here, so every page, action and live stream sees a
  * signed-out visitor.
  */
-export async function dashboardSession(
-  event: H3Event,
-  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
-): Promise<DashboardSession> {
-  const session = await openSession(event, await sessionPassword(services))
+export async function dashboardSession(event: H3Event, services: SessionPorts): Promise<DashboardSession> {
+  const session = await openSession(event, await sessionPassword(services), services.config.trustProxy)
   const { token, sid } = session.data
   if (token && !(sid && (await sessionRecords(services).find(sid, services.clock.now())))) {
     await session.update({ token: undefined, sid: undefined, flash: undefined })
@@ -156,31 +157,28 @@ export async function setFlash(session: DashboardSession, flash: Flash): Promise
   await session.update((data) => ({ ...data, flash }))
 }
 
-function openLogin(event: H3Event, password: string) {
+function openLogin(event: H3Event, password: string, trustProxy: TrustProxy) {
   return useSession<LoginData>(event, {
     name: LOGIN_COOKIE,
     password,
     maxAge: LOGIN_MAX_AGE_SECONDS,
-    cookie: { httpOnly: true, sameSite: 'lax', secure: requestProtocol(event) === 'https', path: '/auth/' },
+    cookie: { httpOnly: true, sameSite: 'lax', secure: requestProtocol(event, trustProxy) === 'https', path: '/auth/' },
   })
 }
 
 /** Keeps a provider sign-in's checks until its callback (any earlier one of this browser is replaced). */
 export async function saveLoginTransaction(
   event: H3Event,
-  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
+  services: SessionPorts,
   login: NonNullable<LoginData['login']>,
 ): Promise<void> {
-  const cookie = await openLogin(event, await sessionPassword(services))
+  const cookie = await openLogin(event, await sessionPassword(services), services.config.trustProxy)
   await cookie.update({ login })
 }
 
 /** Takes the sign-in in flight out of its cookie (a callback is answered once); undefined when none. */
-export async function takeLoginTransaction(
-  event: H3Event,
-  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
-): Promise<LoginData['login']> {
-  const cookie = await openLogin(event, await sessionPassword(services))
+export async function takeLoginTransaction(event: H3Event, services: SessionPorts): Promise<LoginData['login']> {
+  const cookie = await openLogin(event, await sessionPassword(services), services.config.trustProxy)
   const login = cookie.data.login
   await cookie.clear()
   return login

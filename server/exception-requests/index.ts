@@ -1,5 +1,5 @@
 import type { ExceptionRequestCall } from './ports'
-import { liveId, publish } from '../app/live-registry'
+import { liveId } from '../observability/live-registry'
 import { createExceptionRequest as create } from './create'
 import { approveExceptionRequest as approve } from './approve'
 import { denyExceptionRequest as deny, withdrawExceptionRequest as withdraw } from './decide'
@@ -13,7 +13,9 @@ function published<T extends { id: string; status: string }>(
   firewallId: string,
   request: T,
 ): T {
-  publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, request.id), { value: request.status })
+  ctx.services.live.publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, request.id), {
+    value: request.status,
+  })
   return request
 }
 
@@ -24,7 +26,9 @@ export const approveExceptionRequest: typeof approve = async (ctx, firewallId, i
   const result = await approve(ctx, firewallId, id, body)
   published(ctx, firewallId, result.request)
   for (const other of result.alsoApproved)
-    publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, other), { value: 'approved' })
+    ctx.services.live.publish('exception-request', liveId.exceptionRequest(ctx.ns, firewallId, other), {
+      value: 'approved',
+    })
   return result
 }
 

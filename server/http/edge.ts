@@ -6,6 +6,7 @@ import type { Principal, RequestMeta } from '../auth/principal'
 import { DomainError } from '../common/errors'
 import { newId } from '../common/ids'
 import { clientAddress } from './request-origin'
+import type { TrustProxy } from './trust-proxy'
 import { watchClientAbort } from './client-abort'
 import { HttpProblem } from './problem'
 import { checkAuthFailureLimit, checkRateLimit } from './rate-limit'
@@ -26,10 +27,11 @@ interface EdgeRequest {
 /**
  * Opens a request at the edge: the observability plugin's request id (so the access line and
  * this request's log lines agree; a new one outside Nitro), `X-Request-Id` on the answer, the
- * route template for metrics when given, and the request's metadata.
- * @example const { requestId, meta } = openRequest(event, '/v1/{ns}/firewalls')
+ * route template for metrics when given, and the request's metadata (the client address under
+ * `trustProxy`, the operator's TRUST_PROXY from `config.trustProxy`).
+ * @example const { requestId, meta } = openRequest(event, services.config.trustProxy, '/v1/{ns}/firewalls')
  */
-export function openRequest(event: H3Event, route?: string): EdgeRequest {
+export function openRequest(event: H3Event, trustProxy: TrustProxy, route?: string): EdgeRequest {
   const requestId = currentRequestId() ?? newId('req')
   if (route) setRequestRoute(route)
   if (!event.node.res.headersSent) event.node.res.setHeader('x-request-id', requestId)
@@ -37,7 +39,7 @@ export function openRequest(event: H3Event, route?: string): EdgeRequest {
   watchClientAbort(req)
   const meta: RequestMeta = {
     requestId,
-    remoteAddress: clientAddress(event),
+    remoteAddress: clientAddress(event, trustProxy),
     userAgent: req.headers['user-agent']?.slice(0, 300),
     method: req.method,
     // The path as the client sent it (a mounted handler's own url lacks the mount prefix).

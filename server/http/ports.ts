@@ -21,7 +21,7 @@ import type { ExposureRepository } from '../../storage/repositories/exposures'
  * audit may go to and the event log it is appended to.
  */
 export interface EdgePorts extends AuthPorts {
-  config: Pick<AppConfig, 'bodyLimit'>
+  config: Pick<AppConfig, 'bodyLimit' | 'rateLimits' | 'trustProxy'>
   namespaces: NamespaceRepository
   events: EventLogRepository<NamespaceEvent>
   rateCounter: RateCounter

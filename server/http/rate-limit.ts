@@ -1,17 +1,8 @@
 import type { EdgePorts } from './ports'
 import type { Principal } from '../auth/principal'
 import { logger } from '../app/logger'
-import { parseDuration } from '../common/duration'
+import type { RateLimitScope } from './rate-limit-settings'
 import { observeRateLimited } from '../observability/metrics'
-
-/** `limit` requests per `windowMs`, per token. */
-interface RateLimit {
-  limit: number
-  windowMs: number
-}
-
-/** `auth`: calls without a valid token, counted per client address. */
-export type RateLimitScope = 'api' | 'registry' | 'auth'
 
 interface RateLimitResult {
   allowed: boolean
@@ -23,36 +14,6 @@ interface RateLimitResult {
   headers: Record<string, string>
 }
 
-const UNITS: Record<string, string> = { s: '1s', m: '1m', h: '1h', d: '1d' }
-
-/**
- * Parses `600/m`, `100/10s` or `5000/1h`; `off` or `0` disables the limit (null).
- * @example parseRateLimit('600/m') // { limit: 600, windowMs: 60000 }
- */
-function parseRateLimit(text: string): RateLimit | null {
-  const trimmed = text.trim()
-  if (trimmed === 'off' || trimmed === '0') return null
-  const match = /^(\d+)\/(\w+)$/.exec(trimmed)
-  if (!match || Number(match[1]) < 1)
-    throw new Error(`invalid rate limit "${text}" (expected e.g. 600/m, 100/10s or off)`)
-  return { limit: Number(match[1]), windowMs: parseDuration(UNITS[match[2]] ?? match[2]) }
-}
-
-/**
- * `API_RATE_LIMIT` (default 6000/m) and `REGISTRY_RATE_LIMIT` (default 60000/m) per token: generous, so
- * CI jobs and scripts on one token are not throttled by surprise. `AUTH_FAILURE_RATE_LIMIT` (default 60/m)
- * per client address for calls without a valid token: low, since no honest client fails that often.
- */
-export function rateLimitSettings(env: NodeJS.ProcessEnv = process.env): Record<RateLimitScope, RateLimit | null> {
-  return {
-    api: parseRateLimit(env.API_RATE_LIMIT || '6000/m'),
-    registry: parseRateLimit(env.REGISTRY_RATE_LIMIT || '60000/m'),
-    auth: parseRateLimit(env.AUTH_FAILURE_RATE_LIMIT || '60/m'),
-  }
-}
-
-let settings: Record<RateLimitScope, RateLimit | null> | null = null
-
 /**
  * Counts one request of the principal's token in `scope` and says whether it may proceed.
  * Null when the scope is unlimited. Storage failures let the request through (logged):
@@ -60,7 +21,7 @@ let settings: Record<RateLimitScope, RateLimit | null> | null = null
  * @example const limited = await checkRateLimit(services, 'registry', principal)
  */
 export function checkRateLimit(
-  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
+  services: Pick<EdgePorts, 'clock' | 'rateCounter' | 'config'>,
   scope: 'api' | 'registry',
   principal: Pick<Principal, 'tokenId'>,
 ): Promise<RateLimitResult | null> {
@@ -72,19 +33,18 @@ export function checkRateLimit(
  * @example const limited = await checkAuthFailureLimit(services, '203.0.113.7')
  */
 export function checkAuthFailureLimit(
-  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
+  services: Pick<EdgePorts, 'clock' | 'rateCounter' | 'config'>,
   address: string | undefined,
 ): Promise<RateLimitResult | null> {
   return countHit(services, 'auth', address ?? 'unknown')
 }
 
 async function countHit(
-  services: Pick<EdgePorts, 'clock' | 'rateCounter'>,
+  services: Pick<EdgePorts, 'clock' | 'rateCounter' | 'config'>,
   scope: RateLimitScope,
   subject: string,
 ): Promise<RateLimitResult | null> {
-  settings ??= rateLimitSettings()
-  const policy = settings[scope]
+  const policy = services.config.rateLimits[scope]
   if (!policy) return null
   let hit
   try {

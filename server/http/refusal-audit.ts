@@ -2,7 +2,7 @@ import type { EdgePorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { logger } from '../app/logger'
 import { recordAudit } from './audit'
-import type { RateLimitScope } from './rate-limit'
+import type { RateLimitScope } from './rate-limit-settings'
 
 /** At most one audit entry per subject (client address or token) and window. */
 const REFUSAL_AUDIT_WINDOW_MS = 60_000

@@ -1,13 +1,15 @@
 import type { H3Event } from 'h3'
 import { HttpProblem } from './problem'
 import type { Socket } from 'node:net'
-import { forwardedView, trustProxyFromEnv, type ForwardedView, type TrustProxy } from './trust-proxy'
+import { forwardedView, type ForwardedView, type TrustProxy } from './trust-proxy'
 
 /**
  * The one place the API, the registry and the dashboard learn who called and by which origin,
- * under the one `TRUST_PROXY` policy (trust-proxy.ts): `X-Forwarded-*` is believed only from a
- * proxy the operator named, so a client cannot pick the address its per-address limits count,
- * nor the host written into tarball URLs and block links.
+ * under the one `TRUST_PROXY` policy (trust-proxy.ts, parsed once into `config.trustProxy` and
+ * passed by the caller): `X-Forwarded-*` is believed only from a proxy the operator named, so a
+ * client cannot pick the address its per-address limits count, nor the host written into
+ * tarball URLs and block links. A request's view is worked out once, under the policy of its
+ * first call.
  */
 
 const views = new WeakMap<H3Event, ForwardedView>()
@@ -17,10 +19,9 @@ const views = new WeakMap<H3Event, ForwardedView>()
  */
 const peerViews = new WeakMap<Socket, { policy: TrustProxy; view: ForwardedView }>()
 
-function viewOf(event: H3Event): ForwardedView {
+function viewOf(event: H3Event, policy: TrustProxy): ForwardedView {
   let view = views.get(event)
   if (!view) {
-    const policy = trustProxyFromEnv()
     const { socket, headers } = event.node.req
     if (policy.kind === 'none') {
       const known = peerViews.get(socket)
@@ -33,13 +34,13 @@ function viewOf(event: H3Event): ForwardedView {
 }
 
 /** The client's address (canonical form), or undefined when the socket has none. */
-export function clientAddress(event: H3Event): string | undefined {
-  return viewOf(event).address
+export function clientAddress(event: H3Event, policy: TrustProxy): string | undefined {
+  return viewOf(event, policy).address
 }
 
 /** `https` when the connection is TLS or a trusted proxy says the client used it, else `http`. */
-export function requestProtocol(event: H3Event): 'http' | 'https' {
-  const forwarded = viewOf(event).proto
+export function requestProtocol(event: H3Event, policy: TrustProxy): 'http' | 'https' {
+  const forwarded = viewOf(event, policy).proto
   if (forwarded) return forwarded
   return (event.node.req.socket as { encrypted?: boolean }).encrypted ? 'https' : 'http'
 }
@@ -66,17 +67,17 @@ export function validHost(text: string | undefined): string | null {
 }
 
 /** The host the client called (`X-Forwarded-Host` of a trusted proxy, else `Host`); null when invalid. */
-export function requestHost(event: H3Event): string | null {
-  return validHost(viewOf(event).host ?? event.node.req.headers.host)
+export function requestHost(event: H3Event, policy: TrustProxy): string | null {
+  return validHost(viewOf(event, policy).host ?? event.node.req.headers.host)
 }
 
 /**
  * The origin the client called, for URLs written into answers when `PUBLIC_BASE_URL` is unset.
  * @throws HttpProblem 400 `invalid_host` when the host is missing or not a host name
- * @example requestOrigin(event) // 'https://firewall.example'
+ * @example requestOrigin(event, config.trustProxy) // 'https://firewall.example'
  */
-export function requestOrigin(event: H3Event): string {
-  const host = requestHost(event)
+export function requestOrigin(event: H3Event, policy: TrustProxy): string {
+  const host = requestHost(event, policy)
   if (!host) throw new HttpProblem(400, 'invalid_host', 'the Host header is not a valid host name (with optional port)')
-  return `${requestProtocol(event)}://${host}`
+  return `${requestProtocol(event, policy)}://${host}`
 }

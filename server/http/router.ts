@@ -59,8 +59,8 @@ function pathParams(event: H3Event): Record<string, string> {
  */
 function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
   return defineEventHandler(async (event) => {
-    const { requestId, meta } = openRequest(event, operation.path)
     const services = await getServices()
+    const { requestId, meta } = openRequest(event, services.config.trustProxy, operation.path)
     let rawParams: Record<string, string> = Object.create(null)
     let ns = ''
     let principal: Principal | null = null

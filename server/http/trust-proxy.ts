@@ -57,20 +57,6 @@ export function parseTrustProxy(value: string | undefined): TrustProxy {
   return { kind: 'networks', networks }
 }
 
-let cached: { raw: string | undefined; policy: TrustProxy } | undefined
-
-/**
- * The policy of the running process. Parsed once per distinct value (start-up already refused a
- * bad one: server/app/config.ts), so the edge pays nothing per request.
- */
-export function trustProxyFromEnv(env: NodeJS.ProcessEnv = process.env): TrustProxy {
-  const raw = env.TRUST_PROXY
-  if (cached && cached.raw === raw) return cached.policy
-  const policy = parseTrustProxy(raw)
-  cached = { raw, policy }
-  return policy
-}
-
 /** What a request says about its client once the policy is applied. */
 export interface ForwardedView {
   /** The client's address in canonical form (IPv4-mapped IPv6 shown as IPv4); undefined without a socket address. */

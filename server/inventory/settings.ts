@@ -10,7 +10,7 @@ export interface InventorySettings {
 }
 
 /** Reads the inventory settings; throws naming the variable on an invalid value (the start stops). */
-export function inventorySettings(env: NodeJS.ProcessEnv = process.env): InventorySettings {
+export function inventorySettings(env: NodeJS.ProcessEnv): InventorySettings {
   const raw = env.INVENTORY_RETENTION || DEFAULT_INVENTORY_RETENTION
   let retentionMs: number
   try {

@@ -1,5 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { H3Event } from 'h3'
+import { defineEventHandler, type H3Event } from 'h3'
+import type { AppConfig } from '../app/config'
 import { problemOf } from '../http/problem'
 import { sendProblem } from '../http/respond'
 import { renderMetrics } from './metrics'
@@ -15,14 +16,23 @@ function bearerMatches(header: string | undefined, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected)) && presented.length > 0
 }
 
+/** What the metrics endpoint uses: the scrape token (METRICS_TOKEN), or null for none. */
+export interface MetricsPorts {
+  config: Pick<AppConfig, 'metricsToken'>
+}
+
 /**
- * `GET /metrics`: Prometheus text; when `METRICS_TOKEN` is set the scraper must send it as a
- * bearer token (401 problem otherwise).
+ * `GET /metrics` over the ports `services` resolves to (the route file hands it the composition root's).
+ * @example export default createMetricsHandler(useServices)
  */
-export async function handleMetrics(
-  event: H3Event,
-  token: string | undefined = process.env.METRICS_TOKEN || undefined,
-): Promise<string> {
+export function createMetricsHandler(services: () => Promise<MetricsPorts>) {
+  return defineEventHandler(async (event) => handleMetrics(event, (await services()).config.metricsToken))
+}
+
+/**
+ * Prometheus text; when a token is set the scraper must send it as a bearer token (401 problem otherwise).
+ */
+async function handleMetrics(event: H3Event, token: string | null): Promise<string> {
   if (token && !bearerMatches(event.node.req.headers.authorization, token)) {
     return sendProblem(
       event,

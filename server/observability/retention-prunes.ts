@@ -10,7 +10,10 @@ import { inventoryPrune } from '../inventory/retention'
  * @example new RetentionWorker({ ..., prune: retentionPrunes(services, settings.retentionMs) })
  */
 export function retentionPrunes(
-  services: Services,
+  services: Pick<
+    Services,
+    'webhooks' | 'webhookRecords' | 'dashboardSessions' | 'namespaces' | 'inventoryStore' | 'config'
+  >,
   retentionMs: number,
 ): Record<string, (now: number) => Promise<number>> {
   return {

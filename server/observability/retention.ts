@@ -34,8 +34,13 @@ interface RetentionReport {
   pruned: Record<string, number>
 }
 
-/** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL`; throws on an invalid duration. */
-export function retentionSettings(env: NodeJS.ProcessEnv = process.env): { retentionMs: number; intervalMs: number } {
+export interface RetentionSettings {
+  retentionMs: number
+  intervalMs: number
+}
+
+/** Reads `LOG_RETENTION` and `LOG_RETENTION_INTERVAL` (server/app/config.ts); throws on an invalid duration. */
+export function retentionSettings(env: NodeJS.ProcessEnv): RetentionSettings {
   return {
     retentionMs: parseDuration(env.LOG_RETENTION || '30d'),
     intervalMs: parseDuration(env.LOG_RETENTION_INTERVAL || '1m'),

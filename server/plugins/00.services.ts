@@ -1,10 +1,12 @@
 import { defineNitroPlugin } from 'nitropack/runtime'
-import { openBackend } from '../../storage'
+import type { H3Event } from 'h3'
+import { backendOptionsFromEnv, openBackend } from '../../storage'
 import { createServices } from '../app/services'
 import { setServices, type AppServices } from '../app/runtime'
 import { bootstrap } from '../app/bootstrap'
 import { logger } from '../app/logger'
-import { advisoryCatalogFromEnv } from '../advisories/catalog'
+import { createAdvisoryCatalogOf } from '../advisories/catalog'
+import { configFromEnv } from '../app/config'
 import { whenListening } from '../app/listening'
 import { secureDataDir } from '../../storage/data-dir'
 import { verifySecretsKey } from '../../storage/secrets/key-check'
@@ -13,6 +15,8 @@ import { createWebhookRuntime } from '../webhooks/delivery/runtime'
 import { parseOidcSettings } from '../auth/oidc/settings'
 import { OidcClient } from '../auth/oidc/client'
 import { ExposureDetector } from '../exposures/detector'
+import { RequestsInFlight } from '../observability/requests-in-flight'
+import { setRequestCountEnd } from '../app/request-context'
 
 /**
  * Composition root: storage is chosen at run time (a Redis Cluster when REDIS_CLUSTER_NODES is
@@ -22,9 +26,12 @@ import { ExposureDetector } from '../exposures/detector'
  * over the services. Requests await the ready promise.
  */
 export default defineNitroPlugin((nitroApp) => {
+  let config
   let webhookSettings
   let oidcSettings
   try {
+    // Every operator setting, read once (server/app/config.ts): an invalid one stops the start here.
+    config = configFromEnv(process.env)
     webhookSettings = parseWebhookSettings(process.env)
     // OidcSettingError names the OIDC_* variable; the issuer itself is discovered below.
     oidcSettings = parseOidcSettings(process.env)
@@ -32,15 +39,27 @@ export default defineNitroPlugin((nitroApp) => {
     logger.error('start-up failed', { error: String(error) })
     process.exit(1)
   }
+  // Every request counts from its first moment, also while storage is still being mounted; webhook
+  // delivery gives way to them (Services.requests). Inside the observability plugin's request context,
+  // so a caller refused for lack of a token stops counting (edge.ts).
+  const requests = new RequestsInFlight()
+  const inner = nitroApp.h3App.handler
+  nitroApp.h3App.handler = ((event: H3Event) => {
+    // Counted until the handler settles or the response closes (or a live stream says it is handled).
+    const done = requests.started(event.node.res)
+    setRequestCountEnd(done)
+    event.node.res.once('close', done)
+    return inner(event).finally(done)
+  }) as typeof inner
   // The advisory port of rules and the registry: ADVISORY_DIR and the OSV feed.
-  const advisories = advisoryCatalogFromEnv()
+  const advisories = createAdvisoryCatalogOf(config.advisories)
   const ready = (async (): Promise<AppServices> => {
     // Stored data of an older layout is migrated before anything reads it (storage/migrations/).
-    const backend = await openBackend(undefined, {
+    const backend = await openBackend(backendOptionsFromEnv(process.env), {
       onStep: (step, changed) =>
         logger.info('storage layout migrated', { step: step.name, layout: step.version, keys: changed }),
     })
-    const services = createServices(backend, { advisories })
+    const services = createServices(backend, { config, advisories, requests })
     if (backend.kind === 'local') {
       const dir = secureDataDir(services.config.dataDir)
       if (dir.error)

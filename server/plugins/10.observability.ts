@@ -6,12 +6,10 @@ import { useServices } from '../app/runtime'
 import { logger } from '../app/logger'
 import { whenListening } from '../app/listening'
 import { runWithRequestContext, type RequestContext } from '../app/request-context'
-import { requestStarted } from '../app/requests-in-flight'
 import { newId } from '../common/ids'
 import { trackRequest } from '../observability/http-tracking'
-import { RetentionWorker, retentionSettings } from '../observability/retention'
+import { RetentionWorker } from '../observability/retention'
 import { retentionPrunes } from '../observability/retention-prunes'
-import { rateLimitSettings } from '../http/rate-limit'
 
 /**
  * Observability for every route: a request context (request id on every log line, route
@@ -29,16 +27,10 @@ export default defineNitroPlugin((nitroApp) => {
     const context: RequestContext = { requestId: newId('req') }
     event.context.requestId = context.requestId
     trackRequest(event, context)
-    // Counted until the handler settles or the response closes (or a live stream says it is handled).
-    const done = requestStarted(event.node.res)
-    context.stopCounting = done
-    event.node.res.once('close', done)
-    return runWithRequestContext(context, () => inner(event)).finally(done)
+    return runWithRequestContext(context, () => inner(event))
   }) as typeof inner
 
-  // Parsed now, so an invalid LOG_RETENTION or *_RATE_LIMIT stops start-up instead of silently keeping logs forever.
-  const settings = retentionSettings()
-  rateLimitSettings()
+  // LOG_RETENTION and LOG_RETENTION_INTERVAL were parsed with the rest of the config (an invalid one stops the start).
   const worker = (async () => {
     const services = await useServices()
     // The retention lease too waits until this process owns its port.
@@ -48,8 +40,9 @@ export default defineNitroPlugin((nitroApp) => {
       logs: services.retainedLogs,
       clock: services.clock,
       owner,
-      ...settings,
-      prune: retentionPrunes(services, settings.retentionMs),
+      retentionMs: services.config.logRetentionMs,
+      intervalMs: services.config.logRetentionIntervalMs,
+      prune: retentionPrunes(services, services.config.logRetentionMs),
     })
     void retention.start()
     return retention

@@ -68,7 +68,7 @@ async function authenticateOrRefuse(
  */
 function originOf(event: H3Event, services: RegistryPorts): string {
   if (services.config.publicBaseUrl) return services.config.publicBaseUrl
-  return requestOrigin(event)
+  return requestOrigin(event, services.config.trustProxy)
 }
 
 /**
@@ -126,7 +126,8 @@ function sendError(exchange: RegistryExchange, error: unknown, requestId: string
 export function createRegistryHandler(getServices: () => Promise<RegistryPorts>, options: RegistryHandlerOptions = {}) {
   const caches = new WeakMap<RegistryPorts, RegistryCache>()
   return defineEventHandler(async (event) => {
-    const { requestId, meta } = openRequest(event, '/registry/{ns}/{fw}/*')
+    const services = await getServices()
+    const { requestId, meta } = openRequest(event, services.config.trustProxy, '/registry/{ns}/{fw}/*')
     // What protocol modules get of the request: method, headers, body stream, response.
     const exchange: RegistryExchange = {
       method: event.method,
@@ -153,7 +154,6 @@ export function createRegistryHandler(getServices: () => Promise<RegistryPorts>,
       if (!CLIENT_ID_PATTERN.test(ns) || !CLIENT_ID_PATTERN.test(firewallId)) {
         throw new RegistryError(404, 'not found: registry URLs are /registry/{namespace}/{firewall}/ with plain ids')
       }
-      const services = await getServices()
       // The first request waits for the first ADVISORY_DIR load rather than deciding against no data.
       await services.advisories.ready
       const principal = await authenticateOrRefuse(event, services, ns, meta)

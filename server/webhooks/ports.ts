@@ -10,6 +10,8 @@ import type { WebhookRecordRepository } from '../../storage/repositories/webhook
 import type { WebhookSignals } from '../../storage/ports'
 import type { WebhookSettings } from './configuration/settings'
 import type { LookupAll } from './protocol/ssrf'
+import type { LivePublisher } from '../observability/live-registry'
+import type { RequestLoad } from '../observability/requests-in-flight'
 
 /** What the webhook documents, records and signals live in: the runtime is built over these. */
 export interface WebhookStorePorts {
@@ -33,9 +35,15 @@ export interface WebhookApiPorts extends WebhookStorePorts {
 /** One call into the webhook API. */
 export type WebhookCall = CallContext<WebhookApiPorts>
 
-/** What the delivery engine (delivery/) uses besides its runtime: the event log it follows and appends to, and leases. */
+/**
+ * What the delivery engine (delivery/) uses besides its runtime: the event log it follows and
+ * appends to, leases, the live registry its actors publish to, and the process's request load
+ * it gives way to.
+ */
 export interface WebhookEnginePorts {
   clock: Clock
   events: EventLogRepository<NamespaceEvent>
   leases: LeaseRepository
+  live: LivePublisher
+  requests: RequestLoad
 }

@@ -61,7 +61,7 @@ export class SecretBox {
  * The box configured by `SECRETS_KEY` / `SECRETS_KEY_PREVIOUS`; throws a message naming the
  * setting when one is malformed.
  */
-export function secretBoxFromEnv(env: NodeJS.ProcessEnv = process.env): SecretBox {
+export function secretBoxFromEnv(env: NodeJS.ProcessEnv): SecretBox {
   const current = env.SECRETS_KEY ? parseSecretKey(env.SECRETS_KEY, 'SECRETS_KEY') : null
   const previous = env.SECRETS_KEY_PREVIOUS ? parseSecretKey(env.SECRETS_KEY_PREVIOUS, 'SECRETS_KEY_PREVIOUS') : null
   return new SecretBox(current, previous?.id === current?.id ? null : previous)

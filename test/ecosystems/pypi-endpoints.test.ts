@@ -5,6 +5,7 @@ import { startStaticPypi, type StaticPypi } from '../support/static-pypi'
 import { wheel } from '../fixtures/ecosystems/packages'
 import { pypiRoot } from '../../server/registry/pypi/endpoint'
 import { pip } from './pip'
+import { parseTrustProxy, type TrustProxy } from '../../server/http/trust-proxy'
 
 /**
  * the README (Using a firewall): a PyPI upstream written as the index root or as the simple index URL pip
@@ -59,10 +60,11 @@ describe('the exception link of a block message', () => {
   const auth = () => ({ authorization: `Bearer ${token}` })
 
   it('uses the origin the client called, X-Forwarded-* of a proxy TRUST_PROXY names included', async () => {
-    process.env.TRUST_PROXY = '127.0.0.1'
+    const config = proxy.services.config as { trustProxy: TrustProxy }
+    config.trustProxy = parseTrustProxy('127.0.0.1')
     const response = await fetch(file(), {
       headers: { ...auth(), 'x-forwarded-proto': 'https', 'x-forwarded-host': 'firewall.example' },
-    }).finally(() => delete process.env.TRUST_PROXY)
+    }).finally(() => (config.trustProxy = parseTrustProxy('')))
     expect(response.status).toBe(403)
     const { error } = (await response.json()) as { error: string }
     const requestId = response.headers.get('x-request-id')!

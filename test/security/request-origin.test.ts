@@ -1,6 +1,7 @@
 import { request } from 'node:http'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { validHost } from '../../server/http/request-origin'
+import { parseTrustProxy, type TrustProxy } from '../../server/http/trust-proxy'
 import { startProxy, type ProxyHarness } from '../registry/harness'
 import { startStaticPypi, type StaticPypi } from '../support/static-pypi'
 import { wheel } from '../fixtures/ecosystems/packages'
@@ -38,8 +39,13 @@ afterAll(async () => {
   await index?.close()
 })
 
+/** The edge's TRUST_PROXY, as the composition root would have parsed it (config.trustProxy). */
+const trustProxy = (value: string) => {
+  ;(proxy.services.config as { trustProxy: TrustProxy }).trustProxy = parseTrustProxy(value)
+}
+
 afterEach(() => {
-  delete process.env.TRUST_PROXY
+  trustProxy('')
   ;(proxy.services.config as { publicBaseUrl: string | null }).publicBaseUrl = null
 })
 
@@ -86,27 +92,27 @@ describe('the origin of links the registry writes', () => {
   })
 
   it('behind a proxy TRUST_PROXY names, its X-Forwarded-Host and -Proto are used', async () => {
-    process.env.TRUST_PROXY = '127.0.0.1'
+    trustProxy('127.0.0.1')
     const answer = await blockedDownload({ 'x-forwarded-host': 'firewall.example', 'x-forwarded-proto': 'https' })
     expect(answer.status).toBe(403)
     expect(linkOrigin(answer.error)).toBe('https://firewall.example')
   })
 
   it('behind a trusted proxy, an invalid X-Forwarded-Host is 400', async () => {
-    process.env.TRUST_PROXY = '1'
+    trustProxy('1')
     const answer = await blockedDownload({ 'x-forwarded-host': 'a b' })
     expect(answer.status).toBe(400)
   })
 
   it('a proxy TRUST_PROXY does not name is not believed', async () => {
-    process.env.TRUST_PROXY = '10.0.0.0/8'
+    trustProxy('10.0.0.0/8')
     const answer = await blockedDownload({ host: 'registry.internal', 'x-forwarded-host': 'firewall.example' })
     expect(linkOrigin(answer.error)).toBe('http://registry.internal')
   })
 
   it('PUBLIC_BASE_URL wins over both, whatever the Host', async () => {
     ;(proxy.services.config as { publicBaseUrl: string | null }).publicBaseUrl = 'https://pf.example'
-    process.env.TRUST_PROXY = '1'
+    trustProxy('1')
     const answer = await blockedDownload({ host: 'a b', 'x-forwarded-host': 'firewall.example' })
     expect(answer.status).toBe(403)
     expect(linkOrigin(answer.error)).toBe('https://pf.example')

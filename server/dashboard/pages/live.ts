@@ -5,7 +5,6 @@ import { authenticate } from '../../auth/authenticate'
 import { problemOf, toProblem } from '../../http/problem'
 import { sendProblem } from '../../http/respond'
 import { LiveStreamSlots } from '../live-slots'
-import { subscribeLive } from '../../app/live-registry'
 import {
   currentMessage,
   exceptionRequestTarget,
@@ -15,7 +14,6 @@ import {
 } from '../live-source'
 import { enforceTokenRateLimit, openRequest } from '../../http/edge'
 import { dashboardSession } from '../session'
-import { requestHandled } from '../../app/requests-in-flight'
 
 /** Polling interval of the persisted state (the fallback when no publisher runs here). */
 const POLL_MS = 1000
@@ -40,8 +38,8 @@ function liveSlots(services: DashboardPorts): LiveStreamSlots {
  */
 function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): DashboardHandler {
   return async (event, getServices) => {
-    const { meta } = openRequest(event)
     const services = await getServices()
+    const { meta } = openRequest(event, services.config.trustProxy)
     const session = await dashboardSession(event, services)
     const params = getRouterParams(event, { decode: true })
     const ns = params.ns ?? ''
@@ -75,7 +73,7 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): D
       lastJson = json
       void stream.push({ event: 'state', data: json }).catch(() => undefined)
     }
-    const unsubscribe = subscribeLive(target.kind, target.id, (state) => send(target.fromPublished(state)))
+    const unsubscribe = services.live.subscribe(target.kind, target.id, (state) => send(target.fromPublished(state)))
     let ticks = 0
     const poll = async () => {
       try {
@@ -99,7 +97,7 @@ function liveStream(targetOf: (params: Record<string, string>) => LiveTarget): D
     if (event.node.res.closed || event.node.req.socket?.destroyed) void stream.close()
     send(first)
     // From here the stream only relays changes: delivery need not give way to it (requests-in-flight.ts).
-    requestHandled(event.node.res)
+    services.requests.handled(event.node.res)
     return stream.send()
   }
 }

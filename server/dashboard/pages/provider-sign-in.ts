@@ -34,13 +34,13 @@ const refused = (message: string) => new DomainError('unauthenticated', 'oidc_si
 
 /** `{dashboard_url}/auth/callback`: DASHBOARD_URL when set, else this request's origin. */
 const redirectUri = (event: H3Event, services: DashboardPorts) =>
-  `${services.config.dashboardUrl ?? requestOrigin(event)}/auth/callback`
+  `${services.config.dashboardUrl ?? requestOrigin(event, services.config.trustProxy)}/auth/callback`
 
 /** GET /auth/sign-in */
 export async function startProviderSignIn(event: H3Event, getServices: DashboardServices) {
-  openRequest(event)
   const services = await getServices()
-  if (!services.oidc) return errorPage(event, notConfigured())
+  openRequest(event, services.config.trustProxy)
+  if (!services.oidc) return errorPage(event, notConfigured(), services.config.trustProxy)
   const { url, transaction } = await services.oidc.begin(redirectUri(event, services))
   const next = safeNext(typeof getQuery(event).next === 'string' ? String(getQuery(event).next) : undefined)
   await saveLoginTransaction(event, services, { ...transaction, ...(next ? { next } : {}) })
@@ -49,10 +49,10 @@ export async function startProviderSignIn(event: H3Event, getServices: Dashboard
 
 /** GET /auth/callback: every refusal is a 401 page and leaves the browser signed out. */
 export async function providerCallback(event: H3Event, getServices: DashboardServices) {
-  const { meta } = openRequest(event)
   const services = await getServices()
+  const { meta } = openRequest(event, services.config.trustProxy)
   const oidc = services.oidc
-  if (!oidc) return errorPage(event, notConfigured())
+  if (!oidc) return errorPage(event, notConfigured(), services.config.trustProxy)
   const ns = oidc.settings.namespace
   const login = await takeLoginTransaction(event, services)
   let userId: string | undefined
@@ -88,7 +88,7 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
   } catch (error) {
     const status = error instanceof DomainError && error.kind === 'unauthenticated' ? 401 : 500
     await audit(services, ns, meta, 'failure', status, userId, null, (error as Error).message)
-    return errorPage(event, error)
+    return errorPage(event, error, services.config.trustProxy)
   }
 }
 

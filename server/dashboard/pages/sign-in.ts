@@ -90,14 +90,15 @@ export async function showSignIn(event: H3Event, getServices: DashboardServices)
 
 /** POST /sign-in: the token is checked exactly as the API checks a bearer token. */
 export async function submitSignIn(event: H3Event, getServices: DashboardServices) {
-  const { meta } = openRequest(event)
   const services = await getServices()
+  const { meta } = openRequest(event, services.config.trustProxy)
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
     return errorPage(
       event,
       new DomainError('forbidden', 'csrf_failed', 'the sign-in form expired; reload the page and try again'),
+      services.config.trustProxy,
     )
   }
   const token = form.text('token') ?? ''
@@ -136,7 +137,11 @@ export async function submitSignOut(event: H3Event, getServices: DashboardServic
   const session = await dashboardSession(event, services)
   const form = await readForm(event)
   if (!verifyCsrf(session, form.get(CSRF_FIELD))) {
-    return errorPage(event, new DomainError('forbidden', 'csrf_failed', 'the sign-out form is missing its CSRF token'))
+    return errorPage(
+      event,
+      new DomainError('forbidden', 'csrf_failed', 'the sign-out form is missing its CSRF token'),
+      services.config.trustProxy,
+    )
   }
   const { ns, token } = session.data
   await endSession(services, session)

@@ -45,7 +45,7 @@ export const DEFAULT_WEBHOOK_ENV = {
 } as const
 
 /**
- * Parses the webhook settings from an env object (pure: pass `process.env` at the composition root).
+ * Parses the webhook settings from an env object (pure: the composition root passes the environment).
  * Empty strings count as unset.
  * @example parseWebhookSettings({ WEBHOOK_RATE: '2' }).rate // 2
  */

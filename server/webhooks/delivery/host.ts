@@ -11,7 +11,6 @@ import type { DeliverySettings } from '../../../machines/webhook-delivery/types'
 import { handleEmitted, reportActorMetrics } from './actor-effects'
 import type { WebhookRecord } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
-import { forget, publish } from '../../app/live-registry'
 import { startManagedActor, type Managed } from './managed-actor'
 import { onMetricsCollect } from '../../observability/metrics'
 import type { LogFollower } from './log-follower'
@@ -48,13 +47,14 @@ export class DeliveryHost {
   private renewing: Promise<void> | null = null
   private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
-  private readonly limit = deliveryStepLimit()
+  private readonly limit: ReturnType<typeof deliveryStepLimit>
 
   constructor(
     private readonly services: WebhookEnginePorts,
     private readonly runtime: WebhookRuntime,
     private readonly options: HostOptions,
   ) {
+    this.limit = deliveryStepLimit(services.requests)
     this.stopMetrics = onMetricsCollect(() =>
       reportActorMetrics(
         [...this.actors.values()].map((managed) => ({
@@ -191,7 +191,11 @@ export class DeliveryHost {
     if (bufferedEvents === snapshot.context.bufferedEvents) return
     if (snapshot.value === 'active' || snapshot.value === 'disabled')
       managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents, now: this.options.clock.now() })
-    else publish('webhook', ref, { value: snapshot.value, context: { ...snapshot.context, bufferedEvents } })
+    else
+      this.services.live.publish('webhook', ref, {
+        value: snapshot.value,
+        context: { ...snapshot.context, bufferedEvents },
+      })
   }
 
   private start(ref: string, stored: Snapshot<unknown> | null, feed: WebhookFeed): void {
@@ -208,6 +212,7 @@ export class DeliveryHost {
       track: (work) => this.activity.track(work),
       atRest: () => this.noteBuffered(ref),
       emitted: (emitted) => handleEmitted(this.services, this.runtime, emitted),
+      live: this.services.live,
     })
     this.actors.set(ref, managed)
     managed.actor.start()
@@ -227,7 +232,7 @@ export class DeliveryHost {
     managed.feed.stop()
     this.actors.delete(ref)
     this.leases.forget(ref)
-    forget('webhook', ref)
+    this.services.live.forget('webhook', ref)
     logger.info('webhook delivery actor retired', { webhook: ref, reason })
   }
 

@@ -2,7 +2,7 @@ import { createActor, type Actor, type Snapshot } from 'xstate'
 import type { webhookDeliveryMachine } from '../../../machines/webhook-delivery.machine'
 import type { DeliveryContext, DeliveryEmitted, DeliverySettings } from '../../../machines/webhook-delivery/types'
 import { logger } from '../../app/logger'
-import { publish } from '../../app/live-registry'
+import type { LivePublisher } from '../../observability/live-registry'
 import { stateName } from './actor-effects'
 import { SnapshotWriter } from './snapshot-writer'
 import type { WebhookFeed } from './webhook-feed'
@@ -32,6 +32,8 @@ interface ActorEdges {
   atRest: () => void
   /** An emitted event (notices, metrics) for the host's bookkeeping. */
   emitted: (event: DeliveryEmitted) => Promise<void>
+  /** The process's live registry: every transition is published for the dashboard. */
+  live: LivePublisher
 }
 
 /**
@@ -79,7 +81,7 @@ export function startManagedActor(
         })
         previous = current
       }
-      publish('webhook', ref, { value: next.value, context: next.context })
+      edges.live.publish('webhook', ref, { value: next.value, context: next.context })
       managed.snapshots.note()
       // At rest with a count from its last step: events that came meanwhile wake it now.
       if (next.value === 'active' || next.value === 'disabled') edges.atRest()

@@ -18,7 +18,7 @@ export interface WebhookRuntime {
 /**
  * The runtime over `services` with settings the composition root parsed (the webhooks plugin
  * from the environment; tests and benches with their own).
- * @example createWebhookRuntime(services, parseWebhookSettings(process.env))
+ * @example createWebhookRuntime(services, webhookSettings)
  */
 export function createWebhookRuntime(
   services: WebhookStorePorts,

@@ -1,4 +1,4 @@
-import { onRequestsDrained, requestsInFlight } from '../../app/requests-in-flight'
+import type { RequestLoad } from '../../observability/requests-in-flight'
 import { WorkLimit } from './work-limit'
 
 /**
@@ -21,14 +21,14 @@ const RECORDS_IN_FLIGHT = 32
  */
 const STEPS_IN_FLIGHT_DURING_REQUESTS = 4
 
-/** The work limit of one process's delivery actors, giving way to the HTTP requests it handles. */
-export function deliveryStepLimit(): WorkLimit {
+/** The work limit of one process's delivery actors, giving way to the HTTP requests it handles (`requests`). */
+export function deliveryStepLimit(requests: RequestLoad): WorkLimit {
   return new WorkLimit(
     DELIVERY_STEPS_IN_FLIGHT,
     {
-      busy: () => requestsInFlight() > 0,
+      busy: () => requests.count() > 0,
       limit: STEPS_IN_FLIGHT_DURING_REQUESTS,
-      onIdle: onRequestsDrained,
+      onIdle: (listener) => requests.onDrained(listener),
     },
     RECORDS_IN_FLIGHT,
   )
