@@ -221,15 +221,50 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     )
   })
 
-  it('a blocked install: pnpm 12 prints only the status and the tarball URL', async () => {
+  it('a blocked install prints the block message with the request id (pnpm 12 fetches the packument once)', async () => {
     const run = await pnpm(['add', 'fw-blocked-name'], home(project({})))
     expect(run.code).not.toBe(0)
-    expect(run.output.replace(/\n\s+/g, '')).toContain(
-      `Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`,
+    // pnpm wraps its message at 80 columns, at spaces and inside long URLs: compared without white space.
+    const printed = run.output.replace(/\s+/g, '')
+    const match = new RegExp(
+      'Error:ERR_PNPM_[A-Z_]+×addinganewpackage╰─▶' +
+        bare(
+          `Failed to resolve the latest version of fw-blocked-name: Failed to fetch metadata from ${url}fw-blocked-name: HTTP status client error (403 fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: `,
+        ) +
+        '(req-[0-9a-z]+)' +
+        bare(`. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=`) +
+        '\\1\\)',
+    ).exec(printed)
+    expect(match, run.output).not.toBeNull()
+    // Logged once, under the id pnpm printed.
+    const logged = await proxy.log('web', { requestId: match![1] })
+    expect(
+      logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
+    ).toEqual([['fw-blocked-name', '1.0.0', true]])
+  })
+
+  it('from a lockfile (no packument fetched), pnpm 12 prints only the status and the tarball URL', async () => {
+    const swap = (text: string) => text.replaceAll('fw-dep', 'fw-blocked-name')
+    const integrity = await upstreamIntegrity('fw-dep', '1.0.0')
+    const blockedIntegrity = await upstreamIntegrity('fw-blocked-name', '1.0.0')
+    const workspace = swap(readFileSync(join(installedDir, 'pnpm-workspace.yaml'), 'utf8'))
+    const where = home(
+      fromLockfile(installedDir, 'pnpm-lock.yaml', { 'pnpm-workspace.yaml': workspace }, (lock) =>
+        swap(lock.replaceAll(integrity, blockedIntegrity)),
+      ),
     )
-    // Not the reason phrase, nor the body, nor a redirect's target (all sent to pnpm; see block-notice.ts).
+    const before = (await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).length
+    const run = await pnpm(['install', '--frozen-lockfile'], where)
+    expect(run.code).not.toBe(0)
+    expect(run.output.replace(/\s+/g, '')).toMatch(
+      new RegExp(
+        'Error:ERR_PNPM_[A-Z_]+×installingdependencies╰─▶' +
+          bare(`Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`),
+      ),
+    )
+    // The body, the reason phrase and a redirect's target are dropped by pnpm 12 (docs/clients.md).
     expect(run.output).not.toContain('Request id')
-    expect(run.output).not.toContain('/-/blocked/')
+    expect(await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).toHaveLength(before + 1)
   })
 
   it('pnpm 12 prints the reason phrase of a refused packument', async () => {
@@ -421,6 +456,23 @@ describe('reason phrases by client', () => {
     expect(pnpm12.statusText).toContain('is blocked by firewall')
   })
 
+  it('only pnpm 12 and later are refused a packument whose every version is blocked; the rest is unchanged', async () => {
+    const packument = (name: string, userAgent: string) =>
+      fetch(`${url}${name}`, { headers: { authorization: `Bearer ${token}`, 'user-agent': userAgent } })
+    const refused = await packument('fw-blocked-name', 'pnpm/12.21.0 npm/? node/? linux x64')
+    expect(refused.status).toBe(403)
+    expect(refused.statusText).toBe(
+      `fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: ${refused.headers.get('x-request-id')}. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=${refused.headers.get('x-request-id')}`,
+    )
+    for (const userAgent of [
+      'npm/10.9.2 node/v20.19.0 linux x64',
+      'pnpm/11.9.0 npm/? node/v22.0.0 linux x64',
+      'Bun/1.4.5',
+    ])
+      expect((await packument('fw-blocked-name', userAgent)).status).toBe(200)
+    expect((await packument('fw-ok', 'pnpm/12.21.0 npm/? node/? linux x64')).status).toBe(200)
+  })
+
   it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {
     const redirect = await tarball('Bun/1.4.5')
     expect(redirect.status).toBe(307)
@@ -440,3 +492,5 @@ describe('reason phrases by client', () => {
 })
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** A pattern of `text` without its white space (pnpm wraps lines at spaces and inside long URLs). */
+const bare = (text: string) => escape(text.replace(/\s+/g, ''))

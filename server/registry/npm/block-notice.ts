@@ -8,7 +8,8 @@ import { exceptionFormLink, RegistryError } from '../responses'
  * blocked tarball answers bun with a redirect to a notice URL that names the request id, the
  * package and the rule, and the notice answers 403: the user reads all three in bun's one line.
  * pnpm 12 gets no redirect: it prints the URL it first asked for, so a notice URL would not show
- * (nor does anything else of a refused tarball: test/clients/npm-family.test.ts).
+ * (nor does anything else of a refused tarball); its packument is refused instead when every
+ * version is blocked (whole-package-block.ts).
  */
 export function printsOnlyTheUrl(headers: IncomingHttpHeaders): boolean {
   return /^bun\//i.test(String(headers['user-agent'] ?? ''))

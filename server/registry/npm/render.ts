@@ -14,6 +14,7 @@ import { resolvePackument, type Resolved } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument, type PreparedDocument } from '../responses'
 import { TimeSlice } from '../../common/time-slice'
+import { refusesBlockedPackument, refuseWhenEveryVersionBlocked } from './whole-package-block'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
 
@@ -137,6 +138,7 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
     firewallChain(request.services, request.ns, request.firewall),
     evaluationContext(request.services, request.ns, request.advisories),
   ])
+  if (refusesBlockedPackument(request.headers)) await refuseWhenEveryVersionBlocked(request, resolved, chain, ctx)
   const abbreviated = String(request.headers.accept ?? '').includes(ABBREVIATED)
   const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full')
   let documents = renderedDocuments.get(resolved.packument)
