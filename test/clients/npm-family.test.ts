@@ -227,7 +227,7 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     // pnpm wraps its message at 80 columns, at spaces and inside long URLs: compared without white space.
     const printed = run.output.replace(/\s+/g, '')
     const match = new RegExp(
-      'Error:ERR_PNPM_[A-Z_]+×addinganewpackage╰─▶' +
+      'Error:ERR_PNPM_PACKAGE_MANAGER_ADD_RESOLVE_LATEST×addinganewpackage╰─▶' +
         bare(
           `Failed to resolve the latest version of fw-blocked-name: Failed to fetch metadata from ${url}fw-blocked-name: HTTP status client error (403 fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: `,
         ) +
@@ -256,9 +256,10 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     const before = (await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).length
     const run = await pnpm(['install', '--frozen-lockfile'], where)
     expect(run.code).not.toBe(0)
+    // The code is TARBALL_HTTP_STATUS, or TARBALL_SIBLING_FETCH_FAILED when a second fetch of the URL waited on the first.
     expect(run.output.replace(/\s+/g, '')).toMatch(
       new RegExp(
-        'Error:ERR_PNPM_[A-Z_]+×installingdependencies╰─▶' +
+        'Error:ERR_PNPM_TARBALL_(?:HTTP_STATUS|SIBLING_FETCH_FAILED)×installingdependencies╰─▶' +
           bare(`Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`),
       ),
     )
