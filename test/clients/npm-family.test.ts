@@ -222,6 +222,8 @@ describe('pnpm (user-level ~/.npmrc)', () => {
   })
 
   it('a blocked install prints the block message with the request id (pnpm 12 fetches the packument once)', async () => {
+    const blocks = async () => (await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).length
+    const before = await blocks()
     const run = await pnpm(['add', 'fw-blocked-name'], home(project({})))
     expect(run.code).not.toBe(0)
     // pnpm wraps its message at 80 columns, at spaces and inside long URLs: compared without white space.
@@ -241,6 +243,7 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     expect(
       logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
     ).toEqual([['fw-blocked-name', '1.0.0', true]])
+    expect(await blocks()).toBe(before + 1)
   })
 
   it('from a lockfile (no packument fetched), pnpm 12 prints only the status and the tarball URL', async () => {
