@@ -1,8 +1,8 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { useSession, type H3Event } from 'h3'
 import type { DashboardPorts } from './ports'
 import { requestProtocol } from '../http/request-origin'
-import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
+import { serviceSecret } from '../auth/service-secret'
 import type { OidcTransaction } from '../auth/oidc/client'
 
 /**
@@ -47,41 +47,13 @@ interface LoginData {
   login?: OidcTransaction & { next?: string }
 }
 
-const passwords = new WeakMap<Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>, Promise<string>>()
-
 /** The session records on the services' storage. */
 const sessionRecords = (services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>) =>
   services.dashboardSessions
 
-/**
- * The sealing password: `DASHBOARD_SESSION_SECRET` (hashed to a fixed length), else a random
- * secret created once per data dir / Redis and kept in storage so restarts keep sessions valid.
- */
-function sessionPassword(services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>): Promise<string> {
-  let password = passwords.get(services)
-  if (!password) {
-    password = resolvePassword(services)
-    passwords.set(services, password)
-    password.catch(() => passwords.delete(services))
-  }
-  return password
-}
-
-async function resolvePassword(
-  services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>,
-): Promise<string> {
-  const configured = process.env.DASHBOARD_SESSION_SECRET
-  if (configured) return createHash('sha256').update(configured).digest('hex')
-  // Create-if-absent in one transaction: two processes starting together agree on one secret.
-  // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
-  return services.dashboardSessions.sessionSecret(
-    (stored) => services.secrets.open(stored, SESSION_SECRET_CONTEXT),
-    () => {
-      const secret = randomBytes(32).toString('hex')
-      return { secret, stored: services.secrets.seal(secret, SESSION_SECRET_CONTEXT) }
-    },
-  )
-}
+/** The sealing password: the service secret (auth/service-secret.ts). */
+const sessionPassword = (services: Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secrets'>) =>
+  serviceSecret(services)
 
 function openSession(event: H3Event, password: string) {
   return useSession<SessionData>(event, {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -16,6 +17,9 @@ const FIXTURES: FixturePackage[] = [
   { name: 'fw-dep', version: '1.0.0', license: 'MIT' },
   { name: 'fw-ok', version: '1.0.0', license: 'MIT', dependencies: { 'fw-dep': '^1.0.0' } },
   { name: 'fw-blocked-name', version: '1.0.0', license: 'MIT' },
+  // One version blocked (rule one-blocked), the other allowed.
+  { name: 'fw-partial', version: '1.0.0', license: 'MIT' },
+  { name: 'fw-partial', version: '2.0.0', license: 'MIT' },
 ]
 
 let registry: Verdaccio
@@ -50,27 +54,37 @@ const withUrl = (snippet: string) =>
     .replaceAll(DOCUMENTED.slice('http:'.length), url.slice('http:'.length))
     .replace(/^(\s+)- localhost$/m, '$1- 127.0.0.1')
 
+/** The test firewall; `exceptions` as approved exception requests leave them. */
+const webFirewall = (exceptions: unknown[] = []) => ({
+  upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
+  rules: [
+    {
+      id: 'no-evil',
+      executionPhase: 'download',
+      selector: { function: { name: 'packageName', patterns: ['fw-blocked-*'] } },
+      description: 'fw-blocked-* packages are banned',
+    },
+    {
+      id: 'one-blocked',
+      executionPhase: 'download',
+      selector: { function: { name: 'versionRange', package: 'fw-partial', range: '1.0.0' } },
+      description: 'fw-partial 1.0.0 is banned',
+    },
+    {
+      id: 'reserved',
+      executionPhase: 'upload',
+      selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
+      description: 'fw-reserved-* names are reserved',
+    },
+  ],
+  exceptions,
+})
+
 beforeAll(async () => {
   registry = await startVerdaccio()
   await publishFixtures(registry.url, registry.token, FIXTURES)
   proxy = await startProxy()
-  await proxy.putFirewall('web', {
-    upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
-    rules: [
-      {
-        id: 'no-evil',
-        executionPhase: 'download',
-        selector: { function: { name: 'packageName', patterns: ['fw-blocked-*'] } },
-        description: 'fw-blocked-* packages are banned',
-      },
-      {
-        id: 'reserved',
-        executionPhase: 'upload',
-        selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
-        description: 'fw-reserved-* names are reserved',
-      },
-    ],
-  })
+  await proxy.putFirewall('web', webFirewall())
   token = await proxy.token('owner')
   url = proxy.registryUrl('web')
 }, 120_000)
@@ -191,6 +205,7 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     return where
   }
   let installedDir = ''
+  let partialNotice = ''
 
   it('installs a package with its dependency; the lockfile holds the upstream integrity', async () => {
     const where = home(project({}))
@@ -244,6 +259,83 @@ describe('pnpm (user-level ~/.npmrc)', () => {
       logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
     ).toEqual([['fw-blocked-name', '1.0.0', true]])
     expect(await blocks()).toBe(before + 1)
+  })
+
+  it('some versions blocked: pnpm 12 prints a notice URL naming the request id and the rule, logged once under it', async () => {
+    const blocks = async () => (await proxy.log('web', { packageName: 'fw-partial', blocked: true })).length
+    const before = await blocks()
+    const run = await pnpm(['add', 'fw-partial@1.0.0'], home(project({})))
+    expect(run.code).not.toBe(0)
+    const match = new RegExp(
+      'Error:ERR_PNPM_TARBALL_(?:HTTP_STATUS|SIBLING_FETCH_FAILED)×addinganewpackage╰─▶' +
+        bare(`Tarball server returned HTTP 403 for ${url}-/blocked/`) +
+        '(req-[0-9a-z]+)' +
+        bare('/one-blocked/') +
+        '([A-Za-z0-9_-]{22})' +
+        bare('/fw-partial/-/fw-partial-1.0.0.tgz'),
+    ).exec(run.output.replace(/\s+/g, ''))
+    expect(match, run.output).not.toBeNull()
+    const logged = await proxy.log('web', { requestId: match![1] })
+    expect(
+      logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
+    ).toEqual([['fw-partial', '1.0.0', true]])
+    expect(await blocks()).toBe(before + 1)
+    partialNotice = `${url}-/blocked/${match![1]}/one-blocked/${match![2]}/fw-partial/-/fw-partial-1.0.0.tgz`
+  })
+
+  it('each store resolves its own request id; pnpm reuses its cached packument (and the id) within one store', async () => {
+    const idOf = (output: string) => /\/-\/blocked\/(req-[0-9a-z]+)\//.exec(output.replace(/\s+/g, ''))?.[1]
+    const where = home(project({}))
+    const first = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], where)).output)
+    const other = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], home(project({})))).output)
+    const again = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], where)).output)
+    expect(first).toMatch(/^req-/)
+    expect(other).toMatch(/^req-/)
+    expect(other).not.toBe(first)
+    // Without an ETag there is nothing to revalidate, but pnpm 12 keeps the packument in its
+    // metadata cache and reads it again within its freshness window: the same notice URL.
+    expect(again).toBe(first)
+    for (const id of [first, other])
+      expect((await proxy.log('web', { requestId: id })).every((entry) => 'blocked' in entry && entry.blocked)).toBe(
+        true,
+      )
+  })
+
+  it('a notice is decided again: still blocked 403 under its id, forged 400, garbage 404, allowed after an exception', async () => {
+    const get = (target: string) =>
+      fetch(target, {
+        headers: { authorization: `Bearer ${token}`, 'user-agent': 'pnpm/12.21.0 npm/? node/? linux x64' },
+      })
+    const id = /req-[0-9a-z]+/.exec(partialNotice)![0]
+    const still = await get(partialNotice)
+    expect(still.status).toBe(403)
+    expect(still.statusText).toMatch(
+      new RegExp(`^fw-partial@1\\.0\\.0 is blocked by firewall web rule one-blocked: .* Request id: ${id}\\. `),
+    )
+    const forged = await get(partialNotice.replace(id, 'req-0mwz00000000000000000000'))
+    expect(forged.status).toBe(400)
+    expect(await forged.json()).toMatchObject({ status: 400, code: 'block_notice_signature_invalid' })
+    const otherVersion = await get(partialNotice.replaceAll('1.0.0', '2.0.0'))
+    expect(otherVersion.status).toBe(400)
+    const garbage = await get(`${url}-/blocked/req-abc/one-blocked/short/fw-partial/-/fw-partial-1.0.0.tgz`)
+    expect(garbage.status).toBe(404)
+    expect(await garbage.json()).toMatchObject({ status: 404, code: 'block_notice_not_found' })
+    const exception = {
+      id: 'ex-partial',
+      rule: 'one-blocked',
+      selector: { packageName: 'fw-partial', version: '1.0.0' },
+    }
+    await proxy.putFirewall('web', webFirewall([exception]))
+    try {
+      const served = await get(partialNotice)
+      expect(served.status).toBe(200)
+      const digest = createHash('sha512')
+        .update(Buffer.from(await served.arrayBuffer()))
+        .digest('base64')
+      expect(`sha512-${digest}`).toBe(await upstreamIntegrity('fw-partial', '1.0.0'))
+    } finally {
+      await proxy.putFirewall('web', webFirewall())
+    }
   })
 
   it('from a lockfile (no packument fetched), pnpm 12 prints only the status and the tarball URL', async () => {
@@ -475,6 +567,41 @@ describe('reason phrases by client', () => {
     ])
       expect((await packument('fw-blocked-name', userAgent)).status).toBe(200)
     expect((await packument('fw-ok', 'pnpm/12.21.0 npm/? node/? linux x64')).status).toBe(200)
+  })
+
+  it('pnpm 12 gets notice URLs for blocked versions, uncached and unrevalidatable; other clients the cached document', async () => {
+    const packument = (userAgent: string, accept = 'application/vnd.npm.install-v1+json') =>
+      fetch(`${url}fw-partial`, { headers: { authorization: `Bearer ${token}`, 'user-agent': userAgent, accept } })
+    const before = (await proxy.log('web', { packageName: 'fw-partial' })).length
+    const pnpm12 = await packument('pnpm/12.21.0 npm/? node/? linux x64')
+    expect(pnpm12.status).toBe(200)
+    expect(pnpm12.headers.get('etag')).toBeNull()
+    expect(pnpm12.headers.get('last-modified')).toBeNull()
+    expect(pnpm12.headers.get('cache-control')).toBe('no-store')
+    const doc = (await pnpm12.json()) as { versions: Record<string, { dist: { tarball: string } }> }
+    expect(doc.versions['1.0.0'].dist.tarball).toMatch(
+      new RegExp(
+        `^${escape(url)}-/blocked/req-[0-9a-z]+/one-blocked/[A-Za-z0-9_-]{22}/fw-partial/-/fw-partial-1\\.0\\.0\\.tgz$`,
+      ),
+    )
+    expect(doc.versions['2.0.0'].dist.tarball).toBe(`${url}fw-partial/-/fw-partial-2.0.0.tgz`)
+    // No decision is logged for serving the packument.
+    expect(await proxy.log('web', { packageName: 'fw-partial' })).toHaveLength(before)
+    for (const userAgent of [
+      'npm/10.9.2 node/v20.19.0 linux x64',
+      'pnpm/11.9.0 npm/? node/v22.0.0 linux x64',
+      'Bun/1.4.5',
+    ]) {
+      const other = await packument(userAgent)
+      expect(other.headers.get('etag')).toMatch(/^"/)
+      const body = (await other.json()) as typeof doc
+      expect(body.versions['1.0.0'].dist.tarball).toBe(`${url}fw-partial/-/fw-partial-1.0.0.tgz`)
+    }
+    // A package with no blocked version: pnpm 12 gets the cached document and its ETag as before.
+    const ok = await fetch(`${url}fw-ok`, {
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'pnpm/12.21.0 npm/? node/? linux x64' },
+    })
+    expect(ok.headers.get('etag')).toMatch(/^"/)
   })
 
   it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {
