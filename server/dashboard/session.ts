@@ -1,10 +1,10 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { useSession, type H3Event } from 'h3'
 import type { DashboardPorts } from './ports'
 import type { AppConfig } from '../app/config'
 import { requestProtocol } from '../http/request-origin'
 import type { TrustProxy } from '../http/trust-proxy'
-import { SESSION_SECRET_CONTEXT } from '../../storage/secrets/secret-fields'
+import { serviceSecret } from '../auth/service-secret'
 import type { OidcTransaction } from '../auth/oidc/client'
 
 /**
@@ -54,38 +54,11 @@ type SessionPorts = Pick<DashboardPorts, 'clock' | 'dashboardSessions' | 'secret
   config: Pick<AppConfig, 'trustProxy' | 'dashboardSessionSecret'>
 }
 
-const passwords = new WeakMap<SessionPorts, Promise<string>>()
-
 /** The session records on the services' storage. */
 const sessionRecords = (services: Pick<DashboardPorts, 'dashboardSessions'>) => services.dashboardSessions
 
-/**
- * The sealing password: `DASHBOARD_SESSION_SECRET` (`config.dashboardSessionSecret`, hashed to a fixed length), else a random
- * secret created once per data dir / Redis and kept in storage so restarts keep sessions valid.
- */
-function sessionPassword(services: SessionPorts): Promise<string> {
-  let password = passwords.get(services)
-  if (!password) {
-    password = resolvePassword(services)
-    passwords.set(services, password)
-    password.catch(() => passwords.delete(services))
-  }
-  return password
-}
-
-async function resolvePassword(services: SessionPorts): Promise<string> {
-  const configured = services.config.dashboardSessionSecret
-  if (configured) return createHash('sha256').update(configured).digest('hex')
-  // Create-if-absent in one transaction: two processes starting together agree on one secret.
-  // Stored sealed with SECRETS_KEY when it is set (storage/secrets/), like every other secret.
-  return services.dashboardSessions.sessionSecret(
-    (stored) => services.secrets.open(stored, SESSION_SECRET_CONTEXT),
-    () => {
-      const secret = randomBytes(32).toString('hex')
-      return { secret, stored: services.secrets.seal(secret, SESSION_SECRET_CONTEXT) }
-    },
-  )
-}
+/** The sealing password: the service secret (auth/service-secret.ts). */
+const sessionPassword = (services: SessionPorts) => serviceSecret(services)
 
 function openSession(event: H3Event, password: string, trustProxy: TrustProxy) {
   return useSession<SessionData>(event, {

@@ -20,9 +20,10 @@ interface EcosystemProtocol extends EcosystemProfile {
 
 /**
  * npm-family clients that print a refusal's reason phrase but never its body: yarn 4
- * (`Response Code: 403 (<reason>)`; it sends got's User-Agent), yarn 1 and pnpm up to 10
- * (`GET <url>: <reason> - 403`). npm prints the body's `error` after the status line, so it
- * gets no phrase (no repeat). pnpm 12 and bun print neither (npm/block-notice.ts for bun).
+ * (`Response Code: 403 (<reason>)`; it sends got's User-Agent), yarn 1 and pnpm up to 11
+ * (`GET <url>: <reason> - 403`), pnpm 12 for a packument. npm prints the body's `error` after
+ * the status line, so it gets no phrase (no repeat). pnpm 12's tarballs and bun print neither
+ * (npm/whole-package-block.ts and npm/block-notice.ts).
  */
 const STATUS_LINE_NPM_CLIENTS = /^(?:pnpm\/|yarn\/|got \()/i
 

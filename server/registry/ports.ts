@@ -5,15 +5,16 @@ import type { RegistryCacheStore } from '../../storage/repositories/registry-cac
 import type { UpstreamTransport } from './upstream/transport'
 import type { AdvisoryPort } from '../advisories/lookup'
 import type { InventoryNotes } from '../inventory/recorder'
+import type { ServiceSecretPorts } from '../auth/service-secret'
 
 /**
  * What the registry proxy uses: the edge (authentication, rate limits, refusal audits), the
  * firewalls with their log and license sets, the event log decisions are appended to, the
  * stored upstream cache, the transport upstream calls go through, the advisory data, and the origins rewritten
- * URLs and block messages point to.
+ * URLs and block messages point to, and the service secret (signed tarball notices).
  */
-export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'> {
-  config: EdgePorts['config'] & Pick<AppConfig, 'publicBaseUrl' | 'dashboardUrl'>
+export interface RegistryPorts extends EdgePorts, Omit<FirewallPorts, 'config'>, ServiceSecretPorts {
+  config: EdgePorts['config'] & Pick<AppConfig, 'publicBaseUrl' | 'dashboardUrl' | 'dashboardSessionSecret'>
   registryCache: RegistryCacheStore
   upstreamTransport: UpstreamTransport
   /** The advisory data rules decide on (the catalogue, wired at the composition root). */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -16,6 +17,9 @@ const FIXTURES: FixturePackage[] = [
   { name: 'fw-dep', version: '1.0.0', license: 'MIT' },
   { name: 'fw-ok', version: '1.0.0', license: 'MIT', dependencies: { 'fw-dep': '^1.0.0' } },
   { name: 'fw-blocked-name', version: '1.0.0', license: 'MIT' },
+  // One version blocked (rule one-blocked), the other allowed.
+  { name: 'fw-partial', version: '1.0.0', license: 'MIT' },
+  { name: 'fw-partial', version: '2.0.0', license: 'MIT' },
 ]
 
 let registry: Verdaccio
@@ -50,27 +54,37 @@ const withUrl = (snippet: string) =>
     .replaceAll(DOCUMENTED.slice('http:'.length), url.slice('http:'.length))
     .replace(/^(\s+)- localhost$/m, '$1- 127.0.0.1')
 
+/** The test firewall; `exceptions` as approved exception requests leave them. */
+const webFirewall = (exceptions: unknown[] = []) => ({
+  upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
+  rules: [
+    {
+      id: 'no-evil',
+      executionPhase: 'download',
+      selector: { function: { name: 'packageName', patterns: ['fw-blocked-*'] } },
+      description: 'fw-blocked-* packages are banned',
+    },
+    {
+      id: 'one-blocked',
+      executionPhase: 'download',
+      selector: { function: { name: 'versionRange', package: 'fw-partial', range: '1.0.0' } },
+      description: 'fw-partial 1.0.0 is banned',
+    },
+    {
+      id: 'reserved',
+      executionPhase: 'upload',
+      selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
+      description: 'fw-reserved-* names are reserved',
+    },
+  ],
+  exceptions,
+})
+
 beforeAll(async () => {
   registry = await startVerdaccio()
   await publishFixtures(registry.url, registry.token, FIXTURES)
   proxy = await startProxy()
-  await proxy.putFirewall('web', {
-    upstreams: [{ id: 'verdaccio', endpoint: registry.url, credentials: { token: registry.token } }],
-    rules: [
-      {
-        id: 'no-evil',
-        executionPhase: 'download',
-        selector: { function: { name: 'packageName', patterns: ['fw-blocked-*'] } },
-        description: 'fw-blocked-* packages are banned',
-      },
-      {
-        id: 'reserved',
-        executionPhase: 'upload',
-        selector: { function: { name: 'packageName', patterns: ['fw-reserved-*'] } },
-        description: 'fw-reserved-* names are reserved',
-      },
-    ],
-  })
+  await proxy.putFirewall('web', webFirewall())
   token = await proxy.token('owner')
   url = proxy.registryUrl('web')
 }, 120_000)
@@ -191,6 +205,7 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     return where
   }
   let installedDir = ''
+  let partialNotice = ''
 
   it('installs a package with its dependency; the lockfile holds the upstream integrity', async () => {
     const where = home(project({}))
@@ -221,15 +236,131 @@ describe('pnpm (user-level ~/.npmrc)', () => {
     )
   })
 
-  it('a blocked install: pnpm 12 prints only the status and the tarball URL', async () => {
+  it('a blocked install prints the block message with the request id (pnpm 12 fetches the packument once)', async () => {
+    const blocks = async () => (await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).length
+    const before = await blocks()
     const run = await pnpm(['add', 'fw-blocked-name'], home(project({})))
     expect(run.code).not.toBe(0)
-    expect(run.output.replace(/\n\s+/g, '')).toContain(
-      `Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`,
+    // pnpm wraps its message at 80 columns, at spaces and inside long URLs: compared without white space.
+    const printed = run.output.replace(/\s+/g, '')
+    const match = new RegExp(
+      'Error:ERR_PNPM_PACKAGE_MANAGER_ADD_RESOLVE_LATEST×addinganewpackage╰─▶' +
+        bare(
+          `Failed to resolve the latest version of fw-blocked-name: Failed to fetch metadata from ${url}fw-blocked-name: HTTP status client error (403 fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: `,
+        ) +
+        '(req-[0-9a-z]+)' +
+        bare(`. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=`) +
+        '\\1\\)',
+    ).exec(printed)
+    expect(match, run.output).not.toBeNull()
+    // Logged once, under the id pnpm printed.
+    const logged = await proxy.log('web', { requestId: match![1] })
+    expect(
+      logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
+    ).toEqual([['fw-blocked-name', '1.0.0', true]])
+    expect(await blocks()).toBe(before + 1)
+  })
+
+  it('some versions blocked: pnpm 12 prints a notice URL naming the request id and the rule, logged once under it', async () => {
+    const blocks = async () => (await proxy.log('web', { packageName: 'fw-partial', blocked: true })).length
+    const before = await blocks()
+    const run = await pnpm(['add', 'fw-partial@1.0.0'], home(project({})))
+    expect(run.code).not.toBe(0)
+    const match = new RegExp(
+      'Error:ERR_PNPM_TARBALL_(?:HTTP_STATUS|SIBLING_FETCH_FAILED)×addinganewpackage╰─▶' +
+        bare(`Tarball server returned HTTP 403 for ${url}-/blocked/`) +
+        '(req-[0-9a-z]+)' +
+        bare('/one-blocked/') +
+        '([A-Za-z0-9_-]{22})' +
+        bare('/fw-partial/-/fw-partial-1.0.0.tgz'),
+    ).exec(run.output.replace(/\s+/g, ''))
+    expect(match, run.output).not.toBeNull()
+    const logged = await proxy.log('web', { requestId: match![1] })
+    expect(
+      logged.map((entry) => ('packageName' in entry ? [entry.packageName, entry.version, entry.blocked] : entry)),
+    ).toEqual([['fw-partial', '1.0.0', true]])
+    expect(await blocks()).toBe(before + 1)
+    partialNotice = `${url}-/blocked/${match![1]}/one-blocked/${match![2]}/fw-partial/-/fw-partial-1.0.0.tgz`
+  })
+
+  it('each store resolves its own request id; pnpm reuses its cached packument (and the id) within one store', async () => {
+    const idOf = (output: string) => /\/-\/blocked\/(req-[0-9a-z]+)\//.exec(output.replace(/\s+/g, ''))?.[1]
+    const where = home(project({}))
+    const first = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], where)).output)
+    const other = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], home(project({})))).output)
+    const again = idOf((await pnpm(['add', 'fw-partial@~1.0.0'], where)).output)
+    expect(first).toMatch(/^req-/)
+    expect(other).toMatch(/^req-/)
+    expect(other).not.toBe(first)
+    // Without an ETag there is nothing to revalidate, but pnpm 12 keeps the packument in its
+    // metadata cache and reads it again within its freshness window: the same notice URL.
+    expect(again).toBe(first)
+    for (const id of [first, other])
+      expect((await proxy.log('web', { requestId: id })).every((entry) => 'blocked' in entry && entry.blocked)).toBe(
+        true,
+      )
+  })
+
+  it('a notice is decided again: still blocked 403 under its id, forged 400, garbage 404, allowed after an exception', async () => {
+    const get = (target: string) =>
+      fetch(target, {
+        headers: { authorization: `Bearer ${token}`, 'user-agent': 'pnpm/12.21.0 npm/? node/? linux x64' },
+      })
+    const id = /req-[0-9a-z]+/.exec(partialNotice)![0]
+    const still = await get(partialNotice)
+    expect(still.status).toBe(403)
+    expect(still.statusText).toMatch(
+      new RegExp(`^fw-partial@1\\.0\\.0 is blocked by firewall web rule one-blocked: .* Request id: ${id}\\. `),
     )
-    // Not the reason phrase, nor the body, nor a redirect's target (all sent to pnpm; see block-notice.ts).
+    const forged = await get(partialNotice.replace(id, 'req-0mwz00000000000000000000'))
+    expect(forged.status).toBe(400)
+    expect(await forged.json()).toMatchObject({ status: 400, code: 'block_notice_signature_invalid' })
+    const otherVersion = await get(partialNotice.replaceAll('1.0.0', '2.0.0'))
+    expect(otherVersion.status).toBe(400)
+    const garbage = await get(`${url}-/blocked/req-abc/one-blocked/short/fw-partial/-/fw-partial-1.0.0.tgz`)
+    expect(garbage.status).toBe(404)
+    expect(await garbage.json()).toMatchObject({ status: 404, code: 'block_notice_not_found' })
+    const exception = {
+      id: 'ex-partial',
+      rule: 'one-blocked',
+      selector: { packageName: 'fw-partial', version: '1.0.0' },
+    }
+    await proxy.putFirewall('web', webFirewall([exception]))
+    try {
+      const served = await get(partialNotice)
+      expect(served.status).toBe(200)
+      const digest = createHash('sha512')
+        .update(Buffer.from(await served.arrayBuffer()))
+        .digest('base64')
+      expect(`sha512-${digest}`).toBe(await upstreamIntegrity('fw-partial', '1.0.0'))
+    } finally {
+      await proxy.putFirewall('web', webFirewall())
+    }
+  })
+
+  it('from a lockfile (no packument fetched), pnpm 12 prints only the status and the tarball URL', async () => {
+    const swap = (text: string) => text.replaceAll('fw-dep', 'fw-blocked-name')
+    const integrity = await upstreamIntegrity('fw-dep', '1.0.0')
+    const blockedIntegrity = await upstreamIntegrity('fw-blocked-name', '1.0.0')
+    const workspace = swap(readFileSync(join(installedDir, 'pnpm-workspace.yaml'), 'utf8'))
+    const where = home(
+      fromLockfile(installedDir, 'pnpm-lock.yaml', { 'pnpm-workspace.yaml': workspace }, (lock) =>
+        swap(lock.replaceAll(integrity, blockedIntegrity)),
+      ),
+    )
+    const before = (await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).length
+    const run = await pnpm(['install', '--frozen-lockfile'], where)
+    expect(run.code).not.toBe(0)
+    // The code is TARBALL_HTTP_STATUS, or TARBALL_SIBLING_FETCH_FAILED when a second fetch of the URL waited on the first.
+    expect(run.output.replace(/\s+/g, '')).toMatch(
+      new RegExp(
+        'Error:ERR_PNPM_TARBALL_(?:HTTP_STATUS|SIBLING_FETCH_FAILED)×installingdependencies╰─▶' +
+          bare(`Tarball server returned HTTP 403 for ${url}fw-blocked-name/-/fw-blocked-name-1.0.0.tgz`),
+      ),
+    )
+    // The body, the reason phrase and a redirect's target are dropped by pnpm 12 (docs/clients.md).
     expect(run.output).not.toContain('Request id')
-    expect(run.output).not.toContain('/-/blocked/')
+    expect(await proxy.log('web', { packageName: 'fw-blocked-name', blocked: true })).toHaveLength(before + 1)
   })
 
   it('pnpm 12 prints the reason phrase of a refused packument', async () => {
@@ -421,6 +552,58 @@ describe('reason phrases by client', () => {
     expect(pnpm12.statusText).toContain('is blocked by firewall')
   })
 
+  it('only pnpm 12 and later are refused a packument whose every version is blocked; the rest is unchanged', async () => {
+    const packument = (name: string, userAgent: string) =>
+      fetch(`${url}${name}`, { headers: { authorization: `Bearer ${token}`, 'user-agent': userAgent } })
+    const refused = await packument('fw-blocked-name', 'pnpm/12.21.0 npm/? node/? linux x64')
+    expect(refused.status).toBe(403)
+    expect(refused.statusText).toBe(
+      `fw-blocked-name@1.0.0 is blocked by firewall web rule no-evil: fw-blocked-* packages are banned [package name matches fw-blocked-*]. Request id: ${refused.headers.get('x-request-id')}. Request an exception: ${proxy.origin}/namespaces/acme/firewalls/web/exception-requests/new?request=${refused.headers.get('x-request-id')}`,
+    )
+    for (const userAgent of [
+      'npm/10.9.2 node/v20.19.0 linux x64',
+      'pnpm/11.9.0 npm/? node/v22.0.0 linux x64',
+      'Bun/1.4.5',
+    ])
+      expect((await packument('fw-blocked-name', userAgent)).status).toBe(200)
+    expect((await packument('fw-ok', 'pnpm/12.21.0 npm/? node/? linux x64')).status).toBe(200)
+  })
+
+  it('pnpm 12 gets notice URLs for blocked versions, uncached and unrevalidatable; other clients the cached document', async () => {
+    const packument = (userAgent: string, accept = 'application/vnd.npm.install-v1+json') =>
+      fetch(`${url}fw-partial`, { headers: { authorization: `Bearer ${token}`, 'user-agent': userAgent, accept } })
+    const before = (await proxy.log('web', { packageName: 'fw-partial' })).length
+    const pnpm12 = await packument('pnpm/12.21.0 npm/? node/? linux x64')
+    expect(pnpm12.status).toBe(200)
+    expect(pnpm12.headers.get('etag')).toBeNull()
+    expect(pnpm12.headers.get('last-modified')).toBeNull()
+    expect(pnpm12.headers.get('cache-control')).toBe('no-store')
+    const doc = (await pnpm12.json()) as { versions: Record<string, { dist: { tarball: string } }> }
+    expect(doc.versions['1.0.0'].dist.tarball).toMatch(
+      new RegExp(
+        `^${escape(url)}-/blocked/req-[0-9a-z]+/one-blocked/[A-Za-z0-9_-]{22}/fw-partial/-/fw-partial-1\\.0\\.0\\.tgz$`,
+      ),
+    )
+    expect(doc.versions['2.0.0'].dist.tarball).toBe(`${url}fw-partial/-/fw-partial-2.0.0.tgz`)
+    // No decision is logged for serving the packument.
+    expect(await proxy.log('web', { packageName: 'fw-partial' })).toHaveLength(before)
+    for (const userAgent of [
+      'npm/10.9.2 node/v20.19.0 linux x64',
+      'pnpm/11.9.0 npm/? node/v22.0.0 linux x64',
+      'Bun/1.4.5',
+    ]) {
+      const other = await packument(userAgent)
+      expect(other.headers.get('etag')).toMatch(/^"/)
+      const body = (await other.json()) as typeof doc
+      expect(body.versions['1.0.0'].dist.tarball).toBe(`${url}fw-partial/-/fw-partial-1.0.0.tgz`)
+    }
+    // A package with no blocked version: pnpm 12 gets the cached document and its ETag as before.
+    const ok = await fetch(`${url}fw-ok`, {
+      headers: { authorization: `Bearer ${token}`, 'user-agent': 'pnpm/12.21.0 npm/? node/? linux x64' },
+    })
+    expect(ok.headers.get('etag')).toMatch(/^"/)
+  })
+
   it('bun is redirected to a notice that names the request id; the notice trusts nothing else of its path', async () => {
     const redirect = await tarball('Bun/1.4.5')
     expect(redirect.status).toBe(307)
@@ -440,3 +623,5 @@ describe('reason phrases by client', () => {
 })
 
 const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+/** A pattern of `text` without its white space (pnpm wraps lines at spaces and inside long URLs). */
+const bare = (text: string) => escape(text.replace(/\s+/g, ''))

@@ -8,7 +8,9 @@ import { exceptionFormLink, RegistryError } from '../responses'
  * blocked tarball answers bun with a redirect to a notice URL that names the request id, the
  * package and the rule, and the notice answers 403: the user reads all three in bun's one line.
  * pnpm 12 gets no redirect: it prints the URL it first asked for, so a notice URL would not show
- * (nor does anything else of a refused tarball: test/clients/npm-family.test.ts).
+ * (nor does anything else of a refused tarball); its packument is refused instead when every
+ * version is blocked (whole-package-block.ts), and otherwise names signed notice URLs as the
+ * tarballs of its blocked versions (tarball-notice.ts, paths ending in `.tgz`).
  */
 export function printsOnlyTheUrl(headers: IncomingHttpHeaders): boolean {
   return /^bun\//i.test(String(headers['user-agent'] ?? ''))

@@ -5,6 +5,7 @@ import { parsePackagePath } from './paths'
 import { deletePackage, putPackage, serveWritablePackument, writeDistTag } from './publish'
 import { serveTarball } from './tarball'
 import { isBlockNotice, serveBlockNotice } from './block-notice'
+import { isTarballNotice, verifyTarballNotice } from './tarball-notice'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendJson } from '../responses'
 import { callUpstream, upstreamAuthorization, upstreamUrl, UpstreamUnavailable } from '../upstream/client'
@@ -37,6 +38,12 @@ async function handleDash(request: ProxyRequest): Promise<void> {
   if (path === '/-/ping') return sendJson(request, 200, {})
   if (path === '/-/whoami') return sendJson(request, 200, { username: request.principal.id })
   if (path === '/-/npm/v1/keys' && method === 'GET') return serveKeys(request)
+  if (isTarballNotice(path)) {
+    if (method !== 'GET' && method !== 'HEAD') throw methodNotAllowed(request)
+    // Decided again from scratch: the path names only the tarball and the id a block is logged under.
+    const { tarball, requestId } = await verifyTarballNotice(request)
+    return serveTarball(request, tarball, requestId)
+  }
   if (isBlockNotice(path)) return serveBlockNotice(request)
   if (path === '/-/npm/v1/security/advisories/bulk') {
     if (method !== 'POST') throw methodNotAllowed(request)

@@ -12,8 +12,18 @@ import {
 import { evaluationContext, firewallChain } from '../firewall-chain'
 import { resolvePackument, type Resolved } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
-import { RegistryError, prepareJsonDocument, sendJson, sendPreparedDocument, type PreparedDocument } from '../responses'
+import {
+  RegistryError,
+  prepareJsonDocument,
+  sendJson,
+  sendJsonDocument,
+  sendPreparedDocument,
+  type PreparedDocument,
+} from '../responses'
 import { TimeSlice } from '../../common/time-slice'
+import { refusesBlockedPackument, refuseWhenEveryVersionBlocked } from './whole-package-block'
+import { blockedVersions, pointAtNotices } from './notice-packument'
+import { noticeMinter } from './tarball-notice'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
 
@@ -138,6 +148,11 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
     evaluationContext(request.services, request.ns, request.advisories),
   ])
   const abbreviated = String(request.headers.accept ?? '').includes(ABBREVIATED)
+  if (refusesBlockedPackument(request.headers)) {
+    await refuseWhenEveryVersionBlocked(request, resolved, chain, ctx)
+    const served = await servePointingAtNotices(request, resolved.packument, chain, ctx, abbreviated)
+    if (served) return
+  }
   const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full')
   let documents = renderedDocuments.get(resolved.packument)
   if (!documents) renderedDocuments.set(resolved.packument, (documents = new Map()))
@@ -149,6 +164,42 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
     documents.set(key, document)
   }
   return sendPreparedDocument(request, document, abbreviated ? ABBREVIATED : 'application/json', { vary: 'accept' })
+}
+
+/**
+ * pnpm 12 with some versions blocked: those versions' tarball URLs point at signed notices that
+ * name a fresh request id and the rule (tarball-notice.ts). Such an answer is new each time, so it
+ * is neither cached here nor revalidatable (no ETag, `no-store`): a later install gets new ids.
+ * False (nothing sent) when no version is blocked; the cached document is served then.
+ */
+async function servePointingAtNotices(
+  request: ProxyRequest,
+  packument: Packument,
+  chain: Chain,
+  ctx: Context,
+  abbreviated: boolean,
+): Promise<boolean> {
+  const slice = new TimeSlice()
+  const blocked = await blockedVersions(
+    packument,
+    (version, manifest) =>
+      evaluate(chain, ['download', 'versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
+    slice,
+  )
+  if (blocked.size === 0) return false
+  const mint = await noticeMinter(request)
+  const rendered = await renderWith(request, packument, chain, ctx)
+  const pointed = await pointAtNotices(
+    rendered,
+    blocked,
+    (version, ruleId) => mint(packument.name, version, ruleId),
+    slice,
+  )
+  request.response.setHeader('cache-control', 'no-store')
+  request.response.setHeader('vary', 'accept')
+  const type = abbreviated ? ABBREVIATED : 'application/json'
+  await sendJsonDocument(request, 200, abbreviated ? await toAbbreviated(pointed) : pointed, type)
+  return true
 }
 
 /** `GET /{name}/{version|tag}`: one manifest of the filtered packument. */

@@ -12,9 +12,11 @@ import { printsOnlyTheUrl, redirectToBlockNotice } from './block-notice'
  * `GET /{name}/-/{file}.tgz`: the download decision. Rules of the `download` and `versions`
  * phases are evaluated (a version hidden from the packument is also refused as a file); the
  * decision is written to the firewall log (and the event log when it emits) before a block
- * is answered, and alongside the upstream fetch when it is allowed.
+ * is answered, and alongside the upstream fetch when it is allowed. `blockId`: the request id a
+ * block is logged and named under instead of this request's (a signed pnpm notice's,
+ * tarball-notice.ts); an allowed download is logged under this request's id as always.
  */
-export async function serveTarball(request: ProxyRequest, tarball: TarballPath): Promise<void> {
+export async function serveTarball(request: ProxyRequest, tarball: TarballPath, blockId?: string): Promise<void> {
   const { name, version } = tarball
   const resolved = await resolvePackument(request.scope, name)
   if (!resolved)
@@ -40,10 +42,11 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath):
     meta: request.meta,
   }
   if (decision.outcome === 'blocked') {
-    await recordDecision(request.services, record)
-    if (printsOnlyTheUrl(request.headers))
+    const meta = blockId ? { ...request.meta, requestId: blockId } : request.meta
+    await recordDecision(request.services, { ...record, meta })
+    if (!blockId && printsOnlyTheUrl(request.headers))
       return redirectToBlockNotice(request, name, version, decision.rule?.id ?? 'unknown')
-    throw new RegistryError(403, blockedMessage(decision, name, version, request))
+    throw new RegistryError(403, blockedMessage(decision, name, version, { ...request, meta }))
   }
   const recorded = recordDecision(request.services, record)
   const bytes = await fetchTarball(request.scope, resolved.upstream, upstreamUrl, manifest.dist ?? {}).finally(() =>
