@@ -67,7 +67,7 @@ function processCpuMs(pid: number): number {
 
 interface Run {
   wallMs: number
-  /** CPU the serving side used during the install: Verdaccio, plus this process (the firewall). */
+  /** CPU the serving side used during the install: Verdaccio, plus this process (the firewall; npm's spawning on both sides). */
   serverCpuMs: number
 }
 
@@ -192,7 +192,7 @@ async function main() {
     console.log(
       `\nnpm install of ${PACKAGES} packages, ${ROUNDS} rounds of interleaved pairs (first of a pair alternating):` +
         `\nwall time medians, the median of the rounds' ratios, and the serving processes' CPU per install` +
-        `\n(direct: Verdaccio; firewall: the firewall + Verdaccio)`,
+        `\n(Verdaccio + this process: the firewall, and on both sides this process's spawning of npm)`,
     )
     for (const [i, { label }] of phases.entries()) {
       const ratios = runs[i].map((pair) => pair.firewall.wallMs / pair.direct.wallMs)
