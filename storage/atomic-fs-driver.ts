@@ -1,6 +1,5 @@
 import { mkdir, readdir, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { dirname, join, resolve } from 'node:path'
-import { randomBytes } from 'node:crypto'
 import fsDriver from 'unstorage/drivers/fs'
 import type { Driver } from 'unstorage'
 import { concurrencyLimit } from './concurrency-limit'
@@ -37,16 +36,29 @@ export function atomicFsDriver(options: { base: string; concurrency?: number }):
     if (/\.\.:|\.\.$/.test(key)) throw new StorageFailure('key', 'a key with a .. segment')
     return join(base, key.replace(/:/g, '/'))
   }
+  // Temp names: this process's id and a counter (unique among live processes sharing the
+  // directory, such as the admin CLI), cheaper than random bytes on every write.
+  let written = 0
+  const tempDir = join(base, '.tmp')
   const write = (key: string, value: string | Uint8Array) =>
     limit(async () => {
       const target = pathOf(key)
-      const temp = join(base, '.tmp', `${randomBytes(8).toString('hex')}.tmp`)
+      const temp = join(tempDir, `${process.pid.toString(36)}-${(written++).toString(36)}.tmp`)
       try {
-        await mkdir(dirname(temp), { recursive: true, mode: 0o700 })
-        await mkdir(dirname(target), { recursive: true, mode: 0o700 })
-        await writeFile(temp, value, { mode: 0o600 })
-        await rename(temp, target)
+        // The directories exist for nearly every write (one per kind of key): create them only when
+        // a write says they are missing, rather than two mkdir calls before each write.
+        await writeFile(temp, value, { mode: 0o600 }).catch(async (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+          await mkdir(tempDir, { recursive: true, mode: 0o700 })
+          await writeFile(temp, value, { mode: 0o600 })
+        })
+        await rename(temp, target).catch(async (error: unknown) => {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+          await mkdir(dirname(target), { recursive: true, mode: 0o700 })
+          await rename(temp, target)
+        })
       } catch (error) {
+        await unlink(temp).catch(() => undefined)
         throw new StorageFailure('write', reasonOf(error), { cause: error })
       }
     })

@@ -5,7 +5,7 @@ import { evaluate, type Decision, type FirewallLayer } from '../firewall/rules/e
 import type { EvaluationContext, PackageVersionFacts } from '../firewall/rules/types'
 import type { ExecutionPhase } from '../firewall/schema'
 import { recordDecision, type DecisionRecord } from './decision-recorder'
-import { evaluationContext, firewallChain } from './firewall-chain'
+import { chainAndContext } from './firewall-chain'
 import type { ProxyRequest } from './proxy-request'
 import { blockedMessage, RegistryError } from './responses'
 
@@ -26,10 +26,7 @@ export interface Policy {
 
 /** Loads the chain and context of the request's firewall. */
 export async function loadPolicy(request: ProxyRequest): Promise<Policy> {
-  const [chain, ctx] = await Promise.all([
-    firewallChain(request.services, request.ns, request.firewall),
-    evaluationContext(request.services, request.ns, request.advisories),
-  ])
+  const [chain, ctx] = await chainAndContext(request)
   const filtersVersions = chain.some((layer) => layer.firewall.rules.some((rule) => rule.executionPhase === 'versions'))
   const decide = (phases: readonly ExecutionPhase[], facts: PackageVersionFacts) => evaluate(chain, phases, facts, ctx)
   return {

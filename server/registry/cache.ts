@@ -27,6 +27,12 @@ const sha = (text: string) => createHash('sha256').update(text).digest('hex').sl
 const NEWLINE = 0x0a
 
 /**
+ * An integrity as the memory tier's key: itself (a sha512 one is under 100 characters), hashed
+ * only when an upstream wrote an outsized one, so a warm hit hashes nothing.
+ */
+const tarballMemoryKey = (integrity: string) => (integrity.length <= 200 ? integrity : sha(integrity))
+
+/**
  * A stored entry: one line of JSON (`found`, `fetchedAt`), then the document's JSON as the
  * upstream sent it (or as written cooperatively): a 64 MB packument is copied, never
  * re-serialised or parsed as one value (CONTRACT.md 8).
@@ -86,9 +92,13 @@ export class RegistryCache {
     }
   }
 
-  /** The memory cache's key; storage keys are built in keys.ts from the same hashes. */
+  /**
+   * The memory cache's key: the scope and name themselves (a newline is in neither), so a warm
+   * hit hashes nothing (an outsized name from a URL is hashed); storage keys are built in
+   * keys.ts from their hashes.
+   */
   private packumentKey(scope: string, name: string): string {
-    return `${sha(scope)}:${sha(name)}`
+    return `${scope}\n${name.length <= 300 ? name : sha(name)}`
   }
 
   /** A fresh cached answer of upstream `scope` (e.g. `ns/fw/upstreamId`) for `name`, or null. */
@@ -139,20 +149,19 @@ export class RegistryCache {
     await this.store.deletePackument(sha(scope), sha(name))
   }
 
+  /** Tarball bytes by integrity: memory is keyed by the integrity itself, storage by its hash. */
   async getTarball(integrity: string): Promise<Buffer | null> {
-    const key = sha(integrity)
-    const memory = this.tarballs.get(key)
+    const memory = this.tarballs.get(tarballMemoryKey(integrity))
     if (memory) return memory
-    const buffer = await this.store.getTarball(key)
+    const buffer = await this.store.getTarball(sha(integrity))
     if (buffer == null) return null
-    this.tarballs.set(key, buffer)
+    this.tarballs.set(tarballMemoryKey(integrity), buffer)
     return buffer
   }
 
   /** Stores verified tarball bytes under their integrity. */
   async setTarball(integrity: string, bytes: Buffer): Promise<void> {
-    const key = sha(integrity)
-    this.tarballs.set(key, bytes)
-    await this.store.setTarball(key, bytes)
+    this.tarballs.set(tarballMemoryKey(integrity), bytes)
+    await this.store.setTarball(sha(integrity), bytes)
   }
 }

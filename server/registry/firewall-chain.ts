@@ -3,6 +3,7 @@ import type { AdvisoryLookup } from '../advisories/lookup'
 import type { FirewallLayer } from '../firewall/rules/evaluate'
 import type { EvaluationContext } from '../firewall/rules/types'
 import type { Firewall } from '../firewall/schema'
+import { chainReadsLicenseSets } from '../firewall/rules/reads-license-sets'
 
 /**
  * The inheritance chain a decision evaluates: the firewall itself first, then its `extends`
@@ -32,16 +33,35 @@ export async function firewallChain(
   return layers
 }
 
-/** The pure engine's inputs besides rules: time, the namespace's license sets, advisories. */
+/**
+ * The pure engine's inputs besides rules: time, the namespace's license sets, advisories. The
+ * license sets are read only when a rule of `chain` reads them (no read on most requests).
+ */
 export async function evaluationContext(
   services: Pick<RegistryPorts, 'clock' | 'firewalls' | 'licenseSets'>,
   ns: string,
   advisories: AdvisoryLookup,
+  chain: readonly FirewallLayer[],
 ): Promise<EvaluationContext> {
-  const sets = await services.licenseSets(ns).all()
+  const sets = chainReadsLicenseSets(chain) ? await services.licenseSets(ns).all() : []
   return {
     now: services.clock.now(),
     licenseSets: new Map(sets.map((set) => [set.id, set.licenses])),
     advisories,
   }
+}
+
+/**
+ * A request's chain and evaluation context: the chain first, which says whether the context
+ * needs the license sets.
+ * @example const [chain, ctx] = await chainAndContext(request)
+ */
+export async function chainAndContext(request: {
+  services: Pick<RegistryPorts, 'clock' | 'firewalls' | 'licenseSets'>
+  ns: string
+  firewall: Firewall
+  advisories: AdvisoryLookup
+}): Promise<[FirewallLayer[], EvaluationContext]> {
+  const chain = await firewallChain(request.services, request.ns, request.firewall)
+  return [chain, await evaluationContext(request.services, request.ns, request.advisories, chain)]
 }

@@ -9,6 +9,8 @@ import { createRequire } from 'node:module'
 export interface Verdaccio {
   url: string
   port: number
+  /** The registry's process id (benchmarks read its CPU time from /proc). */
+  pid: number
   storageDir: string
   /** Bearer token of the registry user `fixture` (publish rights). */
   token: string
@@ -94,6 +96,7 @@ export async function startVerdaccio(): Promise<Verdaccio> {
   return {
     url,
     port,
+    pid: child.pid!,
     storageDir: join(dir, 'storage'),
     token,
     stop: () =>

@@ -3,7 +3,7 @@ import { evaluate, type Decision } from '../../firewall/rules/evaluate'
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import { factsFromManifest, type Manifest } from './packument'
 import { publishedEvent, recordDecision, type DecisionRecord } from '../decision-recorder'
-import { evaluationContext, firewallChain } from '../firewall-chain'
+import { chainAndContext } from '../firewall-chain'
 import { invalidatePackument } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import { readBodyBytes, readJson } from '../request-body'
@@ -52,10 +52,7 @@ async function publish(request: ProxyRequest, name: string, body: Record<string,
   checkPublishIdentity(name, body)
   const versions = Object.entries(body.versions as Record<string, Manifest>)
   if (versions.length === 0) throw new RegistryError(400, 'a publish body needs at least one version')
-  const [chain, ctx] = await Promise.all([
-    firewallChain(request.services, request.ns, request.firewall),
-    evaluationContext(request.services, request.ns, request.advisories),
-  ])
+  const [chain, ctx] = await chainAndContext(request)
   const now = new Date(ctx.now).toISOString()
   const records: DecisionRecord[] = versions.map(([version, manifest]) => {
     const facts: PackageVersionFacts = factsFromManifest(name, version, manifest, { time: { [version]: now } })

@@ -9,7 +9,7 @@ import {
   type Manifest,
   type Packument,
 } from './packument'
-import { evaluationContext, firewallChain } from '../firewall-chain'
+import { evaluationContext, firewallChain, chainAndContext } from '../firewall-chain'
 import { resolvePackument, type Resolved } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import {
@@ -82,10 +82,7 @@ type Context = Awaited<ReturnType<typeof evaluationContext>>
  * is not a decision), tarball URLs pointing at the proxy, `dist.integrity` and `time` kept.
  */
 async function renderPackument(request: ProxyRequest, resolved: Resolved): Promise<Packument> {
-  const [chain, ctx] = await Promise.all([
-    firewallChain(request.services, request.ns, request.firewall),
-    evaluationContext(request.services, request.ns, request.advisories),
-  ])
+  const [chain, ctx] = await chainAndContext(request)
   return renderWith(request, resolved.packument, chain, ctx)
 }
 
@@ -143,10 +140,7 @@ async function resolveOr404(request: ProxyRequest, name: string): Promise<Resolv
 /** `GET /{name}`: full, or abbreviated when the client asks for `application/vnd.npm.install-v1+json`. */
 export async function servePackument(request: ProxyRequest, name: string): Promise<void> {
   const resolved = await resolveOr404(request, name)
-  const [chain, ctx] = await Promise.all([
-    firewallChain(request.services, request.ns, request.firewall),
-    evaluationContext(request.services, request.ns, request.advisories),
-  ])
+  const [chain, ctx] = await chainAndContext(request)
   const abbreviated = String(request.headers.accept ?? '').includes(ABBREVIATED)
   if (refusesBlockedPackument(request.headers)) {
     await refuseWhenEveryVersionBlocked(request, resolved, chain, ctx)

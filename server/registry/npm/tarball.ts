@@ -2,7 +2,7 @@ import { own } from '../../common/own'
 import { evaluate } from '../../firewall/rules/evaluate'
 import { factsFromManifest, type TarballPath } from './packument'
 import { recordDecision, type DecisionRecord } from '../decision-recorder'
-import { evaluationContext, firewallChain } from '../firewall-chain'
+import { chainAndContext } from '../firewall-chain'
 import { fetchTarball, resolvePackument } from './upstreams'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError, sendBytes } from '../responses'
@@ -25,10 +25,7 @@ export async function serveTarball(request: ProxyRequest, tarball: TarballPath, 
   const upstreamUrl = manifest?.dist?.tarball
   if (!manifest || typeof upstreamUrl !== 'string') throw new RegistryError(404, `${name}@${version} was not found`)
 
-  const [chain, ctx] = await Promise.all([
-    firewallChain(request.services, request.ns, request.firewall),
-    evaluationContext(request.services, request.ns, request.advisories),
-  ])
+  const [chain, ctx] = await chainAndContext(request)
   const facts = factsFromManifest(name, version, manifest, resolved.packument)
   const decision = evaluate(chain, ['download', 'versions'], facts, ctx)
   const record: DecisionRecord = {
