@@ -1,9 +1,11 @@
 import { LRUCache } from 'lru-cache'
+import type { SignalBus } from '../ports'
 
 /**
- * How long a process reuses what authenticating a token read, and how many tokens it keeps.
- * Short: a change made through another process reaches this one by the events wake-up, and
- * should that wake-up be lost, by the end of this interval at the latest.
+ * How long a process reuses what authenticating a token read (or a namespace's firewall write
+ * stamp), and how many it keeps. A change made through another process ends the reuse when its
+ * notification arrives, and notifications that may have been missed end all of it
+ * (`followChanges`); the interval is a backstop beyond that.
  */
 export const RECENT_LOOKUP_LIMITS = { ttlMs: 1_000, max: 10_000 }
 
@@ -85,5 +87,23 @@ export class RecentLookups<V> {
   /** Entries kept now. */
   get size(): number {
     return this.entries.size
+  }
+}
+
+/**
+ * Ends `recent`'s entries as `signals` tell of changes from any process: a namespace's when it
+ * changed, all of them when notifications may have been missed. Keep an entry only while
+ * `signals.eventsLive()`: a change then always reaches this process.
+ * @example this.listening ??= followChanges(backend.signals, this.recent)
+ */
+export function followChanges(
+  signals: Pick<SignalBus, 'onEvents' | 'onEventsMissed'>,
+  recent: Pick<RecentLookups<unknown>, 'forget' | 'forgetAll'>,
+): () => void {
+  const offEvents = signals.onEvents((ns) => recent.forget(ns))
+  const offMissed = signals.onEventsMissed(() => recent.forgetAll())
+  return () => {
+    offEvents()
+    offMissed()
   }
 }

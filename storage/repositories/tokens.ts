@@ -1,7 +1,7 @@
 import type { Backend } from '../backend'
 import { mapOf, recordOf } from '../own'
 import { keys } from './keys'
-import { RECENT_LOOKUP_LIMITS, RecentLookups } from './recent-lookups'
+import { RECENT_LOOKUP_LIMITS, RecentLookups, followChanges } from './recent-lookups'
 
 export interface TokenRecord {
   id: string
@@ -42,8 +42,9 @@ export interface TokenLookup {
 export class TokenRepository {
   /**
    * Lookups of live tokens, reused for a short time (#27: every API call authenticates). Ended
-   * by a revocation in this process at once, and by any event of the namespace (a team or token
-   * change through any process; see `forgetNamespace`).
+   * by a revocation in this process at once, and by any event or announced change of the
+   * namespace (a team or token change, a revocation, through any process; see `forgetNamespace`).
+   * Kept only while the notifications are live: one missed ends them all.
    */
   private readonly recent: RecentLookups<TokenLookup>
   private listening: (() => void) | null = null
@@ -63,7 +64,7 @@ export class TokenRepository {
    * The objects are shared between calls: callers only read them.
    */
   async findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
-    this.listening ??= this.backend.signals.onEvents((changed) => this.recent.forget(changed))
+    this.listening ??= followChanges(this.backend.signals, this.recent)
     const key = `${hash}\n${ns}`
     const hit = this.recent.get(key, ns)
     if (hit) return hit
@@ -75,7 +76,7 @@ export class TokenRepository {
     ])
     const found = { token: token as TokenRecord | null, namespace, teams }
     // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
-    if (found.token) this.recent.set(key, ns, started, found)
+    if (found.token && this.backend.signals.eventsLive()) this.recent.set(key, ns, started, found)
     return found
   }
 
@@ -121,7 +122,11 @@ export class TokenRepository {
     const key = keys.token(record.hash)
     await this.backend.keyValue.transact([key], (values) => {
       const current = (values.get(key) as TokenRecord | null) ?? record
-      return { writes: { set: { [key]: { ...current, revokedAt: at } } }, result: undefined }
+      // Announced: every process ends its reuse of the token's lookups when the revocation commits.
+      return {
+        writes: { set: { [key]: { ...current, revokedAt: at } }, announce: record.namespace },
+        result: undefined,
+      }
     })
     // Before anything else this process answers: the token is refused from here on.
     this.recent.forgetAll()
