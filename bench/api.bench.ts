@@ -3,7 +3,8 @@
  * Prints requests/s and latency percentiles for the authenticated list and get, and their
  * ratio to unauthenticated /healthz measured in the same run, and the service's CPU per request
  * (user + system time of its process over the measured span, from /proc: the figure a loaded
- * machine disturbs least). Asserts nothing.
+ * machine disturbs least), and the Redis commands per request (INFO commandstats: exact when the
+ * bench runs its own redis-server, REDIS_URL unset). Asserts nothing.
  *   npm run bench:api            (builds first if needed; DURATION=10 seconds per target)
  * BENCH_STORAGE=fs keeps the data in a data directory instead of Redis; BENCH_LOG_LEVEL sets the
  * service's log level (error by default, info is the deployed default); BENCH_SERVER_NODE_OPTIONS
@@ -12,6 +13,7 @@
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
+import { Redis } from 'ioredis'
 import { apiClient, startServer } from '../test/support/server'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
@@ -37,15 +39,26 @@ function cpuSeconds(pid: number | undefined): number {
  */
 const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n)
 
-async function load(pid: number | undefined, url: string, headers: Record<string, string> = {}) {
+/** Commands Redis has run so far (INFO commandstats): exact per request only on a Redis of the bench's own. */
+async function redisCommands(redis: Redis | null): Promise<number> {
+  if (!redis) return NaN
+  const info = await redis.info('commandstats')
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
+async function load(pid: number | undefined, redis: Redis | null, url: string, headers: Record<string, string> = {}) {
   // Warm-up so JIT and connection set-up do not count.
   await autocannon({ url, connections: CONNECTIONS, duration: 2, headers })
+  const commandsBefore = await redisCommands(redis)
   const cpuBefore = cpuSeconds(pid)
   const from = monotonicMicros()
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers })
   const window = `${from},${monotonicMicros()}`
   const cpu = cpuSeconds(pid) - cpuBefore
+  // Less the INFO call itself.
+  const commands = (await redisCommands(redis)) - commandsBefore - 1
   return {
+    redisPerRequest: commands / result.requests.total,
     window,
     total: result.requests.total,
     rps: result.requests.average,
@@ -57,14 +70,16 @@ async function load(pid: number | undefined, url: string, headers: Record<string
 }
 
 async function main() {
+  const url = STORAGE === 'redis' ? await redisUrl() : null
   const server = await startServer({
-    ...(STORAGE === 'redis' ? { REDIS_URL: await redisUrl(), REDIS_PREFIX: uniquePrefix('bench') } : {}),
+    ...(url ? { REDIS_URL: url, REDIS_PREFIX: uniquePrefix('bench') } : {}),
     ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
     BOOTSTRAP_TOKEN: TOKEN,
     LOG_LEVEL,
     API_RATE_LIMIT: 'off',
   })
   const pid = server.process.pid
+  const redis = url ? new Redis(url) : null
   try {
     const api = apiClient(server.url, TOKEN)
     for (let i = 0; i < 50; i++) {
@@ -80,11 +95,11 @@ async function main() {
       if (res.status !== 201) throw new Error(`setup failed: ${res.status}`)
     }
     const auth = { authorization: `Bearer ${TOKEN}` }
-    const healthz = await load(pid, `${server.url}/healthz`)
-    const list = await load(pid, `${server.url}/v1/default/config`, auth)
-    const get = await load(pid, `${server.url}/v1/default/config/fw-7`, auth)
+    const healthz = await load(pid, redis, `${server.url}/healthz`)
+    const list = await load(pid, redis, `${server.url}/v1/default/config`, auth)
+    const get = await load(pid, redis, `${server.url}/v1/default/config/fw-7`, auth)
     const row = (name: string, r: typeof healthz) =>
-      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   CPU ${r.cpuPerRequestUs.toFixed(0).padStart(4)} µs/req   errors ${r.errors}`
+      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   CPU ${r.cpuPerRequestUs.toFixed(0).padStart(4)} µs/req${redis ? `   Redis ${r.redisPerRequest.toFixed(3)} cmd/req` : ''}   errors ${r.errors}`
     const where = STORAGE === 'fs' ? 'a data directory' : 'Redis'
     console.log(
       `\nAPI benchmark: ${CONNECTIONS} connections, ${DURATION}s per target, 50 firewalls in ${where}, log level ${LOG_LEVEL}, load average ${loadavg()
@@ -109,6 +124,7 @@ async function main() {
       `\ngoal: list >= 0.60 of /healthz rate (${met(list.rps / healthz.rps >= 0.6)}), list p99 < 20 ms (${met(list.p99 < 20)}), get >= 0.70 (${met(get.rps / healthz.rps >= 0.7)})`,
     )
   } finally {
+    redis?.disconnect()
     await server.stop()
   }
 }
