@@ -69,14 +69,14 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   }
 
   /** The namespace's write stamp: from `stamps` while no change was announced since it was read. */
-  private async stampOf(ns: string): Promise<string | null> {
+  private stampOf(ns: string): Promise<string | null> {
     this.listening ??= followChanges(this.backend.signals, this.stamps)
-    const kept = this.stamps.get(ns, ns)
-    if (kept !== undefined) return kept
-    const started = this.stamps.generation(ns)
-    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
-    if (this.backend.signals.eventsLive()) this.stamps.set(ns, ns, started, stamp)
-    return stamp
+    return this.stamps.through(
+      ns,
+      ns,
+      () => this.backend.keyValue.get<string>(keys.firewallStamp(ns)),
+      () => this.backend.signals.eventsLive(),
+    )
   }
 
   /** Entries the per-process caches hold now (lists by namespace, single firewalls). */

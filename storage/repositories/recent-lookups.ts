@@ -32,6 +32,8 @@ export class RecentLookups<V> {
    */
   private readonly generations: LRUCache<string, number>
   private all = 0
+  /** Reads running now, by key (see `through`); each ends with its read. */
+  private readonly reading = new Map<string, { ns: string; all: number; generation: number; value: Promise<V> }>()
 
   /** `now`: a monotonic clock in ms (injected in tests). */
   constructor(
@@ -61,6 +63,31 @@ export class RecentLookups<V> {
     }
     const now = this.generation(ns)
     return entry.all === now.all && entry.generation === now.generation ? entry.value : undefined
+  }
+
+  /**
+   * The kept value of `key`, else what `read()` gives (kept when `keep` says so). Calls that ask
+   * while a read runs share it when nothing was forgotten since it started: under load, an
+   * interval's end no longer sends every call in flight to storage at once (#27).
+   */
+  through(key: string, ns: string, read: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
+    const hit = this.get(key, ns)
+    if (hit !== undefined) return Promise.resolve(hit)
+    const started = this.generation(ns)
+    const running = this.reading.get(key)
+    if (running && running.ns === ns && running.all === started.all && running.generation === started.generation)
+      return running.value
+    const value = read().then((found) => {
+      if (keep(found)) this.set(key, ns, started, found)
+      return found
+    })
+    const entry = { ns, ...started, value }
+    this.reading.set(key, entry)
+    const done = () => {
+      if (this.reading.get(key) === entry) this.reading.delete(key)
+    }
+    value.then(done, done)
+    return value
   }
 
   /** Keeps `value` unless something was forgotten since `started` was taken. */

@@ -63,21 +63,22 @@ export class TokenRepository {
    * at most `RECENT_LOOKUP_LIMITS.ttlMs` after the last read, unless something in `ns` changed.
    * The objects are shared between calls: callers only read them.
    */
-  async findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
+  findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
     this.listening ??= followChanges(this.backend.signals, this.recent)
-    const key = `${hash}\n${ns}`
-    const hit = this.recent.get(key, ns)
-    if (hit) return hit
-    const started = this.recent.generation(ns)
-    const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
-      keys.token(hash),
-      keys.namespace(ns),
-      keys.teams(ns),
-    ])
-    const found = { token: token as TokenRecord | null, namespace, teams }
-    // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
-    if (found.token && this.backend.signals.eventsLive()) this.recent.set(key, ns, started, found)
-    return found
+    return this.recent.through(
+      `${hash}\n${ns}`,
+      ns,
+      async () => {
+        const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
+          keys.token(hash),
+          keys.namespace(ns),
+          keys.teams(ns),
+        ])
+        return { token: token as TokenRecord | null, namespace, teams }
+      },
+      // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
+      (found) => found.token !== null && this.backend.signals.eventsLive(),
+    )
   }
 
   /** Ends the reuse of lookups in `ns` (its teams or namespace record changed). */
