@@ -1,37 +1,85 @@
 /**
  * API benchmark: the built server on loopback with 50 firewalls in Redis, 50 connections.
  * Prints requests/s and latency percentiles for the authenticated list and get, and their
- * ratio to unauthenticated /healthz measured in the same run. Asserts nothing.
+ * ratio to unauthenticated /healthz measured in the same run, and the service's CPU per request
+ * (user + system time of its process over the measured span, from /proc: the figure a loaded
+ * machine disturbs least), and the Redis commands per request (INFO commandstats: exact when the
+ * bench runs its own redis-server, REDIS_URL unset). Asserts nothing.
  *   npm run bench:api            (builds first if needed; DURATION=10 seconds per target)
+ * BENCH_STORAGE=fs keeps the data in a data directory instead of Redis; BENCH_LOG_LEVEL sets the
+ * service's log level (error by default, info is the deployed default); BENCH_SERVER_NODE_OPTIONS
+ * goes to the service (a CPU profile: `--import $PWD/bench/support/cpu-profile-hook.mjs`).
  */
+import { readFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
+import { Redis } from 'ioredis'
 import { apiClient, startServer } from '../test/support/server'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
 const DURATION = Number(process.env.DURATION ?? 10)
 const CONNECTIONS = 50
 const TOKEN = 'fwp_benchmarkToken00000000000000000000000001'
+const STORAGE = process.env.BENCH_STORAGE === 'fs' ? 'fs' : 'redis'
+const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'error'
 
-async function load(url: string, headers: Record<string, string> = {}) {
+/** CPU seconds a process used so far (user + system), from /proc; NaN where there is no /proc. */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return NaN
+  }
+}
+
+/**
+ * The monotonic clock in µs: the clock of a V8 CPU profile's sample times on Linux, so a profile of
+ * the service can be cut to one target's measured span (profile-breakdown.ts --window).
+ */
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n)
+
+/** Commands Redis has run so far (INFO commandstats): exact per request only on a Redis of the bench's own. */
+async function redisCommands(redis: Redis | null): Promise<number> {
+  if (!redis) return NaN
+  const info = await redis.info('commandstats')
+  return [...info.matchAll(/calls=(\d+)/g)].reduce((sum, match) => sum + Number(match[1]), 0)
+}
+
+async function load(pid: number | undefined, redis: Redis | null, url: string, headers: Record<string, string> = {}) {
   // Warm-up so JIT and connection set-up do not count.
   await autocannon({ url, connections: CONNECTIONS, duration: 2, headers })
+  const commandsBefore = await redisCommands(redis)
+  const cpuBefore = cpuSeconds(pid)
+  const from = monotonicMicros()
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers })
+  const window = `${from},${monotonicMicros()}`
+  const cpu = cpuSeconds(pid) - cpuBefore
+  // Less the INFO call itself.
+  const commands = (await redisCommands(redis)) - commandsBefore - 1
   return {
+    redisPerRequest: commands / result.requests.total,
+    window,
+    total: result.requests.total,
     rps: result.requests.average,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
+    cpuPerRequestUs: (cpu / result.requests.total) * 1e6,
   }
 }
 
 async function main() {
+  const url = STORAGE === 'redis' ? await redisUrl() : null
   const server = await startServer({
-    REDIS_URL: await redisUrl(),
-    REDIS_PREFIX: uniquePrefix('bench'),
+    ...(url ? { REDIS_URL: url, REDIS_PREFIX: uniquePrefix('bench') } : {}),
+    ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
     BOOTSTRAP_TOKEN: TOKEN,
-    LOG_LEVEL: 'error',
+    LOG_LEVEL,
     API_RATE_LIMIT: 'off',
   })
+  const pid = server.process.pid
+  const redis = url ? new Redis(url) : null
   try {
     const api = apiClient(server.url, TOKEN)
     for (let i = 0; i < 50; i++) {
@@ -47,21 +95,36 @@ async function main() {
       if (res.status !== 201) throw new Error(`setup failed: ${res.status}`)
     }
     const auth = { authorization: `Bearer ${TOKEN}` }
-    const healthz = await load(`${server.url}/healthz`)
-    const list = await load(`${server.url}/v1/default/config`, auth)
-    const get = await load(`${server.url}/v1/default/config/fw-7`, auth)
+    const healthz = await load(pid, redis, `${server.url}/healthz`)
+    const list = await load(pid, redis, `${server.url}/v1/default/config`, auth)
+    const get = await load(pid, redis, `${server.url}/v1/default/config/fw-7`, auth)
     const row = (name: string, r: typeof healthz) =>
-      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   errors ${r.errors}`
-    console.log(`\nAPI benchmark: ${CONNECTIONS} connections, ${DURATION}s per target, 50 firewalls in Redis\n`)
+      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   CPU ${r.cpuPerRequestUs.toFixed(0).padStart(4)} µs/req${redis ? `   Redis ${r.redisPerRequest.toFixed(3)} cmd/req` : ''}   errors ${r.errors}`
+    const where = STORAGE === 'fs' ? 'a data directory' : 'Redis'
+    console.log(
+      `\nAPI benchmark: ${CONNECTIONS} connections, ${DURATION}s per target, 50 firewalls in ${where}, log level ${LOG_LEVEL}, load average ${loadavg()
+        .map((l) => l.toFixed(1))
+        .join(' ')}\n`,
+    )
     console.log(row('GET /healthz (baseline)', healthz))
     console.log(row('GET /v1/{ns}/config', list))
     console.log(row('GET /v1/{ns}/config/{fw}', get))
+    if (process.env.BENCH_SERVER_NODE_OPTIONS)
+      for (const [name, r] of [
+        ['healthz', healthz],
+        ['list', list],
+        ['get', get],
+      ] as const)
+        console.log(
+          `profile window ${name}: --window ${r.window} --requests ${r.total} --cpu-us ${r.cpuPerRequestUs.toFixed(1)}`,
+        )
     const met = (ok: boolean) => (ok ? 'met' : 'NOT met')
     // Goals of issue #27.
     console.log(
       `\ngoal: list >= 0.60 of /healthz rate (${met(list.rps / healthz.rps >= 0.6)}), list p99 < 20 ms (${met(list.p99 < 20)}), get >= 0.70 (${met(get.rps / healthz.rps >= 0.7)})`,
     )
   } finally {
+    redis?.disconnect()
     await server.stop()
   }
 }

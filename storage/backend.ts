@@ -38,6 +38,17 @@ export function eventLogOf(txKeys: readonly string[], writes: TxWrites): { ns: s
   return { ns, log: keys.eventLog(ns) }
 }
 
+/**
+ * The namespace whose `onEvents` listeners a transaction tells: its events' (see `eventLogOf`), or
+ * the one it announces a change of (`TxWrites.announce`); null for neither. Throws when both name
+ * namespaces and they differ: a bug.
+ */
+export function notifiedNamespace(eventLog: { ns: string } | null, writes: TxWrites): string | null {
+  if (eventLog && writes.announce !== undefined && writes.announce !== eventLog.ns)
+    throw new Error(`a transaction of events of ${eventLog.ns} announces a change of ${writes.announce}`)
+  return eventLog?.ns ?? writes.announce ?? null
+}
+
 /** Thrown when a transaction keeps conflicting (should not happen in practice). */
 export class TransactionConflictError extends Error {
   constructor(keys: string[]) {

@@ -36,6 +36,12 @@ export interface TxWrites {
    * of one namespace, the namespace of the transaction's keys (see `eventLogOf`).
    */
   events?: StoredEvent[]
+  /**
+   * A namespace whose listeners (`SignalBus.onEvents`) are told of this change even when it
+   * appends no events: what other processes cache from it must end at once (#27). When events are
+   * appended too, they must be of this namespace.
+   */
+  announce?: string
 }
 
 export interface TxOptions {
@@ -158,10 +164,21 @@ export interface WebhookSignals {
 
 /** Notifications between processes: events appended to a namespace's log, and webhook signals. */
 export interface SignalBus {
-  /** Called (in this process) with the namespace after events were appended to its log, by any process. */
+  /**
+   * Called (in this process) with the namespace after events were appended to its log, or a
+   * transaction announced a change of it (`TxWrites.announce`), by any process.
+   */
   onEvents(listener: (ns: string) => void): () => void
   /** Resolves once notifications registered with `onEvents` are being received. */
   eventsReady(): Promise<void>
+  /**
+   * Whether every notification is being received now: false before the first subscription is
+   * confirmed and while a lost connection is being restored (notifications meanwhile are lost).
+   * Only while it is true may a process keep what a notification would end.
+   */
+  eventsLive(): boolean
+  /** Called whenever notifications may have been missed, and again once they are live after that. */
+  onEventsMissed(listener: () => void): () => void
   readonly webhooks: WebhookSignals
 }
 

@@ -5,6 +5,8 @@
  * profiler samples wall time while the thread is not idle: on a loaded machine, system calls
  * (socket and pipe writes) count the time the process waited for a core there.
  *   npx tsx bench/support/profile-breakdown.ts cpu-1234.cpuprofile
+ * `--api --window FROM,TO --requests N --cpu-us C` (the "profile window" line of bench:api, and the CPU
+ * per request it printed): where one API request went instead, each sample in exactly one area.
  */
 import { readFileSync } from 'node:fs'
 
@@ -17,6 +19,7 @@ interface Profile {
   nodes: ProfileNode[]
   samples: number[]
   timeDeltas: number[]
+  startTime: number
 }
 
 const ROUTE = '(route file)'
@@ -71,4 +74,139 @@ export function breakdown(profile: Profile): string[] {
   ]
 }
 
-if (process.argv[2]) console.log(breakdown(JSON.parse(readFileSync(process.argv[2], 'utf8')) as Profile).join('\n'))
+/**
+ * The areas of one API request (issue #27), in the order a sample is attributed: walking from the
+ * sampled function towards the root, the first frame that matches any area takes the sample, so
+ * the areas add up to the busy time (a Redis call made by authentication counts as storage).
+ */
+const API_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
+  ['garbage collector', (f) => f.functionName === '(garbage collector)'],
+  [
+    'async context (promise hooks of AsyncLocalStorage)',
+    (f) =>
+      /^(promiseInitHook|promiseBeforeHook|promiseAfterHook|promiseResolveHook|emitInitScript|emitInitNative|lookupPublicResource|trackPromise|_propagate|createTask)$/.test(
+        f.functionName,
+      ),
+  ],
+  [
+    'storage round trips (client, driver, Redis socket)',
+    (f) =>
+      f.url.includes('/ioredis/') ||
+      /^(getItem|getItems|setItem|getMany|asyncCall|readFile|executeAutoPipeline|execPipeline|sendCommand)$/.test(
+        f.functionName,
+      ),
+  ],
+  ['audit and event appends', (f) => /^(auditCall|recordAudit|auditRefusal|appendEvent|append)$/.test(f.functionName)],
+  [
+    'logging (access line, pino)',
+    (f) => f.url.includes('/pino') || /^(info|warn|debug|withRequest|scrubFields)$/.test(f.functionName),
+  ],
+  ['metrics (prom-client sample)', (f) => f.url.includes('/prom-client/') || f.functionName === 'observeHttpRequest'],
+  [
+    'authentication (token hash, lookup, principal)',
+    (f) =>
+      /^(authenticateCaller|authenticate|credentialFromHeader|hashToken|tokenIdentifier|findForNamespace|userAccess|checkAuthFailureLimit)$/.test(
+        f.functionName,
+      ),
+  ],
+  ['rate limit', (f) => /^(enforceTokenRateLimit|checkRateLimit)$/.test(f.functionName)],
+  [
+    'permissions (access check, permission sets)',
+    (f) =>
+      /^(requireAny|firewallPermissions|canOnFirewall|requireFirewallPermission|requireNamespacePermission|noteCheckedFirewall|takeCheckedFirewall)$/.test(
+        f.functionName,
+      ),
+  ],
+  [
+    'validation (path, query, body, zod)',
+    (f) =>
+      f.url.includes('/zod/') ||
+      /^(pathParams|parseOr400|resultOr400|readJsonBody|emptyBody|objectBody)$/.test(f.functionName),
+  ],
+  [
+    'serialisation (JSON of the answer, cached bodies)',
+    (f) =>
+      /^(sendJson|sendSerialized|sendProblem|stringify|jsonOf|listFirewallsBody|getFirewallJson|etagOf)$/.test(
+        f.functionName,
+      ),
+  ],
+  [
+    'response write (headers, socket write)',
+    (f) =>
+      /^(writev|writevGeneric|writeGeneric|writeUtf8String|writeBuffer|_storeHeader|end|writeHead)$/.test(
+        f.functionName,
+      ),
+  ],
+  [
+    'request context and edge (ids, client address, in-flight count)',
+    (f) =>
+      /^(openRequest|newId|randomHex8|clientAddress|viewOf|trustProxyFromEnv|requestStarted|trackRequest|runWithRequestContext|watchClientAbort)$/.test(
+        f.functionName,
+      ),
+  ],
+]
+const OTHER = 'HTTP server and framework (node:http, h3 router, nitro hooks)'
+
+/**
+ * One API request's time by area over the samples of `window` (monotonic µs, as bench:api prints
+ * it): share of the busy time and, given the measured CPU per request, µs per request.
+ */
+export function apiBreakdown(profile: Profile, window: [number, number], requests: number, cpuUs?: number): string[] {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const sums = new Map<string, number>([...API_AREAS.map(([name]) => [name, 0] as [string, number]), [OTHER, 0]])
+  const attributed = new Map<number, string>()
+  const areaOf = (id: number): string => {
+    let area = attributed.get(id)
+    if (area !== undefined) return area
+    area = OTHER
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+      const frame = byId.get(at)!.callFrame
+      const found = API_AREAS.find(([, test]) => test(frame))
+      if (found) {
+        area = found[0]
+        break
+      }
+    }
+    attributed.set(id, area)
+    return area
+  }
+  let total = 0
+  let at = profile.startTime
+  profile.samples.forEach((id, i) => {
+    at += profile.timeDeltas[i]
+    if (at < window[0] || at > window[1]) return
+    const leaf = byId.get(id)!.callFrame.functionName
+    if (leaf === '(idle)' || leaf === '(program)') return
+    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000
+    total += ms
+    const area = areaOf(id)
+    sums.set(area, sums.get(area)! + ms)
+  })
+  const perRequest = (ms: number) =>
+    cpuUs === undefined ? '' : `  ${((ms / total) * cpuUs).toFixed(1).padStart(6)} µs`
+  return [
+    `busy ${(total / 1000).toFixed(1)} s sampled, ${((total * 1000) / requests).toFixed(1)} µs per request sampled`,
+    ...[...sums]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, ms]) => `${((ms / total) * 100).toFixed(1).padStart(5)} %${perRequest(ms)}  ${name}`),
+  ]
+}
+
+function option(name: string): string | undefined {
+  const at = process.argv.indexOf(name)
+  return at < 0 ? undefined : process.argv[at + 1]
+}
+
+const file = process.argv[2]
+if (file) {
+  const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
+  if (process.argv.includes('--api')) {
+    const [from, to] = (option('--window') ?? `0,${Number.MAX_SAFE_INTEGER}`).split(',').map(Number)
+    const cpu = option('--cpu-us')
+    console.log(
+      apiBreakdown(profile, [from, to], Number(option('--requests') ?? 1), cpu ? Number(cpu) : undefined).join('\n'),
+    )
+  } else console.log(breakdown(profile).join('\n'))
+}

@@ -10,7 +10,8 @@ function isJsonType(contentType: string): boolean {
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'))
 }
 
-function hasBody(req: IncomingMessage): boolean {
+/** Whether the request carries a body at all (a length above 0, or a chunked one). */
+export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length']
   if (length !== undefined) return Number(length) > 0
   return req.headers['transfer-encoding'] !== undefined

@@ -6,7 +6,7 @@ import type { ApiPorts } from './ports'
 import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { recordAudit } from './audit'
-import { emptyBody, objectBody, readJsonBody } from './body'
+import { emptyBody, hasBody, objectBody, readJsonBody } from './body'
 import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
 import { sendJson, sendProblem, sendSerialized } from './respond'
@@ -58,8 +58,10 @@ function pathParams(event: H3Event): Record<string, string> {
  * demands, then query and body validation, the handler, the problem mapping and the audit record.
  */
 function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
+  // The services once resolved: every later call goes on without a turn of its own (#27).
+  let resolved: ApiPorts | undefined
   return defineEventHandler(async (event) => {
-    const services = await getServices()
+    const services = (resolved ??= await getServices())
     const { requestId, meta } = openRequest(event, services.config.trustProxy, operation.path)
     let rawParams: Record<string, string> = Object.create(null)
     let ns = ''
@@ -81,12 +83,16 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       await enforceTokenRateLimit(event, services, 'api', principal)
       const params = parseOr400(operation.params, rawParams, '')
       const ctx = { services, ns, principal, meta }
-      await operation.access(ctx, params as Record<string, string>)
+      // Awaited only when the check reads something (a member check answers at once).
+      const checked = operation.access(ctx, params as Record<string, string>)
+      if (checked) await checked
       // Parsed only for an operation that reads its query or URL (#27: not on every read).
       let parsed: URL | undefined
       const urlOf = () => (parsed ??= new URL(event.node.req.url ?? '/', 'http://localhost'))
       const query = operation.query ? parseOr400(operation.query, Object.fromEntries(urlOf().searchParams), '') : {}
-      const rawBody = await readJsonBody(event.node.req, services.config.bodyLimit)
+      const rawBody = hasBody(event.node.req)
+        ? await readJsonBody(event.node.req, services.config.bodyLimit)
+        : undefined
       let body: unknown
       // Only a JSON object reaches the schema: `null` or no body at all must not validate as "no fields".
       if (operation.parseBody)

@@ -1,4 +1,4 @@
-import { eventLogOf, type TxOutcome, type TxWrites } from '../backend'
+import { eventLogOf, notifiedNamespace, type TxOutcome, type TxWrites } from '../backend'
 import { KeyedMutex } from '../keyed-mutex'
 import { TimeSlice } from '../time-slice'
 import type { KeyValueStore } from '../ports'
@@ -75,6 +75,7 @@ export class LocalKeyValue implements KeyValueStore {
 
   private async applyWrites(txKeys: string[], writes: TxWrites): Promise<void> {
     const eventLog = eventLogOf(txKeys, writes)
+    const notified = notifiedNamespace(eventLog, writes)
     // Every value is serialised before any is written: serialising a large one takes turns, and a
     // small one (a write stamp) written meanwhile would be read beside the old large one by a
     // reader that takes no lock (the firewall cache would keep that pair under the new stamp).
@@ -89,9 +90,7 @@ export class LocalKeyValue implements KeyValueStore {
       ...(writes.delete ?? []).map((key) => this.values.delete(key)),
     ])
     for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logs.append(log, entries)
-    if (eventLog) {
-      await this.logs.append(eventLog.log, writes.events!)
-      this.signals.eventsAppended(eventLog.ns)
-    }
+    if (eventLog) await this.logs.append(eventLog.log, writes.events!)
+    if (notified !== null) this.signals.eventsAppended(notified)
   }
 }

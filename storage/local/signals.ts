@@ -40,6 +40,15 @@ export class LocalSignals implements SignalBus {
 
   async eventsReady(): Promise<void> {}
 
+  /** In one process nothing is ever missed. */
+  eventsLive(): boolean {
+    return true
+  }
+
+  onEventsMissed(): () => void {
+    return () => undefined
+  }
+
   async close(): Promise<void> {
     this.emitter.removeAllListeners()
     await this.webhooks.close()

@@ -1,6 +1,6 @@
 import type { Cluster } from 'ioredis'
 import { joinKeys } from 'unstorage'
-import { eventLogOf, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
+import { eventLogOf, notifiedNamespace, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
 import type { KeyValueStore } from '../ports'
 import { COMPARE_AND_SET, compareAndSetCall } from '../redis-scripts'
 import { keys as storageKeys } from '../repositories/keys'
@@ -120,11 +120,12 @@ export class RedisKeyValue implements KeyValueStore {
       }
       const { writes, result } = outcome
       const eventLog = eventLogOf(keys, writes)
+      const notified = notifiedNamespace(eventLog, writes)
       const cas = await compareAndSetCall(
         rawKeys.map((key, index): [string, string | null] => [key, current[index]]),
         eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
         raw,
-        eventLog ? { channel: raw(storageKeys.eventsChannel), message: eventLog.ns } : null,
+        notified !== null ? { channel: raw(storageKeys.eventsChannel), message: notified } : null,
       )
       if (this.connection.cluster) assertOneSlot(cas.keys)
       const reply = (await evalScript(

@@ -12,6 +12,9 @@ export class RedisSignals implements SignalBus {
   private subscriber: RedisClient | null = null
   private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<(ns: string) => void>()
+  private readonly missedListeners = new Set<() => void>()
+  /** The subscription is confirmed and its connection has not dropped since (see `eventsLive`). */
+  private live = false
   readonly webhooks: WebhookSignals
 
   constructor(private readonly connection: RedisConnection) {
@@ -20,23 +23,62 @@ export class RedisSignals implements SignalBus {
 
   onEvents(listener: (ns: string) => void): () => void {
     this.listeners.add(listener)
-    if (!this.subscriber) {
-      this.subscriber = this.connection.duplicate()
-      this.subscribed = this.subscriber.subscribe(this.connection.raw(keys.eventsChannel)).then(() => undefined)
-      // Handled here too: a listener that never asks `eventsReady` (token lookups) must not turn a
-      // close before the subscription completed into an unhandled rejection.
-      this.subscribed.catch(() => undefined)
-      this.subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
-    }
+    this.subscribe()
     return () => this.listeners.delete(listener)
+  }
+
+  private subscribe(): void {
+    if (this.subscriber) return
+    const subscriber = this.connection.duplicate()
+    const channel = this.connection.raw(keys.eventsChannel)
+    this.subscriber = subscriber
+    const confirm = () =>
+      subscriber.subscribe(channel).then(() => {
+        if (this.subscriber !== subscriber) return
+        this.live = true
+        // Whatever was kept while notifications were not received ends now.
+        this.missedListeners.forEach((notify) => notify())
+      })
+    this.subscribed = confirm()
+    // Handled here too: a listener that never asks `eventsReady` (token lookups) must not turn a
+    // close before the subscription completed into an unhandled rejection.
+    this.subscribed.catch(() => undefined)
+    subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
+    // A dropped connection loses the messages until it is subscribed again (ioredis resubscribes
+    // on its own, but says nothing when that is confirmed: subscribing again says it).
+    let dropped = false
+    subscriber.on('close', () => {
+      if (this.subscriber !== subscriber) return
+      dropped = true
+      if (!this.live) return
+      this.live = false
+      this.missedListeners.forEach((notify) => notify())
+    })
+    subscriber.on('ready', () => {
+      if (!dropped || this.subscriber !== subscriber) return
+      dropped = false
+      confirm().catch(() => undefined)
+    })
   }
 
   eventsReady(): Promise<void> {
     return this.subscribed
   }
 
+  eventsLive(): boolean {
+    return this.live
+  }
+
+  onEventsMissed(listener: () => void): () => void {
+    this.missedListeners.add(listener)
+    this.subscribe()
+    return () => this.missedListeners.delete(listener)
+  }
+
   async close(): Promise<void> {
     this.listeners.clear()
+    this.missedListeners.clear()
+    this.live = false
     this.subscriber?.disconnect()
     this.subscriber = null
     await this.webhooks.close()

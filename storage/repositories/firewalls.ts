@@ -3,6 +3,7 @@ import type { Backend, TxWrites } from '../backend'
 import { own } from '../own'
 import type { FirewallVersion, StoredFirewall } from '../model/firewall'
 import { keys } from './keys'
+import { RECENT_LOOKUP_LIMITS, RecentLookups, followChanges } from './recent-lookups'
 import type { SecretBox } from '../secrets/secret-box'
 import { mapFirewallSecrets } from '../secrets/secret-fields'
 
@@ -47,14 +48,35 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * pushes out the least recently read, never grows the process.
    */
   private readonly singles: LRUCache<string, { stamp: string; firewall: F | null }>
+  /**
+   * The namespaces' write stamps (#27: every read of a firewall asked storage for it, a round trip
+   * per API call). Ended by this process's own writes when they commit, and by the change
+   * notification every write announces to all processes (`followChanges`); kept only while those
+   * notifications are live.
+   */
+  private readonly stamps: RecentLookups<string | null>
+  private listening: (() => void) | null = null
 
   constructor(
-    private readonly backend: Pick<Backend, 'keyValue'>,
+    private readonly backend: Pick<Backend, 'keyValue' | 'signals'>,
     private readonly secrets: SecretBox,
     limits: { namespaces: number; singles: number } = FIREWALL_CACHE_LIMITS,
+    now?: () => number,
   ) {
     this.cache = new LRUCache({ max: limits.namespaces })
     this.singles = new LRUCache({ max: limits.singles })
+    this.stamps = new RecentLookups({ ttlMs: RECENT_LOOKUP_LIMITS.ttlMs, max: limits.namespaces }, now)
+  }
+
+  /** The namespace's write stamp: from `stamps` while no change was announced since it was read. */
+  private stampOf(ns: string): Promise<string | null> {
+    this.listening ??= followChanges(this.backend.signals, this.stamps)
+    return this.stamps.through(
+      ns,
+      ns,
+      () => this.backend.keyValue.get<string>(keys.firewallStamp(ns)),
+      () => this.backend.signals.eventsLive(),
+    )
   }
 
   /** Entries the per-process caches hold now (lists by namespace, single firewalls). */
@@ -80,7 +102,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * the edit; after a write each read would otherwise cost two round trips.)
    */
   async get(ns: string, id: string): Promise<F | null> {
-    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
+    const stamp = await this.stampOf(ns)
     const listed = this.cache.get(ns)
     if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
     const single = this.singles.get(singleKey(ns, id))
@@ -97,7 +119,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * namespace's write stamp is unchanged, so a list costs one small read.
    */
   async list(ns: string): Promise<F[]> {
-    const stamp = await this.backend.keyValue.get<string>(keys.firewallStamp(ns))
+    const stamp = await this.stampOf(ns)
     const cached = this.cache.get(ns)
     if (cached && stamp !== null && cached.stamp === stamp) return cached.firewalls
     const firewalls = await this.load(ns)
@@ -172,7 +194,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    return this.backend.keyValue.transact([docKey, indexKey, ...watch], async (values) => {
+    const committed = this.backend.keyValue.transact([docKey, indexKey, ...watch], async (values) => {
       const raw = values.get(docKey) as F | null
       const current = raw && this.open(ns, id, raw)
       const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
@@ -207,9 +229,13 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
           delete: [...writes.delete!, ...(extra.delete ?? [])],
           logs: extra.logs,
           events: extra.events,
+          // Every process's kept stamp of the namespace ends when this commits.
+          announce: ns,
         },
         result: result(stored),
       }
     })
+    // This process's own kept stamp ends before the caller answers (the announcement comes later).
+    return committed.finally(() => this.stamps.forget(ns))
   }
 }

@@ -1,9 +1,11 @@
 import { LRUCache } from 'lru-cache'
+import type { SignalBus } from '../ports'
 
 /**
- * How long a process reuses what authenticating a token read, and how many tokens it keeps.
- * Short: a change made through another process reaches this one by the events wake-up, and
- * should that wake-up be lost, by the end of this interval at the latest.
+ * How long a process reuses what authenticating a token read (or a namespace's firewall write
+ * stamp), and how many it keeps. A change made through another process ends the reuse when its
+ * notification arrives, and notifications that may have been missed end all of it
+ * (`followChanges`); the interval is a backstop beyond that.
  */
 export const RECENT_LOOKUP_LIMITS = { ttlMs: 1_000, max: 10_000 }
 
@@ -30,6 +32,8 @@ export class RecentLookups<V> {
    */
   private readonly generations: LRUCache<string, number>
   private all = 0
+  /** Reads running now, by key (see `through`); each ends with its read. */
+  private readonly reading = new Map<string, { ns: string; all: number; generation: number; value: Promise<V> }>()
 
   /** `now`: a monotonic clock in ms (injected in tests). */
   constructor(
@@ -61,6 +65,31 @@ export class RecentLookups<V> {
     return entry.all === now.all && entry.generation === now.generation ? entry.value : undefined
   }
 
+  /**
+   * The kept value of `key`, else what `read()` gives (kept when `keep` says so). Calls that ask
+   * while a read runs share it when nothing was forgotten since it started: under load, an
+   * interval's end no longer sends every call in flight to storage at once (#27).
+   */
+  through(key: string, ns: string, read: () => Promise<V>, keep: (value: V) => boolean): Promise<V> {
+    const hit = this.get(key, ns)
+    if (hit !== undefined) return Promise.resolve(hit)
+    const started = this.generation(ns)
+    const running = this.reading.get(key)
+    if (running && running.ns === ns && running.all === started.all && running.generation === started.generation)
+      return running.value
+    const value = read().then((found) => {
+      if (keep(found)) this.set(key, ns, started, found)
+      return found
+    })
+    const entry = { ns, ...started, value }
+    this.reading.set(key, entry)
+    const done = () => {
+      if (this.reading.get(key) === entry) this.reading.delete(key)
+    }
+    value.then(done, done)
+    return value
+  }
+
   /** Keeps `value` unless something was forgotten since `started` was taken. */
   set(key: string, ns: string, started: { all: number; generation: number }, value: V): void {
     const now = this.generation(ns)
@@ -85,5 +114,23 @@ export class RecentLookups<V> {
   /** Entries kept now. */
   get size(): number {
     return this.entries.size
+  }
+}
+
+/**
+ * Ends `recent`'s entries as `signals` tell of changes from any process: a namespace's when it
+ * changed, all of them when notifications may have been missed. Keep an entry only while
+ * `signals.eventsLive()`: a change then always reaches this process.
+ * @example this.listening ??= followChanges(backend.signals, this.recent)
+ */
+export function followChanges(
+  signals: Pick<SignalBus, 'onEvents' | 'onEventsMissed'>,
+  recent: Pick<RecentLookups<unknown>, 'forget' | 'forgetAll'>,
+): () => void {
+  const offEvents = signals.onEvents((ns) => recent.forget(ns))
+  const offMissed = signals.onEventsMissed(() => recent.forgetAll())
+  return () => {
+    offEvents()
+    offMissed()
   }
 }

@@ -1,7 +1,7 @@
 import type { Backend } from '../backend'
 import { mapOf, recordOf } from '../own'
 import { keys } from './keys'
-import { RECENT_LOOKUP_LIMITS, RecentLookups } from './recent-lookups'
+import { RECENT_LOOKUP_LIMITS, RecentLookups, followChanges } from './recent-lookups'
 
 export interface TokenRecord {
   id: string
@@ -42,8 +42,9 @@ export interface TokenLookup {
 export class TokenRepository {
   /**
    * Lookups of live tokens, reused for a short time (#27: every API call authenticates). Ended
-   * by a revocation in this process at once, and by any event of the namespace (a team or token
-   * change through any process; see `forgetNamespace`).
+   * by a revocation in this process at once, and by any event or announced change of the
+   * namespace (a team or token change, a revocation, through any process; see `forgetNamespace`).
+   * Kept only while the notifications are live: one missed ends them all.
    */
   private readonly recent: RecentLookups<TokenLookup>
   private listening: (() => void) | null = null
@@ -62,21 +63,22 @@ export class TokenRepository {
    * at most `RECENT_LOOKUP_LIMITS.ttlMs` after the last read, unless something in `ns` changed.
    * The objects are shared between calls: callers only read them.
    */
-  async findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
-    this.listening ??= this.backend.signals.onEvents((changed) => this.recent.forget(changed))
-    const key = `${hash}\n${ns}`
-    const hit = this.recent.get(key, ns)
-    if (hit) return hit
-    const started = this.recent.generation(ns)
-    const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
-      keys.token(hash),
-      keys.namespace(ns),
-      keys.teams(ns),
-    ])
-    const found = { token: token as TokenRecord | null, namespace, teams }
-    // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
-    if (found.token) this.recent.set(key, ns, started, found)
-    return found
+  findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
+    this.listening ??= followChanges(this.backend.signals, this.recent)
+    return this.recent.through(
+      `${hash}\n${ns}`,
+      ns,
+      async () => {
+        const [token, namespace, teams] = await this.backend.keyValue.getMany<unknown>([
+          keys.token(hash),
+          keys.namespace(ns),
+          keys.teams(ns),
+        ])
+        return { token: token as TokenRecord | null, namespace, teams }
+      },
+      // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
+      (found) => found.token !== null && this.backend.signals.eventsLive(),
+    )
   }
 
   /** Ends the reuse of lookups in `ns` (its teams or namespace record changed). */
@@ -121,7 +123,11 @@ export class TokenRepository {
     const key = keys.token(record.hash)
     await this.backend.keyValue.transact([key], (values) => {
       const current = (values.get(key) as TokenRecord | null) ?? record
-      return { writes: { set: { [key]: { ...current, revokedAt: at } } }, result: undefined }
+      // Announced: every process ends its reuse of the token's lookups when the revocation commits.
+      return {
+        writes: { set: { [key]: { ...current, revokedAt: at } }, announce: record.namespace },
+        result: undefined,
+      }
     })
     // Before anything else this process answers: the token is refused from here on.
     this.recent.forgetAll()

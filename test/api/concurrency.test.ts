@@ -23,7 +23,7 @@ describe('two server processes sharing one Redis', () => {
     expect(seen.body.version).toBe(1)
   })
 
-  it('a token revoked through one process is refused at once there, and by the other within 1 s', async () => {
+  it('a token revoked through one process is refused at once by both (the revocation is announced)', async () => {
     const [a] = servers.map((s) => apiClient(s.url, TOKEN))
     const created = await a('POST', '/v1/default/tokens/service', { name: 'revoked-ci', permissions: ['fw:read'] })
     expect(created.status).toBe(201)
@@ -31,14 +31,10 @@ describe('two server processes sharing one Redis', () => {
     // Both processes have authenticated it (and may reuse that lookup for up to 1 s).
     expect((await viaA('GET', '/v1/default/config')).status).toBe(200)
     expect((await viaB('GET', '/v1/default/config')).status).toBe(200)
+    expect((await viaB('GET', '/v1/default/config')).status).toBe(200)
     expect((await a('DELETE', `/v1/default/tokens/${created.body.id}`)).status).toBe(204)
     expect((await viaA('GET', '/v1/default/config')).status).toBe(401)
-    // The other process learns it from the revocation's audit event (the events wake-up).
-    const revokedAt = Date.now()
-    let status = 200
-    while (status !== 401 && Date.now() - revokedAt < 3_000) status = (await viaB('GET', '/v1/default/config')).status
-    expect(status).toBe(401)
-    expect(Date.now() - revokedAt).toBeLessThan(1_500)
+    expect((await viaB('GET', '/v1/default/config')).status).toBe(401)
   })
 
   it('50 parallel rule upserts over both processes give 50 distinct consecutive versions', async () => {
@@ -61,5 +57,23 @@ describe('two server processes sharing one Redis', () => {
     expect(history.body.map((h: any) => h.version)).toEqual(Array.from({ length: 51 }, (_, i) => 51 - i))
     const events = (await readEvents(servers[0])).filter((e) => e.type === 'config.firewall.updated')
     expect(events.map((e) => (e.data as any).version).sort((x: number, y: number) => x - y)).toEqual(versions)
+  })
+
+  // After the upserts: its events must not mix with theirs.
+  it('a firewall written through one process is read through the other at once, every time', async () => {
+    const [a, b] = servers.map((s) => apiClient(s.url, TOKEN))
+    expect((await a('PUT', '/v1/default/config/read-your-writes', {})).status).toBe(201)
+    // Both processes keep the namespace's write stamp between writes.
+    expect((await b('GET', '/v1/default/config/read-your-writes')).body.version).toBe(1)
+    expect((await b('GET', '/v1/default/config')).status).toBe(200)
+    for (let i = 0; i < 20; i++) {
+      const [writer, reader] = i % 2 ? [b, a] : [a, b]
+      const put = await writer('PUT', '/v1/default/config/read-your-writes', { description: `v${i}` })
+      expect(put.status).toBe(200)
+      const got = await reader('GET', '/v1/default/config/read-your-writes')
+      expect([got.body.version, got.body.description]).toEqual([put.body.version, `v${i}`])
+      const listed = (await reader('GET', '/v1/default/config')).body.find((fw: any) => fw.id === 'read-your-writes')
+      expect(listed.version).toBe(put.body.version)
+    }
   })
 })

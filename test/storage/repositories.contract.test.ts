@@ -169,6 +169,9 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
       issueToken(services, { ns: 'ns', kind: 'personal', name, principalId: 'owner', createdBy: 'owner' })
     const { record, material } = await issue('t')
     const hash = hashToken(material)
+    // Nothing is kept until the change notifications are live (the first read subscribes).
+    await services.tokens.findForNamespace(hash, 'ns')
+    await backend.signals.eventsReady()
     const first = await services.tokens.findForNamespace(hash, 'ns')
     expect(await services.tokens.findForNamespace(hash, 'ns')).toBe(first)
 
@@ -213,6 +216,8 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
       createdBy: 'owner',
     })
     const hash = hashToken(material)
+    await tokens.findForNamespace(hash, 'ns')
+    await backend.signals.eventsReady()
     await tokens.findForNamespace(hash, 'ns')
     await backend.keyValue.set(keys.token(hash), { ...record, name: 'renamed' })
     now = 999
