@@ -115,13 +115,35 @@ const lengthOf = (text: JsonText): number =>
   typeof text === 'string' ? text.length : text.reduce((sum, piece) => sum + piece.length, 0)
 
 /**
+ * A container with more members than the caller allows (`maxMembers`): walking a record of
+ * millions of keys takes one key listing the parser cannot slice, so the document is refused.
+ */
+export class TooManyMembers extends Error {
+  constructor(readonly limit: number) {
+    super(`a JSON object or array holds more than ${limit} members`)
+  }
+}
+
+/** What a document may hold: `maxMembers` per object or array (unset: no bound). */
+export interface JsonLimits {
+  maxMembers?: number
+}
+
+/**
  * `JSON.parse(text)`, taking turns with the rest of the process on large text. `text` may be in
- * pieces (as decoded); the result is that of `JSON.parse` of the pieces joined.
+ * pieces (as decoded); the result is that of `JSON.parse` of the pieces joined. With
+ * `limits.maxMembers`, an object or array taken apart (text of `SMALL` or more) with more members
+ * throws `TooManyMembers` as soon as the count passes it; text under `SMALL` cannot hold more than
+ * about `SMALL / 2` members and is not counted.
  * @example await parseJsonCooperatively(await upstreamPieces(response)) // as JSON.parse, in slices of 5 ms
  */
-export async function parseJsonCooperatively(text: JsonText, slice = new TimeSlice()): Promise<unknown> {
+export async function parseJsonCooperatively(
+  text: JsonText,
+  slice = new TimeSlice(),
+  limits: JsonLimits = {},
+): Promise<unknown> {
   if (lengthOf(text) < SMALL) return JSON.parse(typeof text === 'string' ? text : text.join(''))
-  const parser = new Parser(typeof text === 'string' ? text : new PieceText(text), slice)
+  const parser = new Parser(typeof text === 'string' ? text : new PieceText(text), slice, limits.maxMembers ?? Infinity)
   const [value, end] = await parser.at(0, 0)
   if (parser.skipSpace(end) !== parser.length)
     throw new SyntaxError(`Unexpected non-whitespace character after JSON at position ${end}`)
@@ -132,7 +154,14 @@ class Parser {
   constructor(
     private readonly text: string | PieceText,
     private readonly slice: TimeSlice,
+    private readonly maxMembers: number,
   ) {}
+
+  /** `count` members so far in one container: past `maxMembers`, the document is refused. */
+  private counted(count: number): number {
+    if (count > this.maxMembers) throw new TooManyMembers(this.maxMembers)
+    return count
+  }
 
   get length(): number {
     return this.text.length
@@ -204,10 +233,14 @@ class Parser {
   private async object(start: number, depth: number): Promise<[unknown, number]> {
     const text = this.text
     const result: Record<string, unknown> = {}
+    // Members read, repeated keys included (an upper bound of the keys held; counted before they are defined).
+    let members = 0
     const flush = (from: number, to: number) => {
       if (from < 0) return
       const part = JSON.parse(`{${text.slice(from, to)}}`) as Record<string, unknown>
-      for (const key of Object.keys(part)) define(result, key, part[key])
+      const keys = Object.keys(part)
+      members = this.counted(members + keys.length)
+      for (const key of keys) define(result, key, part[key])
     }
     let i = this.skipSpace(start + 1)
     if (text.charCodeAt(i) === CLOSE_BRACE) return [result, i + 1]
@@ -235,6 +268,7 @@ class Parser {
         const at = this.skipSpace(afterKey)
         if (text.charCodeAt(at) !== COLON) throw this.unexpected(at)
         const [value, afterValue] = await this.at(at + 1, depth)
+        members = this.counted(members + 1)
         define(result, key as string, value)
         end = afterValue
         await this.slice.step()
@@ -256,7 +290,9 @@ class Parser {
     const result: unknown[] = []
     const flush = (from: number, to: number) => {
       if (from < 0) return
-      for (const item of JSON.parse(`[${text.slice(from, to)}]`) as unknown[]) result.push(item)
+      const items = JSON.parse(`[${text.slice(from, to)}]`) as unknown[]
+      this.counted(result.length + items.length)
+      for (const item of items) result.push(item)
     }
     let i = this.skipSpace(start + 1)
     if (text.charCodeAt(i) === CLOSE_BRACKET) return [result, i + 1]
@@ -277,6 +313,7 @@ class Parser {
         flush(run, runEnd)
         run = -1
         const [value, afterValue] = await this.at(i, depth)
+        this.counted(result.length + 1)
         result.push(value)
         end = afterValue
         await this.slice.step()

@@ -2,6 +2,8 @@
 export {
   parseJsonCooperatively,
   SMALL,
+  TooManyMembers,
+  type JsonLimits,
   stringifyCooperatively,
   type JsonPieces,
   type JsonText,
