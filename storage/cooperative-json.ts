@@ -132,19 +132,46 @@ function reviverOf(omit: OmitMember) {
 }
 
 /**
+ * A container with more members than the caller allows (`maxMembers`): walking a record of
+ * millions of keys takes one key listing the parser cannot slice, so the document is refused.
+ */
+export class TooManyMembers extends Error {
+  constructor(readonly limit: number) {
+    super(`a JSON object or array holds more than ${limit} members`)
+  }
+}
+
+/**
+ * What a parse takes: `maxMembers` per object or array (unset: no bound), and `omit`, the object
+ * members it leaves out.
+ */
+export interface JsonOptions {
+  maxMembers?: number
+  omit?: OmitMember
+}
+
+/**
  * `JSON.parse(text)`, taking turns with the rest of the process on large text. `text` may be in
  * pieces (as decoded); the result is that of `JSON.parse` of the pieces joined (with the reviver
- * `omit` makes, when given).
+ * `omit` makes, when given). With `maxMembers`, an object or array taken apart (text of `SMALL`
+ * or more) with more members throws `TooManyMembers` as soon as the count passes it; text under
+ * `SMALL` cannot hold more than about `SMALL / 2` members and is not counted.
  * @example await parseJsonCooperatively(await upstreamPieces(response)) // as JSON.parse, in slices of 5 ms
  */
 export async function parseJsonCooperatively(
   text: JsonText,
   slice = new TimeSlice(),
-  omit?: OmitMember,
+  options: JsonOptions = {},
 ): Promise<unknown> {
-  const reviver = omit && reviverOf(omit)
+  const reviver = options.omit && reviverOf(options.omit)
   if (lengthOf(text) < SMALL) return JSON.parse(typeof text === 'string' ? text : text.join(''), reviver)
-  const parser = new Parser(typeof text === 'string' ? text : new PieceText(text), slice, omit, reviver)
+  const parser = new Parser(
+    typeof text === 'string' ? text : new PieceText(text),
+    slice,
+    options.maxMembers ?? Infinity,
+    options.omit,
+    reviver,
+  )
   const [value, end] = await parser.at(0, 0)
   if (parser.skipSpace(end) !== parser.length)
     throw new SyntaxError(`Unexpected non-whitespace character after JSON at position ${end}`)
@@ -155,9 +182,16 @@ class Parser {
   constructor(
     private readonly text: string | PieceText,
     private readonly slice: TimeSlice,
+    private readonly maxMembers: number,
     private readonly omit?: OmitMember,
     private readonly reviver?: (this: unknown, key: string, value: unknown) => unknown,
   ) {}
+
+  /** `count` members so far in one container: past `maxMembers`, the document is refused. */
+  private counted(count: number): number {
+    if (count > this.maxMembers) throw new TooManyMembers(this.maxMembers)
+    return count
+  }
 
   get length(): number {
     return this.text.length
@@ -233,10 +267,14 @@ class Parser {
   private async object(start: number, depth: number): Promise<[unknown, number]> {
     const text = this.text
     const result: Record<string, unknown> = {}
+    // Members read, repeated keys included (an upper bound of the keys held; counted before they are defined).
+    let members = 0
     const flush = (from: number, to: number) => {
       if (from < 0) return
       const part = JSON.parse(`{${text.slice(from, to)}}`, this.reviver) as Record<string, unknown>
-      for (const key of Object.keys(part)) define(result, key, part[key])
+      const keys = Object.keys(part)
+      members = this.counted(members + keys.length)
+      for (const key of keys) define(result, key, part[key])
     }
     let i = this.skipSpace(start + 1)
     if (text.charCodeAt(i) === CLOSE_BRACE) return [result, i + 1]
@@ -266,6 +304,7 @@ class Parser {
         // The value was scanned from `valueStart` when the key and colon were found where read above.
         const large = at === colon && valueStart >= 0 && valueEnd < 0
         const [value, afterValue] = await this.at(at + 1, depth, large)
+        members = this.counted(members + 1)
         if (key === '' || !this.omit?.(key as string, value)) define(result, key as string, value)
         end = afterValue
         await this.slice.step()
@@ -287,7 +326,9 @@ class Parser {
     const result: unknown[] = []
     const flush = (from: number, to: number) => {
       if (from < 0) return
-      for (const item of JSON.parse(`[${text.slice(from, to)}]`, this.reviver) as unknown[]) result.push(item)
+      const items = JSON.parse(`[${text.slice(from, to)}]`, this.reviver) as unknown[]
+      this.counted(result.length + items.length)
+      for (const item of items) result.push(item)
     }
     let i = this.skipSpace(start + 1)
     if (text.charCodeAt(i) === CLOSE_BRACKET) return [result, i + 1]
@@ -308,6 +349,7 @@ class Parser {
         flush(run, runEnd)
         run = -1
         const [value, afterValue] = await this.at(i, depth, true)
+        this.counted(result.length + 1)
         result.push(value)
         end = afterValue
         await this.slice.step()

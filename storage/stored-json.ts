@@ -34,7 +34,7 @@ export async function readStoredText(text: string, slice = new TimeSlice()): Pro
   if (text.length < SMALL || !CONTAINER.test(text)) return destr(text)
   const suspect = suspectProtoRx.test(text) || suspectConstructorRx.test(text)
   try {
-    return await parseJsonCooperatively(text, slice, suspect ? prototypeKey : undefined)
+    return await parseJsonCooperatively(text, slice, suspect ? { omit: prototypeKey } : {})
   } catch {
     return destr(text)
   }

@@ -2,6 +2,8 @@
 export {
   parseJsonCooperatively,
   SMALL,
+  TooManyMembers,
+  type JsonOptions,
   stringifyCooperatively,
   type JsonPieces,
   type JsonText,

@@ -4,6 +4,7 @@ import type { RegistryCacheStore } from '../../storage/repositories/registry-cac
 import type { Clock } from '../common/clock'
 import { decodeCooperatively, joinCooperatively } from '../common/cooperative-bytes'
 import { parseJsonCooperatively, stringifyCooperatively } from '../common/cooperative-json'
+import { UPSTREAM_MAX_MEMBERS } from './upstream/member-limit'
 import { TimeSlice } from '../common/time-slice'
 
 /** What an upstream said about a package name, as cached. */
@@ -116,9 +117,12 @@ export class RegistryCache {
       const slice = new TimeSlice()
       try {
         const pieces = await decodeCooperatively(bytes.subarray(header.bodyAt), slice)
-        stored = { ...stored, packument: await parseJsonCooperatively(pieces, slice) }
+        stored = {
+          ...stored,
+          packument: await parseJsonCooperatively(pieces, slice, { maxMembers: UPSTREAM_MAX_MEMBERS }),
+        }
       } catch {
-        // Written by us; cut short (a full disk): as if it were not there.
+        // Written by us; cut short (a full disk), or kept before the member bound: as if it were not there.
         return null
       }
     }

@@ -3,7 +3,8 @@ import { RegistryError, RETRY_AFTER_SECONDS } from './responses'
 import { UpstreamUnavailable } from './upstream/client'
 import { UpstreamTooLarge } from './upstream/body-limit'
 import { upstreamPieces } from './upstream/body-text'
-import { parseJsonCooperatively, type JsonText } from '../common/cooperative-json'
+import { parseJsonCooperatively, TooManyMembers, type JsonText } from '../common/cooperative-json'
+import { UPSTREAM_MAX_MEMBERS, UpstreamTooManyMembers } from './upstream/member-limit'
 
 /**
  * Facts a rule needs (license, publish time, advisory data) fail closed:
@@ -78,11 +79,13 @@ export async function fetchFactDocument(
 /**
  * Parses an upstream JSON body; anything else is `factUnreadable`. Large bodies are parsed in
  * slices of event-loop time (common/cooperative-json.ts): an upstream's answer size is its choice.
+ * A record of more than `UPSTREAM_MAX_MEMBERS` members is `UpstreamTooManyMembers` (502).
  */
 export async function parseFactJson(text: JsonText, what: string, upstream: string): Promise<unknown> {
   try {
-    return await parseJsonCooperatively(text)
-  } catch {
+    return await parseJsonCooperatively(text, undefined, { maxMembers: UPSTREAM_MAX_MEMBERS })
+  } catch (error) {
+    if (error instanceof TooManyMembers) throw new UpstreamTooManyMembers(upstream, what)
     throw factUnreadable(what, upstream, 'not JSON')
   }
 }

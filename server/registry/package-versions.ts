@@ -1,14 +1,15 @@
 import type { Firewall } from '../firewall/schema'
 import type { Clock } from '../common/clock'
 import type { RegistryCacheStore } from '../../storage/repositories/registry-cache'
-import { own } from '../common/own'
+import { eachOwn, own } from '../common/own'
+import { TimeSlice } from '../common/time-slice'
 import { RegistryCache } from './cache'
 import { factsFromManifest } from './npm/facts'
 import { resolvePackument } from './npm/upstreams'
 import { UpstreamUnavailable } from './upstream/client'
 import type { UpstreamTransport } from './upstream/transport'
 import type { UpstreamScope } from './upstream/selection'
-import type { VersionList } from './version-list'
+import type { VersionEntry, VersionList } from './version-list'
 import { pypiVersions } from './pypi/versions'
 import { nugetVersions } from './nuget/versions'
 import { mavenVersions } from './maven/versions'
@@ -36,8 +37,13 @@ async function npmVersions(scope: UpstreamScope, name: string): Promise<(Version
   const resolved = await resolvePackument(scope, name)
   if (!resolved) return null
   const { packument } = resolved
-  const versions = Object.entries(packument.versions ?? {}).map(([version, manifest]) =>
-    factsFromManifest(name, version, manifest ?? {}, packument),
+  // Version by version, taking turns: the upstream decides how many there are (UPSTREAM_MAX_MEMBERS at most).
+  const versions: VersionEntry[] = []
+  const slice = new TimeSlice()
+  await eachOwn(
+    packument.versions,
+    (version, manifest) => versions.push(factsFromManifest(name, version, manifest ?? {}, packument)),
+    slice,
   )
   const latest = own(packument['dist-tags'], 'latest')
   return { upstream: resolved.upstream.id, versions, ...(latest ? { latest } : {}) }

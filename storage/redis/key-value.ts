@@ -12,6 +12,9 @@ import type { RedisConnection } from './connection'
 
 const MAX_TX_ATTEMPTS = 200
 
+/** How unstorage wrote bytes before they were stored as they are (no stored snapshot, cache entry or tarball starts so). */
+const LEGACY_RAW = Buffer.from('base64:')
+
 /**
  * Key-value port on Redis: plain values through unstorage, transactions as one Lua
  * compare-and-set (which also appends their log entries and events, and publishes the events
@@ -79,14 +82,24 @@ export class RedisKeyValue implements KeyValueStore {
     return true
   }
 
+  /**
+   * Bytes as they are stored, read as a Buffer (unstorage's redis driver has no raw form: it wrote
+   * `base64:` text, encoded and decoded in one go on the event loop, 50 ms and more for an advisory
+   * snapshot at ADVISORY_MAX_ENTRIES or a large tarball). A value written that way is still read.
+   */
   async getBytes(key: string): Promise<Buffer | null> {
-    const raw = await this.connection.storage.getItemRaw(key)
+    const raw = await this.connection.client.getBuffer(this.connection.raw(key))
     if (raw == null) return null
-    return Buffer.isBuffer(raw) ? raw : Buffer.from(raw as Uint8Array)
+    if (raw.length >= LEGACY_RAW.length && raw.subarray(0, LEGACY_RAW.length).equals(LEGACY_RAW))
+      return Buffer.from(raw.subarray(LEGACY_RAW.length).toString('latin1'), 'base64')
+    return raw
   }
 
-  setBytes(key: string, bytes: Uint8Array): Promise<void> {
-    return this.connection.storage.setItemRaw(key, bytes)
+  async setBytes(key: string, bytes: Uint8Array): Promise<void> {
+    await this.connection.client.set(
+      this.connection.raw(key),
+      Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength),
+    )
   }
 
   async transact<R>(

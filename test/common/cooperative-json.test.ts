@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest'
-import { parseJsonCooperatively, SMALL, stringifyCooperatively } from '../../server/common/cooperative-json'
+import {
+  parseJsonCooperatively,
+  SMALL,
+  stringifyCooperatively,
+  TooManyMembers,
+} from '../../server/common/cooperative-json'
 import { sortCooperatively } from '../../server/common/cooperative-sort'
 import { decodeCooperatively, joinCooperatively } from '../../server/common/cooperative-bytes'
 import { TimeSlice } from '../../server/common/time-slice'
@@ -90,6 +95,40 @@ describe('parseJsonCooperatively', () => {
 
   it('refuses a number or other bare value of SMALL characters or more (JSON.parse would read the number)', async () => {
     await expect(parseJsonCooperatively(`[${'1'.repeat(SMALL)}]`)).rejects.toThrow(/is not a string/)
+  })
+
+  describe('with maxMembers (upstream answers: one key listing of a huge record cannot take turns)', () => {
+    const versions = (count: number) =>
+      JSON.stringify({
+        name: 'many',
+        versions: Object.fromEntries(Array.from({ length: count }, (_, i) => [`1.0.${i}`, {}])),
+      })
+    const items = (count: number) => JSON.stringify({ files: Array.from({ length: count }, (_, i) => ({ n: i })) })
+
+    it('parses an object and an array of exactly maxMembers members as JSON.parse does', async () => {
+      for (const text of [versions(60_000), items(60_000)]) {
+        expect(text.length).toBeGreaterThan(SMALL)
+        expect(await parseJsonCooperatively(text, undefined, { maxMembers: 60_000 })).toEqual(JSON.parse(text))
+      }
+    })
+
+    it('throws TooManyMembers for one member more, in runs of small members or members parsed alone', async () => {
+      const big = `{"big":"${'x'.repeat(SMALL)}"}`
+      const aloneObject = `{"versions":{"a":${big},"b":${big},"c":${big}}}`
+      const aloneArray = `{"files":[${big},${big},${big}]}`
+      for (const [text, limit] of [
+        [versions(60_001), 60_000],
+        [items(60_001), 60_000],
+        [aloneObject, 2],
+        [aloneArray, 2],
+      ] as const) {
+        const refused = await parseJsonCooperatively(text, undefined, { maxMembers: limit }).catch((error) => error)
+        expect(refused).toBeInstanceOf(TooManyMembers)
+        expect((refused as TooManyMembers).limit).toBe(limit)
+      }
+      // Without the option nothing is counted.
+      expect(await parseJsonCooperatively(aloneArray)).toEqual(JSON.parse(aloneArray))
+    })
   })
 })
 

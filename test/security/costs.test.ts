@@ -20,7 +20,7 @@ import { waitFor } from '../support/wait-for'
  * How "within 50 ms" is judged for the largest inputs (the 64 MB packument, the 1 MiB firewall):
  * every `/healthz` probe answers 200, and every probe slower than 50 ms is matched by a pause of
  * the server's garbage collector of 50 ms or more over the same work (`nodejs_gc_duration_seconds`
- * in /metrics, scraped before and after). A major collection of a heap holding 60,000 manifests
+ * in /metrics, scraped before and after). A major collection of a heap holding 50,000 manifests
  * can stop the process that long and no code of ours decides when it runs; any other slow probe
  * is a task of ours holding the loop, and fails. The server's own longest loop delay and the GC
  * pauses are printed with each result. On an oversubscribed machine (load over 1.5 per core) a
@@ -70,12 +70,12 @@ function stream(res: import('node:http').ServerResponse, type: string, bytes: Bu
 }
 
 /**
- * A packument of about `UPSTREAM_MAX_BODY` less 64 KiB: 60,000 versions of about 1 KiB (every tenth
- * deprecated, `latest` among them, so the versions rule hides 6,000 and repairs the tag) and a
+ * A packument of about `UPSTREAM_MAX_BODY` less 64 KiB: 50,000 versions (UPSTREAM_MAX_MEMBERS) of about 1 KiB (every tenth
+ * deprecated, `latest` among them, so the versions rule hides 5,000 and repairs the tag) and a
  * readme filling the rest. Built once; the same bytes every time.
  */
 let bigBody: Buffer | undefined
-const BIG_VERSIONS = 60_000
+const BIG_VERSIONS = 50_000
 function bigPackument(): Buffer {
   if (bigBody) return bigBody
   const doc = packument(upstream.url, 'big-ok', 'MIT') as Record<string, unknown> & {
@@ -108,6 +108,24 @@ function bigPackument(): Buffer {
   return (bigBody = Buffer.from(JSON.stringify(doc)))
 }
 
+/**
+ * A packument of `count` empty versions (`latest` the last): the most versions per byte an
+ * upstream can send, each walked by the versions filter, the tarball rewrite and both renderings.
+ */
+const manyVersions = new Map<number, Buffer>()
+function manyPackument(name: string, count: number): Buffer {
+  const built = manyVersions.get(count)
+  if (built) return built
+  const versions: Record<string, object> = {}
+  for (let i = 0; i < count; i++) versions[`1.0.${i}`] = {}
+  const doc = { _id: name, name, 'dist-tags': { latest: `1.0.${count - 1}` }, versions }
+  manyVersions.set(count, Buffer.from(JSON.stringify(doc)))
+  return manyVersions.get(count)!
+}
+/** UPSTREAM_MAX_MEMBERS: members of one object or array of an upstream JSON answer. */
+const MAX_MEMBERS = 50_000
+const MANY: Record<string, number> = { 'many-ok': MAX_MEMBERS, 'many-past': MAX_MEMBERS + 1, 'many-200k': 200_000 }
+
 let upstream: Loopback
 let osv: OsvFeed
 let server: RunningServer
@@ -129,6 +147,7 @@ function npmUpstream(): Promise<Loopback> {
     // Just under 1 MB: the largest metadata answer allowed.
     // Just under 64 MB, the default UPSTREAM_MAX_BODY: the largest metadata answer allowed.
     if (path === 'big-ok') return send(res, 200, bigPackument(), 'application/json')
+    if (path in MANY) return send(res, 200, manyPackument(path, MANY[path]), 'application/json')
     if (path === 'big-declared') {
       // Declared past the bound: refused on the header, before the body is read.
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(65 * MB) })
@@ -351,7 +370,7 @@ describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM
     })
 
   beforeAll(async () => {
-    // A versions rule, so the whole packument pass runs: 60,000 decisions, 6,000 versions hidden.
+    // A versions rule, so the whole packument pass runs: 50,000 decisions, 5,000 versions hidden.
     const created = await api('PUT', `/v1/${NS}/config/npm-big`, {
       ecosystem: 'npm',
       upstreams: [{ id: 'up', endpoint: upstream.url, cached: true }],
@@ -408,6 +427,70 @@ describe('upstream answer size (UPSTREAM_MAX_BODY at its default, 64MB; UPSTREAM
     expect(response.status, await response.clone().text()).toBe(502)
     expect((await response.json()).error).toMatch(/UPSTREAM_MAX_ARTIFACT \(2097152 bytes\)/)
   })
+})
+
+describe('upstream records (UPSTREAM_MAX_MEMBERS: 50,000 members per object or array)', () => {
+  const many = (name: string, accept?: string) =>
+    fetch(`${server.url}/registry/${NS}/npm-many/${name}`, {
+      headers: { authorization: `Bearer ${TOKEN}`, ...(accept ? { accept } : {}) },
+    })
+
+  beforeAll(async () => {
+    // A versions rule, so every version is decided (none is deprecated: all 50,000 are served).
+    const created = await api('PUT', `/v1/${NS}/config/npm-many`, {
+      ecosystem: 'npm',
+      upstreams: [{ id: 'up', endpoint: upstream.url, cached: true }],
+      rules: [{ id: 'no-deprecated', executionPhase: 'versions', selector: { function: { name: 'deprecated' } } }],
+    })
+    expect(created.status, JSON.stringify(created.body)).toBe(201)
+    for (const name of Object.keys(MANY)) manyPackument(name, MANY[name])
+  })
+
+  it('serves a packument of 50,000 empty versions (the bound), full and abbreviated, with every /healthz probe within 50 ms (GC pauses aside)', async () => {
+    const bodies: Buffer[] = []
+    const statuses: number[] = []
+    const figures = await loopWhile(async () => {
+      for (const accept of [undefined, 'application/vnd.npm.install-v1+json']) {
+        const response = await many('many-ok', accept)
+        statuses.push(response.status)
+        bodies.push(await bytesOf(response))
+      }
+    })
+    expect(statuses).toEqual([200, 200])
+    expectWithinBound(figures)
+    for (const body of bodies) {
+      const doc = JSON.parse(body.toString()) as {
+        versions: Record<string, unknown>
+        'dist-tags': Record<string, string>
+      }
+      expect(Object.keys(doc.versions)).toHaveLength(MAX_MEMBERS)
+      expect(doc['dist-tags'].latest).toBe(`1.0.${MAX_MEMBERS - 1}`)
+    }
+  }, 120_000)
+
+  it('refuses 50,001 and 200,000 versions with 502 upstream_too_many_members, caching nothing, /healthz within 50 ms', async () => {
+    const answers: { status: number; type: string | null; body: Record<string, unknown> }[] = []
+    const figures = await loopWhile(async () => {
+      for (const name of ['many-past', 'many-200k'])
+        for (let attempt = 1; attempt <= 2; attempt++) {
+          const response = await many(name)
+          answers.push({
+            status: response.status,
+            type: response.headers.get('content-type'),
+            body: await response.json(),
+          })
+        }
+    })
+    expectWithinBound(figures)
+    for (const answer of answers) {
+      expect(answer.status).toBe(502)
+      expect(answer.type).toMatch(/^application\/problem\+json/)
+      expect(answer.body).toMatchObject({ status: 502, code: 'upstream_too_many_members', limit: MAX_MEMBERS })
+      expect(answer.body.error).toMatch(/more than 50000 members/)
+    }
+    // The upstream is `cached`: each second request asked again, as nothing was kept.
+    expect([calls.get('many-past'), calls.get('many-200k')]).toEqual([2, 2])
+  }, 120_000)
 })
 
 describe('advisory archive entries (ADVISORY_MAX_ENTRIES=300)', () => {
