@@ -7,6 +7,7 @@ import { pypiUrl } from './endpoint'
 import { parseFactObject } from '../fact-fetch'
 import { upstreamPieces, upstreamText } from '../upstream/body-text'
 import { TimeSlice } from '../../common/time-slice'
+import { htmlAnchors } from './html-anchors'
 
 /** One distribution file of a project, as an upstream index lists it. */
 export interface PyFile {
@@ -53,16 +54,18 @@ function withHash(href: string, base: string): { url: string; hashes: Record<str
 }
 
 /** Reads a PEP 503 HTML project page: every anchor is a file. */
-function parseHtmlPage(html: string, name: string, base: string): ProjectPage {
+async function parseHtmlPage(html: string, name: string, base: string): Promise<ProjectPage> {
+  const slice = new TimeSlice()
   const files: PyFile[] = []
-  for (const m of html.matchAll(/<a\s([^>]*)>([\s\S]*?)<\/a>/gi)) {
-    const href = attribute(m[1], 'href')
+  for (const anchor of await htmlAnchors(html, slice)) {
+    await slice.step()
+    const href = attribute(anchor.attributes, 'href')
     if (!href) continue
     const { url, hashes } = withHash(href, base)
-    const yanked = attribute(m[1], 'data-yanked')
-    const requiresPython = attribute(m[1], 'data-requires-python')
+    const yanked = attribute(anchor.attributes, 'data-yanked')
+    const requiresPython = attribute(anchor.attributes, 'data-requires-python')
     files.push({
-      filename: unescapeHtml(m[2].trim()),
+      filename: unescapeHtml(anchor.text.trim()),
       url,
       hashes,
       ...(requiresPython ? { requiresPython } : {}),
@@ -145,7 +148,7 @@ export async function fetchProjectPage(
         base,
       )
     }
-    return parseHtmlPage(await upstreamText(response), project, base)
+    return await parseHtmlPage(await upstreamText(response), project, base)
   })
 }
 
@@ -161,8 +164,13 @@ export async function fetchProjectList(scope: UpstreamScope, upstream: Upstream)
     return null
   }
   if ((response.headers.get('content-type') ?? '').includes('json')) {
-    const doc = (await response.json()) as { projects?: { name: string }[] }
-    return (doc.projects ?? []).map((p) => p.name)
+    // Read as every upstream answer is: within UPSTREAM_MAX_BODY and its member bound, in turns.
+    const doc = (await parseFactObject(await upstreamPieces(response), 'the project list', upstream.id)) as {
+      projects?: unknown
+    }
+    return (Array.isArray(doc.projects) ? doc.projects : [])
+      .map((p: { name?: unknown } | null) => p?.name)
+      .filter((name): name is string => typeof name === 'string')
   }
-  return [...(await response.text()).matchAll(/<a\s[^>]*>([^<]*)<\/a>/gi)].map((m) => unescapeHtml(m[1].trim()))
+  return (await htmlAnchors(await upstreamText(response))).map((anchor) => unescapeHtml(anchor.text.trim()))
 }
