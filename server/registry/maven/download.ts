@@ -3,7 +3,8 @@ import type { Upstream } from '../../firewall/schema'
 import { decideArtifact, loadPolicy } from '../artifact-decision'
 import { firstFound, type UpstreamScope } from '../upstream/selection'
 import { recordDecision } from '../decision-recorder'
-import { checksumOf, filterMetadata } from './metadata'
+import { checksumOf, filterMetadata, TooManyVersions } from './metadata'
+import { UPSTREAM_MAX_MEMBERS, UpstreamTooManyMembers } from '../upstream/member-limit'
 import type { MavenPath } from './paths'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError, sendBytes } from '../responses'
@@ -95,9 +96,14 @@ export async function serveMavenMetadata(request: ProxyRequest, target: Metadata
   if (!found) throw notFound(request, documentPath)
   const xml = target.snapshotVersion
     ? found.value.bytes.toString('utf8')
-    : filterMetadata(found.value.bytes.toString('utf8'), (version) =>
-        policy.visible({ ecosystem: 'maven', packageName: target.name, version }),
-      )
+    : await filterMetadata(
+        found.value.bytes.toString('utf8'),
+        (version) => policy.visible({ ecosystem: 'maven', packageName: target.name, version }),
+        UPSTREAM_MAX_MEMBERS,
+      ).catch((error: unknown) => {
+        if (error instanceof TooManyVersions) throw new UpstreamTooManyMembers(found.upstream.id, documentPath)
+        throw error
+      })
   if (target.checksum) return sendBytes(request, 200, Buffer.from(checksumOf(xml, target.checksum)), 'text/plain')
   sendBytes(request, 200, Buffer.from(xml), 'application/xml')
 }

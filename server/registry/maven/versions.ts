@@ -2,7 +2,8 @@ import type { Upstream } from '../../firewall/schema'
 import { firstFound, type UpstreamScope } from '../upstream/selection'
 import type { VersionList } from '../version-list'
 import { fetchMavenFile } from './download'
-import { metadataVersions } from './metadata'
+import { metadataVersions, TooManyVersions } from './metadata'
+import { UPSTREAM_MAX_MEMBERS, UpstreamTooManyMembers } from '../upstream/member-limit'
 
 /**
  * The artifact-level `maven-metadata.xml` path of `groupId:artifactId`, or null for another shape.
@@ -48,7 +49,13 @@ export async function mavenVersions(
   if (!found) return null
   const xml = found.value.bytes.toString('utf8')
   const release = metadataRelease(xml)
-  const listed = metadataVersions(xml)
+  let listed: string[]
+  try {
+    listed = metadataVersions(xml, UPSTREAM_MAX_MEMBERS)
+  } catch (error) {
+    if (error instanceof TooManyVersions) throw new UpstreamTooManyMembers(found.upstream.id, path)
+    throw error
+  }
   const published =
     version && listed.includes(version) ? await pomModified(scope, found.upstream, name, version) : undefined
   return {
