@@ -7,19 +7,7 @@ import {
 } from '../../server/common/cooperative-json'
 import { sortCooperatively } from '../../server/common/cooperative-sort'
 import { decodeCooperatively, joinCooperatively } from '../../server/common/cooperative-bytes'
-import { TimeSlice } from '../../server/common/time-slice'
-
-/** A slice that is always spent, so every step pauses: counts the turns given to the loop. */
-class CountingSlice extends TimeSlice {
-  pauses = 0
-  override spent(): boolean {
-    return true
-  }
-  override async pause(): Promise<void> {
-    this.pauses++
-    await super.pause()
-  }
-}
+import { CountingSlice } from '../support/counting-slice'
 
 /** A packument-like document of `versions` versions, with escapes, non-ASCII and a long readme. */
 function document(versions: number): Record<string, unknown> {

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import { permissionsForChange, summarizeChange, touchesCredentials } from '../../server/firewall/diff'
-import { TimeSlice } from '../../server/common/time-slice'
 import { endpointsMovedWithSecrets, sameEndpoint } from '../../server/firewall/credential-binding'
 import { grantsAdded } from '../../server/auth/granting'
 import type { Firewall, FirewallPermission, Upstream } from '../../server/firewall/schema'
+import { CountingSlice } from '../support/counting-slice'
 
 const up = (id: string, endpoint: string, extra: Partial<Upstream> = {}): Upstream => ({
   id,
@@ -178,18 +178,6 @@ describe('what a change needs', () => {
     expect(sameEndpoint('not a url', 'https://a.example/')).toBe(false)
   })
 })
-
-/** A slice that is always spent: every check point pauses, and the pauses are counted. */
-class CountingSlice extends TimeSlice {
-  pauses = 0
-  override spent(): boolean {
-    return true
-  }
-  override async pause(): Promise<void> {
-    this.pauses++
-    await super.pause()
-  }
-}
 
 describe('the comparison of the largest configurations (47,500 principals, 9,000 rules)', () => {
   const principals = (last: FirewallPermission[]): Firewall['permissions'] =>

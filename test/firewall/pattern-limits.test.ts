@@ -5,7 +5,7 @@ import { ExceptionSelector, FirewallInput, Rule, type Firewall } from '../../ser
 import { patternLimitProblems } from '../../server/firewall/rules/pattern-limits'
 import { validateFirewall, type FirewallValidationContext } from '../../server/firewall/validation'
 import { configFromEnv } from '../../server/app/config'
-import { TimeSlice } from '../../server/common/time-slice'
+import { CountingSlice } from '../support/counting-slice'
 
 const names = (count: number, prefix = 'pkg-') => Array.from({ length: count }, (_, i) => `${prefix}${i}`)
 const byName = (patterns: string[]) => ({ function: { name: 'packageName' as const, patterns } })
@@ -137,18 +137,6 @@ describe('pattern limits in validateFirewall (every write, stored rules of a rol
     ])
   })
 })
-
-/** A slice that is always spent: every check point pauses, and the pauses are counted. */
-class CountingSlice extends TimeSlice {
-  pauses = 0
-  override spent(): boolean {
-    return true
-  }
-  override async pause(): Promise<void> {
-    this.pauses++
-    await super.pause()
-  }
-}
 
 describe('validateFirewall on the largest body (9,000 rules, about 1 MiB)', () => {
   const many = (count: number) =>

@@ -3,25 +3,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Backend, LocalBackend, RedisBackend } from '../../storage'
 import { SMALL } from '../../storage/cooperative-json'
 import { parseStoredJson, readStoredText } from '../../storage/stored-json'
-import { TimeSlice } from '../../storage/time-slice'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
+import { CountingSlice } from '../support/counting-slice'
 
 /**
  * Stored values of up to 1 MiB (a firewall of 47,500 principals, its history entry, its event) are
  * read back in turns (CONTRACT.md 8), with what unstorage's `getItem` (destr) or `JSON.parse` gave.
  */
-
-/** A slice that is always spent, so every step pauses: counts the turns given to the loop. */
-class CountingSlice extends TimeSlice {
-  pauses = 0
-  override spent(): boolean {
-    return true
-  }
-  override async pause(): Promise<void> {
-    this.pauses++
-    await super.pause()
-  }
-}
 
 /** A firewall just under 1 MiB: 47,500 principals, plus whatever `extra` adds. */
 function firewall(extra: Record<string, unknown> = {}) {
