@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, runServerUntilExit } from '../support/server'
+import { freePort, runServerOnFreePortUntilExit } from '../support/server'
 import { startTestProvider, TEST_CLIENT_ID, type TestProvider } from '../support/oidc-provider'
 import { OidcSettingError, parseOidcSettings } from '../../server/auth/oidc/settings'
 
@@ -45,7 +45,7 @@ describe('OIDC settings', () => {
 
 describe('start-up with a misconfigured issuer', () => {
   const start = async (issuer: string) =>
-    runServerUntilExit({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: TEST_CLIENT_ID, LOG_LEVEL: 'info' }, await freePort())
+    runServerOnFreePortUntilExit({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: TEST_CLIENT_ID, LOG_LEVEL: 'info' })
 
   it('refuses an issuer nobody answers at', async () => {
     const exited = await start(`http://127.0.0.1:${await freePort()}`)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { freePort, runServerUntilExit } from '../support/server'
+import { runServerOnFreePortUntilExit } from '../support/server'
 
 /**
  * Issue 24: settings the service cannot use stop it at start with a message naming the setting
@@ -9,7 +9,7 @@ import { freePort, runServerUntilExit } from '../support/server'
 
 /** Runs the built server until it exits by itself (killed after 20 s). */
 const runUntilExit = async (env: Record<string, string>) =>
-  runServerUntilExit({ ADVISORY_FEED_URL: 'off', ...env }, await freePort())
+  runServerOnFreePortUntilExit({ ADVISORY_FEED_URL: 'off', ...env })
 
 describe('start-up settings', () => {
   it('TRUST_PROXY=true is refused, saying to set a proxy count or CIDRs', async () => {

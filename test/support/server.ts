@@ -161,3 +161,18 @@ export function runServerUntilExit(
     }),
   )
 }
+
+/**
+ * `runServerUntilExit` on a free port, for start-up refusals that are not about the port: a port
+ * another test process took between `freePort()` and the server's bind (the server says it
+ * "cannot listen") is replaced by a fresh one, at most three times.
+ */
+export async function runServerOnFreePortUntilExit(
+  env: Record<string, string>,
+  killAfterMs?: number,
+): Promise<ExitedServer> {
+  for (let attempt = 1; ; attempt++) {
+    const exited = await runServerUntilExit(env, await freePort(), killAfterMs)
+    if (attempt === 3 || !/cannot listen on [^\n]*EADDRINUSE/.test(exited.output)) return exited
+  }
+}
