@@ -76,7 +76,8 @@ export class WebhookRepository {
    * reference is added before a change that may create the webhook and again after it did (a
    * concurrent delete may have removed it), and dropped after a delete or an abort only while
    * the document is absent. A crash in between leaves at most a reference to a missing webhook,
-   * which the delivery host retires as deleted.
+   * which the delivery host leaves without an actor (it adopts only a webhook whose document it
+   * finds: a reference also precedes every creation, its document and cursor committed after it).
    */
   async mutate<R>(ns: string, id: string, change: (current: WebhookRecord | null) => WebhookChange<R>): Promise<R> {
     const docKey = keys.webhook(ns, id)

@@ -139,7 +139,15 @@ export class DeliveryHost {
     await this.reconcile(this.owned())
   }
 
-  /** Restores (or creates) the actors of webhooks whose lease this process just took, each after its feed caught up. */
+  /**
+   * Restores (or creates) the actors of webhooks whose lease this process just took, each after its
+   * feed caught up. Only a webhook whose document is stored gets one: the global index names a
+   * webhook before its creation commits (storage/repositories/webhooks.ts), and its cursor is
+   * written with the document. An actor adopted in between loaded no cursor, found the one the
+   * creation stored at its first take, and failed every take after as "changed elsewhere" while
+   * renewing its lease: the webhook stalled for good. The document is read before the cursor, so
+   * a document found means its cursor is found too.
+   */
   private async adopt(refs: string[]): Promise<void> {
     if (refs.length === 0) return
     const [snapshots, docs] = await Promise.all([
@@ -148,12 +156,15 @@ export class DeliveryHost {
     ])
     await Promise.all(
       refs.map(async (ref, index) => {
-        const feed = this.feed(ref, docs[index])
+        const doc = docs[index]
+        // Not created yet (or deleted): the lease goes back at once (should that fail, it lapses);
+        // the creation's signal or a later pass adopts the webhook once it is stored.
+        if (!doc) return this.leases.release(ref).catch(() => undefined)
+        const feed = this.feed(ref, doc)
         await feed.start()
         this.start(ref, snapshots[index] as Snapshot<unknown> | null, feed)
         // Before its first attempt, the actor learns what its document says (its own settings too).
-        const doc = docs[index]
-        if (doc) this.syncDocument(ref, doc)
+        this.syncDocument(ref, doc)
       }),
     )
   }

@@ -28,7 +28,7 @@ export const NS = 'acme'
 export const T0 = Math.floor(Date.now() / 1000) * 1000
 
 export interface HarnessOptions {
-  backend?: 'memory' | 'redis'
+  backend?: 'memory' | 'redis' | 'cluster'
   /** Stepping (default) or the system clock. */
   clock?: 'stepping' | 'system'
   env?: Record<string, string>
@@ -39,10 +39,13 @@ export interface HarnessOptions {
 
 /**
  * The webhook API, the schema route and the engine in-process, with a real receiver on loopback.
- * Storage is in memory (or Redis), time is a stepping clock unless asked otherwise.
+ * Storage is in memory (or Redis, or the test run's Redis Cluster), time is a stepping clock unless asked otherwise.
  */
 export async function startHarness(options: HarnessOptions = {}) {
-  const backend: Backend = options.backend === 'redis' ? await makeBackend('redis') : new LocalBackend(createStorage())
+  const backend: Backend =
+    options.backend && options.backend !== 'memory'
+      ? await makeBackend(options.backend)
+      : new LocalBackend(createStorage())
   const stepping = options.clock === 'system' ? null : new SteppingClock(T0)
   const clock: TimerClock = stepping ?? systemTimerClock
   const services: Services = createServices(backend, { clock, config: { ...configFromEnv({}), port: 0 } })
