@@ -117,4 +117,22 @@ describe('log follower', () => {
     await follower.idle()
     expect(late).toEqual([])
   })
+
+  it('wakes a listener whose follow began while the last listener of the log left', async () => {
+    backend = await makeBackend('fs')
+    const events = new EventLogRepository<NamespaceEvent>(backend)
+    follower = new LogFollower(events)
+    await follower.ready()
+    const leaving = () => undefined
+    await follower.follow('ns1', leaving)
+    const seen: string[] = []
+    // As when a webhook is adopted while the process's only other actor of the namespace retires.
+    const following = follower.follow('ns1', (entries) => seen.push(...entries.map((entry) => entry.value.id)))
+    follower.unfollow('ns1', leaving)
+    await following
+    const appended = [ping(), ping()]
+    await events.append(appended)
+    await waitFor(() => seen.length === 2, 5_000, 'entries appended after the follow')
+    expect(seen).toEqual(appended.map((event) => event.id))
+  })
 })

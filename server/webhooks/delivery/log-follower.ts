@@ -65,25 +65,31 @@ export class LogFollower {
    * Resolves with the cursor it starts after: entries up to it are the caller's to read.
    */
   async follow(ns: string, listener: Listener): Promise<string | null> {
-    let followed = this.followed.get(ns)
-    if (!followed) {
-      const created: Followed = {
-        listeners: new Set(),
-        last: null,
-        ready: Promise.resolve(),
-        reading: false,
-        again: false,
-        readAt: Number.NEGATIVE_INFINITY,
-      }
-      created.ready = this.events.lastCursor(ns).then((last) => {
-        created.last = last
-      })
-      this.followed.set(ns, created)
-      followed = created
+    for (;;) {
+      const followed = this.followed.get(ns) ?? this.start(ns)
+      await followed.ready
+      // The last listener may have left meanwhile (an actor retired here), taking the entry out:
+      // a listener added to it would never be woken, and its webhook would get nothing more.
+      if (this.followed.get(ns) !== followed) continue
+      followed.listeners.add(listener)
+      return followed.last
     }
-    await followed.ready
-    followed.listeners.add(listener)
-    return followed.last
+  }
+
+  private start(ns: string): Followed {
+    const created: Followed = {
+      listeners: new Set(),
+      last: null,
+      ready: Promise.resolve(),
+      reading: false,
+      again: false,
+      readAt: Number.NEGATIVE_INFINITY,
+    }
+    created.ready = this.events.lastCursor(ns).then((last) => {
+      created.last = last
+    })
+    this.followed.set(ns, created)
+    return created
   }
 
   unfollow(ns: string, listener: Listener): void {
