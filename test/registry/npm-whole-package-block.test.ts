@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../../server/firewall/rules/evaluate'
 import type { Packument } from '../../server/registry/npm/packument'
+import { blockedVersions } from '../../server/registry/npm/notice-packument'
 import { blockOfEveryVersion, refusesBlockedPackument } from '../../server/registry/npm/whole-package-block'
 
 const decision = (outcome: Decision['outcome']): Decision => ({
@@ -17,45 +18,38 @@ const doc = (versions: string[], latest?: string): Packument => ({
   versions: Object.fromEntries(versions.map((version) => [version, { name: 'pkg', version }])),
 })
 
-/** A decide function that blocks all but `allowed`, and the versions it was asked about. */
-function decider(allowed: string[] = []) {
-  const asked: string[] = []
-  const decide = (version: string) => {
-    asked.push(version)
-    return decision(allowed.includes(version) ? 'allowed' : 'blocked')
-  }
-  return { asked, decide }
-}
+/** The blocked versions when all but `allowed` are blocked. */
+const blocking = (packument: Packument, allowed: string[] = []) =>
+  blockedVersions(packument, (version) => decision(allowed.includes(version) ? 'allowed' : 'blocked'))
 
 describe('blockOfEveryVersion', () => {
-  it('an allowed latest costs one decision and blocks nothing', async () => {
-    const { asked, decide } = decider(['2.0.0'])
-    expect(await blockOfEveryVersion(doc(['1.0.0', '2.0.0'], '2.0.0'), decide)).toBeNull()
-    expect(asked).toEqual(['2.0.0'])
+  it('an allowed version among blocked ones blocks nothing', async () => {
+    const packument = doc(['1.0.0', '2.0.0', '3.0.0'], '3.0.0')
+    expect(blockOfEveryVersion(packument, await blocking(packument, ['1.0.0']))).toBeNull()
+    expect(blockOfEveryVersion(packument, await blocking(packument, ['3.0.0']))).toBeNull()
   })
 
-  it('one allowed version among blocked ones blocks nothing', async () => {
-    const { decide } = decider(['1.0.0'])
-    expect(await blockOfEveryVersion(doc(['1.0.0', '2.0.0', '3.0.0'], '3.0.0'), decide)).toBeNull()
-  })
-
-  it('every version blocked: the block of latest, each version decided once', async () => {
-    const { asked, decide } = decider()
-    const block = await blockOfEveryVersion(doc(['1.0.0', '2.0.0', '3.0.0'], '2.0.0'), decide)
+  it('every version blocked: the block of latest', async () => {
+    const packument = doc(['1.0.0', '2.0.0', '3.0.0'], '2.0.0')
+    const block = blockOfEveryVersion(packument, await blocking(packument))
     expect(block?.version).toBe('2.0.0')
+    expect(block?.manifest).toBe(packument.versions!['2.0.0'])
     expect(block?.decision.outcome).toBe('blocked')
-    expect([...asked].sort()).toEqual(['1.0.0', '2.0.0', '3.0.0'])
   })
 
   it('without a latest tag, or with one naming no version, the first version is named', async () => {
-    expect((await blockOfEveryVersion(doc(['1.0.0', '2.0.0']), decider().decide))?.version).toBe('1.0.0')
-    expect((await blockOfEveryVersion(doc(['1.0.0'], '9.9.9'), decider().decide))?.version).toBe('1.0.0')
+    const untagged = doc(['1.0.0', '2.0.0'])
+    expect(blockOfEveryVersion(untagged, await blocking(untagged))?.version).toBe('1.0.0')
+    const dangling = doc(['1.0.0'], '9.9.9')
+    expect(blockOfEveryVersion(dangling, await blocking(dangling))?.version).toBe('1.0.0')
   })
 
   it('an exception-allowed or logged version is not blocked; no versions block nothing', async () => {
-    expect(await blockOfEveryVersion(doc(['1.0.0'], '1.0.0'), () => decision('exception-allowed'))).toBeNull()
-    expect(await blockOfEveryVersion(doc(['1.0.0'], '1.0.0'), () => decision('logged'))).toBeNull()
-    expect(await blockOfEveryVersion(doc([]), decider().decide)).toBeNull()
+    const one = doc(['1.0.0'], '1.0.0')
+    for (const outcome of ['exception-allowed', 'logged'] as const)
+      expect(blockOfEveryVersion(one, await blockedVersions(one, () => decision(outcome)))).toBeNull()
+    const none = doc([])
+    expect(blockOfEveryVersion(none, await blocking(none))).toBeNull()
   })
 })
 

@@ -1,6 +1,6 @@
 import { ruleNeedsAdvisories } from '../../advisories/needs-advisories'
 import { eachOwn, own, setOwn } from '../../common/own'
-import { evaluate } from '../../firewall/rules/evaluate'
+import { evaluate, type Decision } from '../../firewall/rules/evaluate'
 import {
   factsFromManifest,
   filterPackument,
@@ -22,7 +22,7 @@ import {
 } from '../responses'
 import { TimeSlice } from '../../common/time-slice'
 import { refusesBlockedPackument, refuseWhenEveryVersionBlocked } from './whole-package-block'
-import { blockedVersions, pointAtNotices } from './notice-packument'
+import { blockedVersions, pointAtNotices, type BlockedVersions } from './notice-packument'
 import { noticeMinter } from './tarball-notice'
 
 const ABBREVIATED = 'application/vnd.npm.install-v1+json'
@@ -118,16 +118,57 @@ const advisoryIds = new WeakMap<object, number>()
 let nextAdvisoryId = 0
 const RENDER_STEP_MS = 10_000
 
-function renderKey(request: ProxyRequest, chain: Chain, ctx: Context, form: string): string {
-  // Advisory data counts only where a versions rule reads it: a feed refresh leaves the others rendered.
+/** Per upstream packument object and render key (below): the versions pnpm 12 is told are blocked. */
+const blockedVersionSets = new WeakMap<Packument, Map<string, BlockedVersions>>()
+
+function renderKey(request: ProxyRequest, chain: Chain, ctx: Context, form: string, phases: readonly string[]): string {
+  // Advisory data counts only where a rule of these phases reads it: a feed refresh leaves the others rendered.
   const readsAdvisories = chain.some((layer) =>
-    layer.firewall.rules.some((rule) => rule.executionPhase === 'versions' && ruleNeedsAdvisories(rule)),
+    layer.firewall.rules.some((rule) => phases.includes(rule.executionPhase) && ruleNeedsAdvisories(rule)),
   )
   let advisoryId = readsAdvisories ? advisoryIds.get(ctx.advisories) : -1
   if (advisoryId === undefined) advisoryIds.set(ctx.advisories, (advisoryId = nextAdvisoryId++))
   const layers = chain.map((layer) => `${layer.firewall.id}@${layer.firewall.version}`).join(',')
   const licenses = JSON.stringify([...ctx.licenseSets])
   return `${layers}|${licenses}|${advisoryId}|${request.baseUrl}|${form}|${Math.floor(ctx.now / RENDER_STEP_MS)}`
+}
+
+/** At most this many documents or blocked-version sets are kept per upstream packument. */
+const KEPT_PER_PACKUMENT = 50
+
+function cached<V>(cache: WeakMap<Packument, Map<string, V>>, packument: Packument, key: string): V | undefined {
+  return cache.get(packument)?.get(key)
+}
+
+function keep<V>(cache: WeakMap<Packument, Map<string, V>>, packument: Packument, key: string, value: V): void {
+  let values = cache.get(packument)
+  if (!values) cache.set(packument, (values = new Map()))
+  if (values.size > KEPT_PER_PACKUMENT) values.clear()
+  values.set(key, value)
+}
+
+/**
+ * The versions a tarball request would refuse (`download` and `versions` rules), decided once per
+ * render key: pnpm 12's whole-package refusal and its notice URLs both read them, so a repeat
+ * request costs one lookup instead of a decision per version (up to 50,000). Like the rendered
+ * documents they may be up to 10 s behind the clock (`minimumAge`, exception expiry); the tarball
+ * request itself is always decided exactly.
+ */
+async function blockedVersionsOf(
+  request: ProxyRequest,
+  packument: Packument,
+  chain: Chain,
+  ctx: Context,
+): Promise<BlockedVersions> {
+  const key = renderKey(request, chain, ctx, 'blocked', ['download', 'versions'])
+  let versions = cached(blockedVersionSets, packument, key)
+  if (!versions) {
+    versions = await blockedVersions(packument, (version, manifest) =>
+      evaluate(chain, ['download', 'versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
+    )
+    keep(blockedVersionSets, packument, key, versions)
+  }
+  return versions
 }
 
 async function resolveOr404(request: ProxyRequest, name: string): Promise<Resolved> {
@@ -143,19 +184,17 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
   const [chain, ctx] = await chainAndContext(request)
   const abbreviated = String(request.headers.accept ?? '').includes(ABBREVIATED)
   if (refusesBlockedPackument(request.headers)) {
-    await refuseWhenEveryVersionBlocked(request, resolved, chain, ctx)
-    const served = await servePointingAtNotices(request, resolved.packument, chain, ctx, abbreviated)
-    if (served) return
+    const blocked = await blockedVersionsOf(request, resolved.packument, chain, ctx)
+    await refuseWhenEveryVersionBlocked(request, resolved, blocked)
+    if (blocked.blocked.size > 0)
+      return servePointingAtNotices(request, resolved.packument, blocked.blocked, chain, ctx, abbreviated)
   }
-  const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full')
-  let documents = renderedDocuments.get(resolved.packument)
-  if (!documents) renderedDocuments.set(resolved.packument, (documents = new Map()))
-  let document = documents.get(key)
+  const key = renderKey(request, chain, ctx, abbreviated ? 'abbreviated' : 'full', ['versions'])
+  let document = cached(renderedDocuments, resolved.packument, key)
   if (!document) {
     const packument = await renderWith(request, resolved.packument, chain, ctx)
     document = await prepareJsonDocument(abbreviated ? await toAbbreviated(packument) : packument)
-    if (documents.size > 50) documents.clear()
-    documents.set(key, document)
+    keep(renderedDocuments, resolved.packument, key, document)
   }
   return sendPreparedDocument(request, document, abbreviated ? ABBREVIATED : 'application/json', { vary: 'accept' })
 }
@@ -164,36 +203,22 @@ export async function servePackument(request: ProxyRequest, name: string): Promi
  * pnpm 12 with some versions blocked: those versions' tarball URLs point at signed notices that
  * name a fresh request id and the rule (tarball-notice.ts). Such an answer is new each time, so it
  * is neither cached here nor revalidatable (no ETag, `no-store`): a later install gets new ids.
- * False (nothing sent) when no version is blocked; the cached document is served then.
  */
 async function servePointingAtNotices(
   request: ProxyRequest,
   packument: Packument,
+  blocked: ReadonlyMap<string, Decision>,
   chain: Chain,
   ctx: Context,
   abbreviated: boolean,
-): Promise<boolean> {
-  const slice = new TimeSlice()
-  const blocked = await blockedVersions(
-    packument,
-    (version, manifest) =>
-      evaluate(chain, ['download', 'versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
-    slice,
-  )
-  if (blocked.size === 0) return false
+): Promise<void> {
   const mint = await noticeMinter(request)
   const rendered = await renderWith(request, packument, chain, ctx)
-  const pointed = await pointAtNotices(
-    rendered,
-    blocked,
-    (version, ruleId) => mint(packument.name, version, ruleId),
-    slice,
-  )
+  const pointed = await pointAtNotices(rendered, blocked, (version, ruleId) => mint(packument.name, version, ruleId))
   request.response.setHeader('cache-control', 'no-store')
   request.response.setHeader('vary', 'accept')
   const type = abbreviated ? ABBREVIATED : 'application/json'
   await sendJsonDocument(request, 200, abbreviated ? await toAbbreviated(pointed) : pointed, type)
-  return true
 }
 
 /** `GET /{name}/{version|tag}`: one manifest of the filtered packument. */

@@ -1,13 +1,12 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { own } from '../../common/own'
-import { TimeSlice } from '../../common/time-slice'
-import { evaluate, type Decision } from '../../firewall/rules/evaluate'
+import type { Decision } from '../../firewall/rules/evaluate'
 import { recordDecision } from '../decision-recorder'
-import type { evaluationContext, firewallChain } from '../firewall-chain'
 import type { ProxyRequest } from '../proxy-request'
 import { blockedMessage, RegistryError } from '../responses'
 import { factsFromManifest } from './facts'
 import type { Resolved } from './upstreams'
+import type { BlockedVersions } from './notice-packument'
 import type { Manifest, Packument } from './types'
 
 /**
@@ -32,50 +31,30 @@ export interface VersionBlock {
 
 /**
  * The block of the packument's `latest` version (else of its first) when every version is
- * blocked; null when one is not, or there is none. `latest` is decided first and the search stops
- * at the first allowed version, so a package with an allowed `latest` costs one decision.
- * @example await blockOfEveryVersion(doc, (v, m) => evaluate(chain, ['download', 'versions'], factsFromManifest(doc.name, v, m, doc), ctx))
+ * blocked; null when one is not, or there is none.
  */
-export async function blockOfEveryVersion(
-  packument: Packument,
-  decide: (version: string, manifest: Manifest) => Decision,
-  slice = new TimeSlice(),
-): Promise<VersionBlock | null> {
+export function blockOfEveryVersion(packument: Packument, versions: BlockedVersions): VersionBlock | null {
+  if (!versions.every) return null
   const latest = own(packument['dist-tags'], 'latest')
-  const latestManifest = latest === undefined ? undefined : own(packument.versions, latest)
-  let first: VersionBlock | null = null
-  if (latest !== undefined && latestManifest) {
-    const decision = decide(latest, latestManifest)
-    if (decision.outcome !== 'blocked') return null
-    first = { version: latest, manifest: latestManifest, decision }
-  }
-  for (const version of Object.keys(packument.versions ?? {})) {
-    const manifest = own(packument.versions, version)
-    if (version === latest || !manifest) continue
-    const decision = decide(version, manifest)
-    if (decision.outcome !== 'blocked') return null
-    first ??= { version, manifest, decision }
-    await slice.step()
-  }
-  return first
+  const named = latest !== undefined && versions.blocked.has(latest) ? latest : versions.blocked.keys().next().value
+  const manifest = named === undefined ? undefined : own(packument.versions, named)
+  const decision = named === undefined ? undefined : versions.blocked.get(named)
+  return named !== undefined && manifest && decision ? { version: named, manifest, decision } : null
 }
 
 /**
  * Refuses pnpm's packument (403, the block message in the reason phrase) when every version is
- * blocked, deciding as a tarball request does (`download` and `versions` rules, exactly, not
- * from the render cache). The block of `latest` is logged once, under this request's id: the id
- * pnpm prints.
+ * blocked, as `versions` decides them (`download` and `versions` rules, as a tarball request
+ * does; render.ts keeps them per render key). The block of `latest` is logged once, under this
+ * request's id: the id pnpm prints.
  */
 export async function refuseWhenEveryVersionBlocked(
   request: ProxyRequest,
   resolved: Resolved,
-  chain: Awaited<ReturnType<typeof firewallChain>>,
-  ctx: Awaited<ReturnType<typeof evaluationContext>>,
+  versions: BlockedVersions,
 ): Promise<void> {
   const { packument } = resolved
-  const block = await blockOfEveryVersion(packument, (version, manifest) =>
-    evaluate(chain, ['download', 'versions'], factsFromManifest(packument.name, version, manifest, packument), ctx),
-  )
+  const block = blockOfEveryVersion(packument, versions)
   if (!block) return
   const { version, manifest, decision } = block
   await recordDecision(request.services, {
