@@ -135,4 +135,26 @@ describe('log follower', () => {
     await waitFor(() => seen.length === 2, 5_000, 'entries appended after the follow')
     expect(seen).toEqual(appended.map((event) => event.id))
   })
+
+  it('reads the log end again for the next follow after a storage failure', async () => {
+    backend = await makeBackend('fs')
+    let failures = 1
+    // The real repository, whose first read of the log's end fails as a storage outage would.
+    const events = new (class extends EventLogRepository<NamespaceEvent> {
+      override lastCursor(ns: string) {
+        if (failures-- > 0) return Promise.reject(new Error('storage unavailable'))
+        return super.lastCursor(ns)
+      }
+    })(backend)
+    follower = new LogFollower(events)
+    await follower.ready()
+    const listener = (entries: EventEntry[]) => seen.push(...entries.map((entry) => entry.value.id))
+    const seen: string[] = []
+    await expect(follower.follow('ns1', listener)).rejects.toThrow('storage unavailable')
+    await follower.follow('ns1', listener)
+    const appended = [ping()]
+    await events.append(appended)
+    await waitFor(() => seen.length === 1, 5_000, 'the entry appended after the second follow')
+    expect(seen).toEqual([appended[0].id])
+  })
 })

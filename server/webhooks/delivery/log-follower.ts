@@ -85,9 +85,17 @@ export class LogFollower {
       again: false,
       readAt: Number.NEGATIVE_INFINITY,
     }
-    created.ready = this.events.lastCursor(ns).then((last) => {
-      created.last = last
-    })
+    created.ready = this.events.lastCursor(ns).then(
+      (last) => {
+        created.last = last
+      },
+      (error: unknown) => {
+        // A failed first read is not kept: every later follow of the namespace would fail on it
+        // (every adoption there, in this process) until its last listener left. The next reads again.
+        if (this.followed.get(ns) === created) this.followed.delete(ns)
+        throw error
+      },
+    )
     this.followed.set(ns, created)
     return created
   }
