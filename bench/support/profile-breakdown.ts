@@ -137,10 +137,12 @@ const API_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
         f.functionName,
       ),
   ],
+  // Not runWithRequestContext: every frame a request runs in the same turn is below it (the API's
+  // whole handler since the direct dispatch), so it would take their samples too.
   [
     'request context and edge (ids, client address, in-flight count)',
     (f) =>
-      /^(openRequest|newId|randomHex8|clientAddress|viewOf|trustProxyFromEnv|requestStarted|trackRequest|runWithRequestContext|watchClientAbort)$/.test(
+      /^(openRequest|newId|randomHex8|clientAddress|viewOf|trustProxyFromEnv|requestStarted|trackRequest|watchClientAbort)$/.test(
         f.functionName,
       ),
   ],

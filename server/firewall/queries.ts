@@ -1,5 +1,5 @@
 import type { FirewallCall } from './ports'
-import { takeCheckedFirewall } from './call-read'
+import { noteCheckedFirewall, takeCheckedFirewall } from './call-read'
 import { notFound, firewallNotFound } from '../common/errors'
 import { canOnFirewall, requireFirewallPermission } from '../auth/permissions'
 import { redactFirewall } from './redact'
@@ -51,10 +51,20 @@ const listBodies = new WeakMap<readonly Firewall[], Map<string, Buffer>>()
  * write) and per permission signature of the caller, so a repeated list costs no filtering,
  * serialising or encoding.
  */
-export async function listFirewallsBody(ctx: FirewallCall): Promise<Buffer> {
+export function listFirewallsBody(ctx: FirewallCall): Buffer | Promise<Buffer> {
+  // In the same turn when the list and its body for this caller are kept (#27: no promise per call).
+  const kept = ctx.services.firewalls.listKept(ctx.ns)
+  const body = kept && listBodies.get(kept)?.get(permissionSignature(ctx.principal))
+  return body ?? buildListBody(ctx)
+}
+
+const permissionSignature = (principal: FirewallCall['principal']) =>
+  `${principal.owner}|${principal.id}|${principal.teams.join(',')}|${principal.grants.join(',')}`
+
+async function buildListBody(ctx: FirewallCall): Promise<Buffer> {
   const all = await ctx.services.firewalls.list(ctx.ns)
   const { principal } = ctx
-  const signature = `${principal.owner}|${principal.id}|${principal.teams.join(',')}|${principal.grants.join(',')}`
+  const signature = permissionSignature(principal)
   let bodies = listBodies.get(all)
   if (!bodies) listBodies.set(all, (bodies = new Map()))
   let body = bodies.get(signature)
@@ -87,10 +97,26 @@ export async function getFirewall(ctx: FirewallCall, id: string): Promise<Firewa
   return redactFirewall(await loadFirewall(ctx, id))
 }
 
-/** `GET /config/{fw}` as JSON text, reusing the cached redacted JSON of that version. */
-export async function getFirewallJson(ctx: FirewallCall, id: string): Promise<{ json: string; version: number }> {
-  const firewall = await loadFirewall(ctx, id)
-  return { json: await jsonOf(firewall, new TimeSlice()), version: firewall.version }
+/**
+ * `GET /config/{fw}` as JSON text, reusing the cached redacted JSON of that version: in the same
+ * turn when the call's access check read the firewall and its JSON is cached (#27).
+ */
+export function getFirewallJson(
+  ctx: FirewallCall,
+  id: string,
+): { json: string; version: number } | Promise<{ json: string; version: number }> {
+  const checked = takeCheckedFirewall(ctx, id)
+  const json = checked ? redactedJson.get(checked) : undefined
+  if (checked && json !== undefined) {
+    requireFirewallPermission(ctx.principal, checked, 'fw:read')
+    return { json, version: checked.version }
+  }
+  // Handed back, so that the read below answers the same version the access check saw.
+  if (checked !== undefined) noteCheckedFirewall(ctx, id, checked)
+  return loadFirewall(ctx, id).then(async (firewall) => ({
+    json: await jsonOf(firewall, new TimeSlice()),
+    version: firewall.version,
+  }))
 }
 
 export async function firewallHistory(ctx: FirewallCall, id: string, limit: number, beforeVersion?: number) {

@@ -30,14 +30,20 @@ export const namespace =
  * holds nothing on it (exactly as for one that does not exist), 403 naming the permission otherwise.
  * `'visible'` only asks that the caller can see it (the operation decides the rest, e.g. withdraw).
  */
-export const firewall =
-  (permission: FirewallPermission | 'visible', param = 'fw'): Access =>
-  async (ctx, params) => {
+export const firewall = (permission: FirewallPermission | 'visible', param = 'fw'): Access => {
+  const anyOf: FirewallPermission[] = permission === 'visible' ? [] : [permission]
+  return (ctx, params) => {
     const id = params[param]
-    const found = await ctx.services.firewalls.get(ctx.ns, id)
-    requireAny(ctx.principal, id, found, permission === 'visible' ? [] : [permission])
-    noteCheckedFirewall(ctx, id, found)
+    const check = (found: Firewall | null) => {
+      requireAny(ctx.principal, id, found, anyOf)
+      noteCheckedFirewall(ctx, id, found)
+    }
+    // Checked in the same turn when the firewall is kept (#27: the router then awaits nothing).
+    const kept = ctx.services.firewalls.getKept(ctx.ns, id)
+    if (kept !== undefined) return check(kept)
+    return ctx.services.firewalls.get(ctx.ns, id).then(check)
   }
+}
 
 /** 404 when the firewall is missing or invisible to the caller; 403 naming the first of `anyOf` when none is held. */
 function requireAny(principal: Principal, id: string, found: Firewall | null, anyOf: FirewallPermission[]): void {

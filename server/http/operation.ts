@@ -65,7 +65,8 @@ export interface Operation<P = any, Q = any, B = any> {
   mediaType?: string
   successStatus?: number
   audit: AuditSpec
-  handler: (call: OperationCall<P, Q, B>) => Promise<Reply>
+  /** A reply at once when it needs no read (the hot reads, #27: the router then awaits nothing). */
+  handler: (call: OperationCall<P, Q, B>) => Reply | Promise<Reply>
 }
 
 /**

@@ -80,7 +80,8 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
         ns,
         meta,
       )
-      await enforceTokenRateLimit(event, services, 'api', principal)
+      // No API limit configured: nothing to count, and no turn for it (#27).
+      if (services.config.rateLimits.api) await enforceTokenRateLimit(event, services, 'api', principal)
       const params = parseOr400(operation.params, rawParams, '')
       const ctx = { services, ns, principal, meta }
       // Awaited only when the check reads something (a member check answers at once).
@@ -100,7 +101,7 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       else if (operation.body)
         body = parseOr400(operation.body, objectBody(rawBody, operation.bodyOptional === true), '')
       else emptyBody(rawBody)
-      const reply = await operation.handler({
+      const replied = operation.handler({
         ctx,
         params,
         query,
@@ -110,6 +111,8 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
           return urlOf()
         },
       })
+      // Awaited only when the handler had to read (a kept answer comes at once).
+      const reply = replied instanceof Promise ? await replied : replied
       status = reply.status ?? operation.successStatus ?? 200
       if (status === 201) createdId = idOf(reply.body)
       if (reply.json !== undefined) return sendSerialized(event, status, reply.json, reply.headers, operation.mediaType)

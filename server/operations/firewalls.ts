@@ -43,7 +43,10 @@ export const firewallOperations = [
     access: member,
     response: z.array(Firewall),
     audit: audit('firewall.list'),
-    handler: async ({ ctx }) => ({ json: await listFirewallsBody(ctx) }),
+    handler: ({ ctx }) => {
+      const body = listFirewallsBody(ctx)
+      return body instanceof Promise ? body.then((json) => ({ json })) : { json: body }
+    },
   }),
   defineOperation({
     id: 'getFirewall',
@@ -55,9 +58,10 @@ export const firewallOperations = [
     access: firewall('fw:read'),
     response: Firewall,
     audit: audit('firewall.read'),
-    handler: async ({ ctx, params }) => {
-      const { json, version } = await getFirewallJson(ctx, params.fw)
-      return { json, headers: etagOf({ version }) }
+    handler: ({ ctx, params }) => {
+      const reply = ({ json, version }: { json: string; version: number }) => ({ json, headers: etagOf({ version }) })
+      const found = getFirewallJson(ctx, params.fw)
+      return found instanceof Promise ? found.then(reply) : reply(found)
     },
   }),
   defineOperation({

@@ -115,6 +115,28 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   }
 
   /**
+   * What `get` would answer when it needs no read and no turn (the stamp kept, the document cached
+   * under it); undefined otherwise. The hot reads answer from it in the same turn (#27: each turn of
+   * a call runs the request context's promise hooks).
+   */
+  getKept(ns: string, id: string): F | null | undefined {
+    const stamp = this.stamps.get(ns, ns)
+    if (stamp === undefined || stamp === null) return undefined
+    const listed = this.cache.get(ns)
+    if (listed && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
+    const single = this.singles.get(singleKey(ns, id))
+    return single && single.stamp === stamp ? single.firewall : undefined
+  }
+
+  /** What `list` would answer when it needs no read and no turn (see `getKept`); undefined otherwise. */
+  listKept(ns: string): F[] | undefined {
+    const stamp = this.stamps.get(ns, ns)
+    if (stamp === undefined || stamp === null) return undefined
+    const cached = this.cache.get(ns)
+    return cached && cached.stamp === stamp ? cached.firewalls : undefined
+  }
+
+  /**
    * Every live firewall of the namespace. Served from a per-process cache while the
    * namespace's write stamp is unchanged, so a list costs one small read.
    */

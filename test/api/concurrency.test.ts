@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, startServer, type RunningServer } from '../support/server'
 import { redisUrl, uniquePrefix } from '../support/redis'
 import { readEvents } from '../support/events'
+import { createUser } from '../support/admin'
 
 const TOKEN = 'fwp_concurrencyTestToken000000000000000001'
 
@@ -75,5 +76,38 @@ describe('two server processes sharing one Redis', () => {
       const listed = (await reader('GET', '/v1/default/config')).body.find((fw: any) => fw.id === 'read-your-writes')
       expect(listed.version).toBe(put.body.version)
     }
+  })
+
+  // The list and the firewall are answered from kept bodies per caller's permissions (#27): a change
+  // of who sees what, through the other process, must count on the very next call.
+  it('a team or permission change through one process changes what the other answers at once', async () => {
+    const [a] = servers.map((s) => apiClient(s.url, TOKEN))
+    // The user reads through the other process (B) from the start.
+    const userB = apiClient(servers[1].url, await createUser(servers[0], 'vis-user-b'))
+    expect((await a('POST', '/v1/default/teams', { id: 'team-vis', name: 'Visibility' })).status).toBe(201)
+    expect((await a('POST', '/v1/default/teams/team-vis/members', { userId: 'vis-user-b' })).status).toBe(201)
+    expect(
+      (await a('PUT', '/v1/default/config/team-visible', { permissions: { 'team-vis': ['fw:read'] } })).status,
+    ).toBe(201)
+    const sees = async () => {
+      const listed = await userB('GET', '/v1/default/config')
+      const got = await userB('GET', '/v1/default/config/team-visible')
+      expect(listed.status).toBe(200)
+      return [listed.body.some((fw: any) => fw.id === 'team-visible'), got.status]
+    }
+    // Read twice: the second call answers from what the first kept.
+    expect(await sees()).toEqual([true, 200])
+    expect(await sees()).toEqual([true, 200])
+    expect((await a('DELETE', '/v1/default/teams/team-vis/members/vis-user-b')).status).toBe(204)
+    expect(await sees()).toEqual([false, 404])
+    expect((await a('POST', '/v1/default/teams/team-vis/members', { userId: 'vis-user-b' })).status).toBe(201)
+    expect(await sees()).toEqual([true, 200])
+    expect(await sees()).toEqual([true, 200])
+    expect((await a('PUT', '/v1/default/config/team-visible', { permissions: {} })).status).toBe(200)
+    expect(await sees()).toEqual([false, 404])
+    expect(
+      (await a('PUT', '/v1/default/config/team-visible', { permissions: { 'vis-user-b': ['fw:read'] } })).status,
+    ).toBe(200)
+    expect(await sees()).toEqual([true, 200])
   })
 })

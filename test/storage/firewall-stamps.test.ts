@@ -45,8 +45,14 @@ describe.each(BACKEND_KINDS)('firewall write stamps (%s)', (kind) => {
     await writeUnannounced(backend, 'a', 'unseen')
     expect((await repo.get('ns', 'a'))?.description).toBe('one')
     expect((await repo.list('ns')).map((fw) => fw.description)).toEqual(['one'])
+    // What a read answers without a turn (getKept, listKept) is the same kept version.
+    expect(repo.getKept('ns', 'a')?.description).toBe('one')
+    expect(repo.getKept('ns', 'missing')).toBeNull()
+    expect(repo.listKept('ns')?.map((fw) => fw.description)).toEqual(['one'])
     // This process's own write is seen by its next read, at once.
     await put(repo, 'b', 'two')
+    expect(repo.getKept('ns', 'a')).toBeUndefined()
+    expect(repo.listKept('ns')).toBeUndefined()
     expect((await repo.list('ns')).map((fw) => fw.description)).toEqual(['unseen', 'two'])
   })
 })
@@ -69,9 +75,14 @@ describe.each(SHARED_STORAGES)('firewall write stamps across processes (%s)', (k
       const off = reader.signals.onEvents((ns) => ns === 'ns' && (off(), resolve()))
     })
     // No event in this write: the repository announces every write itself.
+    expect(reading.getKept('ns', 'a')?.description).toBe('one')
     await put(writing, 'a', 'two')
     await announced
+    // Nothing answered without a read once the announcement came.
+    expect(reading.getKept('ns', 'a')).toBeUndefined()
+    expect(reading.listKept('ns')).toBeUndefined()
     expect((await reading.get('ns', 'a'))?.description).toBe('two')
+    expect(reading.getKept('ns', 'a')?.description).toBe('two')
     expect((await reading.list('ns')).map((fw) => fw.version)).toEqual([2])
   })
 })
@@ -100,6 +111,8 @@ describe('firewall write stamps when notifications are missed (redis)', () => {
     await ((backend as RedisBackend).redis as Redis).client('KILL', 'ADDR', address)
     await dropped
     expect(backend.signals.eventsLive()).toBe(false)
+    expect(repo.getKept('ns', 'a')).toBeUndefined()
+    expect(repo.listKept('ns')).toBeUndefined()
 
     // Changed meanwhile, its announcement lost: the kept stamp ended with the drop.
     await writeUnannounced(backend, 'a', 'changed while deaf')

@@ -33,13 +33,15 @@ export interface RunningServer {
  * answers /readyz. Storage: a fresh temp data dir unless `env` names REDIS_URL. The OSV feed is
  * off unless `env` names ADVISORY_FEED_URL: tests have no internet, and the default URL would
  * leave vulnerability and malware rules failing closed. `fileLimit`: `ulimit -n` of the process;
- * `port`: a port chosen beforehand (a provider registered its redirect URI on it).
+ * `port`: a port chosen beforehand (a provider registered its redirect URI on it); `entry`: another
+ * build's `server/index.mjs` (a bench comparing two builds).
  */
 export async function startServer(
   env: Record<string, string> = {},
-  options: { fileLimit?: number; port?: number } = {},
+  options: { fileLimit?: number; port?: number; entry?: string } = {},
 ): Promise<RunningServer> {
   const port = options.port ?? (await freePort())
+  const entry = options.entry ?? SERVER_ENTRY
   const fullEnv: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '/tmp',
@@ -54,11 +56,11 @@ export async function startServer(
   }
   // `fileLimit`: the server runs under `ulimit -n` (a process short of file descriptors).
   const child = options.fileLimit
-    ? spawn('bash', ['-c', `ulimit -n ${options.fileLimit} && exec "$0" "$1"`, process.execPath, SERVER_ENTRY], {
+    ? spawn('bash', ['-c', `ulimit -n ${options.fileLimit} && exec "$0" "$1"`, process.execPath, entry], {
         env: fullEnv,
         stdio: ['ignore', 'pipe', 'pipe'],
       })
-    : spawn(process.execPath, [SERVER_ENTRY], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+    : spawn(process.execPath, [entry], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = ''
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
