@@ -39,6 +39,13 @@ export function checkConnectedSocket(
 }
 
 /**
+ * Sockets whose peer passed `checkConnectedSocket`. A socket's peer never changes, and it is
+ * reused only from the pool of the settings it was judged under (`poolsFor`): each attempt on a
+ * kept-alive socket parsed and judged the same address again.
+ */
+const passed = new WeakSet<Socket>()
+
+/**
  * Performs one delivery attempt: POST without redirects, with one timeout covering connect,
  * response and the first 4 KB of body. Never throws; every problem becomes a failure outcome.
  * @example const outcome = await sendAttempt({ url, body, headers, timeoutMs: 10_000, settings })
@@ -71,14 +78,15 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
     }, request.timeoutMs)
     req.on('socket', (socket) => {
       // Headers and body go out only after the peer address passed the check (a pooled socket
-      // passed it when it connected, and stays connected to that address).
+      // passed it when it connected, and stays connected to that address: judged once).
       const onConnect = () => {
-        const problem = checkConnectedSocket(socket, request.settings)
+        const problem = passed.has(socket) ? null : checkConnectedSocket(socket, request.settings)
         if (problem) {
           settle(refused(problem))
           req.destroy()
           return
         }
+        passed.add(socket)
         req.end(request.body)
       }
       if (socket.remoteAddress && !socket.connecting) onConnect()

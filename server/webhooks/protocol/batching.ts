@@ -1,6 +1,6 @@
 import { TimeSlice } from '../../common/time-slice'
 import type { NamespaceEvent } from '../../events/schemas'
-import { deliveredEvent, deliveredEventBytes, rememberedDelivered } from './delivered-event'
+import { deliveredEvent, deliveredEventBytes, deliveredUtf8, rememberedDelivered } from './delivered-event'
 import type { DeliveredEvent, FittedEvent } from './event-fit'
 
 /** Per-delivery limits. */
@@ -79,4 +79,28 @@ export async function envelope(events: NamespaceEvent[]): Promise<Envelope> {
     envelope: { version: 1, events: fitted.map((entry) => entry.event) },
     body: `{"version":1,"events":[${fitted.map((entry) => entry.json).join(',')}]}`,
   }
+}
+
+const BODY_START = Buffer.from('{"version":1,"events":[')
+const BODY_END = Buffer.from(']}')
+const COMMA = Buffer.from(',')
+
+/**
+ * The bytes of `(await envelope(events)).body`, the body signed and sent, copied from each event's
+ * kept bytes (delivered-event.ts `deliveredUtf8`); an event not kept (past 16 KB) is encoded here.
+ * @example (await envelopeBytes([event])).toString() === (await envelope([event])).body // true
+ */
+export async function envelopeBytes(events: NamespaceEvent[]): Promise<Buffer> {
+  const slice = new TimeSlice()
+  const parts: Buffer[] = [BODY_START]
+  let length = BODY_START.length + BODY_END.length
+  for (const [index, event] of events.entries()) {
+    const kept = rememberedDelivered(event, MAX_EVENT_BYTES)
+    const bytes = kept ? deliveredUtf8(kept) : Buffer.from((await deliveredEvent(event, MAX_EVENT_BYTES, slice)).json)
+    if (index > 0) parts.push(COMMA)
+    parts.push(bytes)
+    length += bytes.length + (index > 0 ? 1 : 0)
+  }
+  parts.push(BODY_END)
+  return Buffer.concat(parts, length)
 }
