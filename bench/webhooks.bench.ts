@@ -24,7 +24,7 @@ import { benchTargets, type BenchTarget, type OpenTarget } from './support/bench
 import { eventProducer, sleep, until } from './support/event-producer'
 import { audit, percentile, WebhookSink } from './support/webhook-sink'
 import { eventsFromApi } from './support/events-from-api'
-import { cpuSeconds } from './support/process-cpu'
+import { cpuSeconds, monotonicMicros } from './support/process-cpu'
 
 const NS = 'default'
 const { ping, produce } = eventProducer(NS)
@@ -137,9 +137,11 @@ async function lightLoad(
   await sink.reset()
   const appended = new Map<string, number>()
   const cpuBefore = cpuSeconds(server.process.pid)
+  const windowFrom = monotonicMicros()
   const ids = await produce(backend, 'bench', 2, LIGHT_SECONDS, appended)
   await until(() => sink.received() >= ids.length * hooks.length, 30_000)
   const cpu = cpuSeconds(server.process.pid) - cpuBefore
+  const windowTo = monotonicMicros()
   const latencies: number[] = []
   // Per event: its first and its last receipt (of the 100 webhooks). The first is the path every
   // delivery takes (notification, read, take, send); the spread after it is the work of the others.
@@ -162,6 +164,9 @@ async function lightLoad(
     `first p50 ${percentile(firsts, 50).toFixed(0)} ms p99 ${percentile(firsts, 99).toFixed(0)} ms; last p50 ${percentile(lasts, 50).toFixed(0)} ms p99 ${percentile(lasts, 99).toFixed(0)} ms`
   figures['light load service CPU'] =
     `${((cpu * 1e3) / Math.max(1, ids.length)).toFixed(2)} ms per event (${hooks.length} deliveries), ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(0)} µs per delivery`
+  // With BENCH_SERVER_NODE_OPTIONS naming cpu-profile-hook.mjs: the measured span of the profile.
+  figures['light load profile window'] =
+    `--window ${windowFrom},${windowTo} --units ${ids.length * hooks.length} --cpu-us ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(1)}`
 }
 
 async function memory(

@@ -2,7 +2,7 @@ import { EventLogRepository } from '../../storage/repositories/event-log'
 import { startServer, type RunningServer } from '../../test/support/server'
 import type { OpenTarget } from './bench-targets'
 import { sleep } from './event-producer'
-import { cpuSeconds } from './process-cpu'
+import { cpuSeconds, monotonicMicros } from './process-cpu'
 import { upsertLoad } from './upsert-load'
 import { audit, percentile, type WebhookSink } from './webhook-sink'
 
@@ -93,6 +93,7 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
     const before = await events.lastCursor(ns)
     const cpuBefore = servers.map((server) => cpuSeconds(server.process.pid))
     const started = Date.now()
+    const windowFrom = monotonicMicros()
     const load = await upsertLoad({
       urls: servers.map((server) => server.url),
       token,
@@ -128,6 +129,7 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
     // quiet before auditing, or deliveries still in flight would read as lost.
     if (drained) await settle(sink, Number.POSITIVE_INFINITY, 2_000, 60_000)
     const cpuAll = servers.map((server, i) => cpuSeconds(server.process.pid) - cpuBefore[i])
+    const windowTo = monotonicMicros()
     const received = await sink.collect()
     let lastReceipt = 0
     let inWindow = 0
@@ -152,6 +154,8 @@ export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, optio
       [`${label}: dropped / lost / dup / reordered`]: `${dropped} / ${Math.max(0, missing - dropped)} / ${duplicated} / ${reordered} (of ${ids.length * hooks} event-deliveries)`,
       [`${label}: upsert latency`]: `p50 ${p(50)} ms   p99 ${p(99)} ms   max ${p(100)} ms`,
       // Less sensitive to a loaded machine than the rates: the service's CPU per unit of work.
+      // With serverEnv naming cpu-profile-hook.mjs: the measured span of each process's profile.
+      [`${label}: profile window`]: `--window ${windowFrom},${windowTo} --units ${sink.received()} --cpu-us ${((sum(cpuAll) * 1e6) / Math.max(1, sink.received())).toFixed(1)}`,
       [`${label}: service CPU`]: `${cpuDuring.map((s) => `${((s / elapsed) * 100).toFixed(0)}%`).join(' + ')} of a core during the load; ${((sum(cpuAll) * 1e6) / Math.max(1, sink.received())).toFixed(1)} µs per event-delivery, ${((sum(cpuAll) * 1e3) / Math.max(1, load.done)).toFixed(2)} ms per upsert (everything until drained, summed over processes)`,
     }
   } finally {

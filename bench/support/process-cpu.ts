@@ -9,3 +9,6 @@ export function cpuSeconds(pid: number | undefined): number {
     return NaN
   }
 }
+
+/** The monotonic clock (µs) the V8 profiler stamps its samples with: a profile window's bounds. */
+export const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n)

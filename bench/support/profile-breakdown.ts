@@ -5,6 +5,9 @@
  * profiler samples wall time while the thread is not idle: on a loaded machine, system calls
  * (socket and pipe writes) count the time the process waited for a core there.
  *   npx tsx bench/support/profile-breakdown.ts cpu-1234.cpuprofile
+ * `--window FROM,TO --units N --cpu-us C` (a "profile window" line of bench:webhooks) counts only the
+ * measured span and turns the shares into µs per unit of work; `--self` / `--total` add the
+ * functions with the most self / inclusive time (`--top N` of them).
  * `--api --window FROM,TO --requests N --cpu-us C` (the "profile window" line of bench:api, and the CPU
  * per request it printed): where one API request went instead, each sample in exactly one area.
  */
@@ -12,7 +15,7 @@ import { readFileSync } from 'node:fs'
 
 interface ProfileNode {
   id: number
-  callFrame: { functionName: string; url: string }
+  callFrame: { functionName: string; url: string; lineNumber?: number }
   children?: number[]
 }
 interface Profile {
@@ -47,14 +50,32 @@ const AREAS: [string, RegExp][] = [
   ],
 ]
 
-/** "share  area" lines for `profile`, after a "busy N s sampled" line. */
-export function breakdown(profile: Profile): string[] {
+/** Which samples count: those stamped inside `window` (monotonic µs, as the benches print it). */
+function inWindow(profile: Profile, window: [number, number]): boolean[] {
+  let at = profile.startTime
+  return profile.samples.map((_, i) => {
+    at += profile.timeDeltas[i]
+    return at >= window[0] && at <= window[1]
+  })
+}
+
+/**
+ * "share  area" lines for `profile`, after a "busy N s sampled" line; with `perUnit` (the units of
+ * work done in the window and the CPU per unit the bench measured) each share is also µs per unit.
+ */
+export function breakdown(
+  profile: Profile,
+  window: [number, number] = [0, Number.MAX_SAFE_INTEGER],
+  perUnit?: { units: number; cpuUs: number },
+): string[] {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
   const sums = new Map(AREAS.map(([name]) => [name, 0]))
+  const counted = inWindow(profile, window)
   let total = 0
   profile.samples.forEach((id, i) => {
+    if (!counted[i]) return
     const leaf = byId.get(id)!.callFrame.functionName
     if (leaf === '(idle)' || leaf === '(program)') return
     // timeDeltas[i] is the time before sample i: the time a sample stands for is the next delta.
@@ -68,10 +89,53 @@ export function breakdown(profile: Profile): string[] {
     for (const [name, pattern] of AREAS)
       if (names.some((frame) => pattern.test(frame))) sums.set(name, sums.get(name)! + ms)
   })
+  const us = (ms: number) => (perUnit ? `  ${((ms / total) * perUnit.cpuUs).toFixed(1).padStart(6)} µs` : '')
   return [
-    `busy ${(total / 1000).toFixed(1)} s sampled`,
-    ...[...sums].map(([name, ms]) => `${((ms / total) * 100).toFixed(1).padStart(5)} %  ${name}`),
+    `busy ${(total / 1000).toFixed(1)} s sampled${perUnit ? `, ${((total * 1000) / perUnit.units).toFixed(1)} µs per unit sampled` : ''}`,
+    ...[...sums].map(([name, ms]) => `${((ms / total) * 100).toFixed(1).padStart(5)} %${us(ms)}  ${name}`),
   ]
+}
+
+/**
+ * The functions (`self`) or the functions with their callees (`total`) taking the most of the
+ * sampled busy time in `window`, as "share  function  file:line" lines: what the areas do not name.
+ */
+export function topFunctions(
+  profile: Profile,
+  window: [number, number],
+  mode: 'self' | 'total',
+  count = 40,
+  perUnit?: { units: number; cpuUs: number },
+): string[] {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const counted = inWindow(profile, window)
+  const name = (frame: ProfileNode['callFrame']) =>
+    `${frame.functionName || '(anonymous)'}  ${frame.url ? `${frame.url.split('/').slice(-2).join('/')}:${(frame.lineNumber ?? 0) + 1}` : ''}`
+  const sums = new Map<string, number>()
+  let total = 0
+  profile.samples.forEach((id, i) => {
+    if (!counted[i]) return
+    const leaf = byId.get(id)!.callFrame.functionName
+    if (leaf === '(idle)' || leaf === '(program)') return
+    const ms = (profile.timeDeltas[i + 1] ?? 0) / 1000
+    total += ms
+    if (mode === 'self') {
+      const key = name(byId.get(id)!.callFrame)
+      sums.set(key, (sums.get(key) ?? 0) + ms)
+      return
+    }
+    // Each function once per sample, however deep it recurses.
+    const seen = new Set<string>()
+    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) seen.add(name(byId.get(at)!.callFrame))
+    for (const key of seen) sums.set(key, (sums.get(key) ?? 0) + ms)
+  })
+  const us = (ms: number) => (perUnit ? `  ${((ms / total) * perUnit.cpuUs).toFixed(1).padStart(6)} µs` : '')
+  return [...sums]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, count)
+    .map(([key, ms]) => `${((ms / total) * 100).toFixed(1).padStart(5)} %${us(ms)}  ${key}`)
 }
 
 /**
@@ -204,11 +268,19 @@ function option(name: string): string | undefined {
 const file = process.argv[2]
 if (file) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
+  const [from, to] = (option('--window') ?? `0,${Number.MAX_SAFE_INTEGER}`).split(',').map(Number)
+  const cpu = option('--cpu-us')
   if (process.argv.includes('--api')) {
-    const [from, to] = (option('--window') ?? `0,${Number.MAX_SAFE_INTEGER}`).split(',').map(Number)
-    const cpu = option('--cpu-us')
     console.log(
       apiBreakdown(profile, [from, to], Number(option('--requests') ?? 1), cpu ? Number(cpu) : undefined).join('\n'),
     )
-  } else console.log(breakdown(profile).join('\n'))
+  } else {
+    const perUnit = cpu && option('--units') ? { units: Number(option('--units')), cpuUs: Number(cpu) } : undefined
+    console.log(breakdown(profile, [from, to], perUnit).join('\n'))
+    for (const mode of ['self', 'total'] as const)
+      if (process.argv.includes(`--${mode}`))
+        console.log(
+          `\nby ${mode} time:\n${topFunctions(profile, [from, to], mode, Number(option('--top') ?? 40), perUnit).join('\n')}`,
+        )
+  }
 }

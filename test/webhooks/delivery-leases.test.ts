@@ -57,6 +57,22 @@ describe('DeliveryLeases (the delivery lease of one webhook in two processes)', 
     expect(await b.acquire(REF)).toBe(true)
   })
 
+  it('an extension sent ahead of its request covers it only while recent, and the request is cut where it ends', async () => {
+    expect(await a.acquire(REF)).toBe(true)
+    expect(a.attemptLeft(REF, 100)).toBeNull() // no attempt begun
+    expect(await a.beginAttempt(REF)).toBe(ATTEMPT)
+    advance(60)
+    expect(a.attemptLeft(REF, 100)).toBe(ATTEMPT - 60)
+    advance(60)
+    expect(a.attemptLeft(REF, 100)).toBeNull() // sent 120 ms ago: the attempt extends afresh
+    expect(await a.beginAttempt(REF)).toBe(ATTEMPT)
+    await a.endAttempt(REF)
+    expect(a.attemptLeft(REF, 100)).toBeNull() // ended: nothing to send under
+    expect(await a.beginAttempt(REF)).toBe(ATTEMPT)
+    advance(LEASE + ATTEMPT)
+    expect(a.attemptLeft(REF, Infinity)).toBeNull() // lapsed: lost
+  })
+
   it('a lease that lapsed here is lost: no attempt, no silent renewal, even when nobody took it', async () => {
     expect(await a.acquire(REF)).toBe(true)
     advance(LEASE) // a stall: no renewal within the lease time

@@ -3,9 +3,9 @@ import addFormats from 'ajv-formats'
 import { describe, expect, it } from 'vitest'
 import { buildWebhookEventsSchema } from '../../server/events/json-schema'
 import type { NamespaceEvent } from '../../server/events/schemas'
-import { envelope, MAX_EVENT_BYTES, takeBatch } from '../../server/webhooks/protocol/batching'
+import { envelope, envelopeBytes, MAX_EVENT_BYTES, takeBatch } from '../../server/webhooks/protocol/batching'
 import { fitEvent } from '../../server/webhooks/protocol/event-fit'
-import { deliveredEvent, rememberedDelivered } from '../../server/webhooks/protocol/delivered-event'
+import { deliveredEvent, deliveredUtf8, rememberedDelivered } from '../../server/webhooks/protocol/delivered-event'
 import { bigFirewallConfig } from './support/big-config'
 
 /** 512 KB per delivery (spec 6.2 and 8): an event past it goes out cut, and no body is ever larger. */
@@ -110,6 +110,17 @@ describe('the JSON of an event every webhook delivers', () => {
     // The same id and another content (another object): its own JSON, never the first one's.
     const other = { ...shared, data: { ...shared.data, statusCode: 500 } }
     expect((await deliveredEvent(other, MAX_EVENT_BYTES)).json).toBe(JSON.stringify(other))
+  })
+
+  it('goes into every body as bytes encoded once: the body is the envelope, byte for byte', async () => {
+    const shared = ping(100)
+    const others = [ping(20 * 1024), ping(300 * 1024), configEvent(5), { ...ping(3), data: { text: 'ünïcödé ✓ 𝄞' } }]
+    const batches = [[shared], [shared, ...others], [others[2], shared, others[3]], []]
+    for (const batch of batches)
+      expect((await envelopeBytes(batch)).equals(Buffer.from((await envelope(batch)).body))).toBe(true)
+    const kept = rememberedDelivered(shared, MAX_EVENT_BYTES)!
+    expect(deliveredUtf8(kept)).toBe(deliveredUtf8(kept))
+    expect(deliveredUtf8(kept).toString()).toBe(JSON.stringify(shared))
   })
 
   it('is not kept with an event past 16 KB, which would hold a second copy of itself while it waits', async () => {

@@ -2,7 +2,7 @@ import { fromPromise } from 'xstate'
 import { newId } from '../../common/ids'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import { sendAttempt, type AttemptRequest } from '../protocol/attempt'
-import { envelope } from '../protocol/batching'
+import { envelopeBytes } from '../protocol/batching'
 import { createDeadlineTimer, type TimerClock } from './deadline-timer'
 import { recordAfterAttempt } from './record'
 import { attemptRecord } from './attempt-record'
@@ -17,7 +17,7 @@ import type {
 import { signingSecrets } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { signatureHeader } from '../protocol/signing'
-import type { WebhookFeed } from './webhook-feed'
+import type { TakenBatch, WebhookFeed } from './webhook-feed'
 import type { WorkLimit } from './work-limit'
 import type { WebhookRecord } from '../configuration/model'
 import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
@@ -37,7 +37,7 @@ interface AdapterDeps {
   /** Bounds the taking and recording steps of all actors in this process (work-limit.ts). */
   limit: WorkLimit
   /** The webhook leases of this process: checked before a take, extended over each attempt. */
-  leases: Pick<DeliveryLeases, 'holds' | 'beginAttempt' | 'endAttempt'>
+  leases: Pick<DeliveryLeases, 'holds' | 'beginAttempt' | 'attemptLeft' | 'endAttempt'>
   /** The lease of a webhook is no longer surely this process's: its actor stops here at once. */
   leaseLost: (ref: string) => void
 }
@@ -92,8 +92,19 @@ function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
  * The webhook document each actor's last take read, by actor: the first attempt of that batch,
  * which follows within milliseconds, sends with it instead of reading it again. Later attempts
  * read afresh, so an edit between retries (a new URL, secret or header) applies to the next one.
+ * `extension`: the lease extension for that first attempt, sent with the take (see `takeNow`).
  */
-type DocumentsReadAtTake = Map<string, { deliveryId: string; webhook: WebhookRecord }>
+type DocumentsReadAtTake = Map<
+  string,
+  { deliveryId: string; webhook: WebhookRecord; extension: Promise<number | null> }
+>
+
+/**
+ * How old a lease extension sent with the take may be when its attempt's request goes out: the
+ * request is cut where the extension ends, so its timeout is this much shorter at most. Older
+ * (a process starved between the take and the send), the attempt extends the lease afresh.
+ */
+const EXTENSION_SENT_AHEAD_MS = 100
 
 function take(deps: AdapterDeps, input: TakeBatchInput, readAtTake: DocumentsReadAtTake): Promise<TakeBatchOutput> {
   return deps.limit.run(() => takeNow(deps, input, readAtTake), 'take')
@@ -108,18 +119,45 @@ async function takeNow(
   const { ns, id } = parseWebhookRef(input.webhookId)
   // A take writes the webhook's cursor: only while the lease is surely still ours.
   if (!deps.leases.holds(input.webhookId)) lost(deps, input.webhookId)
-  const taken = await feed.take(() => newId('whdel', deps.clock.now()))
-  // A new batch's write read the document as it was then (webhook-feed.ts); a batch in flight
-  // from before, or none, needs it read here. A disabled webhook sends nothing until it is enabled
-  // (or deleted): a batch taken for a webhook found disabled stays in its cursor, counted as
-  // buffered, and is the first sent once the webhook is enabled again.
-  const webhook = taken?.webhook !== undefined ? taken.webhook : await deps.runtime.webhooks.get(ns, id)
+  // The lease extension of the batch's first attempt goes out with the take, in the same pipeline
+  // flush: sent right before the request, it was one more round trip between the take and the
+  // send, and at light load the first receipt of an event waited for that wave of all 100
+  // webhooks. Unused (nothing taken, disabled, a failure), it is ended before this step returns,
+  // so its end is sent before any later extension of this lease.
+  const extension = deps.leases.beginAttempt(input.webhookId)
+  extension.catch(() => undefined)
   readAtTake.delete(input.webhookId)
-  if (webhook && !webhook.enabled)
+  let taken: TakenBatch | null
+  let webhook: WebhookRecord | null | undefined
+  try {
+    taken = await feed.take(() => newId('whdel', deps.clock.now()))
+    // A new batch's write read the document as it was then (webhook-feed.ts); a batch in flight
+    // from before, or none, needs it read here. A disabled webhook sends nothing until it is enabled
+    // (or deleted): a batch taken for a webhook found disabled stays in its cursor, counted as
+    // buffered, and is the first sent once the webhook is enabled again.
+    webhook = taken?.webhook !== undefined ? taken.webhook : await deps.runtime.webhooks.get(ns, id)
+  } catch (error) {
+    await endUnused(deps, input.webhookId, extension)
+    throw error
+  }
+  if (webhook && !webhook.enabled) {
+    await endUnused(deps, input.webhookId, extension)
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
+  }
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
-  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook })
+  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook, extension })
+  else await endUnused(deps, input.webhookId, extension)
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
+}
+
+/**
+ * A lease extension sent for an attempt that will not be made: the lease returns to its normal
+ * time (sent now, before any later extension). Lost meanwhile, the actor stops here.
+ */
+async function endUnused(deps: AdapterDeps, ref: string, extension: Promise<number | null>): Promise<void> {
+  const left = await extension.catch(() => undefined)
+  if (left === null) deps.leaseLost(ref)
+  else void deps.track(deps.leases.endAttempt(ref))
 }
 
 const noSend = (error: string): AttemptOutcome => ({
@@ -149,17 +187,29 @@ async function deliver(
 ): Promise<AttemptReport> {
   const taken = readAtTake.get(input.webhookId)
   readAtTake.delete(input.webhookId)
-  const document = input.attempt === 1 && taken?.deliveryId === input.deliveryId ? taken.webhook : undefined
+  const fromTake = input.attempt === 1 && taken?.deliveryId === input.deliveryId ? taken : undefined
+  // An extension sent with a take this attempt does not follow (a batch of before) is ended.
+  if (taken && !fromTake) await endUnused(deps, input.webhookId, taken.extension)
   // The first attempt of a batch just taken has everything in memory: it goes out at once. Queued
   // for a slot, it waited for the next wave of takes to finish (a take ends, its slot goes to the
   // next take before this step is even asked for), which put tens of ms between a take and its send.
-  const prepared = document
-    ? await prepare(deps, input, document)
-    : await deps.limit.run(() => prepare(deps, input, document), 'send')
-  if ('report' in prepared) return prepared.report
+  let prepared: PreparedAttempt | { report: AttemptReport }
+  try {
+    prepared = fromTake
+      ? await prepare(deps, input, fromTake.webhook)
+      : await deps.limit.run(() => prepare(deps, input, undefined), 'send')
+  } catch (error) {
+    if (fromTake) await endUnused(deps, input.webhookId, fromTake.extension)
+    throw error
+  }
+  if ('report' in prepared) {
+    if (fromTake) await endUnused(deps, input.webhookId, fromTake.extension)
+    return prepared.report
+  }
   // The fence: the lease is checked and extended over the attempt right before the request goes
-  // out, and the request is cut where the extension ends (less one lease time; delivery-leases.ts).
-  const left = await deps.leases.beginAttempt(input.webhookId)
+  // out (or was, with the take, within EXTENSION_SENT_AHEAD_MS), and the request is cut where the
+  // extension ends (less one lease time; delivery-leases.ts).
+  const left = await attemptWindow(deps, input.webhookId, fromTake?.extension)
   if (left === null) lost(deps, input.webhookId)
   let outcome: AttemptOutcome
   try {
@@ -168,6 +218,23 @@ async function deliver(
     void deps.track(deps.leases.endAttempt(input.webhookId))
   }
   return deps.limit.run(() => record(deps, input, prepared, outcome), 'record')
+}
+
+/**
+ * The milliseconds the attempt's request may stay open: under the extension sent with the take
+ * when it is recent enough, otherwise under one sent now. Null: the lease is lost.
+ */
+async function attemptWindow(
+  deps: AdapterDeps,
+  ref: string,
+  sentAhead: Promise<number | null> | undefined,
+): Promise<number | null> {
+  if (sentAhead) {
+    if ((await sentAhead) === null) return null
+    const left = deps.leases.attemptLeft(ref, EXTENSION_SENT_AHEAD_MS)
+    if (left !== null) return left
+  }
+  return deps.leases.beginAttempt(ref)
 }
 
 async function prepare(
@@ -195,9 +262,9 @@ async function prepare(
       },
     }
   }
-  // Encoded once: the signature and the request both take these bytes (as a string, each encoded
+  // Built once as bytes: the signature and the request both take them (as a string, each encoded
   // it again, and the content-length measured it a third time: 80 KB each for a full batch).
-  const body = Buffer.from((await envelope(inFlight.events)).body)
+  const body = await envelopeBytes(inFlight.events)
   const timestamp = Math.floor(startedAt / 1000)
   const headers = {
     // Custom headers first: validation refuses webhook-* names, and the sender's own win regardless.

@@ -102,6 +102,21 @@ export class DeliveryLeases {
   }
 
   /**
+   * The milliseconds a request may still stay open under the extension `beginAttempt` made, when
+   * that extension was sent at most `withinMs` ago (it ends `attemptTimeoutMs` after it was
+   * sent); null when there is none that recent, or the lease is no longer surely held here. An
+   * extension sent ahead of the request (with the take of its batch) is used only this way, so
+   * the request is still cut where the extension ends and its timeout shrinks by `withinMs` at most.
+   */
+  attemptLeft(ref: string, withinMs: number): number | null {
+    const entry = this.held.get(ref)
+    const now = this.now()
+    if (!entry || entry.attemptUntil === null || now >= entry.validUntil) return null
+    const left = entry.attemptUntil - now
+    return left > 0 && left >= this.options.attemptTimeoutMs - withinMs ? left : null
+  }
+
+  /**
    * The attempt's request ended: the lease goes back to its normal time at once, so that a
    * process killed now is replaced within one lease time. Never rejects (the next renewal retries).
    */

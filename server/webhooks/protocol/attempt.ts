@@ -1,6 +1,7 @@
 import http from 'node:http'
 import https from 'node:https'
 import type { Socket } from 'node:net'
+import { LRUCache } from 'lru-cache'
 import { applicableRetryAfter, parseRetryAfter } from '../../../machines/webhook-delivery/retry'
 import type { AttemptOutcome } from '../../../machines/webhook-delivery/types'
 import type { WebhookSettings } from '../configuration/settings'
@@ -39,6 +40,28 @@ export function checkConnectedSocket(
 }
 
 /**
+ * `checkUrlSyntax`'s answer by URL, per address policy (one per process in the service): a pure
+ * function of both, and each attempt parsed the webhook's URL and judged its address again. The
+ * URL object is shared by the attempts to it; nothing changes it.
+ */
+const urlChecks = new WeakMap<AttemptRequest['settings'], LRUCache<string, ReturnType<typeof checkUrlSyntax>>>()
+
+function checkedUrl(request: AttemptRequest): ReturnType<typeof checkUrlSyntax> {
+  let checks = urlChecks.get(request.settings)
+  if (!checks) urlChecks.set(request.settings, (checks = new LRUCache({ max: 1_000 })))
+  let check = checks.get(request.url)
+  if (!check) checks.set(request.url, (check = checkUrlSyntax(request.url, request.settings)))
+  return check
+}
+
+/**
+ * Sockets whose peer passed `checkConnectedSocket`. A socket's peer never changes, and it is
+ * reused only from the pool of the settings it was judged under (`poolsFor`): each attempt on a
+ * kept-alive socket parsed and judged the same address again.
+ */
+const passed = new WeakSet<Socket>()
+
+/**
  * Performs one delivery attempt: POST without redirects, with one timeout covering connect,
  * response and the first 4 KB of body. Never throws; every problem becomes a failure outcome.
  * @example const outcome = await sendAttempt({ url, body, headers, timeoutMs: 10_000, settings })
@@ -52,7 +75,7 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
   })
   const refused = (error: string) => finish({ kind: 'failure', responseStatus: 0, responseBody: '', error })
 
-  const check = checkUrlSyntax(request.url, request.settings)
+  const check = checkedUrl(request)
   if (!check.ok) return Promise.resolve(refused(`${check.code}: ${check.message}`))
   const url = check.url
 
@@ -71,14 +94,15 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
     }, request.timeoutMs)
     req.on('socket', (socket) => {
       // Headers and body go out only after the peer address passed the check (a pooled socket
-      // passed it when it connected, and stays connected to that address).
+      // passed it when it connected, and stays connected to that address: judged once).
       const onConnect = () => {
-        const problem = checkConnectedSocket(socket, request.settings)
+        const problem = passed.has(socket) ? null : checkConnectedSocket(socket, request.settings)
         if (problem) {
           settle(refused(problem))
           req.destroy()
           return
         }
+        passed.add(socket)
         req.end(request.body)
       }
       if (socket.remoteAddress && !socket.connecting) onConnect()

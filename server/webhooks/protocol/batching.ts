@@ -1,6 +1,6 @@
 import { TimeSlice } from '../../common/time-slice'
 import type { NamespaceEvent } from '../../events/schemas'
-import { deliveredEvent, deliveredEventBytes, rememberedDelivered } from './delivered-event'
+import { deliveredEvent, deliveredEventBytes, deliveredUtf8, rememberedDelivered } from './delivered-event'
 import type { DeliveredEvent, FittedEvent } from './event-fit'
 
 /** Per-delivery limits. */
@@ -79,4 +79,36 @@ export async function envelope(events: NamespaceEvent[]): Promise<Envelope> {
     envelope: { version: 1, events: fitted.map((entry) => entry.event) },
     body: `{"version":1,"events":[${fitted.map((entry) => entry.json).join(',')}]}`,
   }
+}
+
+const BODY_START = Buffer.from('{"version":1,"events":[')
+const BODY_END = Buffer.from(']}')
+const COMMA = 0x2c
+
+/**
+ * The bytes of `(await envelope(events)).body`, the body signed and sent, copied from each event's
+ * kept bytes (delivered-event.ts `deliveredUtf8`) into one buffer; an event not kept (past 16 KB)
+ * is encoded here. (`Buffer.concat` of the events and their commas took 2-3x the copies alone.)
+ * @example (await envelopeBytes([event])).toString() === (await envelope([event])).body // true
+ */
+export async function envelopeBytes(events: NamespaceEvent[]): Promise<Buffer> {
+  const slice = new TimeSlice()
+  const parts: Buffer[] = []
+  let length = BODY_START.length + BODY_END.length + Math.max(0, events.length - 1)
+  for (const event of events) {
+    const kept = rememberedDelivered(event, MAX_EVENT_BYTES)
+    const bytes = kept ? deliveredUtf8(kept) : Buffer.from((await deliveredEvent(event, MAX_EVENT_BYTES, slice)).json)
+    parts.push(bytes)
+    length += bytes.length
+  }
+  const body = Buffer.allocUnsafe(length)
+  body.set(BODY_START, 0)
+  let at = BODY_START.length
+  for (const [index, bytes] of parts.entries()) {
+    if (index > 0) body[at++] = COMMA
+    body.set(bytes, at)
+    at += bytes.length
+  }
+  body.set(BODY_END, at)
+  return body
 }

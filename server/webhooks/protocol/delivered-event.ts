@@ -69,6 +69,18 @@ export function rememberedDelivered(event: NamespaceEvent, maxBytes: number): De
 interface DeliveredForm {
   fitted: FittedEvent
   bytes: number
+  /** Its JSON's UTF-8 bytes, once a body was built from it (`deliveredUtf8`). */
+  utf8?: Buffer
+}
+
+/**
+ * The UTF-8 bytes of `form`'s JSON, encoded once and kept with a remembered event: every webhook's
+ * body copies them (a memcpy) instead of joining the JSON strings of its batch and encoding the
+ * whole body again (under API load, batches of ~97 events: 50 KB joined and encoded per delivery).
+ * Kept only while the event object lives, as its JSON is (events up to 16 KB).
+ */
+export function deliveredUtf8(form: DeliveredForm): Buffer {
+  return (form.utf8 ??= Buffer.from(form.fitted.json))
 }
 
 async function remembered(event: NamespaceEvent, maxBytes: number, slice: TimeSlice): Promise<DeliveredForm> {
