@@ -18,6 +18,7 @@ import { signingSecrets } from '../configuration/model'
 import type { WebhookRuntime } from './runtime'
 import { signatureHeader } from '../protocol/signing'
 import type { TakenBatch, WebhookFeed } from './webhook-feed'
+import { StaleCursorError } from './stored-cursor'
 import type { WorkLimit } from './work-limit'
 import type { WebhookRecord } from '../configuration/model'
 import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
@@ -40,6 +41,11 @@ interface AdapterDeps {
   leases: Pick<DeliveryLeases, 'holds' | 'beginAttempt' | 'attemptLeft' | 'endAttempt'>
   /** The lease of a webhook is no longer surely this process's: its actor stops here at once. */
   leaseLost: (ref: string) => void
+  /**
+   * A write found the webhook's stored cursor other than this actor wrote it last: its state is
+   * stale, so it stops here and the webhook is adopted again from what is stored.
+   */
+  cursorStale: (ref: string) => void
 }
 
 /** Raised in place of a take or send when the webhook's lease is lost (the actor is stopped meanwhile). */
@@ -70,16 +76,28 @@ export function createDeliveryActors(deps: AdapterDeps) {
     deadlineTimer: createDeadlineTimer(deps.clock),
     takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
-      return deps.track(take(deps, input, readAtTake))
+      return deps.track(retireWhenStale(deps, input.webhookId, take(deps, input, readAtTake)))
     }),
     deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
       // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
       // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
       // snapshot was stored last.
-      return deps.track(deliver(deps, input, readAtTake))
+      return deps.track(retireWhenStale(deps, input.webhookId, deliver(deps, input, readAtTake)))
     }),
   }
+}
+
+/**
+ * A step whose cursor write found the cursor changed elsewhere fails, and its actor is retired: it
+ * would otherwise retry the same write on its storage schedule (30 s, 120 s, ...) while renewing
+ * its lease, so no process would deliver the webhook again.
+ */
+function retireWhenStale<T>(deps: AdapterDeps, ref: string, step: Promise<T>): Promise<T> {
+  return step.catch((error: unknown) => {
+    if (error instanceof StaleCursorError) deps.cursorStale(ref)
+    throw error
+  })
 }
 
 function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {

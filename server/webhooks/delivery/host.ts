@@ -82,6 +82,11 @@ export class DeliveryHost {
         limit: this.limit,
         leases: this.leases,
         leaseLost: (ref) => this.retire(ref, 'lease lapsed: not renewed in time'),
+        cursorStale: (ref) => {
+          this.retire(ref, 'cursor changed elsewhere: adopted again from storage')
+          // Handed back (if still ours) so the next pass, here or elsewhere, adopts it at once.
+          void this.leases.release(ref).catch(() => undefined)
+        },
       }),
     })
   }
