@@ -114,7 +114,7 @@ function feedOf(deps: AdapterDeps, ref: string): WebhookFeed {
  */
 type DocumentsReadAtTake = Map<
   string,
-  { deliveryId: string; webhook: WebhookRecord; extension: Promise<number | null> }
+  { deliveryId: string; webhook: WebhookRecord; extension: Promise<number | null>; feed: WebhookFeed }
 >
 
 /**
@@ -163,7 +163,7 @@ async function takeNow(
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   }
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
-  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook, extension })
+  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook, extension, feed })
   else await endUnused(deps, input.webhookId, extension)
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
@@ -203,8 +203,11 @@ async function deliver(
   input: DeliverBatchInput,
   readAtTake: DocumentsReadAtTake,
 ): Promise<AttemptReport> {
-  const taken = readAtTake.get(input.webhookId)
+  const kept = readAtTake.get(input.webhookId)
   readAtTake.delete(input.webhookId)
+  // Only this actor's own take counts: one retired between its take and its attempt (lease lapsed,
+  // cursor stale) left its entry, and the actor adopted after it has a feed of its own.
+  const taken = kept && kept.feed === deps.feedOf(input.webhookId) ? kept : undefined
   const fromTake = input.attempt === 1 && taken?.deliveryId === input.deliveryId ? taken : undefined
   // An extension sent with a take this attempt does not follow (a batch of before) is ended.
   if (taken && !fromTake) await endUnused(deps, input.webhookId, taken.extension)
