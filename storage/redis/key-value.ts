@@ -31,8 +31,16 @@ export class RedisKeyValue implements KeyValueStore {
     return text == null ? null : ((await readStoredText(text)) as T)
   }
 
+  /**
+   * Each value as `get` answers it (as the local store's `getMany` does). Ordered either way: one
+   * MGET, or on a cluster one namespace's GETs in order on its node's connection.
+   */
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
-    return (await parseAll(await this.connection.readRaw(keys.map((key) => this.connection.raw(key))))) as (T | null)[]
+    const texts = await this.connection.readRaw(keys.map((key) => this.connection.raw(key)))
+    const slice = new TimeSlice()
+    const values: (T | null)[] = []
+    for (const text of texts) values.push(text == null ? null : ((await readStoredText(text, slice)) as T))
+    return values
   }
 
   set(key: string, value: unknown): Promise<void> {
