@@ -1,11 +1,13 @@
 /**
  * Rule upsert benchmark: the write path alone, no webhook fan-out. The built server on a Redis of
  * the bench's own (so INFO commandstats counts only its commands), 16 firewalls of the webhook
- * bench's `api` phase (one upstream, ten rules once warm), 16 clients each upserting rules of its
- * own firewall as fast as the answers come (the request of bench/support/upsert-load.ts). Prints
- * the service's CPU per upsert (from /proc), the Redis round trips per upsert (top-level commands;
- * the script's own commands counted apart) and the latency. Asserts nothing.
- *   npm run bench:upsert            (builds first if needed; DURATION=10 seconds)
+ * bench's `api` phase (one upstream, ten rules once warm), 16 clients upserting rules of their own
+ * firewalls at RATE upserts/s together (bench/support/upsert-load.ts, the webhook bench's load; a
+ * fixed rate, so that two builds compared do the same work per second, which a loaded machine's
+ * batching of writes and replies otherwise varies). Prints the service's CPU per upsert (from
+ * /proc), the Redis round trips per upsert (top-level commands; the script's own commands counted
+ * apart) and the latency. Asserts nothing.
+ *   npm run bench:upsert            (builds first if needed; DURATION=10 seconds, RATE=150)
  * BENCH_LOG_LEVEL (info by default, the deployed default); SERVER_ENTRY runs another build (an A/B
  * pair: `SERVER_ENTRY=/tmp/old/.output/server/index.mjs`); BENCH_SERVER_NODE_OPTIONS goes to the
  * service (a CPU profile: `--import $PWD/bench/support/cpu-profile-hook.mjs`, then
@@ -17,8 +19,10 @@ import { startServer } from '../test/support/server'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 import { cpuSeconds } from './support/process-cpu'
 import { percentile } from './support/webhook-sink'
+import { upsertLoad } from './support/upsert-load'
 
 const DURATION = Number(process.env.DURATION ?? 10)
+const RATE = Number(process.env.RATE ?? 150)
 const CLIENTS = 16
 const TOKEN = `pf_bench_${'a'.repeat(40)}`
 const NS = 'default'
@@ -88,23 +92,8 @@ async function main() {
       if (response.status !== 201) throw new Error(`set-up: ${response.status} ${await response.text()}`)
     }
     let k = 0
-    const load = async (seconds: number) => {
-      const latencies: number[] = []
-      let failed = 0
-      const end = performance.now() + seconds * 1000
-      await Promise.all(
-        Array.from({ length: CLIENTS }, async (_, client) => {
-          while (performance.now() < end) {
-            const sent = performance.now()
-            const response = await upsert(server.url, client, k++)
-            await response.arrayBuffer()
-            latencies.push(performance.now() - sent)
-            if (!response.ok) failed++
-          }
-        }),
-      )
-      return { latencies: latencies.sort((a, b) => a - b), failed }
-    }
+    const load = (seconds: number) =>
+      upsertLoad({ urls: [server.url], token: TOKEN, ns: NS, prefix: 'api', clients: CLIENTS, rate: RATE, seconds })
     // Warm-up: every firewall reaches its ten rules, and the JIT its steady state.
     await load(3)
     const sample = 50
@@ -115,11 +104,10 @@ async function main() {
     const statsBefore = await commandStats(redis)
     const cpuBefore = cpuSeconds(pid)
     const from = monotonicMicros()
-    const { latencies, failed } = await load(DURATION)
+    const { latencies, failed, done } = await load(DURATION)
     const window = `${from},${monotonicMicros()}`
     const cpu = cpuSeconds(pid) - cpuBefore
     const statsAfter = await commandStats(redis)
-    const done = latencies.length
     const commands = [...statsAfter]
       .map(([name, n]) => [name, (n - (statsBefore.get(name) ?? 0)) / done] as const)
       .filter(([name, n]) => n > 0.001 && name !== 'info')
@@ -129,7 +117,7 @@ async function main() {
     ).text()
     const p = (n: number) => percentile(latencies, n).toFixed(1)
     console.log(
-      `\nrule upserts: ${CLIENTS} clients, ${DURATION} s, log level ${LOG_LEVEL}, firewall document ${document.length} B, load average ${loadavg()
+      `\nrule upserts: ${CLIENTS} clients, ${RATE}/s asked for ${DURATION} s, log level ${LOG_LEVEL}, firewall document ${document.length} B, load average ${loadavg()
         .map((l) => l.toFixed(1))
         .join(' ')}`,
     )

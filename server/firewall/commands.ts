@@ -110,36 +110,37 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
     actorOfCall(ctx),
     nowIso(ctx),
     // A whole configuration is up to 1 MiB of outside input: each check below may take tens of
-    // milliseconds on it, so they run in turns (CONTRACT.md 8), the same checks in the same order.
+    // milliseconds on it, so each starts a turn of its own unless the work so far was short
+    // (`fresh`; CONTRACT.md 8), the same checks in the same order.
     async (current, watched) => {
       written.audit = null
       const slice = new TimeSlice()
       if (!current) throw firewallNotFound(id)
       const next = edit.apply(current, watched)
-      await slice.pause()
+      await slice.fresh()
       const needed =
         typeof edit.permission === 'function' ? await edit.permission(current, next, slice) : [edit.permission]
       for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
-      await slice.pause()
+      await slice.fresh()
       // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
       // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
       requireMayGrant(ctx.principal, current, await grantsAddedInSlices(current.permissions, next.permissions, slice))
       edit.refuse?.(current, next)
-      await slice.pause()
+      await slice.fresh()
       await validateFirewall(
         next,
         { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) },
         slice,
       )
       checkVersion(current, edit.ifMatch)
-      await slice.pause()
+      await slice.fresh()
       // One comparison serves both: a summary of 'no change' is the same configuration.
       const change = await summarizeChange(current, next, slice)
       if (change === 'no change') {
         return { next: current, summary: '', result: () => current, unchanged: true }
       }
-      await slice.pause()
+      await slice.fresh()
       return {
         next,
         summary: (await edit.summary?.(current, next, slice)) ?? change,
