@@ -38,13 +38,14 @@ async function commandStats(redis: Redis): Promise<Map<string, number>> {
   )
 }
 
-/** Top-level commands (round trips: MONITOR's lines not run by a script), by name, over `run`. */
+/** Top-level commands on the namespace's or the token's keys (round trips: MONITOR's lines not run by a script), by name, over `run`. */
 async function roundTrips(url: string, run: () => Promise<number>): Promise<{ perCall: Map<string, number> }> {
   const monitor = new Redis(url)
   const counts = new Map<string, number>()
   const lines = await monitor.monitor()
   lines.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source.includes('lua')) return
+    // The upserts' own: on the namespace's keys or the token's (not the service's leases and timers).
+    if (source.includes('lua') || !args.some((arg) => arg.includes(`{${NS}}`) || arg.includes(':token:'))) return
     const name = args[0].toLowerCase()
     counts.set(name, (counts.get(name) ?? 0) + 1)
   })
@@ -58,13 +59,14 @@ async function roundTrips(url: string, run: () => Promise<number>): Promise<{ pe
   return { perCall: new Map([...counts].map(([name, n]) => [name, n / calls])) }
 }
 
+/** One upsert of the MONITOR sample: a pattern no upsert of the load sent, so every one is a change. */
 function upsert(url: string, client: number, k: number): Promise<Response> {
   return fetch(`${url}/v1/${NS}/config/api-${client}/rules/r${k % 10}`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
     body: JSON.stringify({
       executionPhase: 'download',
-      selector: { function: { name: 'packageName', patterns: [`evil-${client}-${k}-*`] } },
+      selector: { function: { name: 'packageName', patterns: [`sample-${client}-${k}-*`] } },
       ruleEffect: { block: true, log: true },
     }),
   })
