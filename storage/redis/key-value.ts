@@ -32,15 +32,11 @@ export class RedisKeyValue implements KeyValueStore {
   }
 
   /**
-   * Each value as `get` answers it (as the local store's `getMany` does). Ordered either way: one
-   * MGET, or on a cluster one namespace's GETs in order on its node's connection.
+   * Ordered either way (`options.ordered`): one MGET, or on a cluster one namespace's GETs in order
+   * on its node's connection. Values are parsed as JSON, as a transaction reads them.
    */
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
-    const texts = await this.connection.readRaw(keys.map((key) => this.connection.raw(key)))
-    const slice = new TimeSlice()
-    const values: (T | null)[] = []
-    for (const text of texts) values.push(text == null ? null : ((await readStoredText(text, slice)) as T))
-    return values
+    return (await parseAll(await this.connection.readRaw(keys.map((key) => this.connection.raw(key))))) as (T | null)[]
   }
 
   set(key: string, value: unknown): Promise<void> {
