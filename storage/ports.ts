@@ -63,7 +63,12 @@ export interface TxOutcome<R> {
 /** Plain values under keys, and atomic read-modify-write across keys of one namespace. */
 export interface KeyValueStore {
   get<T>(key: string): Promise<T | null>
-  getMany<T>(keys: string[]): Promise<(T | null)[]>
+  /**
+   * `ordered`: each value is read no earlier than the one before it (keys of one namespace), as
+   * separate reads one after another would be: a value kept under a stamp read before it is then
+   * never older than the stamp. Redis reads them in one round trip either way.
+   */
+  getMany<T>(keys: string[], options?: { ordered?: boolean }): Promise<(T | null)[]>
   has(key: string): Promise<boolean>
   /** Raw bytes (cached tarballs, compressed snapshots): stored as they are, not as JSON. */
   getBytes(key: string): Promise<Buffer | null>

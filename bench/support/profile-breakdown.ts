@@ -10,6 +10,8 @@
  * functions with the most self / inclusive time (`--top N` of them).
  * `--api --window FROM,TO --requests N --cpu-us C` (the "profile window" line of bench:api, and the CPU
  * per request it printed): where one API request went instead, each sample in exactly one area.
+ * `--upsert` with the same options (bench:upsert's line): where one rule upsert went, by step of the
+ * write path.
  */
 import { readFileSync } from 'node:fs'
 
@@ -213,28 +215,95 @@ const API_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
 ]
 const OTHER = 'HTTP server and framework (node:http, h3 router, nitro hooks)'
 
+const named = (pattern: RegExp) => (f: ProfileNode['callFrame']) => pattern.test(f.functionName)
+
+/**
+ * The steps of one rule upsert (bench/upsert.bench.ts). A sample goes to the first area in this
+ * order that has a frame anywhere in its stack (not the one nearest the sampled frame, as for
+ * `API_AREAS`): a socket write under the Redis client is the Redis client's, not the response's.
+ */
+const UPSERT_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
+  API_AREAS[0],
+  API_AREAS[1],
+  [
+    'Redis client and socket (commands out, replies in)',
+    (f) => f.url.includes('/ioredis/') || /^(executeAutoPipeline|execPipeline|sendCommand)$/.test(f.functionName),
+  ],
+  [
+    'stored JSON parsed (documents, index, license sets)',
+    named(/^(parseStoredJson|readStoredText|parseAll|parseJsonCooperatively|destr)$/),
+  ],
+  ['transaction values serialised (document, history, events)', named(/^(compareAndSetCall|watchedKey)$/)],
+  [
+    'validateFirewall (limits, references, endpoints)',
+    named(
+      /^(validateFirewall|refuseOverLimits|refuseUnknownReferences|judgedRules|refuseRefusedEndpoints|patternLimitProblems|refuseDeepSelector|validateRuleForEcosystem|collectLicenseSetIds)$/,
+    ),
+  ],
+  ['validation context (license sets, firewall list)', named(/^(firewallValidationContext|list|load|all)$/)],
+  [
+    'diff and permission checks of the change',
+    named(
+      /^(summarizeChange|diffById|equalInSlices|permissionsForChange|touchesCredentials|grantsAddedInSlices|requireMayGrant|requireFirewallPermission|isDeepStrictEqual)$/,
+    ),
+  ],
+  ['secrets (seal, open)', named(/^(mapFirewallSecrets|mapUpstream|seal|open)$/)],
+  [
+    'audit entry and events (built, appended)',
+    named(/^(auditCall|recordAudit|appendAudit|eventFor|makeEvent|redactFirewall|compact)$/),
+  ],
+  API_AREAS[4],
+  API_AREAS[5],
+  API_AREAS[6],
+  ['access check (firewall permission)', named(/^(requireAny|firewallPermissions|canOnFirewall|noteCheckedFirewall)$/)],
+  [
+    'body and schema (read, JSON, zod)',
+    (f) =>
+      f.url.includes('/zod/') || /^(pathParams|parseOr400|resultOr400|readJsonBody|objectBody)$/.test(f.functionName),
+  ],
+  ['answer serialised (sendJson)', named(/^(sendJson|stringifyCooperatively|etagOf|written)$/)],
+  [
+    'the rest of the write (transact, mutate, the edit, firewall reads)',
+    named(/^(transact|mutate|editFirewall|upsertMember|evalScript|readWatched|stampOf|through)$/),
+  ],
+  API_AREAS[11],
+  API_AREAS[12],
+]
+
 /**
  * One API request's time by area over the samples of `window` (monotonic µs, as bench:api prints
  * it): share of the busy time and, given the measured CPU per request, µs per request.
  */
-export function apiBreakdown(profile: Profile, window: [number, number], requests: number, cpuUs?: number): string[] {
+export function apiBreakdown(
+  profile: Profile,
+  window: [number, number],
+  requests: number,
+  cpuUs?: number,
+  areas = API_AREAS,
+  byPriority = false,
+): string[] {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]))
   const parent = new Map<number, number>()
   for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
-  const sums = new Map<string, number>([...API_AREAS.map(([name]) => [name, 0] as [string, number]), [OTHER, 0]])
+  const sums = new Map<string, number>([...areas.map(([name]) => [name, 0] as [string, number]), [OTHER, 0]])
   const attributed = new Map<number, string>()
   const areaOf = (id: number): string => {
     let area = attributed.get(id)
     if (area !== undefined) return area
     area = OTHER
-    for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
-      const frame = byId.get(at)!.callFrame
-      const found = API_AREAS.find(([, test]) => test(frame))
-      if (found) {
-        area = found[0]
-        break
+    if (byPriority) {
+      const frames: ProfileNode['callFrame'][] = []
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) frames.push(byId.get(at)!.callFrame)
+      area = areas.find(([, test]) => frames.some(test))?.[0] ?? OTHER
+    } else
+      for (let at: number | undefined = id; at !== undefined; at = parent.get(at)) {
+        const frame = byId.get(at)!.callFrame
+        const found = areas.find(([, test]) => test(frame))
+        if (found) {
+          area = found[0]
+          break
+        }
       }
-    }
     attributed.set(id, area)
     return area
   }
@@ -270,10 +339,11 @@ if (file) {
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile
   const [from, to] = (option('--window') ?? `0,${Number.MAX_SAFE_INTEGER}`).split(',').map(Number)
   const cpu = option('--cpu-us')
-  if (process.argv.includes('--api')) {
-    console.log(
-      apiBreakdown(profile, [from, to], Number(option('--requests') ?? 1), cpu ? Number(cpu) : undefined).join('\n'),
-    )
+  if (process.argv.includes('--api') || process.argv.includes('--upsert')) {
+    const upsert = process.argv.includes('--upsert')
+    const areas = upsert ? UPSERT_AREAS : API_AREAS
+    const requests = Number(option('--requests') ?? 1)
+    console.log(apiBreakdown(profile, [from, to], requests, cpu ? Number(cpu) : undefined, areas, upsert).join('\n'))
   } else {
     const perUnit = cpu && option('--units') ? { units: Number(option('--units')), cpuUs: Number(cpu) } : undefined
     console.log(breakdown(profile, [from, to], perUnit).join('\n'))

@@ -1,3 +1,4 @@
+import type { TxWrites } from '../../storage/backend'
 import type { Clock } from '../common/clock'
 import type { Actor } from '../events/schemas'
 import { actorOf, type Principal, type RequestMeta } from './principal'
@@ -12,6 +13,28 @@ export interface CallContext<P> {
   ns: string
   principal: Principal
   meta: RequestMeta
+  /**
+   * The call's audit entry, for a command to write in its own transaction. Absent when the caller
+   * audits the call on its own (the dashboard), and whatever a command does not take the caller
+   * still writes after it.
+   */
+  audit?: CallAudit
+}
+
+/**
+ * The audit entry of a successful call, written with the change it records (#27: a second
+ * transaction, one more round trip, after every firewall write): the router's entry, the same
+ * fields, one transaction instead of two.
+ */
+export interface CallAudit {
+  /** The writes of the entry and its `audit.*` event for a success answered `status` (`createdId`: what a 201 created). */
+  success(status: number, createdId?: string): PendingAudit
+}
+
+export interface PendingAudit {
+  writes: TxWrites
+  /** Tells the caller the writes are stored: it writes no entry of its own for this answer. */
+  stored(): void
 }
 
 export const actorOfCall = (ctx: Pick<CallContext<unknown>, 'principal' | 'meta'>): Actor =>

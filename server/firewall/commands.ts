@@ -7,9 +7,11 @@ import {
   requireFirewallPermission,
   requireNamespacePermission,
 } from '../auth/permissions'
-import { actorOfCall, nowIso } from '../auth/call-context'
+import { actorOfCall, nowIso, type PendingAudit } from '../auth/call-context'
 import type { FirewallVersion } from '../../storage/repositories/firewalls'
 import type { TxWrites } from '../../storage/backend'
+import { mergeWrites } from '../../storage/tx-part'
+import { takeCheckedFirewall } from './call-read'
 import type { Actor, EventType } from '../events/schemas'
 import { permissionsForChange, summarizeChange, touchesCredentials } from './diff'
 import { redactFirewall, refuseUnrestored, restoreRedacted } from './redact'
@@ -65,6 +67,11 @@ interface Edit {
   bodyAt?: (next: Firewall) => string
   /** A whole configuration (PUT, rollback): the limits apply to every rule, not only changed ones. */
   whole?: boolean
+  /**
+   * What the call answers when this change is stored (status, and for a 201 what it created): the
+   * call's audit entry (`ctx.audit`) is then written in the change's own transaction.
+   */
+  answer?: (current: Firewall) => { status: number; createdId?: string }
 }
 
 /**
@@ -73,7 +80,9 @@ interface Edit {
  * one, history and one `config.firewall.updated` event are written atomically.
  */
 export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): Promise<Firewall> {
-  const preview = await ctx.services.firewalls.get(ctx.ns, id)
+  // The access check's read, when the call made one: the transaction judges the stored document anyway.
+  const checked = takeCheckedFirewall(ctx, id)
+  const preview = checked !== undefined ? checked : await ctx.services.firewalls.get(ctx.ns, id)
   if (!preview) throw firewallNotFound(id)
   // Before the edit is even tried: its own errors ("rule not found") must not reveal a firewall the caller cannot see.
   if (typeof edit.permission === 'string') requireFirewallPermission(ctx.principal, preview, edit.permission)
@@ -81,60 +90,78 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
   const watch = edit.watch ?? []
   const previewWatched = await ctx.services.firewalls.readWatched(watch)
   const previewNext = edit.apply(preview, previewWatched)
-  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
-    id,
-    previous: preview,
-    readable: readableBy(ctx),
-    bodyAt: edit.bodyAt?.(previewNext),
-    rules: edit.whole ? 'all' : 'changed',
-  })
-  return ctx.services.firewalls.mutate(
+  const validation = await firewallValidationContext(
+    ctx.services,
+    ctx.ns,
+    {
+      id,
+      previous: preview,
+      readable: readableBy(ctx),
+      bodyAt: edit.bodyAt?.(previewNext),
+      rules: edit.whole ? 'all' : 'changed',
+    },
+    previewNext,
+  )
+  // The audit entry the last run of the transaction's body wrote with the change, if any.
+  const written: { audit: PendingAudit | null } = { audit: null }
+  const stored = await ctx.services.firewalls.mutate(
     ctx.ns,
     id,
     actorOfCall(ctx),
     nowIso(ctx),
     // A whole configuration is up to 1 MiB of outside input: each check below may take tens of
-    // milliseconds on it, so they run in turns (CONTRACT.md 8), the same checks in the same order.
+    // milliseconds on it, so each starts a turn of its own unless the work so far was short
+    // (`fresh`; CONTRACT.md 8), the same checks in the same order.
     async (current, watched) => {
+      written.audit = null
       const slice = new TimeSlice()
       if (!current) throw firewallNotFound(id)
       const next = edit.apply(current, watched)
-      await slice.pause()
+      await slice.fresh()
       const needed =
         typeof edit.permission === 'function' ? await edit.permission(current, next, slice) : [edit.permission]
       for (const permission of needed) requireFirewallPermission(ctx.principal, current, permission)
-      await slice.pause()
+      await slice.fresh()
       // Whatever the edit: a stored secret never changes or moves without fw:update:credentials,
       // and permissions are only handed out by someone who holds them.
       if (touchesCredentials(current, next)) requireFirewallPermission(ctx.principal, current, 'fw:update:credentials')
       requireMayGrant(ctx.principal, current, await grantsAddedInSlices(current.permissions, next.permissions, slice))
       edit.refuse?.(current, next)
-      await slice.pause()
+      await slice.fresh()
       await validateFirewall(
         next,
         { ...validation, previous: current, startsFrom: current, bodyAt: edit.bodyAt?.(next) },
         slice,
       )
       checkVersion(current, edit.ifMatch)
-      await slice.pause()
+      await slice.fresh()
       // One comparison serves both: a summary of 'no change' is the same configuration.
       const change = await summarizeChange(current, next, slice)
       if (change === 'no change') {
         return { next: current, summary: '', result: () => current, unchanged: true }
       }
-      await slice.pause()
+      await slice.fresh()
       return {
         next,
         summary: (await edit.summary?.(current, next, slice)) ?? change,
         also: (stored) => {
           const extra = edit.also?.(stored!, current, watched) ?? {}
-          return { ...extra, events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])] }
+          const writes = {
+            ...extra,
+            events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])],
+          }
+          const answer = edit.answer?.(current)
+          written.audit = answer && ctx.audit ? ctx.audit.success(answer.status, answer.createdId) : null
+          // After the change's own events: the log keeps the order it had as two transactions.
+          return written.audit ? mergeWrites(writes, written.audit.writes) : writes
         },
         result: (stored) => stored!,
       }
     },
     watch,
   )
+  written.audit?.stored()
+  return stored
 }
 
 /** `PUT /config/{fw}`: create (201) or replace. */
@@ -189,13 +216,12 @@ async function createFirewall(
   summary: string,
   source: Firewall | null = null,
 ): Promise<FirewallWrite> {
-  const validation = await firewallValidationContext(ctx.services, ctx.ns, {
-    id,
-    previous: null,
-    startsFrom: source,
-    readable: readableBy(ctx),
-    rules: 'all',
-  })
+  const validation = await firewallValidationContext(
+    ctx.services,
+    ctx.ns,
+    { id, previous: null, startsFrom: source, readable: readableBy(ctx), rules: 'all' },
+    input,
+  )
   await validateFirewall(input, validation)
   const firewall = await ctx.services.firewalls.mutate(ctx.ns, id, actorOfCall(ctx), nowIso(ctx), (current) => {
     if (current) throw conflict('firewall_exists', `firewall "${id}" already exists`)
@@ -260,13 +286,19 @@ export async function upsertMember<L extends MemberList>(
   item: MemberOf<L>,
   ifMatch?: number,
 ): Promise<FirewallWrite> {
-  const before = await ctx.services.firewalls.get(ctx.ns, id)
-  const created = !(before?.[list] as { id: string }[] | undefined)?.some((existing) => existing.id === item.id)
+  const isNew = (fw: Firewall) => !(fw[list] as { id: string }[]).some((existing) => existing.id === item.id)
+  // Decided on the document the write replaces (the last `apply` is the stored attempt's), so the
+  // answer and its audit entry agree with the change even when another write came in between.
+  let created = false
   const firewall = await editFirewall(ctx, id, {
     permission: MEMBER_LISTS[list].permission,
     ifMatch,
-    apply: (fw) => ({ ...fw, [list]: upsertById(fw[list] as MemberOf<L>[], item) }),
+    apply: (fw) => {
+      created = isNew(fw)
+      return { ...fw, [list]: upsertById(fw[list] as MemberOf<L>[], item) }
+    },
     bodyAt: (next) => `${list}[${(next[list] as { id: string }[]).findIndex((existing) => existing.id === item.id)}]`,
+    answer: (current) => (isNew(current) ? { status: 201, createdId: id } : { status: 200 }),
   })
   return { firewall, created }
 }
@@ -287,6 +319,7 @@ export function deleteMember(
       if (!items.some((item) => item.id === itemId)) throw notFound(MEMBER_LISTS[list].noun, itemId)
       return { ...fw, [list]: items.filter((item) => item.id !== itemId) }
     },
+    answer: () => ({ status: 204 }),
   })
 }
 

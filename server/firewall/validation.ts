@@ -9,7 +9,10 @@ import { collectLicenseSetIds, validateRuleForEcosystem } from './rules/validate
 import { refuseRefusedEndpoints } from './upstream-addresses'
 import { TimeSlice } from '../common/time-slice'
 
-/** What a firewall about to be written is judged against, read before the write's transaction. */
+/**
+ * What a firewall about to be written is judged against, read before the write's transaction (what
+ * the configuration met inside it names and the expected one did not: once, there).
+ */
 export interface FirewallValidationContext {
   /** The id the configuration is written under. */
   id: string
@@ -28,9 +31,13 @@ export interface FirewallValidationContext {
    * partial edit (a rule or exception upsert or delete, an approval).
    */
   rules: 'all' | 'changed'
-  /** The namespace's license set ids and firewalls. */
-  licenseSetIds: ReadonlySet<string>
-  firewalls: ReadonlyMap<string, Firewall>
+  /**
+   * The namespace's license set ids and firewalls, or how to read them (once): only a configuration
+   * that names a license set, or a base, needs them, and a rule upsert on a firewall that names
+   * neither was reading both (#27: two round trips, and every firewall of the namespace parsed).
+   */
+  licenseSetIds: Lazy<ReadonlySet<string>>
+  firewalls: Lazy<ReadonlyMap<string, Firewall>>
   /** Whether the caller may read a firewall: a base it cannot read is as unknown as a missing one. */
   readable: (firewall: Firewall) => boolean
   upstreamAddresses: UpstreamAddressSettings
@@ -41,12 +48,24 @@ export interface FirewallValidationContext {
   bodyAt?: string
 }
 
+/** A value, or its read (memoised by whoever builds it). */
+type Lazy<T> = T | (() => Promise<T>)
+
+const valueOf = <T>(lazy: Lazy<T>): T | Promise<T> => (typeof lazy === 'function' ? (lazy as () => Promise<T>)() : lazy)
+
 /** What `validateFirewall` reads of a configuration. */
 export type FirewallConfig = Pick<FirewallInput, 'ecosystem' | 'upstreams' | 'rules' | 'exceptions' | 'extends'>
 
+/** Does `config` name a license set (in any rule) or a base: what decides the reads of the context. */
+function namesLicenseSets(config: FirewallConfig): boolean {
+  return config.rules.some((rule) => collectLicenseSetIds(rule.selector).length > 0)
+}
+
 /**
- * Reads what `validateFirewall` needs (license sets, the namespace's firewalls) before the write's
- * transaction, so the check itself is pure and can run inside it.
+ * What `validateFirewall` needs (license sets, the namespace's firewalls), read before the write's
+ * transaction when `expected` (the configuration the write is expected to make) names them, so the
+ * check itself runs inside it without a round trip; read there, once, only when the configuration
+ * met in the transaction names them and `expected` did not.
  */
 export async function firewallValidationContext(
   services: Pick<FirewallPorts, 'licenseSets' | 'firewalls' | 'config'>,
@@ -54,13 +73,26 @@ export async function firewallValidationContext(
   context: Pick<FirewallValidationContext, 'id' | 'previous' | 'readable' | 'bodyAt' | 'rules'> & {
     startsFrom?: Firewall | null
   },
+  expected?: FirewallConfig,
 ): Promise<FirewallValidationContext> {
-  const [sets, firewalls] = await Promise.all([services.licenseSets(ns).all(), services.firewalls.list(ns)])
+  let sets: Promise<ReadonlySet<string>> | undefined
+  let firewalls: Promise<ReadonlyMap<string, Firewall>> | undefined
+  const licenseSetIds = () =>
+    (sets ??= services
+      .licenseSets(ns)
+      .all()
+      .then((all) => new Set(all.map((set) => set.id))))
+  const namespaceFirewalls = () =>
+    (firewalls ??= services.firewalls.list(ns).then((all) => new Map(all.map((fw) => [fw.id, fw]))))
+  await Promise.all([
+    !expected || namesLicenseSets(expected) ? licenseSetIds() : undefined,
+    !expected || expected.extends.length > 0 ? namespaceFirewalls() : undefined,
+  ])
   return {
     ...context,
     startsFrom: context.startsFrom ?? context.previous,
-    licenseSetIds: new Set(sets.map((set) => set.id)),
-    firewalls: new Map(firewalls.map((fw) => [fw.id, fw])),
+    licenseSetIds,
+    firewalls: namespaceFirewalls,
     upstreamAddresses: services.config.upstreamAddresses,
   }
 }
@@ -125,11 +157,14 @@ async function refuseUnknownReferences(
   context: FirewallValidationContext,
   slice: TimeSlice,
 ): Promise<void> {
-  const { id, firewalls: all } = context
+  const { id } = context
   const errors: FieldError[] = []
+  // Read when first needed: a configuration without license rules or bases reads neither.
+  let licenseSetIds: ReadonlySet<string> | undefined
   for (const [index, rule] of next.rules.entries()) {
     for (const setId of collectLicenseSetIds(rule.selector)) {
-      if (!context.licenseSetIds.has(setId))
+      licenseSetIds ??= await valueOf(context.licenseSetIds)
+      if (!licenseSetIds.has(setId))
         errors.push({ path: `rules[${index}].selector`, message: `unknown license set "${setId}"` })
     }
     for (const problem of validateRuleForEcosystem(rule, next.ecosystem)) {
@@ -141,6 +176,7 @@ async function refuseUnknownReferences(
     }
     if (slice.spent()) await slice.pause()
   }
+  const all = next.extends.length > 0 ? await valueOf(context.firewalls) : new Map<string, Firewall>()
   const map = all as Map<string, Firewall>
   const inheritedRuleIds = new Set<string>()
   const keptBases = new Set(context.startsFrom?.extends ?? [])

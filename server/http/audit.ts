@@ -1,9 +1,10 @@
 import type { EdgePorts } from './ports'
 import type { Principal, RequestMeta } from '../auth/principal'
 import { compact, makeEvent } from '../events/factory'
-import type { AuditData } from '../events/schemas'
+import type { AuditData, NamespaceEvent } from '../events/schemas'
+import type { TxWrites } from '../../storage/backend'
 
-interface AuditRecord {
+export interface AuditRecord {
   ns: string
   action: string
   outcome: 'success' | 'failure'
@@ -21,6 +22,19 @@ interface AuditRecord {
  * event to the event log, atomically. The entry is the event's data plus its id and time.
  */
 export async function recordAudit(services: Pick<EdgePorts, 'clock' | 'events'>, record: AuditRecord): Promise<void> {
+  await services.events.appendAudit(record.ns, ...auditEntry(services, record))
+}
+
+/** The writes of `recordAudit`, for another transaction to make with its own (`CallAudit`). */
+export function auditWrites(services: Pick<EdgePorts, 'clock' | 'events'>, record: AuditRecord): TxWrites {
+  return services.events.auditWrites(record.ns, ...auditEntry(services, record))
+}
+
+/** The audit log entry of `record` (the event's data plus its id and time) and its `audit.<action>` event. */
+function auditEntry(
+  services: Pick<EdgePorts, 'clock'>,
+  record: AuditRecord,
+): [entry: AuditData & { id: string; time: string }, event: NamespaceEvent<AuditData>] {
   const data: AuditData = compact({
     action: record.action,
     outcome: record.outcome,
@@ -39,5 +53,5 @@ export async function recordAudit(services: Pick<EdgePorts, 'clock' | 'events'>,
     eventData: record.eventData,
   })
   const event = makeEvent(services.clock, record.ns, `audit.${record.action}`, data)
-  await services.events.appendAudit(record.ns, { id: event.id, time: event.time, ...data }, event)
+  return [{ id: event.id, time: event.time, ...data }, event]
 }

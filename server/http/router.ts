@@ -5,7 +5,8 @@ import { DomainError } from '../common/errors'
 import type { ApiPorts } from './ports'
 import { credentialFromHeader } from '../auth/authenticate'
 import type { Principal, RequestMeta } from '../auth/principal'
-import { recordAudit } from './audit'
+import type { CallAudit } from '../auth/call-context'
+import { auditWrites, recordAudit, type AuditRecord } from './audit'
 import { emptyBody, hasBody, objectBody, readJsonBody } from './body'
 import type { Operation } from './operation'
 import { HttpProblem, fieldErrors, toProblem } from './problem'
@@ -69,6 +70,18 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
     let status = 500
     let failure: { message: string; permission?: string } | null = null
     let createdId: string | undefined
+    /** The status a command's own transaction audited the call as (`CallAudit`), if one did. */
+    let auditedAs: number | null = null
+    const callAudit = (principal: Principal, ctxMeta: RequestMeta): CallAudit => ({
+      success: (statusCode, created) => ({
+        writes: auditWrites(services, {
+          ...auditFields(operation, ns, principal, ctxMeta, rawParams, created),
+          outcome: 'success',
+          statusCode,
+        }),
+        stored: () => (auditedAs = statusCode),
+      }),
+    })
     try {
       rawParams = pathParams(event)
       ns = rawParams.ns ?? ''
@@ -83,7 +96,7 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
       // No API limit configured: nothing to count, and no turn for it (#27).
       if (services.config.rateLimits.api) await enforceTokenRateLimit(event, services, 'api', principal)
       const params = parseOr400(operation.params, rawParams, '')
-      const ctx = { services, ns, principal, meta }
+      const ctx = { services, ns, principal, meta, audit: callAudit(principal, meta) }
       // Awaited only when the check reads something (a member check answers at once).
       const checked = operation.access(ctx, params as Record<string, string>)
       if (checked) await checked
@@ -139,6 +152,8 @@ function wrap(operation: Operation, getServices: () => Promise<ApiPorts>) {
         await auditRefusal(services, { ns, scope: principal ? 'api' : 'auth', principal, meta, statusCode: 429 }).catch(
           (error) => logger.error('audit write failed', { requestId, error: String(error) }),
         )
+      } else if (auditedAs !== null && auditedAs === status && !failure) {
+        // Written with the change (CallAudit), before the answer.
       } else if ((mutating || failure || operation.audit.reads) && CLIENT_ID_PATTERN.test(ns)) {
         await auditCall(services, operation, ns, principal, meta, status, failure, rawParams, createdId).catch(
           (error) => logger.error('audit write failed', { requestId, error: String(error) }),
@@ -167,24 +182,31 @@ async function auditCall(
 ): Promise<void> {
   // Calls that never reached a namespace (unknown or another one) have no audit log to go to.
   if (!principal && !(await services.namespaces.get(ns))) return
+  await recordAudit(services, {
+    ...auditFields(operation, ns, principal, meta, params, createdId),
+    outcome: failure ? 'failure' : 'success',
+    statusCode: status,
+    errorMessage: failure?.message,
+    eventData: failure?.permission ? { permission: failure.permission } : undefined,
+  })
+}
+
+/** What a call's audit entry says whatever its outcome: the operation, the caller, the resource. */
+function auditFields(
+  operation: Operation,
+  ns: string,
+  principal: Principal | null,
+  meta: RequestMeta,
+  params: Record<string, string>,
+  createdId: string | undefined,
+): Omit<AuditRecord, 'outcome' | 'statusCode'> {
   let resourceId: string | undefined = createdId
   try {
     resourceId ??= operation.audit.resourceId?.(params)
   } catch {
     resourceId = undefined
   }
-  await recordAudit(services, {
-    ns,
-    action: operation.audit.action,
-    outcome: failure ? 'failure' : 'success',
-    statusCode: status,
-    principal,
-    meta,
-    resourceType: operation.audit.resourceType,
-    resourceId,
-    errorMessage: failure?.message,
-    eventData: failure?.permission ? { permission: failure.permission } : undefined,
-  })
+  return { ns, action: operation.audit.action, principal, meta, resourceType: operation.audit.resourceType, resourceId }
 }
 
 const toH3Path = (path: string) => path.replace(/\{(\w+)\}/g, ':$1')

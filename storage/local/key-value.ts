@@ -20,8 +20,12 @@ export class LocalKeyValue implements KeyValueStore {
     return this.values.get<T>(key)
   }
 
-  getMany<T>(keys: string[]): Promise<(T | null)[]> {
-    return this.values.getMany<T>(keys)
+  async getMany<T>(keys: string[], options: { ordered?: boolean } = {}): Promise<(T | null)[]> {
+    if (!options.ordered) return this.values.getMany<T>(keys)
+    // Files read together may be read in any order: one after another instead.
+    const values: (T | null)[] = []
+    for (const key of keys) values.push(await this.values.get<T>(key))
+    return values
   }
 
   set(key: string, value: unknown): Promise<void> {

@@ -31,6 +31,10 @@ export class RedisKeyValue implements KeyValueStore {
     return text == null ? null : ((await readStoredText(text)) as T)
   }
 
+  /**
+   * Ordered either way (`options.ordered`): one MGET, or on a cluster one namespace's GETs in order
+   * on its node's connection. Values are parsed as JSON, as a transaction reads them.
+   */
   async getMany<T>(keys: string[]): Promise<(T | null)[]> {
     return (await parseAll(await this.connection.readRaw(keys.map((key) => this.connection.raw(key))))) as (T | null)[]
   }

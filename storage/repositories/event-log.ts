@@ -1,4 +1,4 @@
-import type { Backend, LogEntry } from '../backend'
+import type { Backend, LogEntry, TxWrites } from '../backend'
 import type { StoredEvent } from '../model/events'
 import { keys } from './keys'
 
@@ -17,10 +17,12 @@ export class EventLogRepository<E extends StoredEvent = StoredEvent> {
 
   /** Appends an audit entry to the namespace's audit log together with its `audit.*` event. */
   appendAudit(ns: string, entry: unknown, event: E): Promise<void> {
-    return this.backend.keyValue.transact([], () => ({
-      writes: { logs: { [keys.auditLog(ns)]: [entry] }, events: [event] },
-      result: undefined,
-    }))
+    return this.backend.keyValue.transact([], () => ({ writes: this.auditWrites(ns, entry, event), result: undefined }))
+  }
+
+  /** The writes of `appendAudit`, for a transaction of another repository to make with its own. */
+  auditWrites(ns: string, entry: unknown, event: E): TxWrites {
+    return { logs: { [keys.auditLog(ns)]: [entry] }, events: [event] }
   }
 
   /** Appends a proxy decision to the firewall's log together with the events it caused. */

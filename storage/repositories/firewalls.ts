@@ -56,6 +56,13 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    */
   private readonly stamps: RecentLookups<string | null>
   private listening: (() => void) | null = null
+  /**
+   * The stored (sealed) form of each document this process opened, and each namespace's index as
+   * last read or written here: what a `mutate` assumes storage holds, so that it writes in one
+   * round trip instead of reading first (#27). A stale assumption costs the read it saved.
+   */
+  private readonly sealedOf = new WeakMap<F, F>()
+  private readonly indexes: LRUCache<string, { index: FIndex | null }>
 
   constructor(
     private readonly backend: Pick<Backend, 'keyValue' | 'signals'>,
@@ -66,17 +73,19 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     this.cache = new LRUCache({ max: limits.namespaces })
     this.singles = new LRUCache({ max: limits.singles })
     this.stamps = new RecentLookups({ ttlMs: RECENT_LOOKUP_LIMITS.ttlMs, max: limits.namespaces }, now)
+    this.indexes = new LRUCache({ max: limits.namespaces })
   }
 
-  /** The namespace's write stamp: from `stamps` while no change was announced since it was read. */
-  private stampOf(ns: string): Promise<string | null> {
+  /**
+   * The namespace's write stamp: from `stamps` while no change was announced since it was read,
+   * else what `read` answers (by default the stamp alone).
+   */
+  private stampOf(
+    ns: string,
+    read = () => this.backend.keyValue.get<string>(keys.firewallStamp(ns)),
+  ): Promise<string | null> {
     this.listening ??= followChanges(this.backend.signals, this.stamps)
-    return this.stamps.through(
-      ns,
-      ns,
-      () => this.backend.keyValue.get<string>(keys.firewallStamp(ns)),
-      () => this.backend.signals.eventsLive(),
-    )
+    return this.stamps.through(ns, ns, read, () => this.backend.signals.eventsLive())
   }
 
   /** Entries the per-process caches hold now (lists by namespace, single firewalls). */
@@ -85,7 +94,9 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   }
 
   private open(ns: string, id: string, stored: F): F {
-    return mapFirewallSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
+    const opened = mapFirewallSecrets(stored, ns, id, (value, context) => this.secrets.open(value, context))
+    this.sealedOf.set(opened, stored)
+    return opened
   }
 
   private seal(ns: string, id: string, firewall: F): F {
@@ -102,12 +113,23 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    * the edit; after a write each read would otherwise cost two round trips.)
    */
   async get(ns: string, id: string): Promise<F | null> {
-    const stamp = await this.stampOf(ns)
+    // A stamp not kept is read with the document, in one round trip (#27: after every write, each
+    // read of a firewall was two); the document is then the stamp's or newer (`ordered`).
+    let read: { stored: F | null } | undefined
+    const stamp = await this.stampOf(ns, async () => {
+      const [stamp, stored] = await this.backend.keyValue.getMany<unknown>(
+        [keys.firewallStamp(ns), keys.firewall(ns, id)],
+        { ordered: true },
+      )
+      read = { stored: stored as F | null }
+      return stamp as string | null
+    })
     const listed = this.cache.get(ns)
     if (listed && stamp !== null && listed.stamp === stamp) return listed.firewalls.find((fw) => fw.id === id) ?? null
     const single = this.singles.get(singleKey(ns, id))
     if (single && stamp !== null && single.stamp === stamp) return single.firewall
-    const stored = await this.backend.keyValue.get<F>(keys.firewall(ns, id))
+    // Kept, or read by another call (of another firewall): the document is read after it.
+    const stored = read ? read.stored : await this.backend.keyValue.get<F>(keys.firewall(ns, id))
     const firewall = stored && this.open(ns, id, stored)
     // Read after the stamp: a write in between leaves a newer document under an older stamp, which the next read misses.
     if (stamp !== null) this.singles.set(singleKey(ns, id), { stamp, firewall })
@@ -151,6 +173,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
 
   private async load(ns: string): Promise<F[]> {
     const index = await this.backend.keyValue.get<FIndex>(keys.firewallIndex(ns))
+    this.indexes.set(ns, { index })
     const live = Object.entries(index?.items ?? {}).filter(([, entry]) => entry.deletedAtVersion === undefined)
     const docs = await this.backend.keyValue.getMany<F>(live.map(([id]) => keys.firewall(ns, id)))
     return live
@@ -216,48 +239,81 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   ): Promise<R> {
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
-    const committed = this.backend.keyValue.transact([docKey, indexKey, ...watch], async (values) => {
-      const raw = values.get(docKey) as F | null
-      const current = raw && this.open(ns, id, raw)
-      const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
-      const { next, summary, also, result, unchanged } = await change(current, values)
-      if (unchanged) return { writes: {}, result: result(current) }
-      // Own entries only: a firewall named `constructor` must not read Object's member.
-      const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0
-      const writes: TxWrites = { set: {}, delete: [] }
-      let stored: F | null = null
-      if (next) {
-        stored = { ...next, version: lastVersion + 1, updatedAt: now }
-        const sealed = this.seal(ns, id, stored)
-        writes.set![docKey] = sealed
-        writes.set![keys.firewallVersion(ns, id, stored.version)] = {
-          version: stored.version,
-          updatedAt: now,
-          actor,
-          summary,
-          config: sealed,
-        } satisfies FirewallVersion<F, A>
-        if (!current) writes.set![indexKey] = { items: { ...index.items, [id]: { createdAtVersion: stored.version } } }
-      } else if (current) {
-        writes.delete!.push(docKey)
-        writes.set![indexKey] = { items: { ...index.items, [id]: { deletedAtVersion: current.version } } }
-      }
-      writes.set![keys.firewallStamp(ns)] =
-        `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
-      const extra = also?.(stored, current) ?? {}
-      return {
-        writes: {
-          set: { ...writes.set, ...extra.set },
-          delete: [...writes.delete!, ...(extra.delete ?? [])],
-          logs: extra.logs,
-          events: extra.events,
-          // Every process's kept stamp of the namespace ends when this commits.
-          announce: ns,
-        },
-        result: result(stored),
-      }
-    })
+    let indexWritten: { index: FIndex } | undefined
+    const committed = this.backend.keyValue.transact(
+      [docKey, indexKey, ...watch],
+      async (values) => {
+        indexWritten = undefined
+        const raw = values.get(docKey) as F | null
+        const current = raw && this.open(ns, id, raw)
+        const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
+        this.indexes.set(ns, { index: values.get(indexKey) as FIndex | null })
+        const { next, summary, also, result, unchanged } = await change(current, values)
+        if (unchanged) return { writes: {}, result: result(current) }
+        // Own entries only: a firewall named `constructor` must not read Object's member.
+        const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0
+        const writes: TxWrites = { set: {}, delete: [] }
+        let stored: F | null = null
+        if (next) {
+          stored = { ...next, version: lastVersion + 1, updatedAt: now }
+          const sealed = this.seal(ns, id, stored)
+          writes.set![docKey] = sealed
+          writes.set![keys.firewallVersion(ns, id, stored.version)] = {
+            version: stored.version,
+            updatedAt: now,
+            actor,
+            summary,
+            config: sealed,
+          } satisfies FirewallVersion<F, A>
+          if (!current)
+            indexWritten = { index: { items: { ...index.items, [id]: { createdAtVersion: stored.version } } } }
+        } else if (current) {
+          writes.delete!.push(docKey)
+          indexWritten = { index: { items: { ...index.items, [id]: { deletedAtVersion: current.version } } } }
+        }
+        if (indexWritten) writes.set![indexKey] = indexWritten.index
+        writes.set![keys.firewallStamp(ns)] =
+          `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
+        const extra = also?.(stored, current) ?? {}
+        return {
+          writes: {
+            set: { ...writes.set, ...extra.set },
+            delete: [...writes.delete!, ...(extra.delete ?? [])],
+            logs: extra.logs,
+            events: extra.events,
+            // Every process's kept stamp of the namespace ends when this commits.
+            announce: ns,
+          },
+          result: result(stored),
+        }
+      },
+      { assume: watch.length === 0 ? this.assumed(ns, id) : undefined },
+    )
     // This process's own kept stamp ends before the caller answers (the announcement comes later).
-    return committed.finally(() => this.stamps.forget(ns))
+    return committed
+      .then((result) => {
+        if (indexWritten) this.indexes.set(ns, indexWritten)
+        return result
+      })
+      .finally(() => this.stamps.forget(ns))
+  }
+
+  /**
+   * What storage most likely holds for firewall `id` and the namespace's index: the newest version
+   * of the document this process keeps (sealed, as stored) and the index as last seen here. None
+   * when either is unknown. The transaction's compare-and-set checks them like values it read.
+   */
+  private assumed(ns: string, id: string): Map<string, unknown> | undefined {
+    const index = this.indexes.get(ns)
+    if (!index) return undefined
+    const single = this.singles.get(singleKey(ns, id))?.firewall ?? undefined
+    const listed = this.cache.get(ns)?.firewalls.find((fw) => fw.id === id)
+    const newest = single && listed ? (listed.version > single.version ? listed : single) : (single ?? listed)
+    const sealed = newest && this.sealedOf.get(newest)
+    if (!sealed) return undefined
+    return new Map<string, unknown>([
+      [keys.firewall(ns, id), sealed],
+      [keys.firewallIndex(ns), index.index],
+    ])
   }
 }

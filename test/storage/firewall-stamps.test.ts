@@ -20,11 +20,21 @@ const put = (repo: FirewallRepository<Firewall>, id: string, description: string
     result: (stored) => stored,
   }))
 
-/** Writes a firewall and the stamp straight to storage, as a change whose announcement never came. */
+/**
+ * Writes a firewall and the stamp straight to storage, as a change whose announcement never came:
+ * one transaction that announces nothing, stored as a firewall write stores them (JSON).
+ */
 async function writeUnannounced(backend: Backend, id: string, description: string): Promise<void> {
   const stored = (await backend.keyValue.get<StoredFirewall>(keys.firewall('ns', id)))!
-  await backend.keyValue.set(keys.firewall('ns', id), { ...stored, description, version: stored.version + 1 })
-  await backend.keyValue.set(keys.firewallStamp('ns'), `unannounced-${description}`)
+  await backend.keyValue.transact([], () => ({
+    writes: {
+      set: {
+        [keys.firewall('ns', id)]: { ...stored, description, version: stored.version + 1 },
+        [keys.firewallStamp('ns')]: `unannounced-${description}`,
+      },
+    },
+    result: undefined,
+  }))
 }
 
 const backends: Backend[] = []

@@ -1,0 +1,131 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
+import { readEvents } from '../support/events'
+import { sharedStorageEnv } from '../support/backends'
+
+/**
+ * Rule and exception upserts and deletes write their audit entry in the change's own transaction
+ * (#27: one round trip instead of two): the audit log and the event log must read exactly as when
+ * the router wrote the entry after the change, one entry per call.
+ */
+const TOKEN = 'fwp_memberWritesTestToken0000000000000001'
+const rule = (id: string, patterns = ['evil-*']) => ({
+  id,
+  executionPhase: 'download',
+  selector: { function: { name: 'packageName', patterns } },
+  ruleEffect: { block: true, log: true },
+})
+
+interface AuditEntry {
+  action: string
+  outcome: string
+  statusCode: number
+  requestId: string
+  [field: string]: unknown
+}
+
+describe('rule and exception writes, audited with their change (redis)', () => {
+  let servers: RunningServer[] = []
+  let api: Api
+  beforeAll(async () => {
+    const env = { ...(await sharedStorageEnv('redis', 'members')), BOOTSTRAP_TOKEN: TOKEN }
+    servers = await Promise.all([startServer(env), startServer(env)])
+    api = apiClient(servers[0].url, TOKEN)
+    expect((await api('PUT', '/v1/default/config/web', {})).status).toBe(201)
+  })
+  afterAll(async () => {
+    await Promise.all(servers.map((server) => server.stop()))
+  })
+
+  const auditOf = async (requestId: string): Promise<AuditEntry[]> => {
+    const audit = await api('GET', '/v1/default/audit?limit=1000')
+    expect(audit.status).toBe(200)
+    return (audit.body as AuditEntry[]).filter((entry) => entry.requestId === requestId)
+  }
+
+  it('audits each call once, with the status it answered, after the change event it made', async () => {
+    const calls: [string, Awaited<ReturnType<Api>>][] = []
+    const call = async (label: string, method: string, path: string, body?: unknown) => {
+      const response = await api(method, path, body)
+      calls.push([label, response])
+      return response
+    }
+    expect((await call('created', 'PUT', '/v1/default/config/web/rules/r1', rule('r1'))).status).toBe(201)
+    expect((await call('replaced', 'PUT', '/v1/default/config/web/rules/r1', rule('r1', ['bad-*']))).status).toBe(200)
+    expect((await call('unchanged', 'PUT', '/v1/default/config/web/rules/r1', rule('r1', ['bad-*']))).status).toBe(200)
+    const exception = { id: 'e1', rule: 'r1', selector: { packageName: 'bad-one' } }
+    expect((await call('exception', 'PUT', '/v1/default/config/web/exceptions/e1', exception)).status).toBe(201)
+    expect((await call('exception deleted', 'DELETE', '/v1/default/config/web/exceptions/e1')).status).toBe(204)
+    expect((await call('deleted', 'DELETE', '/v1/default/config/web/rules/r1')).status).toBe(204)
+    expect(
+      (await call('refused', 'PUT', '/v1/default/config/web/rules/r2', rule('r2', ['x'.repeat(215)]))).status,
+    ).toBe(400)
+    expect((await call('missing', 'DELETE', '/v1/default/config/web/rules/r1')).status).toBe(404)
+
+    const events = await readEvents(servers[0])
+    for (const [label, response] of calls) {
+      const requestId = response.headers.get('x-request-id')!
+      const entries = await auditOf(requestId)
+      expect(entries, label).toHaveLength(1)
+      const isDelete = label.includes('deleted') || label === 'missing'
+      const noun = label.startsWith('exception') ? 'exception' : 'rule'
+      expect(entries[0], label).toMatchObject({
+        action: `firewall.${noun}.${isDelete ? 'delete' : 'upsert'}`,
+        outcome: response.status < 400 ? 'success' : 'failure',
+        statusCode: response.status,
+        resourceType: 'firewall',
+        resourceId: 'web',
+        actorUserId: 'owner',
+        requestMethod: isDelete ? 'DELETE' : 'PUT',
+      })
+      expect(entries[0].actorTokenIdentifier, label).toMatch(/^tid_/)
+      // The audit event follows the change's own event in the log, as when they were two writes.
+      const at = events.findIndex((event) => event.type.startsWith('audit.') && event.data.requestId === requestId)
+      expect(at, label).toBeGreaterThan(0)
+      const changed = ['created', 'replaced', 'exception', 'exception deleted', 'deleted'].includes(label)
+      expect(events[at - 1].type === 'config.firewall.updated', label).toBe(changed)
+      expect(
+        events.filter((event) => event.data.requestId === requestId),
+        label,
+      ).toHaveLength(1)
+      expect(events[at].id, label).toBe(entries[0].id)
+    }
+    const versions = events
+      .filter((event) => event.type === 'config.firewall.updated')
+      .map((event) => (event.data as { version: number }).version)
+    expect(versions).toEqual([2, 3, 4, 5, 6])
+  })
+
+  it('answers 201 only to the upsert whose stored document lacked the rule, and audits that status', async () => {
+    // Two processes, a new rule each time: whichever commits second replaces it (200).
+    for (let round = 0; round < 5; round++) {
+      const id = `race-${round}`
+      const answers = await Promise.all(
+        servers.map((server, i) =>
+          apiClient(server.url, TOKEN)('PUT', `/v1/default/config/web/rules/${id}`, rule(id, [`p${i}-*`])),
+        ),
+      )
+      expect(answers.map((answer) => answer.status).sort()).toEqual([200, 201])
+      for (const answer of answers) {
+        const [entry] = await auditOf(answer.headers.get('x-request-id')!)
+        expect(entry.statusCode).toBe(answer.status)
+      }
+    }
+  })
+
+  it('writes on the stored document when another process changed it since this one read it', async () => {
+    const [a, b] = servers.map((server) => apiClient(server.url, TOKEN))
+    expect((await a('PUT', '/v1/default/config/web/rules/kept', rule('kept'))).status).toBe(201)
+    const before = (await a('GET', '/v1/default/config/web')).body.version
+    expect((await b('PUT', '/v1/default/config/web/rules/other', rule('other'))).status).toBe(201)
+    // A firewall created through the other process changes the namespace's index too.
+    expect((await b('PUT', '/v1/default/config/second', {})).status).toBe(201)
+    const written = await a('PUT', '/v1/default/config/web/rules/kept', rule('kept', ['changed-*']))
+    expect(written.status).toBe(200)
+    expect(written.body.version).toBe(before + 2)
+    expect(written.body.rules.map((r: { id: string }) => r.id)).toEqual(expect.arrayContaining(['kept', 'other']))
+    const history = await b('GET', '/v1/default/config/web/history?limit=2')
+    expect(history.body.map((entry: { version: number }) => entry.version)).toEqual([before + 2, before + 1])
+    expect(history.body[0].summary).toBe('rule kept changed')
+  })
+})
