@@ -69,8 +69,8 @@ export async function startServer(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`)
     try {
-      const response = await fetch(`${url}/readyz`)
-      if (response.ok) break
+      const response = await send(new URL(`${url}/readyz`), 'GET', FETCH_DEFAULTS, undefined)
+      if (response.status >= 200 && response.status < 300) break
     } catch {
       // not listening yet
     }
