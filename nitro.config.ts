@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import { join } from 'node:path'
 import { defineNitroConfig } from 'nitropack/config'
 import { bundleLoaderThread } from './scripts/loader-bundle'
@@ -14,6 +15,8 @@ export default defineNitroConfig({
   output: { dir: process.env.NITRO_OUTPUT_DIR || '.output' },
   // What Node 20 runs (BigInt literals in the Maven ordering included), instead of es2019.
   esbuild: { options: { target: 'node20' } },
+  // Required only with LOG_FORMAT=pretty (server/app/logger.ts), which the tracer cannot see.
+  externals: { traceInclude: [createRequire(import.meta.url).resolve('pino-pretty')] },
   modules: [
     // The node-server entry with fatal listen errors and a "listening" signal that lease-taking
     // work waits for (server/app/node-server.ts); `nitro dev` keeps its own entry.

@@ -19,7 +19,7 @@ import type { InventoryNotes } from '../server/inventory/recorder'
 import { ExposureDetector } from '../server/exposures/detector'
 import type { Advisory } from '../server/advisories/types'
 import type { InventoryAddition } from '../storage/repositories/inventory'
-import { RedisBackend } from '../storage'
+import { RedisBackend } from '../storage/redis-backend'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
 const { values: args } = parseArgs({

@@ -17,7 +17,7 @@ const WEBHOOKS = 20
 const ATTEMPTS = 200
 const ROUNDS = 3
 
-const backend = createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('bench-records') })
+const backend = await createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('bench-records') })
 const records = new WebhookRecordRepository(backend)
 
 /** A day of bucket starts of `size` ms, oldest first, up to NOW. */

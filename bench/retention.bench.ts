@@ -18,7 +18,7 @@ import { newId } from '../server/common/ids'
 import { FirewallInput, type Firewall } from '../server/firewall/schema'
 import type { DecisionLogEntry } from '../server/firewall/log-query'
 import { RetentionWorker } from '../server/observability/retention'
-import { RedisBackend } from '../storage'
+import { RedisBackend } from '../storage/redis-backend'
 import { keys } from '../storage/repositories/keys'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 

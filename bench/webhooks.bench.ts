@@ -226,7 +226,7 @@ async function run(benchTarget: BenchTarget): Promise<Figures> {
   const figures: Figures = {}
   const target = await benchTarget.open()
   const sink = await new WebhookSink().start()
-  const backend = target.backend()
+  const backend = await target.backend()
   try {
     if (['fan-out', 'memory', 'light', 'one'].some((phase) => PHASES.has(phase)))
       await appendedPhases(benchTarget, target, backend, sink, figures)

@@ -1,16 +1,17 @@
 import { createStorage } from 'unstorage'
 import { atomicFsDriver } from './atomic-fs-driver'
 import { LocalBackend } from './local-backend'
-import { RedisBackend } from './redis-backend'
+import type { RedisBackend } from './redis-backend'
 import { readFileSync } from 'node:fs'
 import { clusterAccess, parseClusterNodes, StorageSettingError, type ClusterAccess } from './redis-target'
 import type { Backend } from './backend'
 import { migrateStorage, type MigrationOptions } from './migrations'
-import { clusterNodeProblem } from './cluster-probe'
 
 export * from './backend'
 export { LocalBackend } from './local-backend'
-export { RedisBackend } from './redis-backend'
+// A type only: the Redis backend (and ioredis under it) is loaded when a Redis is configured
+// (createBackend), not by every importer of storage; import the class from './redis-backend'.
+export type { RedisBackend } from './redis-backend'
 export { StorageSettingError } from './redis-target'
 
 export interface BackendOptions {
@@ -25,22 +26,26 @@ export interface BackendOptions {
 
 /**
  * Chooses the driver at run time: a Redis Cluster when `REDIS_CLUSTER_NODES` is set, one Redis
- * when `REDIS_URL` is, else the fs driver. Throws StorageSettingError (naming the setting) on a
- * setting it cannot use.
+ * when `REDIS_URL` is, else the fs driver. Rejects with StorageSettingError (naming the setting)
+ * on a setting it cannot use. The Redis backend is imported only here, when one is configured:
+ * ioredis costs about 0.1 s of CPU to load, which every start of an fs-backed service or admin
+ * CLI paid for nothing.
  */
-export function createBackend(options: BackendOptions): Backend {
+export async function createBackend(options: BackendOptions): Promise<Backend> {
   if (options.redisClusterNodes) {
     if (options.redisUrl)
       throw new StorageSettingError(
         'REDIS_CLUSTER_NODES',
         'set either REDIS_URL (one Redis) or REDIS_CLUSTER_NODES (a cluster), not both',
       )
-    return new RedisBackend(
-      { nodes: parseClusterNodes(options.redisClusterNodes), access: options.redisClusterAccess ?? {} },
-      options.redisPrefix ?? 'pf',
-    )
+    const nodes = parseClusterNodes(options.redisClusterNodes)
+    const { RedisBackend } = await import('./redis-backend')
+    return new RedisBackend({ nodes, access: options.redisClusterAccess ?? {} }, options.redisPrefix ?? 'pf')
   }
-  if (options.redisUrl) return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
+  if (options.redisUrl) {
+    const { RedisBackend } = await import('./redis-backend')
+    return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
+  }
   return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
 }
 
@@ -50,10 +55,10 @@ export function createBackend(options: BackendOptions): Backend {
  * @example const backend = await openBackend(backendOptionsFromEnv(env))
  */
 export async function openBackend(options: BackendOptions, migration: MigrationOptions = {}): Promise<Backend> {
-  const backend = createBackend(options)
+  const backend = await createBackend(options)
   // A cluster the client cannot use rejects with "None of startup nodes is available" and prints
   // each failed refresh; the reason comes from a probe of the nodes (cluster-probe.ts).
-  const cluster = backend instanceof RedisBackend && backend.cluster ? backend.redis : null
+  const cluster = options.redisClusterNodes ? (backend as RedisBackend).redis : null
   let unusable = false
   const noteUnusable = () => (unusable = true)
   cluster?.on('error', noteUnusable)
@@ -64,7 +69,9 @@ export async function openBackend(options: BackendOptions, migration: MigrationO
     await backend.close()
     const problem =
       unusable && options.redisClusterNodes
-        ? await clusterNodeProblem(parseClusterNodes(options.redisClusterNodes), options.redisClusterAccess ?? {})
+        ? await (
+            await import('./cluster-probe')
+          ).clusterNodeProblem(parseClusterNodes(options.redisClusterNodes), options.redisClusterAccess ?? {})
         : null
     if (problem)
       throw new StorageSettingError(

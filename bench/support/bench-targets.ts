@@ -1,5 +1,5 @@
 import type { Cluster, Redis } from 'ioredis'
-import { createBackend, type Backend, RedisBackend } from '../../storage'
+import { createBackend, type Backend, type RedisBackend } from '../../storage'
 import { redisUrl, uniquePrefix } from '../../test/support/redis'
 import { startRedisCluster } from '../../test/support/redis-cluster'
 
@@ -12,12 +12,12 @@ export interface BenchTarget {
 
 export interface OpenTarget {
   env: Record<string, string>
-  backend: () => Backend
+  backend: () => Promise<Backend>
   /** Raw client to run a command on `key` with (MEMORY USAGE): on a cluster, the node holding it. */
   redis: (backend: Backend, key: string) => Promise<Redis>
   prefix: string
   /** The same target under a fresh key prefix: a phase that starts from empty storage. */
-  fresh: () => { env: Record<string, string>; backend: () => Backend }
+  fresh: () => { env: Record<string, string>; backend: () => Promise<Backend> }
   close?: () => Promise<void>
 }
 

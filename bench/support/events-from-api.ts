@@ -49,7 +49,7 @@ async function settle(sink: WebhookSink, target: number, quietMs: number, boundM
 export async function eventsFromApi(target: OpenTarget, sink: WebhookSink, options: PhaseOptions): Promise<Figures> {
   // Empty storage: no webhook or firewall of another phase takes part.
   const storage = target.fresh()
-  const backend = storage.backend()
+  const backend = await storage.backend()
   const { ns, token, hooks, processes, clients, upsertsPerSecond, seconds } = options
   const label = processes === 1 ? 'API events, 1 process' : `API events, ${processes} processes`
   const servers: RunningServer[] = []

@@ -33,7 +33,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** Every entry of the soak namespace's event log, oldest first (read straight from the servers' storage and prefix). */
 export async function readEventLog(storage: BackendOptions): Promise<LoggedEvent[]> {
-  const backend = createBackend(storage)
+  const backend = await createBackend(storage)
   try {
     const out: LoggedEvent[] = []
     let after: string | null = null

@@ -13,7 +13,7 @@ const pidOf = (owner: string | null) => (owner ? Number(owner.split(':')[1]) : N
  * recording it: the at-least-once window); the process holding the lease of the next webhook in turn.
  */
 export class VictimPicker {
-  private readonly backend: Backend
+  private readonly backend: Promise<Backend>
   private turn = 0
 
   constructor(
@@ -53,11 +53,11 @@ export class VictimPicker {
   }
 
   private async leaseHolder(lease: string, why: string): Promise<{ slot: number; why: string } | null> {
-    const slot = this.cluster.slotOfPid(pidOf(await this.backend.leases.owner(lease)))
+    const slot = this.cluster.slotOfPid(pidOf(await (await this.backend).leases.owner(lease)))
     return slot === null ? null : { slot, why }
   }
 
-  close(): Promise<void> {
-    return this.backend.close()
+  async close(): Promise<void> {
+    return (await this.backend).close()
   }
 }

@@ -1,5 +1,6 @@
+import { createRequire } from 'node:module'
 import pino, { type DestinationStream, type Logger } from 'pino'
-import { prettyFactory } from 'pino-pretty'
+import type { prettyFactory as PrettyFactory } from 'pino-pretty'
 import { currentRequestId } from './request-context'
 import { REDACT_PATHS, REDACTED, scrubFields } from './log-scrub'
 
@@ -44,6 +45,9 @@ function destination(stream: NodeJS.WriteStream): DestinationStream {
   // lags it sleeps 100 ms per EAGAIN, and wrote 4,500-7,000 lines/s in bench:logger against
   // 21,000-46,000 through process.stdout (same run, 2026-11-26).
   if (process.env.LOG_FORMAT !== 'pretty') return stream
+  // Required here, synchronously, only for people's format: pino-pretty and its dependencies cost
+  // every start about 30 ms of CPU that JSON lines never use (nitro.config.ts keeps it in the build).
+  const { prettyFactory } = createRequire(import.meta.url)('pino-pretty') as { prettyFactory: typeof PrettyFactory }
   const prettify = prettyFactory({ singleLine: true, translateTime: "UTC:yyyy-mm-dd'T'HH:MM:ss.l'Z'" })
   return { write: (line: string) => void stream.write(prettify(line)) }
 }

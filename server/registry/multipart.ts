@@ -1,4 +1,4 @@
-import { Response } from 'undici'
+import type { Response } from 'undici'
 
 /** One part of a `multipart/form-data` body. */
 interface FormPart {
@@ -18,6 +18,8 @@ interface FormPart {
 export async function parseMultipart(body: Buffer, contentType: string | undefined): Promise<FormPart[] | null> {
   if (!contentType || !/^multipart\/form-data/i.test(contentType) || !/boundary=/i.test(contentType)) return null
   let form: Awaited<ReturnType<Response['formData']>>
+  // Loaded at the first upload, not at start-up (guarded-agent.ts says why).
+  const { Response } = await import('undici')
   try {
     form = await new Response(crlfDelimiters(body, contentType), {
       headers: { 'content-type': contentType },

@@ -8,7 +8,7 @@ import { createServices } from '../../server/app/services'
 
 /** Everything a client can change, read back through storage (not the API) to prove nothing moved. */
 async function snapshotStorage(server: RunningServer): Promise<string> {
-  const backend = backendOf(server)
+  const backend = await backendOf(server)
   try {
     const keys = (await backend.keyValue.keys('ns')).concat(await backend.keyValue.keys('token')).sort()
     const values = await backend.keyValue.getMany(keys)
@@ -65,7 +65,7 @@ describe('bad input gets a clear 4xx problem and changes nothing', () => {
     const tokens = await gone('GET', '/v1/default/tokens/personal')
     expect((await gone('DELETE', `/v1/default/tokens/${tokens.body[0].id}`)).status).toBe(204)
     // An expired token written straight to storage (the API refuses past expiry dates).
-    const backend = backendOf(server)
+    const backend = await backendOf(server)
     const issued = await issueToken(createServices(backend), {
       ns: 'default',
       kind: 'personal',

@@ -30,7 +30,7 @@ describe('GET /v1/{ns}/config/{fw}/log', () => {
     server = await startServer()
     api = apiClient(server.url, bootstrapToken(server))
     expect((await api('PUT', '/v1/default/config/fw', { permissions: { reader: ['fw:access'] } })).status).toBe(201)
-    const backend = backendOf(server)
+    const backend = await backendOf(server)
     await backend.logs.append(
       keys.firewallLog('default', 'fw'),
       Array.from({ length: 30 }, (_, i) => entry(i, i % 3 === 0)),

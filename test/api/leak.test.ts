@@ -76,7 +76,7 @@ describe('no secret leaks', () => {
   })
 
   it('tokens are stored only as hashes', async () => {
-    const backend = backendOf(server)
+    const backend = await backendOf(server)
     try {
       const keys = await backend.keyValue.keys('token')
       const stored = JSON.stringify(await backend.keyValue.getMany(keys))

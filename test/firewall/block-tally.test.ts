@@ -148,7 +148,7 @@ describe('block summary over a real firewall log', () => {
   }
 
   async function seeded(entries: FirewallLogEntry[]): Promise<Services> {
-    const backend = createBackend({ dataDir: mkdtempSync(join(tmpdir(), 'pf-blocks-')) })
+    const backend = await createBackend({ dataDir: mkdtempSync(join(tmpdir(), 'pf-blocks-')) })
     const services = createServices(backend, { config: configFromEnv({}), clock: { now: () => NOW } })
     await services.namespaces.create({ id: 'acme', owner: 'owner', createdAt: new Date(NOW).toISOString() })
     const input = FirewallInput.parse({ id: 'web' })

@@ -41,7 +41,7 @@ beforeAll(async () => {
     const permissions = fw === 'web' ? { dev: ['fw:access'] } : {}
     expect((await owner('PUT', `/v1/default/config/${fw}`, { ecosystem: 'npm', permissions })).status).toBe(201)
   }
-  backend = backendOfEnv(server.env)
+  backend = await backendOfEnv(server.env)
   const inventory = new InventoryRepository(backend)
   // Stored in an order unlike the listing's: the list sorts.
   const web: InventoryAddition[] = []

@@ -154,10 +154,10 @@ describe('retention with several processes on one Redis', () => {
     const url = await redisUrl()
     const prefix = uniquePrefix('retention')
     // Two backends on one prefix: what two server processes see.
-    const [one, two] = [
+    const [one, two] = await Promise.all([
       createBackend({ redisUrl: url, redisPrefix: prefix }),
       createBackend({ redisUrl: url, redisPrefix: prefix }),
-    ]
+    ])
     open.push(one, two)
     await seed(one)
     const clock = settable(Date.now() + 2 * RETENTION)

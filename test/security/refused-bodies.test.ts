@@ -163,7 +163,7 @@ describe('bodies that are not JSON objects, or hold wrong types, are refused and
     ).id
     // An exposure of the firewall, written to the server's storage as its detector would, so the
     // acknowledge operation reaches its body (a missing exposure is a 404 before it).
-    const backend = createBackend({ dataDir: server.env.DATA_DIR })
+    const backend = await createBackend({ dataDir: server.env.DATA_DIR })
     const time = new Date().toISOString()
     await new ExposureRepository(backend).recordNew(
       'default',

@@ -173,7 +173,9 @@ describe.each(['redis', 'cluster'] as const)('events-once migration with process
   it('one process converts the old event layout, the others wait; every event is in the log once', async () => {
     const prefix = uniquePrefix('events-once')
     const target = kind === 'redis' ? { redisUrl: await redisUrl() } : { redisClusterNodes: clusterNodes() }
-    const backends = Array.from({ length: 3 }, () => createBackend({ ...target, redisPrefix: prefix }))
+    const backends = await Promise.all(
+      Array.from({ length: 3 }, () => createBackend({ ...target, redisPrefix: prefix })),
+    )
     opened.push(...backends)
     const fixture = readLegacyFixture()
     await writeLegacyData(backends[0], fixture)

@@ -3,7 +3,7 @@ import type { Redis } from 'ioredis'
 import { emptyFirewall } from '../support/documents'
 import { BACKEND_KINDS, SHARED_STORAGES, backendOfEnv, makeBackend, sharedStorageEnv } from '../support/backends'
 import type { Backend } from '../../storage'
-import { RedisBackend } from '../../storage'
+import type { RedisBackend } from '../../storage'
 import { FirewallRepository, type StoredFirewall } from '../../storage/repositories/firewalls'
 import type { Firewall } from '../../server/firewall/schema'
 import { keys } from '../../storage/repositories/keys'
@@ -70,7 +70,7 @@ describe.each(BACKEND_KINDS)('firewall write stamps (%s)', (kind) => {
 describe.each(SHARED_STORAGES)('firewall write stamps across processes (%s)', (kind) => {
   it('a write through another process ends the kept stamp when its announcement arrives', async () => {
     const env = await sharedStorageEnv(kind, 'stamps')
-    const [writer, reader] = [backendOfEnv(env), backendOfEnv(env)]
+    const [writer, reader] = await Promise.all([backendOfEnv(env), backendOfEnv(env)])
     backends.push(writer, reader)
     const box = new SecretBox()
     const [writing, reading] = [

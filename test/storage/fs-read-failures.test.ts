@@ -109,7 +109,7 @@ describe('fs storage in a process short of file descriptors (ulimit -n 160)', ()
     // A first start creates the namespace; the audit log is then filled while the service is down.
     const first = await startServer({ DATA_DIR: dataDir, BOOTSTRAP_TOKEN: TOKEN })
     await first.stop()
-    const backend = createBackend({ dataDir })
+    const backend = await createBackend({ dataDir })
     const time = new Date().toISOString()
     await backend.logs.append(
       keys.auditLog('default'),

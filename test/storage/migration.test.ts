@@ -200,7 +200,9 @@ describe('storage migration with several processes starting at once (redis)', ()
   it('one process migrates, the others wait for it; nothing is lost or moved twice', async () => {
     const url = await redisUrl()
     const prefix = uniquePrefix('migrate')
-    const backends = Array.from({ length: 3 }, () => createBackend({ redisUrl: url, redisPrefix: prefix }))
+    const backends = await Promise.all(
+      Array.from({ length: 3 }, () => createBackend({ redisUrl: url, redisPrefix: prefix })),
+    )
     opened.push(...backends)
     const services = createServices(backends[0])
     await populate(services)
@@ -214,7 +216,7 @@ describe('storage migration with several processes starting at once (redis)', ()
   })
 
   it('takes over when the process holding the migration lease died', async () => {
-    const backend = createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('migrate') })
+    const backend = await createBackend({ redisUrl: await redisUrl(), redisPrefix: uniquePrefix('migrate') })
     opened.push(backend)
     const services = createServices(backend)
     await populate(services)

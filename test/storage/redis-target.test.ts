@@ -34,11 +34,13 @@ describe('REDIS_CLUSTER_NODES', () => {
     },
   )
 
-  it('is refused together with REDIS_URL, and with braces in REDIS_PREFIX', () => {
-    expect(() => createBackend({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: '127.0.0.1:7000' })).toThrow(
-      /REDIS_CLUSTER_NODES: set either REDIS_URL/,
+  it('is refused together with REDIS_URL, and with braces in REDIS_PREFIX', async () => {
+    await expect(
+      createBackend({ redisUrl: 'redis://127.0.0.1:6379', redisClusterNodes: '127.0.0.1:7000' }),
+    ).rejects.toThrow(/REDIS_CLUSTER_NODES: set either REDIS_URL/)
+    await expect(createBackend({ redisClusterNodes: '127.0.0.1:7000', redisPrefix: '{pf}' })).rejects.toThrow(
+      /^REDIS_PREFIX: /,
     )
-    expect(() => createBackend({ redisClusterNodes: '127.0.0.1:7000', redisPrefix: '{pf}' })).toThrow(/^REDIS_PREFIX: /)
   })
 })
 

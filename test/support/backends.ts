@@ -34,7 +34,7 @@ export async function sharedStorageEnv(kind: SharedStorage, label: string): Prom
 }
 
 /** A backend on the storage a server environment names (fs data dir, one Redis or a cluster). */
-export function backendOfEnv(env: Record<string, string | undefined>): Backend {
+export function backendOfEnv(env: Record<string, string | undefined>): Promise<Backend> {
   return createBackend({
     redisUrl: env.REDIS_URL,
     redisClusterNodes: env.REDIS_CLUSTER_NODES,

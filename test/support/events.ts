@@ -5,13 +5,13 @@ import { keys } from '../../storage/repositories/keys'
 import type { RunningServer } from './server'
 
 /** A backend on the same storage as a running server (fs data dir, Redis or cluster prefix). */
-export function backendOf(server: RunningServer): Backend {
+export function backendOf(server: RunningServer): Promise<Backend> {
   return backendOfEnv(server.env)
 }
 
 /** Every event in the event log of namespace `ns` (the bootstrap one by default), oldest first. */
 export async function readEvents(server: RunningServer, ns = 'default'): Promise<NamespaceEvent[]> {
-  const backend = backendOf(server)
+  const backend = await backendOf(server)
   try {
     const events: NamespaceEvent[] = []
     let after: string | null = null

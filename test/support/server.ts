@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync } from 'node:fs'
+import { Agent as HttpAgent, request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -70,8 +71,8 @@ export async function startServer(
   for (;;) {
     if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`)
     try {
-      const response = await fetch(`${url}/readyz`)
-      if (response.ok) break
+      const response = await send(new URL(`${url}/readyz`), 'GET', FETCH_DEFAULTS, undefined)
+      if (response.status >= 200 && response.status < 300) break
     } catch {
       // not listening yet
     }
@@ -97,19 +98,75 @@ export function bootstrapToken(server: RunningServer): string {
   return readFileSync(join(server.env.DATA_DIR, 'bootstrap-token'), 'utf8').trim()
 }
 
+/**
+ * Connections the API clients of this test process keep open. node:http, not fetch: the suite
+ * makes tens of thousands of API calls, and fetch spent about 0.74 ms of the test process's CPU
+ * on each against 0.27 ms here (same server, 1,000 calls each, 2026-11-27).
+ */
+// `timeout`: an idle connection is dropped after 4 s, before a Node server closes it (5 s), so no
+// call is sent on a connection the server is closing (Node's agent honours the server's hint only
+// when a timeout is set).
+const keptAlive = new HttpAgent({ keepAlive: true, timeout: 4_000 })
+
+/** The headers fetch sends by itself, sent here too so the server sees the same request. */
+const FETCH_DEFAULTS = { accept: '*/*', 'accept-language': '*', 'sec-fetch-mode': 'cors', 'user-agent': 'node' }
+
+/** One request as fetch makes it (redirects followed, 303 and a POST's 301/302 as a GET), answered as text. */
+function send(
+  url: URL,
+  method: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  redirects = 20,
+): Promise<{ status: number; headers: Headers; text: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(url, { method, headers, agent: keptAlive }, (response) => {
+      const chunks: Buffer[] = []
+      response.on('data', (chunk: Buffer) => chunks.push(chunk))
+      response.once('error', reject)
+      response.once('end', () => {
+        const status = response.statusCode!
+        const location = response.headers.location
+        if ([301, 302, 303, 307, 308].includes(status) && location && redirects > 0) {
+          const asGet = status === 303 || ((status === 301 || status === 302) && method === 'POST')
+          const { 'content-type': _type, 'content-length': _length, ...rest } = headers
+          resolve(
+            send(
+              new URL(location, url),
+              asGet ? 'GET' : method,
+              asGet ? rest : headers,
+              asGet ? undefined : body,
+              redirects - 1,
+            ),
+          )
+          return
+        }
+        const received = new Headers()
+        const raw = response.rawHeaders
+        for (let i = 0; i < raw.length; i += 2) received.append(raw[i], raw[i + 1])
+        resolve({ status, headers: received, text: Buffer.concat(chunks).toString('utf8') })
+      })
+    })
+    request.once('error', reject)
+    request.end(body)
+  })
+}
+
 /** A small JSON client for the API. */
 export function apiClient(baseUrl: string, token: string) {
   return async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-    const response = await fetch(baseUrl + path, {
-      method,
-      headers: {
-        authorization: `Bearer ${token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...headers,
-      },
-      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-    })
-    const text = await response.text()
+    const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body)
+    // As fetch: a length for a body, 0 for a POST or PUT without one; header names in any case.
+    const length = payload !== undefined ? Buffer.byteLength(payload) : /^(POST|PUT)$/.test(method) ? 0 : null
+    const sent: Record<string, string> = {
+      ...FETCH_DEFAULTS,
+      authorization: `Bearer ${token}`,
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(length !== null ? { 'content-length': String(length) } : {}),
+    }
+    for (const [name, value] of Object.entries(headers)) sent[name.toLowerCase()] = value
+    const response = await send(new URL(baseUrl + path), method, sent, payload)
+    const text = response.text
     let json: any
     try {
       json = text ? JSON.parse(text) : null

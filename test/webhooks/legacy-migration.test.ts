@@ -46,7 +46,7 @@ async function prepare(env: Record<string, string>, schema: object): Promise<Wor
     if (inFlight) batch = { webhook: doc.id, deliveryId: inFlight.deliveryId }
     expected.set(doc.id, [...(inFlight?.items ?? []), ...buffer].map((event) => event.id).concat(unrouted))
   }
-  const backend = backendOfEnv(env)
+  const backend = await backendOfEnv(env)
   await writeLegacyData(backend, fixture)
   await backend.close()
   return { fixture, receivers, expected, batch: batch! }

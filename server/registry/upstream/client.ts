@@ -1,4 +1,3 @@
-import { fetch as undiciFetch } from 'undici'
 import { observeUpstream } from '../../observability/metrics'
 import { ADDRESS_REFUSED } from '../../net/guarded-agent'
 import type { UpstreamTransport } from './transport'
@@ -151,7 +150,9 @@ async function followRedirects(
   let target = new URL(url)
   let hop = first
   for (let redirects = 0; ; redirects++) {
-    const init = { ...hop, redirect: 'manual' as const, dispatcher: transport.agent() }
+    const init = { ...hop, redirect: 'manual' as const, dispatcher: await transport.agent() }
+    // undici is loaded with the first agent (guarded-agent.ts), not at start-up.
+    const { fetch: undiciFetch } = await import('undici')
     const response = (await undiciFetch(target, init)) as unknown as Response
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
     if (!location) return response

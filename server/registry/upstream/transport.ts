@@ -11,8 +11,8 @@ import { DEFAULT_UPSTREAM_BODY_LIMITS, type UpstreamBodyLimits } from './body-li
 export interface UpstreamTransport {
   /** `UPSTREAM_MAX_BODY` and `UPSTREAM_MAX_ARTIFACT` (body-limit.ts). */
   readonly limits: UpstreamBodyLimits
-  /** The agent (built lazily, so processes that never call an upstream open nothing). */
-  agent(): Agent
+  /** The agent (built lazily, so processes that never call an upstream load and open nothing). */
+  agent(): Promise<Agent>
   /** Closes the pooled connections (shutdown); a later call builds a new agent. */
   close(): Promise<void>
 }
@@ -25,14 +25,14 @@ export function createUpstreamTransport(
   limits: UpstreamBodyLimits = DEFAULT_UPSTREAM_BODY_LIMITS,
 ): UpstreamTransport {
   const policy = upstreamAddressPolicy(settings)
-  let agent: Agent | null = null
+  let agent: Promise<Agent> | null = null
   return {
     limits,
     agent: () => (agent ??= createGuardedAgent(policy)),
     async close() {
       const current = agent
       agent = null
-      await current?.close().catch(() => undefined)
+      await (await current)?.close().catch(() => undefined)
     },
   }
 }

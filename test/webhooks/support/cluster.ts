@@ -32,7 +32,7 @@ export class RedisCluster {
       WEBHOOK_LEASE: '2s',
       ...extraEnv,
     }
-    return new RedisCluster(env, backendOfEnv(env))
+    return new RedisCluster(env, await backendOfEnv(env))
   }
 
   async start(): Promise<BuiltServer> {
