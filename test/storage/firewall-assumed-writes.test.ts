@@ -50,7 +50,7 @@ describe.each(BACKEND_KINDS)('firewall writes on assumed values (%s)', (kind) =>
 describe.each(SHARED_STORAGES)('firewall writes on assumed values across processes (%s)', (kind) => {
   it('writes on what another process stored: a changed document, a changed index, a deleted firewall', async () => {
     const env = await sharedStorageEnv(kind, 'assumed')
-    const [here, there] = [backendOfEnv(env), backendOfEnv(env)]
+    const [here, there] = await Promise.all([backendOfEnv(env), backendOfEnv(env)])
     backends.push(here, there)
     const box = new SecretBox()
     const [local, other] = [new FirewallRepository<Firewall>(here, box), new FirewallRepository<Firewall>(there, box)]
