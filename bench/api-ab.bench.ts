@@ -11,7 +11,8 @@
 import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
-import { SERVER_ENTRY, apiClient, startServer, type RunningServer } from '../test/support/server'
+import { SERVER_ENTRY, startServer, type RunningServer } from '../test/support/server'
+import { createBenchFirewalls } from './support/api-firewalls'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
 const BASELINE = process.env.BENCH_BASELINE
@@ -36,19 +37,7 @@ function cpuSeconds(pid: number): number {
 async function serverWithFirewalls(entry: string, redis: string): Promise<RunningServer> {
   const env = { REDIS_URL: redis, REDIS_PREFIX: uniquePrefix('ab'), BOOTSTRAP_TOKEN: TOKEN, LOG_LEVEL: 'error' }
   const server = await startServer({ ...env, API_RATE_LIMIT: 'off' }, { entry })
-  const api = apiClient(server.url, TOKEN)
-  for (let i = 0; i < 50; i++) {
-    const res = await api('PUT', `/v1/default/config/fw-${i}`, {
-      upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org', credentials: { token: 'bench-secret' } }],
-      rules: Array.from({ length: 5 }, (_, r) => ({
-        id: `r${r}`,
-        executionPhase: 'download',
-        selector: { function: { name: 'packageName', patterns: [`bad-${r}-*`] } },
-        description: 'bench rule',
-      })),
-    })
-    if (res.status !== 201) throw new Error(`setup failed: ${res.status}`)
-  }
+  await createBenchFirewalls(server.url, TOKEN)
   return server
 }
 

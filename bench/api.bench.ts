@@ -14,7 +14,8 @@ import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
-import { apiClient, startServer } from '../test/support/server'
+import { startServer } from '../test/support/server'
+import { createBenchFirewalls } from './support/api-firewalls'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 
 const DURATION = Number(process.env.DURATION ?? 10)
@@ -81,19 +82,7 @@ async function main() {
   const pid = server.process.pid
   const redis = url ? new Redis(url) : null
   try {
-    const api = apiClient(server.url, TOKEN)
-    for (let i = 0; i < 50; i++) {
-      const res = await api('PUT', `/v1/default/config/fw-${i}`, {
-        upstreams: [{ id: 'npmjs', endpoint: 'https://registry.npmjs.org', credentials: { token: 'bench-secret' } }],
-        rules: Array.from({ length: 5 }, (_, r) => ({
-          id: `r${r}`,
-          executionPhase: 'download',
-          selector: { function: { name: 'packageName', patterns: [`bad-${r}-*`] } },
-          description: 'bench rule',
-        })),
-      })
-      if (res.status !== 201) throw new Error(`setup failed: ${res.status}`)
-    }
+    await createBenchFirewalls(server.url, TOKEN)
     const auth = { authorization: `Bearer ${TOKEN}` }
     const healthz = await load(pid, redis, `${server.url}/healthz`)
     const list = await load(pid, redis, `${server.url}/v1/default/config`, auth)
