@@ -41,6 +41,36 @@ export async function startServer(
   env: Record<string, string> = {},
   options: { fileLimit?: number; port?: number; entry?: string } = {},
 ): Promise<RunningServer> {
+  // Another test process may take the free port between freePort() and the server's bind (two
+  // workers run side by side): the server then exits at once with EADDRINUSE, and a fresh port is
+  // tried, at most three times. Its output stays in `output()`. A port chosen by the caller is kept.
+  let earlier = ''
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startServerOnce(env, options, earlier)
+    } catch (error) {
+      const busy = error instanceof PortTakenError
+      if (!busy || options.port !== undefined || attempt === 3) throw busy ? error.cause : error
+      earlier = error.output
+    }
+  }
+}
+
+/** The server could not bind the free port it was given (taken meanwhile by another process). */
+class PortTakenError extends Error {
+  constructor(
+    readonly output: string,
+    override readonly cause: Error,
+  ) {
+    super('port taken')
+  }
+}
+
+async function startServerOnce(
+  env: Record<string, string>,
+  options: { fileLimit?: number; port?: number; entry?: string },
+  earlier: string,
+): Promise<RunningServer> {
   const port = options.port ?? (await freePort())
   const entry = options.entry ?? SERVER_ENTRY
   const fullEnv: Record<string, string> = {
@@ -62,14 +92,19 @@ export async function startServer(
         stdio: ['ignore', 'pipe', 'pipe'],
       })
     : spawn(process.execPath, [entry], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
-  let output = ''
+  let output = earlier
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)))
   const url = `http://127.0.0.1:${port}`
   const deadline = Date.now() + 30_000
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`server exited early (${child.exitCode}):\n${output}`)
+    if (child.exitCode !== null) {
+      const early = new Error(`server exited early (${child.exitCode}):\n${output}`)
+      throw /cannot listen on [^\n]*EADDRINUSE/.test(output.slice(earlier.length))
+        ? new PortTakenError(output, early)
+        : early
+    }
     try {
       const response = await send(new URL(`${url}/readyz`), 'GET', FETCH_DEFAULTS, undefined)
       if (response.status >= 200 && response.status < 300) break
