@@ -61,6 +61,14 @@ function inWindow(profile: Profile, window: [number, number]): boolean[] {
   })
 }
 
+/** The profile's nodes by id, and each node's parent (the profile lists only children). */
+function callTree(profile: Profile): { byId: Map<number, ProfileNode>; parent: Map<number, number> } {
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
+  const parent = new Map<number, number>()
+  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  return { byId, parent }
+}
+
 /**
  * "share  area" lines for `profile`, after a "busy N s sampled" line; with `perUnit` (the units of
  * work done in the window and the CPU per unit the bench measured) each share is also µs per unit.
@@ -70,9 +78,7 @@ export function breakdown(
   window: [number, number] = [0, Number.MAX_SAFE_INTEGER],
   perUnit?: { units: number; cpuUs: number },
 ): string[] {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const parent = new Map<number, number>()
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const { byId, parent } = callTree(profile)
   const sums = new Map(AREAS.map(([name]) => [name, 0]))
   const counted = inWindow(profile, window)
   let total = 0
@@ -109,9 +115,7 @@ export function topFunctions(
   count = 40,
   perUnit?: { units: number; cpuUs: number },
 ): string[] {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const parent = new Map<number, number>()
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const { byId, parent } = callTree(profile)
   const counted = inWindow(profile, window)
   const name = (frame: ProfileNode['callFrame']) =>
     `${frame.functionName || '(anonymous)'}  ${frame.url ? `${frame.url.split('/').slice(-2).join('/')}:${(frame.lineNumber ?? 0) + 1}` : ''}`
@@ -282,9 +286,7 @@ export function apiBreakdown(
   areas = API_AREAS,
   byPriority = false,
 ): string[] {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]))
-  const parent = new Map<number, number>()
-  for (const node of profile.nodes) for (const child of node.children ?? []) parent.set(child, node.id)
+  const { byId, parent } = callTree(profile)
   const sums = new Map<string, number>([...areas.map(([name]) => [name, 0] as [string, number]), [OTHER, 0]])
   const attributed = new Map<number, string>()
   const areaOf = (id: number): string => {
