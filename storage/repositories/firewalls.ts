@@ -1,3 +1,4 @@
+import { mergeWrites } from '../tx-part'
 import { LRUCache } from 'lru-cache'
 import type { Backend, TxWrites } from '../backend'
 import { own } from '../own'
@@ -276,14 +277,8 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
           `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
         const extra = also?.(stored, current) ?? {}
         return {
-          writes: {
-            set: { ...writes.set, ...extra.set },
-            delete: [...writes.delete!, ...(extra.delete ?? [])],
-            logs: extra.logs,
-            events: extra.events,
-            // Every process's kept stamp of the namespace ends when this commits.
-            announce: ns,
-          },
+          // Every process's kept stamp of the namespace ends when this commits.
+          writes: { ...mergeWrites(writes, extra), announce: ns },
           result: result(stored),
         }
       },

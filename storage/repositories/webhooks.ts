@@ -1,3 +1,4 @@
+import { mergeWrites } from '../tx-part'
 import type { Backend, TxWrites } from '../backend'
 import type { WebhookRecord } from '../model/webhook'
 import { mapOf, recordOf } from '../own'
@@ -108,12 +109,7 @@ export class WebhookRepository {
       }
       const extra = also?.(next) ?? {}
       return {
-        writes: {
-          set: { ...writes.set, ...extra.set },
-          delete: [...writes.delete!, ...(extra.delete ?? [])],
-          logs: extra.logs,
-          events: extra.events,
-        },
+        writes: mergeWrites(writes, extra),
         result,
       }
     })
