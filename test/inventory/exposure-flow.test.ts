@@ -98,10 +98,18 @@ describe.each(BACKEND_KINDS)('a package you served turns malicious (%s)', (kind)
     const client = npmClient(`${server.url}/registry/${NS}/main/`, TOKEN)
     const installed = await client.npm(['install', 'inv-served@1.0.0', 'inv-later@1.0.0'])
     expect(installed.code, installed.output).toBe(0)
-    const entries = await eventually(
-      async () => (await api('GET', `/v1/${NS}/config/main/inventory?packageName=inv-served`)).body,
-      { accept: (body) => Array.isArray(body) && body.length === 1, timeoutMs: 20_000 },
+    // Served-records are written after each response is sent, so wait until both have landed.
+    const served = await eventually(async () => (await api('GET', `/v1/${NS}/inventory`)).body, {
+      accept: (body) =>
+        Array.isArray(body) &&
+        ['inv-served', 'inv-later'].every((name) => body.some((e: { packageName: string }) => e.packageName === name)),
+      timeoutMs: 20_000,
+    })
+    expect(served.map((e: { firewall: string; packageName: string }) => `${e.firewall}/${e.packageName}`)).toEqual(
+      expect.arrayContaining(['main/inv-served', 'main/inv-later']),
     )
+    const entries = (await api('GET', `/v1/${NS}/config/main/inventory?packageName=inv-served`)).body
+    expect(entries).toHaveLength(1)
     expect(entries[0]).toMatchObject({
       packageName: 'inv-served',
       version: '1.0.0',
@@ -110,10 +118,6 @@ describe.each(BACKEND_KINDS)('a package you served turns malicious (%s)', (kind)
       servedTo: ['owner'],
     })
     expect(Date.parse(entries[0].lastServedAt)).toBeGreaterThanOrEqual(Date.parse(entries[0].firstServedAt))
-    const all = await api('GET', `/v1/${NS}/inventory`)
-    expect(all.body.map((e: { firewall: string; packageName: string }) => `${e.firewall}/${e.packageName}`)).toEqual(
-      expect.arrayContaining(['main/inv-served', 'main/inv-later']),
-    )
   })
 
   it('serves a CycloneDX 1.5 SBOM of what it served, one component with its purl per version', async () => {
