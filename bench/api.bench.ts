@@ -3,42 +3,29 @@
  * Prints requests/s and latency percentiles for the authenticated list and get, and their
  * ratio to unauthenticated /healthz measured in the same run, and the service's CPU per request
  * (user + system time of its process over the measured span, from /proc: the figure a loaded
- * machine disturbs least), and the Redis commands per request (INFO commandstats: exact when the
- * bench runs its own redis-server, REDIS_URL unset). Asserts nothing.
+ * machine disturbs least) with its system (kernel) part, the Redis commands per request (INFO
+ * commandstats: exact when the bench runs its own redis-server, REDIS_URL unset), and on a second
+ * line the bytes of one response and the load generator's own CPU per request: it runs in this
+ * process on the same cores, and reading list's larger answer costs it more than the service
+ * (docs/performance.md, "List's answer on the wire"). Asserts nothing.
  *   npm run bench:api            (builds first if needed; DURATION=10 seconds per target)
  * BENCH_STORAGE=fs keeps the data in a data directory instead of Redis; BENCH_LOG_LEVEL sets the
  * service's log level (error by default, info is the deployed default); BENCH_SERVER_NODE_OPTIONS
  * goes to the service (a CPU profile: `--import $PWD/bench/support/cpu-profile-hook.mjs`).
  */
-import { readFileSync } from 'node:fs'
 import { loadavg } from 'node:os'
 import autocannon from 'autocannon'
 import { Redis } from 'ioredis'
 import { startServer } from '../test/support/server'
 import { createBenchFirewalls } from './support/api-firewalls'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
+import { cpuSplit, monotonicMicros } from './support/process-cpu'
 
 const DURATION = Number(process.env.DURATION ?? 10)
 const CONNECTIONS = 50
 const TOKEN = 'fwp_benchmarkToken00000000000000000000000001'
 const STORAGE = process.env.BENCH_STORAGE === 'fs' ? 'fs' : 'redis'
 const LOG_LEVEL = process.env.BENCH_LOG_LEVEL ?? 'error'
-
-/** CPU seconds a process used so far (user + system), from /proc; NaN where there is no /proc. */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return NaN
-  }
-}
-
-/**
- * The monotonic clock in µs: the clock of a V8 CPU profile's sample times on Linux, so a profile of
- * the service can be cut to one target's measured span (profile-breakdown.ts --window).
- */
-const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n)
 
 /** Commands Redis has run so far (INFO commandstats): exact per request only on a Redis of the bench's own. */
 async function redisCommands(redis: Redis | null): Promise<number> {
@@ -51,11 +38,15 @@ async function load(pid: number | undefined, redis: Redis | null, url: string, h
   // Warm-up so JIT and connection set-up do not count.
   await autocannon({ url, connections: CONNECTIONS, duration: 2, headers })
   const commandsBefore = await redisCommands(redis)
-  const cpuBefore = cpuSeconds(pid)
+  const cpuBefore = cpuSplit(pid)
+  const loadGeneratorBefore = process.cpuUsage()
   const from = monotonicMicros()
   const result = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers })
   const window = `${from},${monotonicMicros()}`
-  const cpu = cpuSeconds(pid) - cpuBefore
+  const loadGenerator = process.cpuUsage(loadGeneratorBefore)
+  const cpuAfter = cpuSplit(pid)
+  const system = cpuAfter.system - cpuBefore.system
+  const cpu = cpuAfter.user - cpuBefore.user + system
   // Less the INFO call itself.
   const commands = (await redisCommands(redis)) - commandsBefore - 1
   return {
@@ -67,6 +58,10 @@ async function load(pid: number | undefined, redis: Redis | null, url: string, h
     p99: result.latency.p99,
     errors: result.errors + result.non2xx,
     cpuPerRequestUs: (cpu / result.requests.total) * 1e6,
+    systemPerRequestUs: (system / result.requests.total) * 1e6,
+    // process.cpuUsage counts µs (every thread of this process: autocannon and the bench).
+    loadGeneratorPerRequestUs: (loadGenerator.user + loadGenerator.system) / result.requests.total,
+    bytesPerResponse: result.throughput.total / result.requests.total,
   }
 }
 
@@ -80,6 +75,8 @@ async function main() {
     API_RATE_LIMIT: 'off',
   })
   const pid = server.process.pid
+  // To attach `perf` or `strace` to the service while a target runs (docs/performance.md).
+  console.log(`service pid ${pid}`)
   const redis = url ? new Redis(url) : null
   try {
     await createBenchFirewalls(server.url, TOKEN)
@@ -88,7 +85,7 @@ async function main() {
     const list = await load(pid, redis, `${server.url}/v1/default/config`, auth)
     const get = await load(pid, redis, `${server.url}/v1/default/config/fw-7`, auth)
     const row = (name: string, r: typeof healthz) =>
-      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   CPU ${r.cpuPerRequestUs.toFixed(0).padStart(4)} µs/req${redis ? `   Redis ${r.redisPerRequest.toFixed(3)} cmd/req` : ''}   errors ${r.errors}`
+      `${name.padEnd(28)} ${r.rps.toFixed(0).padStart(8)} req/s   p50 ${String(r.p50).padStart(4)} ms   p99 ${String(r.p99).padStart(4)} ms   ratio ${(r.rps / healthz.rps).toFixed(2)}   CPU ${r.cpuPerRequestUs.toFixed(0).padStart(4)} µs/req (system ${r.systemPerRequestUs.toFixed(0).padStart(3)})${redis ? `   Redis ${r.redisPerRequest.toFixed(3)} cmd/req` : ''}   errors ${r.errors}\n${''.padEnd(28)} ${r.bytesPerResponse.toFixed(0).padStart(8)} bytes/response (headers and body)   load generator CPU ${r.loadGeneratorPerRequestUs.toFixed(0).padStart(4)} µs/req`
     const where = STORAGE === 'fs' ? 'a data directory' : 'Redis'
     console.log(
       `\nAPI benchmark: ${CONNECTIONS} connections, ${DURATION}s per target, 50 firewalls in ${where}, log level ${LOG_LEVEL}, load average ${loadavg()

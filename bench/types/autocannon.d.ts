@@ -10,6 +10,8 @@ declare module 'autocannon' {
   interface Result {
     requests: Histogram & { total: number }
     latency: Histogram
+    /** Bytes read from the server (status lines, headers and bodies). */
+    throughput: Histogram & { total: number }
     errors: number
     non2xx: number
   }
