@@ -67,7 +67,10 @@ export class DeliveryHost {
       owner: options.owner,
       leaseTtlMs: options.leaseTtlMs,
       attemptTimeoutMs: runtime.settings.attemptTimeoutMs,
-      lease: (ref) => services.leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id),
+      lease: (ref) => {
+        const { ns, id } = parseWebhookRef(ref)
+        return services.leases.webhook(ns, id)
+      },
       ...(options.leaseClock ? { now: options.leaseClock } : {}),
     })
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
