@@ -145,12 +145,19 @@ async function lightLoad(
   await until(() => sink.received() >= warm.length * hooks.length, 30_000)
   await sink.reset()
   const appended = new Map<string, number>()
-  const cpuOf = () => servers.reduce((sum, server) => sum + cpuSeconds(server.process.pid), 0)
+  const cpuEach = () => servers.map((server) => cpuSeconds(server.process.pid))
+  const cpuOf = () => cpuEach().reduce((sum, seconds) => sum + seconds, 0)
+  // What the processes use with no event at all (lease renewals, passes), over 3 s before the load.
+  const idleFrom = cpuOf()
+  await sleep(3_000)
+  const idleMsPerSecond = ((cpuOf() - idleFrom) * 1e3) / 3
+  const eachBefore = cpuEach()
   const cpuBefore = cpuOf()
   const windowFrom = monotonicMicros()
   const ids = await produce(backend, 'bench', 2, LIGHT_SECONDS, appended)
   await until(() => sink.received() >= ids.length * hooks.length, 30_000)
   const cpu = cpuOf() - cpuBefore
+  const cpuPerProcess = cpuEach().map((seconds, i) => seconds - eachBefore[i])
   const windowTo = monotonicMicros()
   const latencies: number[] = []
   // Per event: its first and its last receipt (of the 100 webhooks). The first is the path every
@@ -177,7 +184,7 @@ async function lightLoad(
     `first p50 ${percentile(firsts, 50).toFixed(0)} ms p99 ${percentile(firsts, 99).toFixed(0)} ms; last p50 ${percentile(lasts, 50).toFixed(0)} ms p99 ${percentile(lasts, 99).toFixed(0)} ms`
   figures[`${label} lost / duplicated / reordered`] = `${lost} / ${duplicated} / ${reordered}`
   figures[`${label} service CPU`] =
-    `${((cpu * 1e3) / Math.max(1, ids.length)).toFixed(2)} ms per event (${hooks.length} deliveries), ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(0)} µs per delivery${servers.length > 1 ? ` (summed over ${servers.length} processes)` : ''}`
+    `${((cpu * 1e3) / Math.max(1, ids.length)).toFixed(2)} ms per event (${hooks.length} deliveries), ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(0)} µs per delivery${servers.length > 1 ? ` (summed: ${cpuPerProcess.map((seconds) => ((seconds * 1e3) / Math.max(1, ids.length)).toFixed(1)).join(' + ')} ms per event)` : ''}; idle ${idleMsPerSecond.toFixed(1)} ms/s`
   // With BENCH_SERVER_NODE_OPTIONS naming cpu-profile-hook.mjs: the measured span of the profile.
   figures[`${label} profile window`] =
     `--window ${windowFrom},${windowTo} --units ${ids.length * hooks.length} --cpu-us ${((cpu * 1e6) / Math.max(1, ids.length * hooks.length)).toFixed(1)}`
