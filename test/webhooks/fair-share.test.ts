@@ -15,9 +15,9 @@ afterEach(async () => {
 
 const HOOKS = 6
 
-describe('delivery hosts share the webhooks evenly (redis)', () => {
+describe.each(['redis', 'cluster'] as const)('delivery hosts share the webhooks evenly (%s)', (backend) => {
   it('a process that joins gets half of the webhooks the first one held, and each event reaches each webhook once, in order', async () => {
-    h = await startHarness({ backend: 'redis', clock: 'system' })
+    h = await startHarness({ backend, clock: 'system' })
     const secrets: string[] = []
     for (let i = 0; i < HOOKS; i++)
       secrets.push((await h.createWebhook({ name: `r${i}`, headers: { 'x-test-hook': `r${i}` } })).secret)
@@ -61,7 +61,7 @@ describe('delivery hosts share the webhooks evenly (redis)', () => {
   })
 
   it('a process that stops leaves the count at once: the other adopts every webhook in its next pass', async () => {
-    h = await startHarness({ backend: 'redis', clock: 'system' })
+    h = await startHarness({ backend, clock: 'system' })
     const runtime = createWebhookRuntime(h.services, parseWebhookSettings({ WEBHOOK_ALLOWED_NETWORKS: '127.0.0.0/8' }))
     joined = await startWebhookEngine(h.services, runtime, { clock: h.clock, leaseTtlMs: 5_000 })
     for (let i = 0; i < HOOKS; i++) await h.createWebhook({ name: `r${i}` })
