@@ -186,9 +186,14 @@ export class DeliveryHost {
         managed.unsubscribe()
         this.actors.delete(managed.ref)
         this.services.live.forget('webhook', managed.ref)
-        await managed.snapshots.final()
-        managed.actor.stop()
-        managed.feed.stop()
+        try {
+          await managed.snapshots.final()
+        } finally {
+          managed.actor.stop()
+          managed.feed.stop()
+        }
+        // A write of its feed still on its way is fenced by the cursor: the adopter's next write
+        // then finds the cursor changed and adopts it again from storage (stale-cursor.test.ts).
         await this.leases.release(managed.ref)
       }),
     )
