@@ -443,6 +443,16 @@ function unitsWithin(value: unknown, budget: number, keyLists?: WeakMap<object, 
 const isSmall = (value: unknown, keyLists?: WeakMap<object, string[]>): boolean =>
   unitsWithin(value, NATIVE_BUDGET, keyLists) >= 0
 
+/**
+ * `JSON.stringify(value)` (`null` for `undefined`) when the value is small enough to be written in
+ * one go, as `stringifyCooperatively` would write it; null when it is not. Asking walks the value
+ * (listing a large object's keys, kept in `keyLists`): call it on a slice with time left.
+ * @example stringifyIfSmall({ a: 1 }) // '{"a":1}'
+ */
+export function stringifyIfSmall(value: unknown, keyLists?: WeakMap<object, string[]>): string | null {
+  return isSmall(value, keyLists) ? (JSON.stringify(value) ?? 'null') : null
+}
+
 /** Serialised JSON in pieces of about `SMALL` characters (a response or a cache entry is written piece by piece). */
 export interface JsonPieces {
   pieces: string[]

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { TxWrites } from './backend'
-import { stringifyCooperatively } from './cooperative-json'
+import { stringifyCooperatively, stringifyIfSmall } from './cooperative-json'
 import { TimeSlice } from './time-slice'
 
 /**
@@ -75,18 +75,30 @@ export async function compareAndSetCall(
   const slice = new TimeSlice()
   const keyLists = new WeakMap<object, string[]>()
   const values: string[] = []
-  /** The ARGV index (Lua counts from 1, ARGV[1] is the spec) of `value`, serialised. */
-  const argv = async (value: unknown): Promise<number> => {
-    values.push((await stringifyCooperatively(value, slice, keyLists)).pieces.join(''))
-    return values.length + 1
+  /**
+   * The ARGV index (Lua counts from 1, ARGV[1] is the spec) of `value`, serialised: at once when it
+   * is small and the slice has time left (no turn taken: a delivery's cursor and record writes are
+   * all small, and each value's hop through the cooperative writer was a promise and a microtask
+   * wave for every webhook of a burst), otherwise in turns.
+   */
+  const argv = (value: unknown): number | Promise<number> => {
+    const text = slice.spent() ? null : stringifyIfSmall(value, keyLists)
+    if (text !== null) return values.push(text) + 1
+    return stringifyCooperatively(value, slice, keyLists).then(({ pieces }) => values.push(pieces.join('')) + 1)
   }
   const set: [string, number][] = []
-  for (const [key, value] of Object.entries(writes.set ?? {})) set.push([raw(key), await argv(value)])
+  for (const [key, value] of Object.entries(writes.set ?? {})) {
+    const index = argv(value)
+    set.push([raw(key), typeof index === 'number' ? index : await index])
+  }
   const del = (writes.delete ?? []).map(raw)
   const logs: [string, number[]][] = []
   for (const [log, entries] of Object.entries(writes.logs ?? {})) {
     const indexes: number[] = []
-    for (const entry of entries) indexes.push(await argv(entry))
+    for (const entry of entries) {
+      const index = argv(entry)
+      indexes.push(typeof index === 'number' ? index : await index)
+    }
     logs.push([raw(`log:${log}`), indexes])
   }
   const keys = [

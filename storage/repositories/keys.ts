@@ -94,6 +94,8 @@ export const webhookKeys = {
   index: (ns: string) => `${inNs(ns)}:wh-index`,
   /** Every webhook of every namespace (the delivery host restores all of them): `{ items: { "ns/id": true } }`. */
   globalIndex: () => 'wh-all',
+  /** The processes delivering webhooks and until when each counts (webhook-hosts.ts): `{ [owner]: ms }`. */
+  hosts: () => 'wh-hosts',
   webhook: (ns: string, id: string) => `${inNs(ns)}:wh:${id}`,
   /** Persisted XState snapshot of the webhook's delivery actor. */
   snapshot: (ns: string, id: string) => `${inNs(ns)}:wh-snapshot:${id}`,

@@ -7,6 +7,7 @@ import type { SecretBox } from '../secrets/secret-box'
 import { mapWebhookSecrets } from '../secrets/secret-fields'
 import { keys as storageKeys } from './keys'
 import { WebhookCursorRepository, type WebhookCursor } from './webhook-cursors'
+import { WebhookHostRepository } from './webhook-hosts'
 
 interface Index {
   items: Record<string, true>
@@ -26,12 +27,15 @@ interface WebhookChange<R> {
  */
 export class WebhookRepository {
   readonly cursors: WebhookCursorRepository
+  /** The processes delivering webhooks, which share them evenly. */
+  readonly hosts: WebhookHostRepository
 
   constructor(
     readonly backend: Pick<Backend, 'keyValue' | 'logs'>,
     private readonly secrets: SecretBox,
   ) {
     this.cursors = new WebhookCursorRepository(backend, (ns, id, stored) => this.open(ns, id, stored as WebhookRecord))
+    this.hosts = new WebhookHostRepository(backend)
   }
 
   /** Signing secrets are sealed on every write and opened on every read (storage/secrets/). */

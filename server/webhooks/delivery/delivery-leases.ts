@@ -23,6 +23,8 @@ interface Held {
   /** Renewals are applied by storage in the order they were sent; only the latest sent sets `validUntil`. */
   sent: number
   applied: number
+  /** The lease in storage (made once: a delivery extends and ends it around every attempt). */
+  lease: Lease
 }
 
 /**
@@ -148,9 +150,15 @@ export class DeliveryLeases {
   }
 
   private async apply(ref: string, known: Held | null, sentAt: number, ttl: number): Promise<boolean> {
-    const entry = known ?? { validUntil: -Infinity, attemptUntil: null, sent: 0, applied: 0 }
+    const entry = known ?? {
+      validUntil: -Infinity,
+      attemptUntil: null,
+      sent: 0,
+      applied: 0,
+      lease: this.options.lease(ref),
+    }
     const seq = ++entry.sent
-    const ok = await this.options.lease(ref).acquire(this.options.owner, ttl)
+    const ok = await entry.lease.acquire(this.options.owner, ttl)
     if (!ok) {
       if (this.held.get(ref) === entry) this.held.delete(ref)
       return false

@@ -67,7 +67,10 @@ export class DeliveryHost {
       owner: options.owner,
       leaseTtlMs: options.leaseTtlMs,
       attemptTimeoutMs: runtime.settings.attemptTimeoutMs,
-      lease: (ref) => services.leases.webhook(parseWebhookRef(ref).ns, parseWebhookRef(ref).id),
+      lease: (ref) => {
+        const { ns, id } = parseWebhookRef(ref)
+        return services.leases.webhook(ns, id)
+      },
       ...(options.leaseClock ? { now: options.leaseClock } : {}),
     })
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
@@ -138,10 +141,64 @@ export class DeliveryHost {
 
   private async pass(): Promise<void> {
     if (!this.accepting) return
-    const free = (await this.runtime.webhooks.allRefs()).filter((ref) => !this.actors.has(ref))
-    const acquired = await Promise.all(free.map(async (ref) => ((await this.leases.acquire(ref)) ? ref : null)))
-    await this.adopt(acquired.filter((ref): ref is string => ref !== null))
+    const [hosts, all] = await Promise.all([
+      this.runtime.webhooks.hosts.heartbeat(this.options.owner, this.options.leaseTtlMs, Date.now()),
+      this.runtime.webhooks.allRefs(),
+    ])
+    const share = fairShare(all.length, hosts)
+    await this.adopt(await this.acquireUpTo(share, all))
     await this.reconcile(this.owned())
+    if (this.actors.size > share) await this.handOver(this.actors.size - share)
+  }
+
+  /**
+   * Takes free leases until this process holds `share` webhooks (in a random order, so processes
+   * adopting at once take different ones): the first process to start, or to hear of a creation,
+   * took every free webhook, and at light load its peer then idled while it did all 100 deliveries
+   * of each event one after the other.
+   */
+  private async acquireUpTo(share: number, all: string[]): Promise<string[]> {
+    const free = shuffled(all.filter((ref) => !this.actors.has(ref)))
+    const acquired: string[] = []
+    while (free.length > 0 && this.actors.size + acquired.length < share) {
+      const round = free.splice(0, share - this.actors.size - acquired.length)
+      const held = await Promise.all(round.map(async (ref) => ((await this.leases.acquire(ref)) ? ref : null)))
+      acquired.push(...held.filter((ref): ref is string => ref !== null))
+    }
+    return acquired
+  }
+
+  /**
+   * Hands `count` webhooks back to the other processes (more joined since this one adopted its
+   * webhooks): only actors at rest with nothing buffered, each stored and released as at a graceful
+   * stop, then announced so the others adopt them at once. Actors busy now wait for a later pass.
+   */
+  private async handOver(count: number): Promise<void> {
+    const resting = [...this.actors.values()].filter((managed) => {
+      const { value, context } = managed.actor.getSnapshot()
+      return !managed.retired && value === 'active' && context.batch === null && managed.feed.buffered() === 0
+    })
+    const leaving = resting.slice(0, count)
+    if (leaving.length === 0) return
+    await Promise.all(
+      leaving.map(async (managed) => {
+        managed.retired = true
+        managed.unsubscribe()
+        this.actors.delete(managed.ref)
+        this.services.live.forget('webhook', managed.ref)
+        try {
+          await managed.snapshots.final()
+        } finally {
+          managed.actor.stop()
+          managed.feed.stop()
+        }
+        // A write of its feed still on its way is fenced by the cursor: the adopter's next write
+        // then finds the cursor changed and adopts it again from storage (stale-cursor.test.ts).
+        await this.leases.release(managed.ref)
+      }),
+    )
+    logger.info('webhook delivery actors handed over', { owner: this.options.owner, count: leaving.length })
+    await this.runtime.signals.publish({ kind: 'changed', refs: leaving.map((managed) => managed.ref) })
   }
 
   /**
@@ -312,6 +369,8 @@ export class DeliveryHost {
     this.accepting = false
     this.stopMetrics()
     this.limit.close()
+    // The others count without this process at once (their next pass adopts its webhooks).
+    const leaving = this.runtime.webhooks.hosts.leave(this.options.owner).catch(() => undefined)
     const bound = this.runtime.settings.attemptTimeoutMs + 2_000
     let timer: NodeJS.Timeout | undefined
     await Promise.race([this.activity.idle(), new Promise((resolve) => (timer = setTimeout(resolve, bound)))])
@@ -327,5 +386,21 @@ export class DeliveryHost {
       }),
     )
     this.actors.clear()
+    await leaving
   }
+}
+
+/** Webhooks per process when `hosts` share `webhooks` evenly (the last ones may hold one fewer). */
+function fairShare(webhooks: number, hosts: number): number {
+  return Math.ceil(webhooks / Math.max(1, hosts))
+}
+
+/** A copy of `refs` in a random order (Fisher-Yates). */
+function shuffled(refs: string[]): string[] {
+  const copy = [...refs]
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1))
+    ;[copy[i], copy[j]] = [copy[j], copy[i]]
+  }
+  return copy
 }
