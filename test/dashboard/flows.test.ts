@@ -1,6 +1,15 @@
 import { mkdirSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { NS, eventually, requestException, seedFirewall, signIn, startWorld, type World } from './harness'
+import {
+  NS,
+  eventually,
+  requestException,
+  seedFirewall,
+  signIn,
+  signInThroughForm,
+  startWorld,
+  type World,
+} from './harness'
 
 /** The reviewer's and operator's main flows in a real browser against the built server. */
 
@@ -13,7 +22,7 @@ afterAll(async () => world?.close())
 
 describe('dashboard flows', () => {
   it('signs in with a token into an HttpOnly SameSite=Strict session and lists the firewalls', async () => {
-    const { context, page } = await signIn(world)
+    const { context, page } = await signInThroughForm(world)
     // Signing in lands on the namespace home, the owners' overview; the firewalls are one click away.
     expect(await page.getByRole('heading', { level: 1 }).textContent()).toBe('Overview')
     await page.getByRole('navigation').getByRole('link', { name: 'Firewalls', exact: true }).click()

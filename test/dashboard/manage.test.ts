@@ -72,6 +72,8 @@ describe('dashboard: rules and the selector builder', () => {
     const { context, page } = await signIn(world)
     await page.goto(`/namespaces/${NS}/firewalls/main`)
     await page.getByRole('link', { name: 'Add rule' }).click()
+    // Loaded, stylesheet included: before it applies, every field counts as visible (failed so under load).
+    await page.waitForURL(`**/firewalls/main/rules/new`)
     await page.getByLabel('Rule id').fill('risky-new')
     await page.getByLabel('Description').fill('New evil-ish packages wait')
     // Only the chosen function's fields show (CSS :has, no script needed).
@@ -83,6 +85,8 @@ describe('dashboard: rules and the selector builder', () => {
     await page.locator('[name="s.0.patterns"]').fill('evil-*\n@shady/*')
     // A second condition: the draft goes back to the server and returns with one more node.
     await page.locator('#node-f-s').getByRole('button', { name: 'Add condition' }).last().click()
+    // The live JSON is the deferred script's: it listens only once the new page has loaded.
+    await page.waitForLoadState()
     await page.locator('[name="s.1.name"]').selectOption('not')
     await page.locator('[name="s.1.0.name"]').selectOption('minimumAge')
     await page.locator('[name="s.1.0.duration"]').fill('30d')

@@ -1,5 +1,5 @@
 import { waitFor } from '../support/wait-for'
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -40,8 +40,12 @@ describe('advisory source', () => {
     expect((error as RegistryError).headers['retry-after']).toBeDefined()
     expect((error as RegistryError).message).toContain('advisory data')
 
-    await mkdir(dir)
-    await writeFile(join(dir, 'one.json'), JSON.stringify(osvRecord('GHSA-1', 'a')))
+    // The directory appears with its file in one step (a rename): a retry between a mkdir and the
+    // write would read an empty directory, which is data (no advisories), and stop retrying.
+    const staging = join(root, 'staging')
+    await mkdir(staging)
+    await writeFile(join(staging, 'one.json'), JSON.stringify(osvRecord('GHSA-1', 'a')))
+    await rename(staging, dir)
     await until(() => lookupError(source!) === null, 'the retry to load the directory')
     expect(
       source
