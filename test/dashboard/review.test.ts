@@ -101,6 +101,8 @@ describe('dashboard: history', () => {
     expect(await versions.last().textContent()).toContain('v1')
     // "changes in v6" shows v5 -> v6 at the top and scrolls there.
     await page.getByRole('link', { name: 'changes in v6' }).click()
+    // Where the fragment scrolls to depends on the stylesheet's layout: the page's load, not its commit.
+    await page.waitForURL((url) => url.searchParams.get('to') === '6' && url.hash === '#diff')
     expect(new URL(page.url()).hash).toBe('#diff')
     expect(await page.getByRole('heading', { name: 'Diff v5 → v6' }).isVisible()).toBe(true)
     expect(await page.locator('#diff table.diff').textContent()).toContain('p2-*')
