@@ -40,6 +40,24 @@ export async function watchCsp(context: BrowserContext, sink: string[]): Promise
   })
 }
 
+/**
+ * Off unless set: TEST_DASHBOARD_DELAY_CSS / TEST_DASHBOARD_DELAY_JS (milliseconds) hold back every
+ * stylesheet / the deferred dashboard.js, so a test that relies on a page a click opened before
+ * that page has loaded fails every time instead of now and then under load (docs/testing.md).
+ */
+async function delayAssets(context: BrowserContext): Promise<void> {
+  const delays: [string, string | undefined][] = [
+    ['**/*.css', process.env.TEST_DASHBOARD_DELAY_CSS],
+    ['**/assets/dashboard.js', process.env.TEST_DASHBOARD_DELAY_JS],
+  ]
+  for (const [pattern, ms] of delays)
+    if (ms)
+      await context.route(pattern, async (route) => {
+        await new Promise((resolve) => setTimeout(resolve, Number(ms)))
+        await route.continue()
+      })
+}
+
 export async function startWorld(env: Record<string, string> = {}, options: { port?: number } = {}): Promise<World> {
   const server = await startServer({ BOOTSTRAP_TOKEN: OWNER_TOKEN, BOOTSTRAP_NAMESPACE: NS, ...env }, options)
   // The run's Chromium (test/support/global-chromium.ts), else one of this suite's own. A browser
@@ -60,6 +78,7 @@ export async function startWorld(env: Record<string, string> = {}, options: { po
   browser.newContext = async (options) => {
     const context = await newContext(options)
     await watchCsp(context, cspViolations)
+    await delayAssets(context)
     return context
   }
   return {
