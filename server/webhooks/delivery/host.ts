@@ -139,10 +139,15 @@ export class DeliveryHost {
     )
   }
 
+  private leaseNow(): number {
+    return this.options.leaseClock?.() ?? Date.now()
+  }
+
   private async pass(): Promise<void> {
     if (!this.accepting) return
     const [hosts, all] = await Promise.all([
-      this.runtime.webhooks.hosts.heartbeat(this.options.owner, this.options.leaseTtlMs, Date.now()),
+      // The leases' clock: a host counts as long as a lease it renewed at the same moment would.
+      this.runtime.webhooks.hosts.heartbeat(this.options.owner, this.options.leaseTtlMs, this.leaseNow()),
       this.runtime.webhooks.allRefs(),
     ])
     const share = fairShare(all.length, hosts)
