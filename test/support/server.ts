@@ -6,6 +6,9 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
 /** The built server `npm test` produces (override with SERVER_ENTRY). */
+/** The first line of the start banner (server/app/start-banner.ts), printed when the server listens. */
+const READY_BANNER = 'Package firewall ready'
+
 export const SERVER_ENTRY = resolve(process.env.SERVER_ENTRY ?? '.output/server/index.mjs')
 
 export async function freePort(): Promise<number> {
@@ -106,8 +109,10 @@ async function startServerOnce(
         : early
     }
     try {
+      // Ready, and the answer is this child's: its start banner is printed once the port is its
+      // own, so a server of another test process that took the port meanwhile is never mistaken for it.
       const response = await send(new URL(`${url}/readyz`), 'GET', FETCH_DEFAULTS, undefined)
-      if (response.status >= 200 && response.status < 300) break
+      if (response.status >= 200 && response.status < 300 && output.includes(READY_BANNER, earlier.length)) break
     } catch {
       // not listening yet
     }
