@@ -2,6 +2,7 @@ import { isIP } from 'node:net'
 import type { Agent } from 'undici'
 import { judgeAddress, type AddressPolicy } from './address-policy'
 import { guardedLookup, type LookupAll } from './guarded-lookup'
+import { loadUndici } from './undici'
 
 /** The `code` of every connection the policy refuses (before, during or after connecting). */
 export const ADDRESS_REFUSED = 'ERR_ADDRESS_REFUSED'
@@ -23,12 +24,10 @@ function refusedError(message: string): NodeJS.ErrnoException {
 /**
  * A pooled undici `Agent` that only connects where `policy` allows: a literal-IP host is judged
  * before connecting, a name through a guarded lookup (the address judged is the one used), and
- * every new socket once more on its remote address. undici is loaded here, at the first agent, not
- * at start-up: about 0.1 s of CPU that a process which never calls an upstream (the admin CLI, most
- * test servers) does not need to pay.
+ * every new socket once more on its remote address. undici is loaded with the first agent (undici.ts).
  */
 export async function createGuardedAgent(policy: AddressPolicy, options: GuardedAgentOptions = {}): Promise<Agent> {
-  const { Agent, buildConnector } = await import('undici')
+  const { Agent, buildConnector } = await loadUndici()
   const lookup = guardedLookup(policy, {
     errorCode: ADDRESS_REFUSED,
     message: (hostname, reason) => `${hostname} resolves to a refused address: ${reason}`,

@@ -1,4 +1,5 @@
 import type { Response } from 'undici'
+import { loadUndici } from '../net/undici'
 
 /** One part of a `multipart/form-data` body. */
 interface FormPart {
@@ -18,8 +19,7 @@ interface FormPart {
 export async function parseMultipart(body: Buffer, contentType: string | undefined): Promise<FormPart[] | null> {
   if (!contentType || !/^multipart\/form-data/i.test(contentType) || !/boundary=/i.test(contentType)) return null
   let form: Awaited<ReturnType<Response['formData']>>
-  // Loaded at the first upload, not at start-up (guarded-agent.ts says why).
-  const { Response } = await import('undici')
+  const { Response } = await loadUndici()
   try {
     form = await new Response(crlfDelimiters(body, contentType), {
       headers: { 'content-type': contentType },

@@ -1,5 +1,6 @@
 import { observeUpstream } from '../../observability/metrics'
 import { ADDRESS_REFUSED } from '../../net/guarded-agent'
+import { loadUndici } from '../../net/undici'
 import type { UpstreamTransport } from './transport'
 import { limitUpstreamBody, type UpstreamBodyKind } from './body-limit'
 import type { Upstream } from '../../firewall/schema'
@@ -151,8 +152,7 @@ async function followRedirects(
   let hop = first
   for (let redirects = 0; ; redirects++) {
     const init = { ...hop, redirect: 'manual' as const, dispatcher: await transport.agent() }
-    // undici is loaded with the first agent (guarded-agent.ts), not at start-up.
-    const { fetch: undiciFetch } = await import('undici')
+    const { fetch: undiciFetch } = await loadUndici()
     const response = (await undiciFetch(target, init)) as unknown as Response
     const location = REDIRECTS.has(response.status) ? response.headers.get('location') : null
     if (!location) return response
