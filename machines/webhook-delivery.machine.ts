@@ -276,7 +276,10 @@ export const webhookDeliveryMachine = setup({
         preparing: {
           invoke: {
             src: 'takeBatch',
-            input: ({ context }) => ({ webhookId: context.webhookId }),
+            input: ({ context }) => ({
+              webhookId: context.webhookId,
+              firstAttemptIsLast: maxAttempts(context.settings.retryScheduleMs) <= 1,
+            }),
             onDone: [
               { guard: 'takeFoundDisabled', target: '#webhookDelivery.disabled', actions: 'noteTakeRefused' },
               { guard: 'batchTaken', target: 'sending', actions: 'startBatch' },

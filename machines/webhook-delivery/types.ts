@@ -91,6 +91,12 @@ export interface DeliveryContext extends Partial<WebhookActorSettings> {
 /** Input of the `takeBatch` actor: pick the next batch from storage and give it a delivery id. */
 export interface TakeBatchInput {
   webhookId: string
+  /**
+   * Whether the first attempt of a batch taken now is also its last (a retry schedule of one
+   * attempt): the take starts that attempt itself (server/webhooks/delivery/adapter.ts).
+   * Absent in snapshots stored before it existed.
+   */
+  firstAttemptIsLast?: boolean
 }
 
 /** Output of `takeBatch`: `batch` null when the buffer turned out empty, or when the webhook is disabled. */

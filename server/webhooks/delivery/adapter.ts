@@ -1,4 +1,3 @@
-import { fromPromise } from 'xstate'
 import { newId } from '../../common/ids'
 import { parseWebhookRef } from '../../../storage/repositories/webhook-keys'
 import { sendAttempt, type AttemptRequest } from '../protocol/attempt'
@@ -25,6 +24,7 @@ import type { CursorBatch } from '../../../storage/repositories/webhook-cursors'
 import type { NamespaceEvent } from '../../events/schemas'
 import type { DeliveryLeases } from './delivery-leases'
 import type { TxPart } from '../../../storage/tx-part'
+import { promiseActor } from './promise-actor'
 
 interface AdapterDeps {
   runtime: WebhookRuntime
@@ -72,20 +72,77 @@ const parked = <T>() => new Promise<T>(() => undefined)
  */
 export function createDeliveryActors(deps: AdapterDeps) {
   const readAtTake: DocumentsReadAtTake = new Map()
+  const sentAtTake: AttemptsSentAtTake = new Map()
+  const attempt = (input: DeliverBatchInput) =>
+    deps.track(retireWhenStale(deps, input.webhookId, deliver(deps, input, readAtTake)))
   return {
     deadlineTimer: createDeadlineTimer(deps.clock),
-    takeBatch: fromPromise<TakeBatchOutput, TakeBatchInput>(({ input }) => {
+    takeBatch: promiseActor<TakeBatchOutput, TakeBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
-      return deps.track(retireWhenStale(deps, input.webhookId, take(deps, input, readAtTake)))
+      return deps.track(
+        retireWhenStale(deps, input.webhookId, takeAndSend(deps, input, readAtTake, sentAtTake, attempt)),
+      )
     }),
-    deliverBatch: fromPromise<AttemptReport, DeliverBatchInput>(({ input }) => {
+    deliverBatch: promiseActor<AttemptReport, DeliverBatchInput>(({ input }) => {
       if (!deps.accepting()) return parked()
+      const sent = sentAtTake.get(input.webhookId)
+      sentAtTake.delete(input.webhookId)
+      // The take of this batch started its first attempt already: this step is its outcome.
+      if (
+        sent &&
+        sent.feed === deps.feedOf(input.webhookId) &&
+        sent.deliveryId === input.deliveryId &&
+        input.attempt === 1
+      )
+        return sent.report
       // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
       // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
       // snapshot was stored last.
-      return deps.track(retireWhenStale(deps, input.webhookId, deliver(deps, input, readAtTake)))
+      return attempt(input)
     }),
   }
+}
+
+/**
+ * First attempts started by their take, by webhook, until the actor's `deliverBatch` step takes
+ * their outcome. Only this actor's own take counts (`feed`), as with `DocumentsReadAtTake`.
+ */
+type AttemptsSentAtTake = Map<string, { deliveryId: string; feed: WebhookFeed; report: Promise<AttemptReport> }>
+
+/**
+ * Takes the next batch and, when one was taken, starts its first attempt at once, before the
+ * actor hears of the take: the machine goes from a taken batch straight to sending it
+ * (`delivering.preparing` to `sending`, nothing else can happen in between), and it is the actor
+ * steps in between that held the sends back. When one event reaches 100 webhooks, their takes'
+ * replies arrive together and every step after them runs as one burst; the actors' steps (a
+ * macrostep and a new `deliverBatch` actor each, about 40 µs) ran before the first request was
+ * written, and the last of the 100 went out after all of them. Now the take's outcome reaches
+ * the actor one turn of the event loop later (`setImmediate`), after the requests are written.
+ * `input.firstAttemptIsLast` is what the machine will say of this attempt (absent in a snapshot
+ * stored before it existed: the attempt then waits for the machine, as before).
+ */
+async function takeAndSend(
+  deps: AdapterDeps,
+  input: TakeBatchInput,
+  readAtTake: DocumentsReadAtTake,
+  sentAtTake: AttemptsSentAtTake,
+  attempt: (input: DeliverBatchInput) => Promise<AttemptReport>,
+): Promise<TakeBatchOutput> {
+  const output = await take(deps, input, readAtTake)
+  const feed = deps.feedOf(input.webhookId)
+  if (!output.batch || !feed || input.firstAttemptIsLast === undefined || !deps.accepting()) return output
+  const report = attempt({
+    webhookId: input.webhookId,
+    deliveryId: output.batch.deliveryId,
+    attempt: 1,
+    eventIds: output.batch.eventIds,
+    lastAttempt: input.firstAttemptIsLast,
+  })
+  // Observed by the actor's `deliverBatch` step; a rejection before it asks is not unhandled.
+  report.catch(() => undefined)
+  sentAtTake.set(input.webhookId, { deliveryId: output.batch.deliveryId, feed, report })
+  await new Promise((resolve) => setImmediate(resolve))
+  return output
 }
 
 /**
