@@ -177,6 +177,11 @@ async function lightLoad(
       last.set(id, Math.max(last.get(id) ?? -Infinity, latency))
     }
   latencies.sort((a, b) => a - b)
+  // BENCH_SLOWEST=N: the N events with the latest last receipt, with their append time (epoch ms)
+  // to match against a record of the service's stalls.
+  if (process.env.BENCH_SLOWEST)
+    for (const [id, lastMs] of [...last].sort((a, b) => b[1] - a[1]).slice(0, Number(process.env.BENCH_SLOWEST)))
+      console.log(`slow event appended ${appended.get(id)} first ${first.get(id)} ms last ${lastMs} ms`)
   const sorted = (values: Iterable<number>) => [...values].sort((a, b) => a - b)
   const [firsts, lasts] = [sorted(first.values()), sorted(last.values())]
   const p99 = percentile(latencies, 99)
