@@ -8,12 +8,13 @@ const STOP = 'xstate.stop'
 type Settled = { type: typeof RESOLVE | typeof REJECT; data: unknown }
 
 /**
- * `fromPromise` without an `AbortController` per run (the steps get their input only). Each delivery runs two promise actors
- * (take, send) and Node's `AbortController` was a tenth of the actor-start time at light load
- * (the hand-out of one event to 100 webhooks, and the take replies' steps: about 5 % of each);
- * the delivery steps cannot be aborted anyway (a stopped actor's attempt still records itself).
- * Snapshots are `fromPromise`'s, so persisted actors restore either way.
- * @example webhookDeliveryMachine.provide({ actors: { takeBatch: promiseActor(({ input }) => take(input)) } })
+ * `fromPromise` without an `AbortController` per run (the steps get their input only). Each
+ * delivery runs two promise actors (take, send), and Node's `AbortController` was a tenth of the
+ * actor-start time at light load (the hand-out of one event to 100 webhooks, and the take
+ * replies' steps: about 5 % of each); the delivery steps cannot be aborted anyway (a stopped
+ * actor's attempt still records itself). Snapshots are `fromPromise`'s, so persisted actors
+ * restore either way.
+ * @example machine.provide({ actors: { takeBatch: promiseActor(({ input }) => take(input)) } })
  */
 export function promiseActor<TOutput, TInput>(
   run: (args: { input: TInput }) => PromiseLike<TOutput>,
