@@ -63,17 +63,17 @@ describe('promiseActor (fromPromise without an AbortController)', () => {
     expect(restored.getSnapshot().context.output).toBe(22)
   })
 
-  it('sends nothing once stopped: a step outliving its actor is not delivered to it', async () => {
-    let release: (value: number) => void = () => undefined
-    const actor = createActor(
-      stepMachine.provide({
-        actors: { step: promiseActor(() => new Promise<number>((resolve) => (release = resolve))) },
-      }),
-    ).start()
-    actor.stop()
-    release(5)
-    await new Promise((resolve) => setImmediate(resolve))
-    expect(actor.getSnapshot().status).toBe('stopped')
-    expect(actor.getSnapshot().context.output).toBeNull()
+  it('a stopped step stays stopped: a late resolve or reject changes nothing, and its input is let go', () => {
+    const logic = promiseActor<number, { n: number }>(async ({ input }) => input.n)
+    const running = logic.getInitialSnapshot({} as never, { n: 1 })
+    const scope = {} as never
+    const stopped = logic.transition(running, { type: 'xstate.stop' }, scope)
+    expect(stopped).toMatchObject({ status: 'stopped', input: undefined })
+    expect(logic.transition(stopped, { type: 'xstate.promise.resolve', data: 5 }, scope)).toBe(stopped)
+    expect(logic.transition(stopped, { type: 'xstate.promise.reject', data: new Error('late') }, scope)).toBe(stopped)
+    // Settled once, a second outcome is ignored too.
+    const done = logic.transition(running, { type: 'xstate.promise.resolve', data: 5 }, scope)
+    expect(done).toMatchObject({ status: 'done', output: 5, input: undefined })
+    expect(logic.transition(done, { type: 'xstate.promise.reject', data: new Error('late') }, scope)).toBe(done)
   })
 })
