@@ -25,7 +25,7 @@ const SHARED_WORKER_FILES = [
   'test/storage/{memory-bounds,recent-lookups}.test.ts',
   'test/storage/secrets/cipher.test.ts',
   'test/webhooks/{batching-retry,delivery-leases,document-sync,event-fit,event-types,json-schema}.test.ts',
-  'test/webhooks/{overflow,settings,signing,ssrf,work-limit}.test.ts',
+  'test/webhooks/{overflow,promise-actor,settings,signing,ssrf,work-limit}.test.ts',
 ]
 
 // The 50-second multi-process soak runs after the suite, in `npm run soak:ci` (vitest.soak.config.ts).
