@@ -5,10 +5,10 @@ import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 
-/** The built server `npm test` produces (override with SERVER_ENTRY). */
 /** The first line of the start banner (server/app/start-banner.ts), printed when the server listens. */
 const READY_BANNER = 'Package firewall ready'
 
+/** The built server `npm test` produces (override with SERVER_ENTRY). */
 export const SERVER_ENTRY = resolve(process.env.SERVER_ENTRY ?? '.output/server/index.mjs')
 
 export async function freePort(): Promise<number> {
