@@ -17,6 +17,7 @@ import {
   pacingDeadline,
   remainingAfterBatch,
   retryDelayAfter,
+  takeBatchInput,
 } from './webhook-delivery/policy'
 import { maxAttempts } from './webhook-delivery/retry'
 
@@ -276,10 +277,7 @@ export const webhookDeliveryMachine = setup({
         preparing: {
           invoke: {
             src: 'takeBatch',
-            input: ({ context }) => ({
-              webhookId: context.webhookId,
-              firstAttemptIsLast: maxAttempts(context.settings.retryScheduleMs) <= 1,
-            }),
+            input: ({ context }) => takeBatchInput(context),
             onDone: [
               { guard: 'takeFoundDisabled', target: '#webhookDelivery.disabled', actions: 'noteTakeRefused' },
               { guard: 'batchTaken', target: 'sending', actions: 'startBatch' },

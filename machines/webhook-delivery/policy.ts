@@ -1,5 +1,5 @@
-import type { AttemptReport, DeliveryContext, DeliveryEvent } from './types'
-import { retryDelay } from './retry'
+import type { AttemptReport, DeliveryContext, DeliveryEvent, TakeBatchInput } from './types'
+import { maxAttempts, retryDelay } from './retry'
 
 /**
  * Pure calculations the delivery machine's guards and actions share: pacing window, retry
@@ -27,6 +27,28 @@ function startsInWindow(context: DeliveryContext): number[] {
 /** Whether the next attempt must wait: `limit` starts already lie in the window. */
 export function mustPace(context: DeliveryContext): boolean {
   return startsInWindow(context).length >= pacingRule(context).limit
+}
+
+/**
+ * Whether an actor in `active` goes straight on to take a batch when told that `bufferedEvents`
+ * wait at `now` (`EVENTS_BUFFERED`: active, dispatching, delivering.preparing), and with what input.
+ * Null: it stays, or goes to pacing or disabled. The host starts that take ahead of the actor's
+ * step, which then adopts it (server/webhooks/delivery/host.ts); the machine's tests hold this
+ * to what the machine does.
+ */
+export function takeOnBuffered(
+  value: unknown,
+  context: DeliveryContext,
+  bufferedEvents: number,
+  now: number,
+): TakeBatchInput | null {
+  if (value !== 'active' || bufferedEvents <= 0 || context.disabled === true || context.batch !== null) return null
+  return mustPace({ ...context, bufferedEvents, now: Math.max(context.now, now) }) ? null : takeBatchInput(context)
+}
+
+/** The `takeBatch` actor's input. */
+export function takeBatchInput(context: DeliveryContext): TakeBatchInput {
+  return { webhookId: context.webhookId, firstAttemptIsLast: maxAttempts(context.settings.retryScheduleMs) <= 1 }
 }
 
 /** When the next attempt may start: the oldest of the last `limit` starts leaves the window. */

@@ -68,40 +68,76 @@ const parked = <T>() => new Promise<T>(() => undefined)
 /**
  * The storage- and network-backed actors of the delivery machine: `takeBatch` reads the feed,
  * `deliverBatch` signs and sends one attempt and records it, `deadlineTimer` waits on the clock.
- * @example webhookDeliveryMachine.provide({ actors: createDeliveryActors(deps) })
+ * `takeAhead` starts an actor's take before the actor's own step (see its comment).
+ * @example webhookDeliveryMachine.provide({ actors: createDeliveryActors(deps).actors })
  */
 export function createDeliveryActors(deps: AdapterDeps) {
   const readAtTake: DocumentsReadAtTake = new Map()
   const sentAtTake: AttemptsSentAtTake = new Map()
+  const takenAhead: TakesAhead = new Map()
   const attempt = (input: DeliverBatchInput) =>
     deps.track(retireWhenStale(deps, input.webhookId, deliver(deps, input, readAtTake)))
+  const takeStep = (input: TakeBatchInput) =>
+    deps.track(retireWhenStale(deps, input.webhookId, takeAndSend(deps, input, readAtTake, sentAtTake, attempt)))
   return {
-    deadlineTimer: createDeadlineTimer(deps.clock),
-    takeBatch: promiseActor<TakeBatchOutput, TakeBatchInput>(({ input }) => {
-      if (!deps.accepting()) return parked()
-      return deps.track(
-        retireWhenStale(deps, input.webhookId, takeAndSend(deps, input, readAtTake, sentAtTake, attempt)),
-      )
-    }),
-    deliverBatch: promiseActor<AttemptReport, DeliverBatchInput>(({ input }) => {
-      if (!deps.accepting()) return parked()
-      const sent = sentAtTake.get(input.webhookId)
-      sentAtTake.delete(input.webhookId)
-      // The take of this batch started its first attempt already: this step is its outcome.
-      if (
-        sent &&
-        sent.feed === deps.feedOf(input.webhookId) &&
-        sent.deliveryId === input.deliveryId &&
-        input.attempt === 1
-      )
-        return sent.report
-      // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
-      // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
-      // snapshot was stored last.
-      return attempt(input)
-    }),
+    actors: {
+      deadlineTimer: createDeadlineTimer(deps.clock),
+      takeBatch: promiseActor<TakeBatchOutput, TakeBatchInput>(({ input }) => {
+        const ahead = takenAhead.get(input.webhookId)
+        takenAhead.delete(input.webhookId)
+        // The take this step was told of is made already: this step is its outcome.
+        if (ahead && ahead.feed === deps.feedOf(input.webhookId)) return ahead.output
+        if (!deps.accepting()) return parked()
+        return takeStep(input)
+      }),
+      deliverBatch: promiseActor<AttemptReport, DeliverBatchInput>(({ input }) => {
+        if (!deps.accepting()) return parked()
+        const sent = sentAtTake.get(input.webhookId)
+        sentAtTake.delete(input.webhookId)
+        // The take of this batch started its first attempt already: this step is its outcome.
+        if (
+          sent &&
+          sent.feed === deps.feedOf(input.webhookId) &&
+          sent.deliveryId === input.deliveryId &&
+          input.attempt === 1
+        )
+          return sent.report
+        // No wait for the actor's snapshot: the batch (delivery id and event ids) is in the stored
+        // cursor since takeBatch, so a restart sends it again under the same webhook-id whichever
+        // snapshot was stored last.
+        return attempt(input)
+      }),
+    },
+    /**
+     * Makes the take that an actor at rest is about to start (`takeOnBuffered` in the machine's
+     * policy), before the actor's step, and calls `tell` once it is made (and its first attempt
+     * started): `tell` sends the actor the event it was held back from, and the `takeBatch` step
+     * that event starts adopts this take instead of making another. When one event reaches 100
+     * webhooks, each actor's step (three microsteps and a new `takeBatch` actor, about 70-100 µs
+     * on a slow machine) ran at the hand-out, ahead of every take and every send of the burst;
+     * now it runs after the requests are written. Nothing is decided differently: only an actor
+     * that would take at once is taken ahead, and its step finds the same batch (the cursor's).
+     */
+    takeAhead(input: TakeBatchInput, tell: () => void): void {
+      const feed = deps.feedOf(input.webhookId)
+      const output = feed && deps.accepting() ? takeStep(input) : null
+      // A failed take reaches the actor through its step, as if the step had made it.
+      void (output ?? Promise.resolve())
+        .catch(() => undefined)
+        .then(() => {
+          if (output && feed) takenAhead.set(input.webhookId, { feed, output })
+          try {
+            tell()
+          } finally {
+            takenAhead.delete(input.webhookId)
+          }
+        })
+    },
   }
 }
+
+/** A take made ahead of its actor's step, by webhook, only while that actor is told of it. */
+type TakesAhead = Map<string, { feed: WebhookFeed; output: Promise<TakeBatchOutput> }>
 
 /**
  * First attempts started by their take, by webhook, until the actor's `deliverBatch` step takes

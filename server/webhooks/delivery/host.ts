@@ -19,6 +19,7 @@ import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { deliveryStepLimit } from './step-limit'
 import { DeliveryLeases } from './delivery-leases'
+import { takeOnBuffered } from '../../../machines/webhook-delivery/policy'
 
 interface HostOptions {
   /** Lease owner id of this process. */
@@ -48,6 +49,9 @@ export class DeliveryHost {
   private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
   private readonly limit: ReturnType<typeof deliveryStepLimit>
+  private readonly delivery: ReturnType<typeof createDeliveryActors>
+  /** Actors whose take was started ahead of their step and who are not told yet (`noteBuffered`). */
+  private readonly takingAhead = new Set<Managed>()
 
   constructor(
     private readonly services: WebhookEnginePorts,
@@ -75,23 +79,22 @@ export class DeliveryHost {
     })
     const { retryScheduleMs, quarantineMs, rate } = runtime.settings
     this.settings = { retryScheduleMs, quarantineMs, rate, backlogNoticeThreshold: 1000 }
-    this.machine = webhookDeliveryMachine.provide({
-      actors: createDeliveryActors({
-        runtime,
-        clock: options.clock,
-        feedOf: (ref) => this.actors.get(ref)?.feed ?? null,
-        accepting: () => this.accepting,
-        track: (work) => this.activity.track(work),
-        limit: this.limit,
-        leases: this.leases,
-        leaseLost: (ref) => this.retire(ref, 'lease lapsed: not renewed in time'),
-        cursorStale: (ref) => {
-          this.retire(ref, 'cursor changed elsewhere: adopted again from storage')
-          // Handed back (if still ours) so the next pass, here or elsewhere, adopts it at once.
-          void this.leases.release(ref).catch(() => undefined)
-        },
-      }),
+    this.delivery = createDeliveryActors({
+      runtime,
+      clock: options.clock,
+      feedOf: (ref) => this.actors.get(ref)?.feed ?? null,
+      accepting: () => this.accepting,
+      track: (work) => this.activity.track(work),
+      limit: this.limit,
+      leases: this.leases,
+      leaseLost: (ref) => this.retire(ref, 'lease lapsed: not renewed in time'),
+      cursorStale: (ref) => {
+        this.retire(ref, 'cursor changed elsewhere: adopted again from storage')
+        // Handed back (if still ours) so the next pass, here or elsewhere, adopts it at once.
+        void this.leases.release(ref).catch(() => undefined)
+      },
     })
+    this.machine = webhookDeliveryMachine.provide({ actors: this.delivery.actors })
   }
 
   /** Webhooks whose actor runs here. */
@@ -259,17 +262,31 @@ export class DeliveryHost {
    * disabled) actor acts on the count; a busy one refreshes it with each take and attempt, and
    * is told again when it comes to rest (the subscription below). A busy actor's new count goes
    * to the live view alone: an actor step per webhook for each read of the log cost a tenth of
-   * the process's CPU under a full fan-out.
+   * the process's CPU under a full fan-out. An idle actor that the count sends straight to a take
+   * has the take made first and is told once it is made (`takeAhead` in adapter.ts).
    */
   private noteBuffered(ref: string): void {
     const managed = this.actors.get(ref)
-    if (!managed || managed.retired) return
+    if (!managed || managed.retired || this.takingAhead.has(managed)) return
     const bufferedEvents = managed.feed.buffered()
     const snapshot = managed.actor.getSnapshot()
     if (bufferedEvents === snapshot.context.bufferedEvents) return
-    if (snapshot.value === 'active' || snapshot.value === 'disabled')
-      managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents, now: this.options.clock.now() })
-    else
+    if (snapshot.value === 'active' || snapshot.value === 'disabled') {
+      const now = this.options.clock.now()
+      const take = this.accepting ? takeOnBuffered(snapshot.value, snapshot.context, bufferedEvents, now) : null
+      if (!take) return managed.actor.send({ type: 'EVENTS_BUFFERED', bufferedEvents, now })
+      this.takingAhead.add(managed)
+      this.delivery.takeAhead(take, () => {
+        this.takingAhead.delete(managed)
+        if (managed.retired) return
+        // The count as it is now: the take and events that came meanwhile are in it.
+        managed.actor.send({
+          type: 'EVENTS_BUFFERED',
+          bufferedEvents: managed.feed.buffered(),
+          now: Math.max(now, this.options.clock.now()),
+        })
+      })
+    } else
       this.services.live.publish('webhook', ref, {
         value: snapshot.value,
         context: { ...snapshot.context, bufferedEvents },
