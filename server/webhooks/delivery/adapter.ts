@@ -117,26 +117,31 @@ export function createDeliveryActors(deps: AdapterDeps) {
      * on a slow machine) ran at the hand-out, ahead of every take and every send of the burst;
      * now it runs after the requests are written. Nothing is decided differently: only an actor
      * that would take at once is taken ahead, and its step finds the same batch (the cursor's).
+     * An actor that went elsewhere meanwhile (disabled in those milliseconds) keeps a batch taken
+     * for its next `takeBatch` step, so that the attempt already made reaches it then.
      */
     takeAhead(input: TakeBatchInput, tell: () => void): void {
       const feed = deps.feedOf(input.webhookId)
       const output = feed && deps.accepting() ? takeStep(input) : null
       // A failed take reaches the actor through its step, as if the step had made it.
-      void (output ?? Promise.resolve())
-        .catch(() => undefined)
-        .then(() => {
+      void (output ?? Promise.resolve(null))
+        .catch(() => null)
+        .then((taken) => {
           if (output && feed) takenAhead.set(input.webhookId, { feed, output })
           try {
             tell()
           } finally {
-            takenAhead.delete(input.webhookId)
+            if (!taken?.batch) takenAhead.delete(input.webhookId)
           }
         })
     },
   }
 }
 
-/** A take made ahead of its actor's step, by webhook, only while that actor is told of it. */
+/**
+ * Takes made ahead of their actor's step, by webhook, until a `takeBatch` step of that actor (same
+ * feed) adopts them: kept past the telling only with a batch taken.
+ */
 type TakesAhead = Map<string, { feed: WebhookFeed; output: Promise<TakeBatchOutput> }>
 
 /**
