@@ -135,6 +135,16 @@ export function createDeliveryActors(deps: AdapterDeps) {
           }
         })
     },
+    /**
+     * The actor of `ref` was retired here: what its takes left for its next steps goes (a deleted
+     * webhook's entries were otherwise kept for good; an actor adopted again has a feed of its own
+     * and never used them).
+     */
+    forget(ref: string): void {
+      takenAhead.delete(ref)
+      sentAtTake.delete(ref)
+      readAtTake.delete(ref)
+    },
   }
 }
 

@@ -326,6 +326,7 @@ export class DeliveryHost {
     managed.actor.stop()
     managed.feed.stop()
     this.actors.delete(ref)
+    this.delivery.forget(ref)
     this.leases.forget(ref)
     this.services.live.forget('webhook', ref)
     logger.info('webhook delivery actor retired', { webhook: ref, reason })
