@@ -131,7 +131,8 @@ export function createDeliveryActors(deps: AdapterDeps) {
           try {
             tell()
           } finally {
-            if (!taken?.batch) takenAhead.delete(input.webhookId)
+            // Kept for a later step only by an actor still running here (`forget` ran for a retired one).
+            if (!taken?.batch || deps.feedOf(input.webhookId) !== feed) takenAhead.delete(input.webhookId)
           }
         })
     },
@@ -271,7 +272,9 @@ async function takeNow(
     return { batch: null, disabled: true, bufferedEvents: feed.buffered(), now: deps.clock.now() }
   }
   const batch = taken ? { deliveryId: taken.batch.deliveryId, eventIds: taken.batch.eventIds } : null
-  if (batch && webhook) readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook, extension, feed })
+  // Kept only for an actor still running here: one retired during the take was forgotten already.
+  if (batch && webhook && deps.feedOf(input.webhookId) === feed)
+    readAtTake.set(input.webhookId, { deliveryId: batch.deliveryId, webhook, extension, feed })
   else await endUnused(deps, input.webhookId, extension)
   return { batch, bufferedEvents: feed.buffered(), now: deps.clock.now() }
 }
