@@ -70,7 +70,8 @@ export default defineNitroPlugin((nitroApp) => {
     // Refuses to start (SecretsKeyError, exit 1) when SECRETS_KEY cannot open the stored secrets.
     await verifySecretsKey(backend, services.secrets)
     await bootstrap(services)
-    // A wrong OIDC_ISSUER (unreachable, no discovery document, another issuer) stops the start.
+    // A wrong OIDC_ISSUER (no discovery document, another issuer) stops the start; an unreachable
+    // provider does not: sign-in through it waits for it, the rest serves (client.ts).
     const oidc = oidcSettings ? await OidcClient.discover(oidcSettings) : null
     // Load ADVISORY_DIR and the stored feed snapshots before serving, so no decision is made
     // against data a restart merely has not read yet. Downloads take leases: after listen.
@@ -96,6 +97,7 @@ export default defineNitroPlugin((nitroApp) => {
   setImmediate(() =>
     nitroApp.hooks.hookOnce('close', async () => {
       const services = await ready
+      services.oidc?.close()
       await advisories.close()
       // Served versions still in memory are written before storage closes.
       await services.inventory

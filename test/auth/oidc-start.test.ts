@@ -1,9 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, runServerOnFreePortUntilExit } from '../support/server'
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import * as oidc from 'openid-client'
+import { freePort, runServerOnFreePortUntilExit, startServer } from '../support/server'
 import { startTestProvider, TEST_CLIENT_ID, type TestProvider } from '../support/oidc-provider'
 import { OidcSettingError, parseOidcSettings } from '../../server/auth/oidc/settings'
+import { isOutage } from '../../server/auth/oidc/client'
 
-/** A misconfigured OIDC_ISSUER stops the start with a message naming the setting. */
+/**
+ * A misconfigured OIDC_ISSUER stops the start with a message naming the setting; a provider that
+ * does not answer (an outage) does not: the rest of the service runs, and sign-in through the
+ * provider works once it answers.
+ */
 
 let idp: TestProvider
 beforeAll(async () => {
@@ -47,12 +55,6 @@ describe('start-up with a misconfigured issuer', () => {
   const start = async (issuer: string) =>
     runServerOnFreePortUntilExit({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: TEST_CLIENT_ID, LOG_LEVEL: 'info' })
 
-  it('refuses an issuer nobody answers at', async () => {
-    const exited = await start(`http://127.0.0.1:${await freePort()}`)
-    expect(exited.code).not.toBe(0)
-    expect(exited.output).toMatch(/OIDC_ISSUER: discovery of/)
-  })
-
   it('refuses an issuer whose discovery document is not there (a wrong path on a real provider)', async () => {
     const exited = await start(`${idp.issuer}/wrong-realm`)
     expect(exited.code).not.toBe(0)
@@ -70,5 +72,73 @@ describe('start-up with a misconfigured issuer', () => {
     const exited = await start('http://idp.example.com')
     expect(exited.code).not.toBe(0)
     expect(exited.output).toMatch(/OIDC_ISSUER must be an https:\/\/ URL/)
+  })
+})
+
+describe('start-up while the provider does not answer', () => {
+  it('serves without it, refuses sign-in through it with a 503, and signs in through it once it answers', async () => {
+    const idpPort = await freePort()
+    const server = await startServer({ OIDC_ISSUER: `http://127.0.0.1:${idpPort}`, OIDC_CLIENT_ID: TEST_CLIENT_ID })
+    try {
+      expect((await fetch(`${server.url}/readyz`)).status).toBe(200)
+      // Token sign-in stays: the page still offers it.
+      expect(await (await fetch(`${server.url}/sign-in`)).text()).toContain('Access token')
+      const down = await fetch(`${server.url}/auth/sign-in`, { redirect: 'manual' })
+      expect(down.status).toBe(503)
+      expect(await down.text()).toContain('cannot be reached now')
+      expect(server.output()).toMatch(/OIDC_ISSUER: discovery of [^\n]* failed [^\n]*tries again/)
+      const late = await startTestProvider([`${server.url}/auth/callback`], { port: idpPort })
+      try {
+        // Discovered at this sign-in (the background retry may not have come yet).
+        const up = await fetch(`${server.url}/auth/sign-in`, { redirect: 'manual' })
+        expect(up.status).toBe(303)
+        expect(up.headers.get('location')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${idpPort}/`))
+      } finally {
+        await late.close()
+      }
+    } finally {
+      await server.stop()
+    }
+  }, 30_000)
+})
+
+describe('an outage, told from a wrong issuer', () => {
+  let stub: Server
+  let base: string
+  beforeAll(async () => {
+    // Answers every path with the status its first segment names.
+    stub = createServer((req, res) => {
+      res.statusCode = Number(req.url?.split('/')[1]) || 200
+      res.setHeader('content-type', 'application/json')
+      res.end('{}')
+    })
+    await new Promise<void>((resolve) => stub.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(stub.address() as AddressInfo).port}`
+  })
+  afterAll(() => new Promise<void>((resolve) => stub.close(() => resolve())))
+
+  const failure = async (issuer: string) =>
+    oidc
+      .discovery(new URL(issuer), TEST_CLIENT_ID, undefined, oidc.None(), {
+        execute: [oidc.allowInsecureRequests],
+        timeout: 5,
+      })
+      .then(
+        () => expect.unreachable('discovery succeeded'),
+        (error: unknown) => error,
+      )
+
+  it('is an outage when nobody answers, or the provider answers 5xx or 429', async () => {
+    expect(isOutage(await failure(`http://127.0.0.1:${await freePort()}`))).toBe(true)
+    expect(isOutage(await failure(`${base}/503`))).toBe(true)
+    expect(isOutage(await failure(`${base}/502`))).toBe(true)
+    expect(isOutage(await failure(`${base}/429`))).toBe(true)
+  })
+
+  it('is a wrong issuer when the provider answers anything else', async () => {
+    expect(isOutage(await failure(`${base}/404`))).toBe(false)
+    expect(isOutage(await failure(`${base}/401`))).toBe(false)
+    // 200 with a document that is not a provider's.
+    expect(isOutage(await failure(`${base}/200`))).toBe(false)
   })
 })

@@ -29,9 +29,12 @@ export const TEST_CLIENT_ID = 'package-firewall'
 export const TEST_CLIENT_SECRET = 'test-client-secret-0123456789abcdef'
 
 /** `redirectUris`: the dashboard's `/auth/callback` URLs this client may use. */
-export async function startTestProvider(redirectUris: string[]): Promise<TestProvider> {
+export async function startTestProvider(
+  redirectUris: string[],
+  options: { port?: number } = {},
+): Promise<TestProvider> {
   const server: Server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   const memory = createMemoryAdapter()
   const state: TestProvider = {

@@ -1,4 +1,5 @@
 import * as oidc from 'openid-client'
+import { logger } from '../../app/logger'
 import { OidcSettingError, type OidcSettings } from './settings'
 
 /** What a sign-in keeps between the redirect to the provider and the callback (a short-lived cookie). */
@@ -29,35 +30,123 @@ export class OidcRefusal extends Error {
 }
 
 const DISCOVERY_TIMEOUT_SECONDS = 10
+/** While the provider is unreachable, discovery is tried again after these delays (the last repeats). */
+const REDISCOVERY_DELAYS_MS = [2_000, 5_000, 15_000, 30_000, 60_000]
+
+/** Sign-in through the provider cannot start now: it has not been reached since the service started. */
+export class OidcUnavailable extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'OidcUnavailable'
+  }
+}
 
 /**
- * The relying party: the provider's metadata is discovered once at start (a wrong issuer stops
- * the start); each sign-in is an authorization code grant with PKCE (S256), state and nonce,
- * all checked by openid-client.
+ * Whether a failed discovery is the provider's outage rather than a wrong setting: no answer at
+ * all (refused, unresolvable, timed out), or a 5xx or 429. Any other answer (a 404, a document
+ * that is not a provider's, another issuer) is a wrong OIDC_ISSUER.
+ */
+export function isOutage(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  if (error instanceof TypeError || error.name === 'TimeoutError' || error.name === 'AbortError') return true
+  const status = error.cause instanceof Response ? error.cause.status : undefined
+  return status !== undefined && (status >= 500 || status === 429)
+}
+
+function reasonOf(error: unknown): string {
+  const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : ''
+  const status = error instanceof Error && error.cause instanceof Response ? ` (HTTP ${error.cause.status})` : ''
+  return `${reason || String(error)}${status}`
+}
+
+/**
+ * The relying party: the provider's metadata is discovered at start. A wrong issuer stops the
+ * start; an unreachable provider does not (the firewalls, the API and token sign-in do not need
+ * it): discovery is tried again in the background and at each sign-in until it succeeds, and a
+ * sign-in meanwhile is refused with the reason. Each sign-in is an authorization code grant with
+ * PKCE (S256), state and nonce, all checked by openid-client.
  */
 export class OidcClient {
-  private constructor(
-    readonly settings: OidcSettings,
-    private readonly config: oidc.Configuration,
-  ) {}
+  private config: oidc.Configuration | null = null
+  /** Why the provider was last found unreachable ('' while reached), for the log. */
+  private outage = ''
+  private discovering: Promise<void> | null = null
+  private retry: NodeJS.Timeout | null = null
+  private retries = 0
+  private closed = false
 
-  /** @throws OidcSettingError naming OIDC_ISSUER when discovery fails or the issuer does not match */
+  private constructor(readonly settings: OidcSettings) {}
+
+  /**
+   * @throws OidcSettingError naming OIDC_ISSUER when the provider answered and the answer is not a
+   * provider's discovery document for this issuer
+   */
   static async discover(settings: OidcSettings): Promise<OidcClient> {
+    const client = new OidcClient(settings)
+    await client.tryDiscovery()
+    return client
+  }
+
+  /** Stops trying discovery again (the service is closing). */
+  close(): void {
+    this.closed = true
+    if (this.retry) clearTimeout(this.retry)
+  }
+
+  /** One discovery at a time; an outage schedules the next try, any other failure throws. */
+  private tryDiscovery(): Promise<void> {
+    this.discovering ??= this.discoverOnce().finally(() => (this.discovering = null))
+    return this.discovering
+  }
+
+  private async discoverOnce(): Promise<void> {
+    const { settings } = this
     const auth = settings.clientSecret ? oidc.ClientSecretPost(settings.clientSecret) : oidc.None()
     // http is accepted only on loopback, which settings.ts has checked already.
     const execute = settings.issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []
     try {
-      const config = await oidc.discovery(settings.issuer, settings.clientId, undefined, auth, {
+      this.config = await oidc.discovery(settings.issuer, settings.clientId, undefined, auth, {
         execute,
         timeout: DISCOVERY_TIMEOUT_SECONDS,
       })
-      return new OidcClient(settings, config)
+      if (this.retry) clearTimeout(this.retry)
+      this.retry = null
+      if (this.outage)
+        logger.info('OIDC provider reached: sign-in through it works again', { issuer: settings.issuer.href })
+      this.outage = ''
     } catch (error) {
-      const reason = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : ''
-      throw new OidcSettingError(
-        `OIDC_ISSUER: discovery of "${settings.issuer.href}" failed (${reason || String(error)}); check the issuer URL`,
-      )
+      const message = `OIDC_ISSUER: discovery of "${settings.issuer.href}" failed (${reasonOf(error)})`
+      if (!isOutage(error)) throw new OidcSettingError(`${message}; check the issuer URL`)
+      if (!this.outage)
+        logger.error(`${message}; the service runs without sign-in through the provider and tries again`, {
+          issuer: settings.issuer.href,
+        })
+      this.outage = message
+      this.scheduleRetry()
     }
+  }
+
+  private scheduleRetry(): void {
+    if (this.closed || this.retry) return
+    const delay = REDISCOVERY_DELAYS_MS[Math.min(this.retries++, REDISCOVERY_DELAYS_MS.length - 1)]
+    this.retry = setTimeout(() => {
+      this.retry = null
+      // A wrong answer later (the issuer now serves another document) keeps sign-in refused.
+      this.tryDiscovery().catch((error: unknown) => {
+        this.outage = error instanceof Error ? error.message : String(error)
+        logger.error('OIDC provider discovery failed', { error: this.outage })
+      })
+    }, delay)
+    this.retry.unref()
+  }
+
+  /** The discovered configuration; tries discovery once more first while the provider is unreachable. */
+  private async configuration(): Promise<oidc.Configuration> {
+    if (!this.config) await this.tryDiscovery().catch(() => undefined)
+    // The cause (addresses, the issuer's reply) is in the log, not on a page anyone may open.
+    if (!this.config)
+      throw new OidcUnavailable('the identity provider cannot be reached now; sign in with a token, or try again later')
+    return this.config
   }
 
   /** The provider's name for the sign-in button: its host. */
@@ -73,9 +162,10 @@ export class OidcClient {
       codeVerifier: oidc.randomPKCECodeVerifier(),
       redirectUri,
     }
+    const config = await this.configuration()
     const scopes = ['openid', 'profile', 'email', 'groups']
-    const supported = this.config.serverMetadata().scopes_supported
-    const url = oidc.buildAuthorizationUrl(this.config, {
+    const supported = config.serverMetadata().scopes_supported
+    const url = oidc.buildAuthorizationUrl(config, {
       redirect_uri: redirectUri,
       scope: (supported ? scopes.filter((s) => s === 'openid' || supported.includes(s)) : ['openid', 'profile']).join(
         ' ',
@@ -97,9 +187,10 @@ export class OidcClient {
   async complete(search: string, transaction: OidcTransaction): Promise<OidcIdentity> {
     const currentUrl = new URL(transaction.redirectUri)
     currentUrl.search = search
+    const config = await this.configuration()
     let claims: Record<string, unknown>
     try {
-      const tokens = await oidc.authorizationCodeGrant(this.config, currentUrl, {
+      const tokens = await oidc.authorizationCodeGrant(config, currentUrl, {
         pkceCodeVerifier: transaction.codeVerifier,
         expectedState: transaction.state,
         expectedNonce: transaction.nonce,
@@ -108,7 +199,7 @@ export class OidcClient {
       claims = { ...tokens.claims() }
       const { userClaim, groupsClaim } = this.settings
       if ((claims[userClaim] === undefined || claims[groupsClaim] === undefined) && tokens.access_token) {
-        const info = await oidc.fetchUserInfo(this.config, tokens.access_token, String(claims.sub))
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, String(claims.sub))
         claims = { ...info, ...claims }
       }
     } catch (error) {
@@ -118,7 +209,7 @@ export class OidcClient {
     return {
       userId: claims[this.settings.userClaim],
       groups: Array.isArray(groups) ? groups.filter((g): g is string => typeof g === 'string') : null,
-      subject: `${this.config.serverMetadata().issuer} ${String(claims.sub)}`,
+      subject: `${config.serverMetadata().issuer} ${String(claims.sub)}`,
     }
   }
 }
