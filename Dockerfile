@@ -48,5 +48,4 @@ HEALTHCHECK --interval=15s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:'+(process.env.PORT||3000)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 # SIGTERM (docker stop) shuts down gracefully: in-flight deliveries finish, actors are stored.
 STOPSIGNAL SIGTERM
-# The Node flags of `npm start` (scripts/server-node-flags.ts says why).
-CMD ["node", "--max-semi-space-size=32", ".output/server/index.mjs"]
+CMD ["node", ".output/server/index.mjs"]

@@ -3,7 +3,6 @@ import { createWriteStream } from 'node:fs'
 import { join } from 'node:path'
 import { freePort } from '../../test/support/server'
 import { probeArgs, sampleRetained } from '../memory/probe-client'
-import { SERVER_NODE_FLAGS } from '../server-node-flags'
 import type { RetainedSample } from '../memory/trend'
 
 /** One post-GC reading of a server process (retained heap and RSS, through the memory probe). */
@@ -123,7 +122,7 @@ export class Cluster {
       HOST: '127.0.0.1',
       NITRO_HOST: '127.0.0.1',
     }
-    const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...probeArgs(), this.entry], {
+    const child = spawn(process.execPath, [...probeArgs(), this.entry], {
       env,
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     })

@@ -4,7 +4,6 @@ import { Agent as HttpAgent, request as httpRequest } from 'node:http'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { SERVER_NODE_FLAGS } from '../../scripts/server-node-flags'
 
 /** The first line of the start banner (server/app/start-banner.ts), printed when the server listens. */
 const READY_BANNER = 'Package firewall ready'
@@ -91,15 +90,11 @@ async function startServerOnce(
   }
   // `fileLimit`: the server runs under `ulimit -n` (a process short of file descriptors).
   const child = options.fileLimit
-    ? spawn(
-        'bash',
-        ['-c', `ulimit -n ${options.fileLimit} && exec "$0" "$@"`, process.execPath, ...SERVER_NODE_FLAGS, entry],
-        {
-          env: fullEnv,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      )
-    : spawn(process.execPath, [...SERVER_NODE_FLAGS, entry], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
+    ? spawn('bash', ['-c', `ulimit -n ${options.fileLimit} && exec "$0" "$1"`, process.execPath, entry], {
+        env: fullEnv,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+    : spawn(process.execPath, [entry], { env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] })
   let output = earlier
   child.stdout!.on('data', (chunk) => (output += chunk))
   child.stderr!.on('data', (chunk) => (output += chunk))
@@ -241,7 +236,7 @@ export function runServerUntilExit(
   killAfterMs = 20_000,
 ): Promise<ExitedServer> {
   const started = Date.now()
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, SERVER_ENTRY], {
+  const child = spawn(process.execPath, [SERVER_ENTRY], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
