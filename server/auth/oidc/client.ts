@@ -1,5 +1,6 @@
 import * as oidc from 'openid-client'
 import { logger } from '../../app/logger'
+import { DomainError } from '../../common/errors'
 import { OidcSettingError, type OidcSettings } from './settings'
 
 /** What a sign-in keeps between the redirect to the provider and the callback (a short-lived cookie). */
@@ -33,14 +34,6 @@ const DISCOVERY_TIMEOUT_SECONDS = 10
 /** While the provider is unreachable, discovery is tried again after these delays (the last repeats). */
 const REDISCOVERY_DELAYS_MS = [2_000, 5_000, 15_000, 30_000, 60_000]
 
-/** Sign-in through the provider cannot start now: it has not been reached since the service started. */
-export class OidcUnavailable extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'OidcUnavailable'
-  }
-}
-
 /**
  * Whether a failed discovery is the provider's outage rather than a wrong setting: no answer at
  * all (refused, unresolvable, timed out), or a 5xx or 429. Any other answer (a 404, a document
@@ -48,7 +41,10 @@ export class OidcUnavailable extends Error {
  */
 export function isOutage(error: unknown): boolean {
   if (!(error instanceof Error)) return false
-  if (error instanceof TypeError || error.name === 'TimeoutError' || error.name === 'AbortError') return true
+  // fetch's own failure (refused, unresolvable) is a TypeError without a code; openid-client's
+  // argument checks are TypeErrors with one (ERR_INVALID_ARG_*), which are no outage.
+  if (error instanceof TypeError) return (error as { code?: unknown }).code === undefined
+  if (error.name === 'TimeoutError' || error.name === 'AbortError') return true
   const status = error.cause instanceof Response ? error.cause.status : undefined
   return status !== undefined && (status >= 500 || status === 429)
 }
@@ -145,7 +141,11 @@ export class OidcClient {
     if (!this.config) await this.tryDiscovery().catch(() => undefined)
     // The cause (addresses, the issuer's reply) is in the log, not on a page anyone may open.
     if (!this.config)
-      throw new OidcUnavailable('the identity provider cannot be reached now; sign in with a token, or try again later')
+      throw new DomainError(
+        'unavailable',
+        'oidc_unavailable',
+        'the identity provider cannot be reached now; sign in with a token, or try again later',
+      )
     return this.config
   }
 

@@ -3,7 +3,7 @@ import type { DashboardPorts, DashboardServices } from '../ports'
 import { openRequest } from '../../http/edge'
 import { requestOrigin } from '../../http/request-origin'
 import { recordAudit } from '../../http/audit'
-import { OidcRefusal, OidcUnavailable } from '../../auth/oidc/client'
+import { OidcRefusal } from '../../auth/oidc/client'
 import { CLIENT_ID_PATTERN } from '../../common/ids'
 import { DomainError } from '../../common/errors'
 import { issueToken, pruneSessionTokens } from '../../namespace/tokens'
@@ -11,6 +11,7 @@ import { recordProviderSignIn } from '../../namespace/users'
 import { authenticate } from '../../auth/authenticate'
 import { logger } from '../../app/logger'
 import { errorPage } from '../handler'
+import { toProblem } from '../../http/problem'
 import { href } from '../html'
 import { safeNext } from '../request'
 import {
@@ -31,9 +32,6 @@ import {
 const notConfigured = () =>
   new DomainError('not_found', 'oidc_not_configured', 'sign-in through a provider is not set up (OIDC_ISSUER)')
 const refused = (message: string) => new DomainError('unauthenticated', 'oidc_sign_in_refused', message)
-/** The provider has not been reached since the start (an outage): 503, token sign-in still works. */
-const unavailable = (error: unknown) =>
-  error instanceof OidcUnavailable ? new DomainError('unavailable', 'oidc_unavailable', error.message) : error
 
 /** `{dashboard_url}/auth/callback`: DASHBOARD_URL when set, else this request's origin. */
 const redirectUri = (event: H3Event, services: DashboardPorts) =>
@@ -44,11 +42,12 @@ export async function startProviderSignIn(event: H3Event, getServices: Dashboard
   const services = await getServices()
   openRequest(event, services.config.trustProxy)
   if (!services.oidc) return errorPage(event, notConfigured(), services.config.trustProxy)
-  let begun: Awaited<ReturnType<NonNullable<typeof services.oidc>['begin']>>
+  let begun
   try {
     begun = await services.oidc.begin(redirectUri(event, services))
   } catch (error) {
-    return errorPage(event, unavailable(error), services.config.trustProxy)
+    // The provider unreachable since the start: a 503 page that points to token sign-in.
+    return errorPage(event, error, services.config.trustProxy)
   }
   const { url, transaction } = begun
   const next = safeNext(typeof getQuery(event).next === 'string' ? String(getQuery(event).next) : undefined)
@@ -69,9 +68,7 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
     if (!login) throw refused('no sign-in is in progress in this browser (or it took over 10 minutes); start again')
     const search = new URL(event.node.req.url ?? '/', 'http://localhost').search
     const identity = await oidc.complete(search, login).catch((error: unknown) => {
-      throw error instanceof OidcRefusal
-        ? refused(`the provider's answer was refused: ${error.message}`)
-        : unavailable(error)
+      throw error instanceof OidcRefusal ? refused(`the provider's answer was refused: ${error.message}`) : error
     })
     if (typeof identity.userId !== 'string' || !CLIENT_ID_PATTERN.test(identity.userId))
       throw refused(`the claim "${oidc.settings.userClaim}" is missing or is not a valid user id`)
@@ -97,12 +94,8 @@ export async function providerCallback(event: H3Event, getServices: DashboardSer
     const home = href('namespaces', ns)
     return sendRedirect(event, next && next.startsWith(`/namespaces/${encodeURIComponent(ns)}/`) ? next : home, 303)
   } catch (error) {
-    const status =
-      error instanceof DomainError && error.kind === 'unauthenticated'
-        ? 401
-        : error instanceof DomainError && error.kind === 'unavailable'
-          ? 503
-          : 500
+    // The status of the page errorPage answers with (401, 503 for a provider not reached, 500).
+    const status = toProblem(error).problem.status
     await audit(services, ns, meta, 'failure', status, userId, null, (error as Error).message)
     return errorPage(event, error, services.config.trustProxy)
   }
