@@ -89,8 +89,10 @@ describe('start-up while the provider does not answer', () => {
       expect(server.output()).toMatch(/OIDC_ISSUER: discovery of [^\n]* failed [^\n]*tries again/)
       const late = await startTestProvider([`${server.url}/auth/callback`], { port: idpPort })
       try {
-        // Discovered at this sign-in (the background retry may not have come yet).
-        const up = await fetch(`${server.url}/auth/sign-in`, { redirect: 'manual' })
+        // Discovered at a sign-in a second after the last try, or by the background retry.
+        const signIn = () => fetch(`${server.url}/auth/sign-in`, { redirect: 'manual' })
+        await expect.poll(async () => (await signIn()).status, { timeout: 10_000, interval: 100 }).toBe(303)
+        const up = await signIn()
         expect(up.status).toBe(303)
         expect(up.headers.get('location')).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${idpPort}/`))
       } finally {
@@ -98,6 +100,35 @@ describe('start-up while the provider does not answer', () => {
       }
     } finally {
       await server.stop()
+    }
+  }, 30_000)
+})
+
+describe('sign-in clicks while the provider is down', () => {
+  it('try discovery at most once a second, however many come', async () => {
+    let discoveries = 0
+    // A provider that answers 503 at once: every try costs it a request.
+    const refusing = createServer((_req, res) => {
+      discoveries++
+      res.statusCode = 503
+      res.end()
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
+    const issuer = `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`
+    const server = await startServer({ OIDC_ISSUER: issuer, OIDC_CLIENT_ID: TEST_CLIENT_ID })
+    try {
+      const before = discoveries
+      const started = performance.now()
+      for (let i = 0; i < 30; i++) {
+        const click = await fetch(`${server.url}/auth/sign-in`, { redirect: 'manual' })
+        expect(click.status).toBe(503)
+      }
+      const seconds = (performance.now() - started) / 1000
+      // One per second of clicking (plus one begun just before), and the background retry's.
+      expect(discoveries - before).toBeLessThanOrEqual(Math.ceil(seconds) + 2)
+    } finally {
+      await server.stop()
+      await new Promise<void>((resolve) => refusing.close(() => resolve()))
     }
   }, 30_000)
 })

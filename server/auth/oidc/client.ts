@@ -33,6 +33,11 @@ export class OidcRefusal extends Error {
 const DISCOVERY_TIMEOUT_SECONDS = 10
 /** While the provider is unreachable, discovery is tried again after these delays (the last repeats). */
 const REDISCOVERY_DELAYS_MS = [2_000, 5_000, 15_000, 30_000, 60_000]
+/**
+ * A sign-in tries discovery only when the last try began at least this long ago: anyone may
+ * click, and a provider that refuses at once would otherwise get one request per click.
+ */
+const SIGN_IN_REDISCOVERY_GAP_MS = 1_000
 
 /**
  * Whether a failed discovery is the provider's outage rather than a wrong setting: no answer at
@@ -70,6 +75,8 @@ export class OidcClient {
   private retry: NodeJS.Timeout | null = null
   private retries = 0
   private closed = false
+  /** When the last discovery began (`performance.now()`). */
+  private lastTryAt = Number.NEGATIVE_INFINITY
 
   private constructor(readonly settings: OidcSettings) {}
 
@@ -100,6 +107,7 @@ export class OidcClient {
     const auth = settings.clientSecret ? oidc.ClientSecretPost(settings.clientSecret) : oidc.None()
     // http is accepted only on loopback, which settings.ts has checked already.
     const execute = settings.issuer.protocol === 'http:' ? [oidc.allowInsecureRequests] : []
+    this.lastTryAt = performance.now()
     try {
       this.config = await oidc.discovery(settings.issuer, settings.clientId, undefined, auth, {
         execute,
@@ -136,9 +144,13 @@ export class OidcClient {
     this.retry.unref()
   }
 
-  /** The discovered configuration; tries discovery once more first while the provider is unreachable. */
+  /**
+   * The discovered configuration; while the provider is unreachable, tries discovery once more
+   * first (joins one running, or starts one if the last began SIGN_IN_REDISCOVERY_GAP_MS ago).
+   */
   private async configuration(): Promise<oidc.Configuration> {
-    if (!this.config) await this.tryDiscovery().catch(() => undefined)
+    const due = this.discovering !== null || performance.now() - this.lastTryAt >= SIGN_IN_REDISCOVERY_GAP_MS
+    if (!this.config && due) await this.tryDiscovery().catch(() => undefined)
     // The cause (addresses, the issuer's reply) is in the log, not on a page anyone may open.
     if (!this.config)
       throw new DomainError(
