@@ -12,6 +12,8 @@ export default defineNitroConfig({
   imports: false,
   // API operations live in server/operations (an operation table), not Nitro's file-based api/ dir.
   apiDir: 'nitro-api-unused',
+  // A path no route serves, or a route file's uncaught error: a problem or the dashboard's page, not Nitro's JSON.
+  errorHandler: '~/app/error-handler',
   output: { dir: process.env.NITRO_OUTPUT_DIR || '.output' },
   // What Node 20 runs (BigInt literals in the Maven ordering included), instead of es2019.
   esbuild: { options: { target: 'node20' } },

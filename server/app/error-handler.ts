@@ -1,0 +1,54 @@
+import { getRequestHeader, send, setResponseHeader, setResponseStatus, type H3Error, type H3Event } from 'h3'
+import { DomainError } from '../common/errors'
+import { errorPage } from '../dashboard/handler'
+import { problemOf, toProblem, type Problem } from '../http/problem'
+import { sendProblem } from '../http/respond'
+import { logger } from './logger'
+import { useServices } from './runtime'
+
+/**
+ * What a request no route answers gets (Nitro's `errorHandler`): a path no route matches, a
+ * method a route does not take, or an error a route file let through. The API, the registry and
+ * the dashboard answer their own errors; this covers the rest of the origin, so that nothing
+ * answers in Nitro's own JSON (which put the path in the status line) or with a stack.
+ * A browser's page request gets the dashboard's error page, anything else a problem (RFC 9457).
+ */
+export default async function answerUnrouted(error: H3Error, event: H3Event): Promise<void> {
+  const status = error.statusCode ?? 500
+  const path = event.path.split('?')[0]
+  let problem: Problem
+  let headers: Record<string, string> = {}
+  if (status === 404) problem = problemOf(404, 'route_not_found', `nothing is served at ${path}`)
+  else if (status === 405) problem = problemOf(405, 'method_not_allowed', `${event.method} is not allowed on ${path}`)
+  else if (status < 500) problem = problemOf(status, 'bad_request', 'the request could not be read')
+  else {
+    // The cause, for the log only: a route file's failure (h3 wraps it), never shown to the client.
+    const cause = error.cause ?? error
+    ;({ problem, headers } = toProblem(cause))
+    logger.error('request failed outside the routes', { path, error: (cause as Error)?.stack ?? String(cause) })
+  }
+  if (event.node.res.headersSent) return
+  setResponseHeader(event, 'cache-control', 'no-store')
+  setResponseHeader(event, 'x-content-type-options', 'nosniff')
+  if (wantsPage(event) && problem.status < 500) {
+    const trustProxy = await useServices()
+      .then((services) => services.config.trustProxy)
+      .catch(() => null)
+    if (trustProxy) {
+      const kind = problem.status === 404 ? 'not_found' : 'invalid'
+      const page = errorPage(event, new DomainError(kind, problem.code, problem.detail), trustProxy)
+      // errorPage sets the status of its kind; an unrouted method keeps its own.
+      setResponseStatus(event, problem.status, problem.title)
+      return send(event, page)
+    }
+  }
+  const body = sendProblem(event, problem, headers)
+  // h3 put its own message in the status line ("Cannot find any route matching ..."): the title instead.
+  setResponseStatus(event, problem.status, problem.title)
+  return send(event, body)
+}
+
+/** A browser navigating (it asks for HTML first), not an API or registry client. */
+function wantsPage(event: H3Event): boolean {
+  return event.method === 'GET' && (getRequestHeader(event, 'accept') ?? '').startsWith('text/html')
+}
