@@ -27,7 +27,12 @@ export default async function answerUnrouted(error: H3Error, event: H3Event): Pr
     ;({ problem, headers } = toProblem(cause))
     logger.error('request failed outside the routes', { path, error: (cause as Error)?.stack ?? String(cause) })
   }
-  if (event.node.res.headersSent) return
+  // Mid-answer (a stream that failed): cut the connection, so the client sees a failure and not a
+  // shorter body that looks whole.
+  if (event.node.res.headersSent) {
+    event.node.res.destroy()
+    return
+  }
   setResponseHeader(event, 'cache-control', 'no-store')
   setResponseHeader(event, 'x-content-type-options', 'nosniff')
   if (wantsPage(event) && problem.status < 500) {
