@@ -104,6 +104,12 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
   )
   // The audit entry the last run of the transaction's body wrote with the change, if any.
   const written: { audit: PendingAudit | null } = { audit: null }
+  /** The call's audit entry, when the call answers for this edit and its caller lets the command write it. */
+  const auditWrites = (current: Firewall): TxWrites => {
+    const answer = edit.answer?.(current)
+    written.audit = answer && ctx.audit ? ctx.audit.success(answer.status, answer.createdId) : null
+    return written.audit?.writes ?? {}
+  }
   const stored = await ctx.services.firewalls.mutate(
     ctx.ns,
     id,
@@ -138,7 +144,9 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       // One comparison serves both: a summary of 'no change' is the same configuration.
       const change = await summarizeChange(current, next, slice)
       if (change === 'no change') {
-        return { next: current, summary: '', result: () => current, unchanged: true }
+        // No version, no event; the call's audit entry still goes in this transaction (a no-op
+        // PUT, which tools that re-apply configuration make on every run, was two round trips).
+        return { next: current, summary: '', result: () => current, unchanged: true, also: () => auditWrites(current) }
       }
       await slice.fresh()
       return {
@@ -150,10 +158,9 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
             ...extra,
             events: [eventFor(ctx, 'config.firewall.updated', stored!), ...(extra.events ?? [])],
           }
-          const answer = edit.answer?.(current)
-          written.audit = answer && ctx.audit ? ctx.audit.success(answer.status, answer.createdId) : null
           // After the change's own events: the log keeps the order it had as two transactions.
-          return written.audit ? mergeWrites(writes, written.audit.writes) : writes
+          const audit = auditWrites(current)
+          return written.audit ? mergeWrites(writes, audit) : writes
         },
         result: (stored) => stored!,
       }

@@ -25,7 +25,11 @@ interface FirewallChange<F extends StoredFirewall, R> {
   /** Further writes in the same transaction (events, logs), built from the stored result. */
   also?: (stored: F | null, previous: F | null) => TxWrites
   result: (stored: F | null) => R
-  /** Nothing changed: write nothing, keep the version. */
+  /**
+   * Nothing changed: the firewall keeps its document and version, and only `also`'s writes are
+   * made (called with the current document as both; the call's audit entry), in the transaction
+   * that checked the decision was made on the stored document.
+   */
   unchanged?: boolean
 }
 
@@ -250,7 +254,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
         const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
         this.indexes.set(ns, { index: values.get(indexKey) as FIndex | null })
         const { next, summary, also, result, unchanged } = await change(current, values)
-        if (unchanged) return { writes: {}, result: result(current) }
+        if (unchanged) return { writes: also?.(current, current) ?? {}, result: result(current) }
         // Own entries only: a firewall named `constructor` must not read Object's member.
         const lastVersion = current?.version ?? own(index.items, id)?.deletedAtVersion ?? 0
         const writes: TxWrites = { set: {}, delete: [] }

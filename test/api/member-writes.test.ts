@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
 import { readEvents } from '../support/events'
 import { sharedStorageEnv } from '../support/backends'
+import { Redis } from 'ioredis'
 
 /**
  * Rule and exception upserts and deletes write their audit entry in the change's own transaction
@@ -27,8 +28,9 @@ interface AuditEntry {
 describe('rule and exception writes, audited with their change (redis)', () => {
   let servers: RunningServer[] = []
   let api: Api
+  let env: Record<string, string>
   beforeAll(async () => {
-    const env = { ...(await sharedStorageEnv('redis', 'members')), BOOTSTRAP_TOKEN: TOKEN }
+    env = { ...(await sharedStorageEnv('redis', 'members')), BOOTSTRAP_TOKEN: TOKEN }
     servers = await Promise.all([startServer(env), startServer(env)])
     api = apiClient(servers[0].url, TOKEN)
     expect((await api('PUT', '/v1/default/config/web', {})).status).toBe(201)
@@ -127,5 +129,50 @@ describe('rule and exception writes, audited with their change (redis)', () => {
     const history = await b('GET', '/v1/default/config/web/history?limit=2')
     expect(history.body.map((entry: { version: number }) => entry.version)).toEqual([before + 2, before + 1])
     expect(history.body[0].summary).toBe('rule kept changed')
+  })
+
+  it('makes a no-op upsert one transaction: the check that nothing changed and its audit entry', async () => {
+    expect((await api('PUT', '/v1/default/config/web/rules/same', rule('same'))).status).toBe(201)
+    const version = (await api('GET', '/v1/default/config/web')).body.version
+    // The scripts this server runs on the namespace's keys, counted between two markers MONITOR shows in order.
+    const monitor = new Redis(env.REDIS_URL)
+    const marker = new Redis(env.REDIS_URL)
+    const scripts: string[][] = []
+    let counting = false
+    const seen = new Map<string, () => void>()
+    const lines = await monitor.monitor()
+    lines.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0].toLowerCase() === 'echo') seen.get(args[1])?.()
+      else if (counting && !source.includes('lua') && args[0].toLowerCase() === 'evalsha')
+        // Transactions on the namespace's keys (not the rate limiter's count, also a script).
+        if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}'))) scripts.push(args)
+    })
+    const mark = async (name: string) => {
+      const shown = new Promise<void>((resolve) => seen.set(name, resolve))
+      await marker.echo(name)
+      await shown
+    }
+    try {
+      await mark('start')
+      counting = true
+      const calls = 5
+      const ids: string[] = []
+      for (let i = 0; i < calls; i++) {
+        const unchanged = await api('PUT', '/v1/default/config/web/rules/same', rule('same'))
+        expect(unchanged.status).toBe(200)
+        expect(unchanged.body.version).toBe(version)
+        ids.push(unchanged.headers.get('x-request-id')!)
+      }
+      await mark('end')
+      counting = false
+      // One compare-and-set per call (before: the check, then the router's audit entry in a second one).
+      expect(scripts).toHaveLength(calls)
+      for (const id of ids) expect(await auditOf(id)).toHaveLength(1)
+    } finally {
+      lines.disconnect()
+      monitor.disconnect()
+      marker.disconnect()
+    }
+    expect((await api('GET', '/v1/default/config/web')).body.version).toBe(version)
   })
 })
