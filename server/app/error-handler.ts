@@ -1,7 +1,7 @@
 import { getRequestHeader, send, setResponseHeader, setResponseStatus, type H3Error, type H3Event } from 'h3'
 import { DomainError } from '../common/errors'
 import { errorPage } from '../dashboard/handler'
-import { problemOf, toProblem, type Problem } from '../http/problem'
+import { problemOf, toProblem, unroutedProblem, type Problem } from '../http/problem'
 import { sendProblem } from '../http/respond'
 import { logger } from './logger'
 import { useServices } from './runtime'
@@ -11,15 +11,15 @@ import { useServices } from './runtime'
  * method a route does not take, or an error a route file let through. The API, the registry and
  * the dashboard answer their own errors; this covers the rest of the origin, so that nothing
  * answers in Nitro's own JSON (which put the path in the status line) or with a stack.
- * A browser's page request gets the dashboard's error page, anything else a problem (RFC 9457).
+ * A browser asking for a page nobody serves gets the dashboard's error page, anything else a
+ * problem (RFC 9457).
  */
 export default async function answerUnrouted(error: H3Error, event: H3Event): Promise<void> {
   const status = error.statusCode ?? 500
   const path = event.path.split('?')[0]
   let problem: Problem
   let headers: Record<string, string> = {}
-  if (status === 404) problem = problemOf(404, 'route_not_found', `nothing is served at ${path}`)
-  else if (status === 405) problem = problemOf(405, 'method_not_allowed', `${event.method} is not allowed on ${path}`)
+  if (status === 404 || status === 405) problem = unroutedProblem(event.method, event.path, status, 'nothing is served')
   else if (status < 500) problem = problemOf(status, 'bad_request', 'the request could not be read')
   else {
     // The cause, for the log only: a route file's failure (h3 wraps it), never shown to the client.
@@ -33,24 +33,19 @@ export default async function answerUnrouted(error: H3Error, event: H3Event): Pr
     event.node.res.destroy()
     return
   }
+  // h3 put its own message in the status line ("Cannot find any route matching ..."): the title instead.
+  setResponseStatus(event, problem.status, problem.title)
   setResponseHeader(event, 'cache-control', 'no-store')
   setResponseHeader(event, 'x-content-type-options', 'nosniff')
-  if (wantsPage(event) && problem.status < 500) {
+  // A page only for a page nobody serves: any other failure is a problem, for a browser too.
+  if (problem.status === 404 && wantsPage(event)) {
     const trustProxy = await useServices()
       .then((services) => services.config.trustProxy)
       .catch(() => null)
-    if (trustProxy) {
-      const kind = problem.status === 404 ? 'not_found' : 'invalid'
-      const page = errorPage(event, new DomainError(kind, problem.code, problem.detail), trustProxy)
-      // errorPage sets the status of its kind; an unrouted method keeps its own.
-      setResponseStatus(event, problem.status, problem.title)
-      return send(event, page)
-    }
+    if (trustProxy)
+      return send(event, errorPage(event, new DomainError('not_found', problem.code, problem.detail), trustProxy))
   }
-  const body = sendProblem(event, problem, headers)
-  // h3 put its own message in the status line ("Cannot find any route matching ..."): the title instead.
-  setResponseStatus(event, problem.status, problem.title)
-  return send(event, body)
+  return send(event, sendProblem(event, problem, headers))
 }
 
 /** A browser navigating (it asks for HTML first), not an API or registry client. */

@@ -105,10 +105,10 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
   // The audit entry the last run of the transaction's body wrote with the change, if any.
   const written: { audit: PendingAudit | null } = { audit: null }
   /** The call's audit entry, when the call answers for this edit and its caller lets the command write it. */
-  const auditWrites = (current: Firewall): TxWrites => {
+  const auditWrites = (current: Firewall): TxWrites | null => {
     const answer = edit.answer?.(current)
     written.audit = answer && ctx.audit ? ctx.audit.success(answer.status, answer.createdId) : null
-    return written.audit?.writes ?? {}
+    return written.audit?.writes ?? null
   }
   const stored = await ctx.services.firewalls.mutate(
     ctx.ns,
@@ -146,7 +146,13 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       if (change === 'no change') {
         // No version, no event; the call's audit entry still goes in this transaction (a no-op
         // PUT, which tools that re-apply configuration make on every run, was two round trips).
-        return { next: current, summary: '', result: () => current, unchanged: true, also: () => auditWrites(current) }
+        return {
+          next: current,
+          summary: '',
+          result: () => current,
+          unchanged: true,
+          also: () => auditWrites(current) ?? {},
+        }
       }
       await slice.fresh()
       return {
@@ -160,7 +166,7 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
           }
           // After the change's own events: the log keeps the order it had as two transactions.
           const audit = auditWrites(current)
-          return written.audit ? mergeWrites(writes, audit) : writes
+          return audit ? mergeWrites(writes, audit) : writes
         },
         result: (stored) => stored!,
       }

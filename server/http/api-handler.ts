@@ -2,7 +2,7 @@ import { defineEventHandler, isError, type EventHandler } from 'h3'
 import type { ApiPorts } from './ports'
 import type { Operation } from './operation'
 import { createApiRouter } from './router'
-import { problemOf } from './problem'
+import { unroutedProblem } from './problem'
 import { sendProblem } from './respond'
 
 /**
@@ -15,12 +15,8 @@ export function createApiHandler(operations: Operation[], getServices: () => Pro
     try {
       return await router.handler(event)
     } catch (error) {
-      const status = isError(error) && error.statusCode === 405 ? 405 : 404
-      const problem =
-        status === 405
-          ? problemOf(405, 'method_not_allowed', `${event.method} is not allowed on ${event.path.split('?')[0]}`)
-          : problemOf(404, 'route_not_found', `no API operation at ${event.path.split('?')[0]}`)
-      return sendProblem(event, problem)
+      const status = isError(error) ? error.statusCode : undefined
+      return sendProblem(event, unroutedProblem(event.method, event.path, status, 'no API operation'))
     }
   })
 }

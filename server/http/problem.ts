@@ -78,6 +78,18 @@ export function problemOf(status: number, code: string, detail: string, extra: P
   }
 }
 
+/**
+ * The problem of a request no route takes: 405 when its router said the path takes other methods
+ * (`statusCode`), else 404 saying what is `missing` at the path (the query is left out).
+ * @example unroutedProblem('GET', '/v1/x?a=1', 404, 'no API operation').detail === 'no API operation at /v1/x'
+ */
+export function unroutedProblem(method: string, url: string, statusCode: number | undefined, missing: string): Problem {
+  const path = url.split('?')[0]
+  return statusCode === 405
+    ? problemOf(405, 'method_not_allowed', `${method} is not allowed on ${path}`)
+    : problemOf(404, 'route_not_found', `${missing} at ${path}`)
+}
+
 /** Seconds a client waits before retrying after a storage failure (503). */
 export const STORAGE_RETRY_AFTER_SECONDS = 5
 

@@ -147,9 +147,10 @@ describe('rule and exception writes, audited with their change (redis)', () => {
         // Transactions on the namespace's keys (not the rate limiter's count, also a script).
         if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}'))) scripts.push(args)
     })
+    // Named for this test's prefix: other test files share the Redis and its MONITOR.
     const mark = async (name: string) => {
-      const shown = new Promise<void>((resolve) => seen.set(name, resolve))
-      await marker.echo(name)
+      const shown = new Promise<void>((resolve) => seen.set(`${env.REDIS_PREFIX}${name}`, resolve))
+      await marker.echo(`${env.REDIS_PREFIX}${name}`)
       await shown
     }
     try {

@@ -46,6 +46,7 @@ describe('a request no route serves', () => {
       headers: { accept: 'text/html,application/xhtml+xml,*/*;q=0.8' },
     })
     expect(response.status).toBe(404)
+    expect(response.statusText).toBe('Not Found')
     expect(response.headers.get('content-type')).toContain('text/html')
     const page = await response.text()
     expect(page).toContain('<h1>Not Found</h1>')
