@@ -32,6 +32,12 @@ const SHARED_WORKER_FILES = [
 // The cost suite times /healthz and runs alone afterwards (vitest.costs.config.ts).
 const EXCLUDED = ['test/soak/**', 'test/security/costs.test.ts', '**/node_modules/**']
 
+/**
+ * Every value a Redis transaction keeps the text of is frozen, in the tests and the servers they
+ * start (storage/stored-text.ts): a change to one throws where it is made.
+ */
+const ENV = { STORAGE_FREEZE_KEPT: '1' }
+
 export default defineConfig({
   test: {
     // Started once per run, for both projects (they inherit the environment these set).
@@ -53,6 +59,7 @@ export default defineConfig({
           exclude: EXCLUDED,
           pool: 'forks',
           isolate: false,
+          env: ENV,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },
@@ -63,6 +70,7 @@ export default defineConfig({
           include: ['test/**/*.test.ts'],
           exclude: [...EXCLUDED, ...SHARED_WORKER_FILES],
           pool: 'forks',
+          env: ENV,
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

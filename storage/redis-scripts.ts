@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto'
 import type { TxWrites } from './backend'
 import { stringifyCooperatively, stringifyIfSmall } from './cooperative-json'
+import { keepStoredText, sha1Of, type StoredText } from './stored-text'
 import { TimeSlice } from './time-slice'
 
 /**
@@ -52,10 +52,10 @@ return result
 const COMPARED_AS_IS = 64
 
 /** A watched key of the COMPARE_AND_SET spec (`w`): absent, holding `value`, or holding what hashes like it. */
-function watchedKey(position: number, value: string | null): [number, 0] | [number, 1 | 2, string] {
+function watchedKey(position: number, value: StoredText | null): [number, 0] | [number, 1 | 2, string] {
   if (value === null) return [position, 0]
-  if (value.length <= COMPARED_AS_IS) return [position, 1, value]
-  return [position, 2, createHash('sha1').update(value).digest('hex')]
+  if (value.text.length <= COMPARED_AS_IS) return [position, 1, value.text]
+  return [position, 2, sha1Of(value)]
 }
 
 /**
@@ -65,9 +65,10 @@ function watchedKey(position: number, value: string | null): [number, 0] | [numb
  * Every key the script touches is declared, so a cluster routes it to the slot's node; the spec
  * names them by position (Lua's KEYS counts from 1). Values are serialised one after another in
  * turns (`stringifyCooperatively`, one budget for the whole call): the text `JSON.stringify` writes.
+ * The text of each value set is kept (stored-text.ts): a later transaction assuming it compares that.
  */
 export async function compareAndSetCall(
-  watched: [string, string | null][],
+  watched: [string, StoredText | null][],
   writes: Pick<TxWrites, 'set' | 'delete' | 'logs'>,
   raw: (key: string) => string,
   publish: { channel: string; message: string } | null,
@@ -88,8 +89,10 @@ export async function compareAndSetCall(
   }
   const set: [string, number][] = []
   for (const [key, value] of Object.entries(writes.set ?? {})) {
-    const index = argv(value)
-    set.push([raw(key), typeof index === 'number' ? index : await index])
+    const argIndex = argv(value)
+    const index = typeof argIndex === 'number' ? argIndex : await argIndex
+    keepStoredText(value, values[index - 2])
+    set.push([raw(key), index])
   }
   const del = (writes.delete ?? []).map(raw)
   const logs: [string, number[]][] = []

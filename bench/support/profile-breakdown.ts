@@ -237,7 +237,10 @@ const UPSERT_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
     'stored JSON parsed (documents, index, license sets)',
     named(/^(parseStoredJson|readStoredText|parseAll|parseJsonCooperatively|destr)$/),
   ],
-  ['transaction values serialised (document, history, events)', named(/^(compareAndSetCall|watchedKey)$/)],
+  [
+    'transaction values serialised (document, history, events)',
+    named(/^(compareAndSetCall|watchedKey|storedTextOf|sha1Of)$/),
+  ],
   [
     'validateFirewall (limits, references, endpoints)',
     named(

@@ -7,6 +7,7 @@ import { keys as storageKeys } from '../repositories/keys'
 import { evalScript } from '../redis-eval'
 import { assertOneSlot } from '../redis-target'
 import { parseStoredJson, readStoredText } from '../stored-json'
+import { keepStoredText, storedTextOf, type StoredText } from '../stored-text'
 import { TimeSlice } from '../time-slice'
 import type { RedisConnection } from './connection'
 
@@ -116,15 +117,17 @@ export class RedisKeyValue implements KeyValueStore {
     // Assumed values save the read (one round trip instead of two); the script checks them like read ones.
     let assumed = options.assume && keys.every((key) => options.assume!.has(key)) ? options.assume : null
     for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
-      let current: (string | null)[]
+      let current: (StoredText | null)[]
       let values: Map<string, unknown>
       if (assumed) {
         values = new Map(keys.map((key) => [key, assumed!.get(key) ?? null]))
-        current = keys.map((key) => (values.get(key) == null ? null : JSON.stringify(values.get(key))))
+        // The text each value was read or written as, kept: not serialised (and hashed) again.
+        current = keys.map((key) => (values.get(key) == null ? null : storedTextOf(values.get(key))))
       } else {
-        current = await this.connection.readRaw(rawKeys)
-        const parsed = await parseAll(current)
+        const texts = await this.connection.readRaw(rawKeys)
+        const parsed = await parseAll(texts)
         values = new Map(keys.map((key, index) => [key, parsed[index]]))
+        current = texts.map((text, index) => (text === null ? null : keepStoredText(parsed[index], text)))
       }
       let outcome: TxOutcome<R>
       try {
@@ -139,7 +142,7 @@ export class RedisKeyValue implements KeyValueStore {
       const eventLog = eventLogOf(keys, writes)
       const notified = notifiedNamespace(eventLog, writes)
       const cas = await compareAndSetCall(
-        rawKeys.map((key, index): [string, string | null] => [key, current[index]]),
+        rawKeys.map((key, index): [string, StoredText | null] => [key, current[index]]),
         eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
         raw,
         notified !== null ? { channel: raw(storageKeys.eventsChannel), message: notified } : null,

@@ -82,6 +82,8 @@ async function startServerOnce(
     DATA_DIR: env.DATA_DIR ?? mkdtempSync(join(tmpdir(), 'pf-data-')),
     LOG_LEVEL: 'warn',
     ADVISORY_FEED_URL: 'off',
+    // The suite's (vitest.config.ts); the benches run without it.
+    ...(process.env.STORAGE_FREEZE_KEPT ? { STORAGE_FREEZE_KEPT: process.env.STORAGE_FREEZE_KEPT } : {}),
     ...env,
     PORT: String(port),
     NITRO_PORT: String(port),
