@@ -1,6 +1,6 @@
 import type { H3Event } from 'h3'
 import { logger } from '../app/logger'
-import type { RequestContext } from '../app/request-context'
+import { endRequestContext, type RequestContext } from '../app/request-context'
 import { observeHttpRequest } from './metrics'
 
 /** Paths that are their own template (no ids in them). */
@@ -35,7 +35,7 @@ export function trackRequest(event: H3Event, context: RequestContext): void {
   const started = process.hrtime.bigint()
   const { req, res } = event.node
   res.once('close', () => {
-    context.ended = true
+    endRequestContext(context)
     const seconds = Number(process.hrtime.bigint() - started) / 1e9
     // 499: the client went away before the answer was complete (nginx's convention).
     const status = res.writableFinished ? res.statusCode : 499
