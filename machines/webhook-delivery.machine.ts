@@ -1,4 +1,4 @@
-import { assign, emit, enqueueActions, fromCallback, fromPromise, raise, setup } from 'xstate'
+import { assign, emit, enqueueActions, fromCallback, fromPromise, setup } from 'xstate'
 import type {
   AttemptReport,
   DeadlineInput,
@@ -11,8 +11,7 @@ import type {
   TakeBatchOutput,
 } from './webhook-delivery/types'
 import {
-  attemptEventFrom,
-  failedAttemptFrom,
+  failedAttemptReport,
   mustPace,
   pacingDeadline,
   remainingAfterBatch,
@@ -47,7 +46,43 @@ const NOTE_ENABLED_CHANGES = {
 /** The webhook's own settings are taken in whatever the state: the next decision follows them. */
 const FOLLOW_SETTINGS = { SETTINGS_CHANGED: { actions: 'followSettings' } } as const
 
-type AttemptEvent = Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }>
+/**
+ * The attempt that ended `sending`: `deliverBatch`'s output, or a crashed adapter's error as a
+ * failed attempt. The transitions take it from the actor's outcome itself (a raised event in
+ * between cost a microstep per delivery).
+ */
+function attemptOf(
+  context: DeliveryContext,
+  event: { type: string; output?: unknown; error?: unknown },
+): AttemptReport {
+  if (event.type.startsWith('xstate.error.actor.')) return failedAttemptReport(event.error, context.now)
+  return event.output as AttemptReport
+}
+
+/** Where an attempt's outcome leads. */
+const AFTER_SUCCESS = {
+  target: '#webhookDelivery.dispatching',
+  actions: ['recordAttempt', 'clearRetry', 'reportAttempt', 'recordSuccess', 'clearBatch'],
+} as const
+const AFTER_FAILURE = [
+  {
+    guard: 'hasAttemptsLeft',
+    target: '#webhookDelivery.retrying',
+    actions: ['scheduleRetry', 'recordAttempt', 'reportAttempt'],
+  },
+  {
+    target: '#webhookDelivery.quarantined',
+    actions: [
+      'recordAttempt',
+      'clearRetry',
+      'reportAttempt',
+      'recordFailure',
+      'clearBatch',
+      'enterQuarantine',
+      'reportQuarantine',
+    ],
+  },
+] as const
 
 /**
  * What the delivery actor emits (records, metrics and system events are written from these at
@@ -74,8 +109,7 @@ function failed(context: DeliveryContext): Emitted<'delivery.failed'> {
 }
 
 /** One record per attempt, after the attempt was counted and any retry scheduled. */
-function attempted(context: DeliveryContext, event: AttemptEvent): Emitted<'delivery.attempted'> {
-  const { type: _type, ...report } = event
+function attempted(context: DeliveryContext, report: AttemptReport): Emitted<'delivery.attempted'> {
   const batch = context.batch!
   const status = report.outcome.kind === 'success' ? 'success' : context.nextAttemptAt === null ? 'failed' : 'retrying'
   return {
@@ -119,12 +153,14 @@ export const webhookDeliveryMachine = setup({
   },
   guards: {
     hasBacklog: ({ context }) => context.bufferedEvents > 0,
+    reportsBacklog: ({ event }) => (event as Extract<DeliveryEvent, { type: 'EVENTS_BUFFERED' }>).bufferedEvents > 0,
     isDisabled: ({ context }) => context.disabled === true,
     takeFoundDisabled: ({ event }) => (event as unknown as { output: TakeBatchOutput }).output.disabled === true,
     hasBatch: ({ context }) => context.batch !== null,
     isIdle: ({ context }) => context.batch === null && context.bufferedEvents <= 0,
     mustPace: ({ context }) => mustPace(context),
-    hasAttemptsLeft: ({ context, event }) => retryDelayAfter(context, event as AttemptEvent) !== null,
+    hasAttemptsLeft: ({ context, event }) => retryDelayAfter(context, attemptOf(context, event)) !== null,
+    attemptSucceeded: ({ context, event }) => attemptOf(context, event).outcome.kind === 'success',
     batchTaken: ({ event }) => (event as unknown as { output: TakeBatchOutput }).output.batch !== null,
   },
   actions: {
@@ -163,7 +199,7 @@ export const webhookDeliveryMachine = setup({
     }),
     /** Counts the attempt, keeps its outcome and its start for pacing. */
     recordAttempt: assign(({ context, event }) => {
-      const report = event as AttemptEvent
+      const report = attemptOf(context, event)
       const batch = context.batch!
       return {
         now: Math.max(context.now, report.finishedAt),
@@ -175,10 +211,12 @@ export const webhookDeliveryMachine = setup({
     recordSuccess: emit(({ context }) => succeeded(context)),
     recordFailure: emit(({ context }) => failed(context)),
     /** One record per attempt, emitted after `recordAttempt` and any scheduling. */
-    reportAttempt: emit(({ context, event }) => attempted(context, event as AttemptEvent)),
+    reportAttempt: emit(({ context, event }) => attempted(context, attemptOf(context, event))),
     scheduleRetry: assign({
-      nextAttemptAt: ({ context, event }) =>
-        (event as AttemptEvent).finishedAt + retryDelayAfter(context, event as AttemptEvent)!,
+      nextAttemptAt: ({ context, event }) => {
+        const report = attemptOf(context, event)
+        return report.finishedAt + retryDelayAfter(context, report)!
+      },
     }),
     /** Waiting on storage trouble uses the first retry delay; nothing was sent yet. */
     scheduleStorageRetry: assign({
@@ -186,7 +224,7 @@ export const webhookDeliveryMachine = setup({
     }),
     clearRetry: assign({ nextAttemptAt: null }),
     clearBatch: assign(({ context, event }) => {
-      const bufferedEvents = remainingAfterBatch(context, event as AttemptEvent)
+      const bufferedEvents = remainingAfterBatch(context, attemptOf(context, event))
       const small = bufferedEvents <= context.settings.backlogNoticeThreshold
       return { bufferedEvents, batch: null, rateLimitedNoticeSent: small ? false : context.rateLimitedNoticeSent }
     }),
@@ -233,7 +271,11 @@ export const webhookDeliveryMachine = setup({
     active: {
       always: { guard: 'hasBacklog', target: 'dispatching' },
       on: {
-        EVENTS_BUFFERED: { actions: 'noteBuffered' },
+        // Straight to deciding (one microstep instead of this and then `always`).
+        EVENTS_BUFFERED: [
+          { guard: 'reportsBacklog', target: 'dispatching', actions: 'noteBuffered' },
+          { actions: 'noteBuffered' },
+        ],
         DISABLED: { target: 'disabled', actions: ['noteTime', 'markDisabled'] },
         ENABLED: { actions: ['noteTime', 'markEnabled'] },
         ...FOLLOW_SETTINGS,
@@ -296,34 +338,8 @@ export const webhookDeliveryMachine = setup({
               eventIds: context.batch!.eventIds,
               lastAttempt: context.batch!.attempts + 1 >= maxAttempts(context.settings.retryScheduleMs),
             }),
-            // Results travel as events so a host may also report attempts made elsewhere.
-            onDone: { actions: raise(({ event }) => attemptEventFrom(event.output)) },
-            onError: { actions: raise(({ context, event }) => failedAttemptFrom(event.error, context.now)) },
-          },
-          on: {
-            ATTEMPT_SUCCEEDED: {
-              target: '#webhookDelivery.dispatching',
-              actions: ['recordAttempt', 'clearRetry', 'reportAttempt', 'recordSuccess', 'clearBatch'],
-            },
-            ATTEMPT_FAILED: [
-              {
-                guard: 'hasAttemptsLeft',
-                target: '#webhookDelivery.retrying',
-                actions: ['scheduleRetry', 'recordAttempt', 'reportAttempt'],
-              },
-              {
-                target: '#webhookDelivery.quarantined',
-                actions: [
-                  'recordAttempt',
-                  'clearRetry',
-                  'reportAttempt',
-                  'recordFailure',
-                  'clearBatch',
-                  'enterQuarantine',
-                  'reportQuarantine',
-                ],
-              },
-            ],
+            onDone: [{ guard: 'attemptSucceeded', ...AFTER_SUCCESS }, ...AFTER_FAILURE],
+            onError: [...AFTER_FAILURE],
           },
         },
       },

@@ -1,4 +1,4 @@
-import type { AttemptReport, DeliveryContext, DeliveryEvent, TakeBatchInput } from './types'
+import type { AttemptReport, DeliveryContext, TakeBatchInput } from './types'
 import { maxAttempts, retryDelay } from './retry'
 
 /**
@@ -91,18 +91,10 @@ export function deliveryStateView(snapshot: { value: unknown; context: DeliveryC
   }
 }
 
-/** An attempt result as the machine's ATTEMPT_SUCCEEDED / ATTEMPT_FAILED event. */
-export function attemptEventFrom(
-  report: AttemptReport,
-): Extract<DeliveryEvent, { type: 'ATTEMPT_SUCCEEDED' | 'ATTEMPT_FAILED' }> {
-  return { type: report.outcome.kind === 'success' ? 'ATTEMPT_SUCCEEDED' : 'ATTEMPT_FAILED', ...report }
-}
-
 /** A crashed `deliverBatch` adapter counts as a failed attempt without a response. */
-export function failedAttemptFrom(error: unknown, now: number): Extract<DeliveryEvent, { type: 'ATTEMPT_FAILED' }> {
+export function failedAttemptReport(error: unknown, now: number): AttemptReport {
   const message = error instanceof Error ? error.message : String(error)
   return {
-    type: 'ATTEMPT_FAILED',
     outcome: { kind: 'failure', responseStatus: 0, responseBody: '', error: message, durationMillis: 0 },
     startedAt: now,
     finishedAt: now,

@@ -119,7 +119,7 @@ export interface DeliverBatchInput {
   lastAttempt: boolean
 }
 
-/** Output of `deliverBatch` (and payload of ATTEMPT_SUCCEEDED / ATTEMPT_FAILED). */
+/** Output of `deliverBatch`: one attempt's outcome. */
 export interface AttemptReport {
   outcome: AttemptOutcome
   startedAt: number
@@ -130,8 +130,6 @@ export interface AttemptReport {
 
 export type DeliveryEvent =
   | { type: 'EVENTS_BUFFERED'; bufferedEvents: number; now: number }
-  | ({ type: 'ATTEMPT_SUCCEEDED' } & AttemptReport)
-  | ({ type: 'ATTEMPT_FAILED' } & AttemptReport)
   | { type: 'RELEASE'; now: number }
   /** The webhook document's `enabled` changed (the host reconciles it with storage). */
   | { type: 'DISABLED'; now: number }

@@ -172,7 +172,7 @@ describe('dashboard flows', () => {
         }),
       }))
     expect(drawn.edges).toContain('active->active')
-    expect(drawn.edges).toContain('delivering.sending->delivering.sending')
+    expect(drawn.edges).toContain('delivering->delivering')
     expect(drawn.labels).toHaveLength(drawn.edges.length)
     const overlapping = drawn.labels.flatMap((a, i) =>
       drawn.labels

@@ -64,9 +64,13 @@ describe('machine diagrams', () => {
     const graph = machineGraph(webhookDeliveryMachine)
     const labels = (source: string, target: string) =>
       graph.edges.find((e) => e.source === source && e.target === target)?.labels
-    expect(labels('active', 'dispatching')).toEqual(['always [hasBacklog]'])
+    expect(labels('active', 'dispatching')).toEqual(['always [hasBacklog]', 'EVENTS_BUFFERED [reportsBacklog]'])
     expect(labels('quarantined', 'dispatching')).toEqual(['DEADLINE_REACHED', 'RELEASE'])
     expect(labels('delivering.preparing', 'delivering.sending')).toEqual(['done: takeBatch [batchTaken]'])
+    expect(labels('delivering.sending', 'retrying')).toEqual([
+      'done: deliverBatch [hasAttemptsLeft]',
+      'error: deliverBatch [hasAttemptsLeft]',
+    ])
     expect(machineGraph(exceptionRequestMachine).edges.find((e) => e.target === 'withdrawn')?.labels).toEqual([
       'WITHDRAW [isRequester || mayDecide]',
     ])
@@ -85,11 +89,15 @@ describe('machine diagrams', () => {
       'ENABLED',
       'SETTINGS_CHANGED',
     ])
-    expect(
-      graph.edges.find((e) => e.source === 'delivering.sending' && e.target === 'delivering.sending')?.labels,
-    ).toEqual(['done: deliverBatch', 'error: deliverBatch'])
+    // A compound state's own loop (events its children all take).
+    expect(graph.edges.find((e) => e.source === 'delivering' && e.target === 'delivering')?.labels).toEqual([
+      'EVENTS_BUFFERED',
+      'DISABLED',
+      'ENABLED',
+      'SETTINGS_CHANGED',
+    ])
     const svg = await drawMachine(webhookDeliveryMachine)
-    for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering.sending'])
+    for (const state of ['active', 'pacing', 'retrying', 'quarantined', 'delivering'])
       expect(svg).toContain(`data-edge="${state}->${state}"`)
   })
   it.each([
