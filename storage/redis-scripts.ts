@@ -1,6 +1,6 @@
 import type { TxWrites } from './backend'
 import { stringifyCooperatively, stringifyIfSmall } from './cooperative-json'
-import { keepStoredText, sha1Of, type StoredText } from './stored-text'
+import { keepStoredText, type StoredText } from './stored-text'
 import { TimeSlice } from './time-slice'
 
 /**
@@ -48,14 +48,9 @@ if spec.n ~= '' then redis.call('PUBLISH', spec.n, spec.m) end
 return result
 `
 
-/** Values up to this long are compared as they are; longer ones by their SHA-1. */
-const COMPARED_AS_IS = 64
-
-/** A watched key of the COMPARE_AND_SET spec (`w`): absent, holding `value`, or holding what hashes like it. */
+/** A watched key of the COMPARE_AND_SET spec (`w`): absent, or holding `value` (as it is when short, else by SHA-1). */
 function watchedKey(position: number, value: StoredText | null): [number, 0] | [number, 1 | 2, string] {
-  if (value === null) return [position, 0]
-  if (value.text.length <= COMPARED_AS_IS) return [position, 1, value.text]
-  return [position, 2, sha1Of(value)]
+  return value === null ? [position, 0] : [position, ...value.check()]
 }
 
 /**

@@ -12,19 +12,42 @@ import { createHash } from 'node:crypto'
  * assuming it would run its body on values storage does not hold. `STORAGE_FREEZE_KEPT=1` (the
  * test suite's servers) freezes each value kept here, so a change throws where it is made.
  */
-export interface StoredText {
-  readonly text: string
-  /** SHA-1 (hex) of `text`, once a compare-and-set needed it. */
-  sha1?: string
+
+/** Texts up to this long are compared as they are, longer ones by their SHA-1 (redis-scripts.ts, COMPARE_AND_SET). */
+const COMPARED_AS_IS = 64
+/**
+ * Longer texts are not kept (a value assumed later is serialised again, as before): a kept text
+ * lives as long as its value, and a 1 MiB firewall held by a cache would have held its text too.
+ */
+const KEPT_AT_MOST = 16 * 1024
+
+/** One stored text, as a compare-and-set checks it. */
+export class StoredText {
+  private sha1: string | null = null
+
+  constructor(private text: string | null) {}
+
+  /**
+   * How COMPARE_AND_SET checks that a key holds this text: `[1, text]` when short, else
+   * `[2, sha1hex]`, computed once (the text is let go then: only the hash is needed afterwards).
+   */
+  check(): [1 | 2, string] {
+    if (this.sha1 !== null) return [2, this.sha1]
+    const text = this.text!
+    if (text.length <= COMPARED_AS_IS) return [1, text]
+    this.sha1 = createHash('sha1').update(text).digest('hex')
+    this.text = null
+    return [2, this.sha1]
+  }
 }
 
 const kept = new WeakMap<object, StoredText>()
 const freezeKept = process.env.STORAGE_FREEZE_KEPT === '1'
 
-/** Keeps `text` as the stored form of `value` (objects only: a primitive is cheap to serialise). */
+/** `text` as the stored form of `value`, kept for an object of at most KEPT_AT_MOST characters. */
 export function keepStoredText(value: unknown, text: string): StoredText {
-  const entry: StoredText = { text }
-  if (typeof value === 'object' && value !== null) {
+  const entry = new StoredText(text)
+  if (typeof value === 'object' && value !== null && text.length <= KEPT_AT_MOST) {
     kept.set(value, entry)
     if (freezeKept) deepFreeze(value)
   }
@@ -35,11 +58,6 @@ export function keepStoredText(value: unknown, text: string): StoredText {
 export function storedTextOf(value: unknown): StoredText {
   const known = typeof value === 'object' && value !== null ? kept.get(value) : undefined
   return known ?? keepStoredText(value, JSON.stringify(value))
-}
-
-/** SHA-1 (hex) of an entry's text, computed once. */
-export function sha1Of(entry: StoredText): string {
-  return (entry.sha1 ??= createHash('sha1').update(entry.text).digest('hex'))
 }
 
 function deepFreeze(value: object): void {

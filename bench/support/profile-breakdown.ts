@@ -239,7 +239,7 @@ const UPSERT_AREAS: [string, (frame: ProfileNode['callFrame']) => boolean][] = [
   ],
   [
     'transaction values serialised (document, history, events)',
-    named(/^(compareAndSetCall|watchedKey|storedTextOf|sha1Of)$/),
+    named(/^(compareAndSetCall|watchedKey|storedTextOf|check)$/),
   ],
   [
     'validateFirewall (limits, references, endpoints)',

@@ -1,7 +1,8 @@
+import { createHash } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { SHARED_STORAGES, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
-import { keepStoredText, sha1Of, storedTextOf } from '../../storage/stored-text'
+import { keepStoredText, storedTextOf } from '../../storage/stored-text'
 
 /**
  * A transaction that assumes a value compares storage against the text the value was read or
@@ -13,14 +14,27 @@ afterEach(async () => {
 })
 
 describe('stored text', () => {
-  it('is kept by identity, its hash computed once', () => {
+  it('is kept by identity and checked as it is when short, by a SHA-1 computed once when long', () => {
     const value = { ids: ['b', 'a'] }
     const entry = keepStoredText(value, '{"ids": ["b", "a"]}')
     expect(storedTextOf(value)).toBe(entry)
-    expect(storedTextOf({ ids: ['b', 'a'] }).text).toBe('{"ids":["b","a"]}')
-    const hash = sha1Of(entry)
-    expect(hash).toMatch(/^[0-9a-f]{40}$/)
-    expect(entry.sha1).toBe(hash)
+    expect(entry.check()).toEqual([1, '{"ids": ["b", "a"]}'])
+    expect(storedTextOf({ ids: ['b', 'a'] }).check()).toEqual([1, '{"ids":["b","a"]}'])
+    const long = { ids: Array.from({ length: 20 }, (_, i) => `whdel_${i}`) }
+    const longEntry = storedTextOf(long)
+    const [kind, hash] = longEntry.check()
+    expect(kind).toBe(2)
+    expect(hash).toBe(createHash('sha1').update(JSON.stringify(long)).digest('hex'))
+    expect(longEntry.check()).toEqual([2, hash])
+  })
+
+  it('keeps no text over 16 KB: a large value held by a cache does not hold its text too', () => {
+    const large = { description: 'x'.repeat(20_000) }
+    const entry = keepStoredText(large, JSON.stringify(large))
+    expect(storedTextOf(large)).not.toBe(entry)
+    const small = { description: 'x'.repeat(10_000) }
+    const kept = keepStoredText(small, JSON.stringify(small))
+    expect(storedTextOf(small)).toBe(kept)
   })
 
   it('freezes what it keeps in the suite (STORAGE_FREEZE_KEPT), so a change throws where it is made', () => {
