@@ -104,7 +104,10 @@ export const webhookKeys = {
    * event ids, log range): its buffer is the matching events after the cursor (docs/webhooks.md).
    */
   cursor: (ns: string, id: string) => `${inNs(ns)}:wh-cursor:${id}`,
+  /** The newest delivery ids, the sealed pages' numbers and the oldest ids kept (delivery-index.ts). */
   deliveryIndex: (ns: string, id: string) => `${inNs(ns)}:wh-deliveries:${id}`,
+  /** A sealed page of the delivery index: `{ ids }`, written once. */
+  deliveryIndexPage: (ns: string, id: string, page: number) => `${inNs(ns)}:wh-deliveries-page:${id}:${page}`,
   delivery: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-delivery:${id}:${deliveryId}`,
   /** Every attempt of one delivery, oldest first; kept and dropped with its delivery record. */
   deliveryAttempts: (ns: string, id: string, deliveryId: string) => `${inNs(ns)}:wh-attempts:${id}:${deliveryId}`,

@@ -16,13 +16,14 @@ import {
 import { webhookKeys as keys } from './webhook-keys'
 import { enterFailed, type FailedLedger } from './failed-deliveries'
 import { bucketStart, MetricBucketWriter, type MetricIndex } from './metric-buckets'
+import { addToIndex, indexedIds, PageNeeded, pageNeededNext, type DeliveryIndex } from './delivery-index'
 
 interface AttemptList {
   items: AttemptRecord[]
 }
 
-interface DeliveryIndex {
-  /** Delivery ids, newest first (ids are time-ordered). */
+/** A sealed page of the delivery index. */
+interface IndexPageDoc {
   ids: string[]
 }
 
@@ -71,7 +72,7 @@ export class WebhookRecordRepository {
     limit: number,
     cursor?: string,
   ): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
-    const ids = (await this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)))?.ids ?? []
+    const ids = await this.indexedIds(ns, webhook)
     const start = cursor ? ids.indexOf(cursor) + 1 : 0
     if (cursor && start === 0) return { items: [], next: null }
     const page = ids.slice(start, start + limit)
@@ -80,6 +81,24 @@ export class WebhookRecordRepository {
     )
     const items = records.filter((record): record is AnyStoredRecord => record !== null)
     return { items, next: start + limit < ids.length ? page[page.length - 1] : null }
+  }
+
+  /**
+   * Every delivery id of the index, newest first. Its sealed pages are read after it: a delivery
+   * in between may have turned the oldest into the tail and deleted it, so a missing page reads
+   * the index again.
+   */
+  private async indexedIds(ns: string, webhook: string): Promise<string[]> {
+    for (let attempt = 0; ; attempt++) {
+      const index = await this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook))
+      const pages = index?.pages ?? []
+      const stored = await this.backend.keyValue.getMany<IndexPageDoc>(
+        pages.map((entry) => keys.deliveryIndexPage(ns, webhook, entry.page)),
+      )
+      if (attempt < 3 && stored.some((page) => page === null)) continue
+      const byPage = new Map(pages.map((entry, i) => [entry.page, stored[i]?.ids ?? null]))
+      return indexedIds(index, (page) => byPage.get(page) ?? null)
+    }
   }
 
   /** Redeliveries waiting, oldest first. */
@@ -137,51 +156,76 @@ export class WebhookRecordRepository {
     const recordKey = keys.delivery(ns, webhook, deliveryId)
     const attemptsKey = keys.deliveryAttempts(ns, webhook, deliveryId)
     const ledgerKey = keys.failedDeliveries(ns, webhook)
+    const pageKey = (page: number) => keys.deliveryIndexPage(ns, webhook, page)
     const buckets = metrics ? this.counters.buckets(ns, webhook, metrics.at) : []
     const txKeys = [indexKey, recordKey, attemptsKey, ...(mayFail ? [ledgerKey] : [])]
+    // The index page this write may turn into the tail, as far as this process knows the index:
+    // read in the same transaction. Known wrong (or not known), the body names it and runs again.
+    const remembered = this.written.get(indexKey)?.value as DeliveryIndex | null | undefined
+    const next = remembered === undefined ? null : pageNeededNext(remembered, RECORDS_KEPT)
+    const needed = next === null ? [] : [next]
     return this.counters.run(buckets, async (metricKeys) => {
-      const allKeys = [...txKeys, ...metricKeys, ...(alongside?.keys ?? [])]
-      const assume = this.assumed([indexKey, ...metricKeys], firstAttempt ? [recordKey, attemptsKey] : [], alongside)
-      let seen: { values: Map<string, unknown>; set: Record<string, unknown>; removed: string[] } | null = null
-      const result = await this.backend.keyValue.transact(
-        allKeys,
-        (values) => {
-          const record = build(values.get(recordKey) as AnyStoredRecord | null)
-          const set: Record<string, unknown> = {
-            [recordKey]: record,
-            ...(metrics ? this.counters.counted(buckets, values, metrics.delta) : {}),
-          }
-          const removed: string[] = []
-          if (attempt)
-            set[attemptsKey] = {
-              items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
-            }
-          if (mayFail && record.status === 'failed') {
-            const { ledger, dropped } = enterFailed(values.get(ledgerKey) as FailedLedger | null, record)
-            set[ledgerKey] = ledger
-            set[keys.failedDelivery(ns, webhook, deliveryId)] = record
-            removed.push(...dropped.map((id) => keys.failedDelivery(ns, webhook, id)))
-          }
-          const ids = (values.get(indexKey) as DeliveryIndex | null)?.ids ?? []
-          if (!ids.includes(deliveryId)) {
-            // Ids are time-ordered: a new delivery's is usually the newest, and goes first unsorted.
-            const next =
-              ids.length === 0 || deliveryId > ids[0] ? [deliveryId, ...ids] : [deliveryId, ...ids].sort().reverse()
-            set[indexKey] = { ids: next.slice(0, RECORDS_KEPT) }
-            removed.push(
-              ...next
-                .slice(RECORDS_KEPT)
-                .flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
-            )
-          }
-          seen = { values, set, removed }
-          const own = { set, delete: removed }
-          return { writes: alongside ? mergeWrites(own, alongside.body(values).writes) : own, result: record }
-        },
-        assume ? { assume } : {},
-      )
-      if (seen) this.remember([indexKey, ...metricKeys], seen)
-      return result
+      for (;;) {
+        const pageKeys = needed.map(pageKey)
+        const allKeys = [...txKeys, ...pageKeys, ...metricKeys, ...(alongside?.keys ?? [])]
+        const assume = pageKeys.length
+          ? null
+          : this.assumed([indexKey, ...metricKeys], firstAttempt ? [recordKey, attemptsKey] : [], alongside)
+        let seen: { values: Map<string, unknown>; set: Record<string, unknown>; removed: string[] } | null = null
+        try {
+          const result = await this.backend.keyValue.transact(
+            allKeys,
+            (values) => {
+              const previous = values.get(recordKey) as AnyStoredRecord | null
+              const record = build(previous)
+              const set: Record<string, unknown> = {
+                [recordKey]: record,
+                ...(metrics ? this.counters.counted(buckets, values, metrics.delta) : {}),
+              }
+              const removed: string[] = []
+              if (attempt)
+                set[attemptsKey] = {
+                  items: withAttempt((values.get(attemptsKey) as AttemptList | null)?.items ?? [], attempt),
+                }
+              if (mayFail && record.status === 'failed') {
+                const { ledger, dropped } = enterFailed(values.get(ledgerKey) as FailedLedger | null, record)
+                set[ledgerKey] = ledger
+                set[keys.failedDelivery(ns, webhook, deliveryId)] = record
+                removed.push(...dropped.map((id) => keys.failedDelivery(ns, webhook, id)))
+              }
+              // A record is stored exactly while its delivery is in the index: a new one enters it.
+              if (previous === null) {
+                const change = addToIndex(
+                  values.get(indexKey) as DeliveryIndex | null,
+                  deliveryId,
+                  RECORDS_KEPT,
+                  (page) =>
+                    // A page read and found missing holds nothing more to drop.
+                    needed.includes(page) ? ((values.get(pageKey(page)) as IndexPageDoc | null)?.ids ?? []) : undefined,
+                )
+                set[indexKey] = change.index
+                if (change.sealed) set[pageKey(change.sealed.page)] = { ids: change.sealed.ids } satisfies IndexPageDoc
+                removed.push(
+                  ...change.emptied.map(pageKey),
+                  ...change.dropped.flatMap((id) => [
+                    keys.delivery(ns, webhook, id),
+                    keys.deliveryAttempts(ns, webhook, id),
+                  ]),
+                )
+              }
+              seen = { values, set, removed }
+              const own = { set, delete: removed }
+              return { writes: alongside ? mergeWrites(own, alongside.body(values).writes) : own, result: record }
+            },
+            assume ? { assume } : {},
+          )
+          if (seen) this.remember([indexKey, ...metricKeys], seen)
+          return result
+        } catch (error) {
+          if (!(error instanceof PageNeeded) || needed.includes(error.page)) throw error
+          needed.push(error.page)
+        }
+      }
     })
   }
 
@@ -294,8 +338,10 @@ export class WebhookRecordRepository {
       this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)),
       this.backend.keyValue.get<FailedLedger>(keys.failedDeliveries(ns, webhook)),
     ])
+    const ids = await this.indexedIds(ns, webhook)
     const recordKeys = [
-      ...(index?.ids ?? []).flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
+      ...ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
+      ...(index?.pages ?? []).map((entry) => keys.deliveryIndexPage(ns, webhook, entry.page)),
       ...(ledger?.items ?? []).map((item) => keys.failedDelivery(ns, webhook, item.id)),
     ]
     this.written.delete(keys.deliveryIndex(ns, webhook))
