@@ -4,6 +4,7 @@ import { keys } from '../repositories/keys'
 import { moveToHashTags } from './hash-tags'
 import { storeEventsOnce } from './events-once'
 import { indexNamespaces } from './namespace-index'
+import { pageDeliveryIndexes } from './delivery-index-pages'
 
 /** One step from layout `version - 1` to `version`. Steps are idempotent: an interrupted run is repeated. */
 export interface MigrationStep {
@@ -23,6 +24,7 @@ const MIGRATION_STEPS: readonly MigrationStep[] = [
   { version: 2, name: 'hash-tags', run: moveToHashTags },
   { version: 3, name: 'events-once', run: storeEventsOnce },
   { version: 4, name: 'namespace-index', run: indexNamespaces },
+  { version: 5, name: 'delivery-index-pages', run: pageDeliveryIndexes },
 ]
 
 /** The layout this release reads and writes. */

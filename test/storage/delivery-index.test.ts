@@ -4,6 +4,7 @@ import type { Backend } from '../../storage'
 import { RECORDS_KEPT, type StoredDeliveryRecord } from '../../storage/model/delivery'
 import { webhookKeys } from '../../storage/repositories/keys'
 import { WebhookRecordRepository } from '../../storage/repositories/webhook-records'
+import { pageDeliveryIndexes } from '../../storage/migrations/delivery-index-pages'
 import {
   addToIndex,
   indexedIds,
@@ -134,6 +135,26 @@ describe.each(BACKEND_KINDS)('delivery records past 128 (%s)', (kind) => {
     await records.deleteDeliveries('ns', 'wh')
     expect((await backend.keyValue.keys('ns:{ns}')).filter((key) => key.includes(':wh-deliver'))).toEqual([])
     expect((await records.listDeliveries('ns', 'wh', 10)).items).toEqual([])
+  })
+
+  it('pages the indexes stored before pages when the storage is migrated (layout 5), once', async () => {
+    const backend = await makeBackend(kind)
+    backends.push(backend)
+    await save(new WebhookRecordRepository(backend), 1, 40)
+    const ids = Array.from({ length: 40 }, (_, i) => id(40 - i))
+    await backend.keyValue.set(webhookKeys.deliveryIndex('ns', 'wh'), { ids })
+    await backend.keyValue.set(webhookKeys.globalIndex(), { items: { 'ns/wh': true, 'ns/gone': true } })
+    expect(await pageDeliveryIndexes(backend)).toBe(1)
+    expect(await backend.keyValue.get(webhookKeys.deliveryIndex('ns', 'wh'))).toEqual({
+      ids: ids.slice(0, PAGE_SIZE),
+      tail: ids.slice(PAGE_SIZE),
+    })
+    expect(await pageDeliveryIndexes(backend)).toBe(0)
+    const records = new WebhookRecordRepository(backend)
+    expect((await records.listDeliveries('ns', 'wh', 1_000)).items.map((item) => item.id)).toEqual(ids)
+    await save(records, 41, RECORDS_KEPT + 41)
+    const listed = (await records.listDeliveries('ns', 'wh', 1_000)).items.map((item) => item.id)
+    expect(listed).toEqual(Array.from({ length: RECORDS_KEPT }, (_, i) => id(RECORDS_KEPT + 41 - i)))
   })
 
   it('continues an index stored before pages', async () => {

@@ -73,7 +73,11 @@ describe.each(BACKEND_KINDS)('events stored once: migrating the old event layout
     await writeLegacyData(backend, fixture, now)
     expect(await legacyKeys(backend)).not.toEqual([])
     const outcome = await migrateStorage(backend)
-    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once', 'namespace-index'] })
+    expect(outcome).toEqual({
+      from: 1,
+      to: STORAGE_LAYOUT,
+      ran: ['hash-tags', 'events-once', 'namespace-index', 'delivery-index-pages'],
+    })
 
     // The stalled webhook: its batch in flight under its delivery id, then its buffer (with the
     // overflow notice only the buffer held), then what the router had not routed yet.

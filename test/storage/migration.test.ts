@@ -147,7 +147,11 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     expect(await services.namespaces.ids()).toEqual([])
 
     const outcome = await migrateStorage(backend)
-    expect(outcome).toEqual({ from: 1, to: STORAGE_LAYOUT, ran: ['hash-tags', 'events-once', 'namespace-index'] })
+    expect(outcome).toEqual({
+      from: 1,
+      to: STORAGE_LAYOUT,
+      ran: ['hash-tags', 'events-once', 'namespace-index', 'delivery-index-pages'],
+    })
     expect(await readBack(services, backend)).toEqual(expected)
     expect((await backend.keyValue.keys('')).filter((key) => hashTaggedName(key) !== null)).toEqual([])
     expect(await backend.keyValue.get(keys.storageLayout)).toEqual({ version: STORAGE_LAYOUT })
@@ -176,7 +180,11 @@ describe.each(BACKEND_KINDS)('storage migration at start (%s)', (kind) => {
     await backend.keyValue.delete(keys.namespaceIndex)
     await backend.keyValue.set(keys.storageLayout, { version: 3 })
     expect(await services.namespaces.ids()).toEqual([])
-    expect(await migrateStorage(backend)).toEqual({ from: 3, to: STORAGE_LAYOUT, ran: ['namespace-index'] })
+    expect(await migrateStorage(backend)).toEqual({
+      from: 3,
+      to: STORAGE_LAYOUT,
+      ran: ['namespace-index', 'delivery-index-pages'],
+    })
     expect((await services.namespaces.ids()).sort()).toEqual(['acme', 'constructor', 'zeta'])
     expect(await services.namespaces.isEmpty()).toBe(false)
     // Retention finds every namespace's logs through it.
@@ -225,7 +233,7 @@ describe('storage migration with several processes starting at once (redis)', ()
     // A process took the lease and was killed: its lease runs out after 300 ms.
     expect(await backend.leases.acquire(keys.migrationLease, 'killed', 300)).toBe(true)
     const outcome = await migrateStorage(backend, { owner: 'next', pollMs: 20 })
-    expect(outcome.ran).toEqual(['hash-tags', 'events-once', 'namespace-index'])
+    expect(outcome.ran).toEqual(['hash-tags', 'events-once', 'namespace-index', 'delivery-index-pages'])
     expect(await readBack(services, backend)).toEqual(expected)
   })
 })
