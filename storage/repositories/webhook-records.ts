@@ -72,7 +72,7 @@ export class WebhookRecordRepository {
     limit: number,
     cursor?: string,
   ): Promise<{ items: AnyStoredRecord[]; next: string | null }> {
-    const ids = await this.indexedIds(ns, webhook)
+    const { ids } = await this.readIndex(ns, webhook)
     const start = cursor ? ids.indexOf(cursor) + 1 : 0
     if (cursor && start === 0) return { items: [], next: null }
     const page = ids.slice(start, start + limit)
@@ -84,20 +84,19 @@ export class WebhookRecordRepository {
   }
 
   /**
-   * Every delivery id of the index, newest first. Its sealed pages are read after it: a delivery
-   * in between may have turned the oldest into the tail and deleted it, so a missing page reads
-   * the index again.
+   * Every delivery id of the index, newest first, and the keys of its sealed pages. The pages are
+   * read after the index: a delivery in between may have turned the oldest into the tail and
+   * deleted it, so a missing page reads the index again.
    */
-  private async indexedIds(ns: string, webhook: string): Promise<string[]> {
+  private async readIndex(ns: string, webhook: string): Promise<{ ids: string[]; pageKeys: string[] }> {
     for (let attempt = 0; ; attempt++) {
       const index = await this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook))
       const pages = index?.pages ?? []
-      const stored = await this.backend.keyValue.getMany<IndexPageDoc>(
-        pages.map((entry) => keys.deliveryIndexPage(ns, webhook, entry.page)),
-      )
+      const pageKeys = pages.map((entry) => keys.deliveryIndexPage(ns, webhook, entry.page))
+      const stored = await this.backend.keyValue.getMany<IndexPageDoc>(pageKeys)
       if (attempt < 3 && stored.some((page) => page === null)) continue
       const byPage = new Map(pages.map((entry, i) => [entry.page, stored[i]?.ids ?? null]))
-      return indexedIds(index, (page) => byPage.get(page) ?? null)
+      return { ids: indexedIds(index, (page) => byPage.get(page) ?? null), pageKeys }
     }
   }
 
@@ -334,14 +333,13 @@ export class WebhookRecordRepository {
 
   /** Removes a deleted webhook's delivery records, their attempts and the failed ledger (metric buckets: deleteMetrics). */
   async deleteDeliveries(ns: string, webhook: string): Promise<void> {
-    const [index, ledger] = await Promise.all([
-      this.backend.keyValue.get<DeliveryIndex>(keys.deliveryIndex(ns, webhook)),
+    const [{ ids, pageKeys }, ledger] = await Promise.all([
+      this.readIndex(ns, webhook),
       this.backend.keyValue.get<FailedLedger>(keys.failedDeliveries(ns, webhook)),
     ])
-    const ids = await this.indexedIds(ns, webhook)
     const recordKeys = [
       ...ids.flatMap((id) => [keys.delivery(ns, webhook, id), keys.deliveryAttempts(ns, webhook, id)]),
-      ...(index?.pages ?? []).map((entry) => keys.deliveryIndexPage(ns, webhook, entry.page)),
+      ...pageKeys,
       ...(ledger?.items ?? []).map((item) => keys.failedDelivery(ns, webhook, item.id)),
     ]
     this.written.delete(keys.deliveryIndex(ns, webhook))
