@@ -39,9 +39,14 @@ const LIGHT_SECONDS = Number(process.env.BENCH_LIGHT_SECONDS ?? 30)
 const LIGHT_WARMUP_SECONDS = Number(process.env.BENCH_LIGHT_WARMUP_SECONDS ?? 10)
 /** BENCH_PHASES=light,one runs only those parts (fan-out, memory, light, light2, one, api, api2); all by default. */
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,light2,one,api,api2').split(','))
-const SERVER_ENV: Record<string, string> = process.env.BENCH_SERVER_NODE_OPTIONS
-  ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS }
-  : {}
+/**
+ * The service's environment: NODE_OPTIONS from BENCH_SERVER_NODE_OPTIONS (a profile); WEBHOOK_BUFFER
+ * from BENCH_WEBHOOK_BUFFER (a small cap, 500, keeps the buffers overflowing through the `api` phase).
+ */
+const SERVER_ENV: Record<string, string> = {
+  ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
+  ...(process.env.BENCH_WEBHOOK_BUFFER ? { WEBHOOK_BUFFER: process.env.BENCH_WEBHOOK_BUFFER } : {}),
+}
 /** BENCH_TARGETS=single (or cluster) measures one target only; both by default. */
 const TARGETS = (process.env.BENCH_TARGETS ?? 'single,cluster').split(',')
 

@@ -67,3 +67,46 @@ describe.each(['memory', 'redis'] as const)('one overflow notice per gap (%s)', 
     },
   )
 })
+
+describe('overflow announced at most once a second while no take writes the cursor (memory)', () => {
+  it('a flood into a held webhook appends one notice per second of drops, not one per read of the log', async () => {
+    h = await startHarness({ backend: 'memory', env: { WEBHOOK_BUFFER: String(CAP) } })
+    const webhook = await h.createWebhook()
+    let open = false
+    h.receiver.reply = () => (open ? { status: 200 } : { status: 503, headers: { 'retry-after': '3600' } })
+    const produced: NamespaceEvent[] = await h.appendEvents(1)
+    await h.idle()
+    const noticesInLog = async () =>
+      (await h.backend.logs.range<NamespaceEvent>(keys.eventLog(NS), { limit: 10_000 })).filter(
+        (entry) => entry.value.type === 'webhook.rate_limited',
+      ).length
+
+    // The clock stands still: 30 reads of the log that each overflow, within a second of the take.
+    for (let round = 0; round < 30; round++) {
+      produced.push(...(await h.appendEvents(10)))
+      await h.idle()
+    }
+    expect(await noticesInLog()).toBe(0)
+    await h.runFor(1_000)
+    expect(await noticesInLog()).toBe(1)
+    // Drops within the next second wait for it; then one more write announces them all.
+    for (let round = 0; round < 10; round++) {
+      produced.push(...(await h.appendEvents(10)))
+      await h.idle()
+    }
+    expect(await noticesInLog()).toBe(1)
+    await h.runFor(1_000)
+    expect(await noticesInLog()).toBe(2)
+
+    open = true
+    await h.runFor(3_600_000 + 60_000)
+    const received = h.receiver.receipts.slice(1).flatMap((receipt) => receipt.json.events)
+    // The second notice took the first one's count over: one notice delivered, the whole gap in it.
+    const notices = received.filter((event) => event.type === 'webhook.rate_limited')
+    expect(notices).toHaveLength(1)
+    const delivered = received.filter((event) => event.type === 'audit.test.ping')
+    expect(delivered.length + notices[0].data.droppedEvents).toBe(produced.length)
+    expect(receiptProblems(h.receiver)).toEqual([])
+    expect((await h.api('GET', `/v1/${NS}/webhooks/${webhook.id}/state`)).body.bufferedEvents).toBe(0)
+  })
+})

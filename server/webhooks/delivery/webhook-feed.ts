@@ -1,7 +1,6 @@
 import type { EventLogRepository } from '../../../storage/repositories/event-log'
 import { compareCursors } from '../../../storage/repositories/event-log'
 import type { CursorBatch, WebhookCursor, WebhookCursorRepository } from '../../../storage/repositories/webhook-cursors'
-import type { Clock } from '../../common/clock'
 import type { NamespaceEvent } from '../../events/schemas'
 import { logger } from '../../app/logger'
 import type { WebhookRecord } from '../configuration/model'
@@ -21,12 +20,14 @@ import { routes } from './routing'
 import { readSelection } from './log-range'
 import type { RedeliveryQueue } from './redelivery'
 import { StoredCursor, type CommitWith } from './stored-cursor'
+import type { TimerClock } from './deadline-timer'
 
 interface FeedDeps {
   events: EventLogRepository<NamespaceEvent>
   cursors: WebhookCursorRepository
   follower: LogFollower
-  clock: Clock
+  /** Event times, and the wait before a drop's own write (`ANNOUNCE_EVERY_MS`). */
+  clock: TimerClock
   /** `WEBHOOK_BUFFER`: events waiting plus the batch in flight. */
   cap: number
   /** Called after the buffered count changed (new events, a drop). */
@@ -53,6 +54,14 @@ const NOTHING_ALONGSIDE = { keys: [], assume: new Map(), body: () => ({ writes: 
 const ADVANCE_EVERY = 1_000
 
 /**
+ * A drop is announced by the next cursor write (a take carries it), and by a write of its own only
+ * when no cursor write came for this long. Announced at once after every drop, a webhook whose
+ * buffer stays full wrote its cursor and a notice for every read of the log: about 240 µs of the
+ * process's CPU per dropped event, under the load that fills buffers (docs/performance.md, session 21).
+ */
+export const ANNOUNCE_EVERY_MS = 1_000
+
+/**
  * One webhook's view of its namespace's event log, in the process that owns its actor: the
  * matching entries after its cursor (its buffer, kept in memory; the log holds the events), the
  * batch in flight, and the cap. Every write of the cursor goes through one queue, so taking a
@@ -76,6 +85,11 @@ export class WebhookFeed {
   /** Events of a batch being written: out of `pending` already, not yet in the stored cursor's batch. */
   private taking = 0
   private catchingUp: EventEntry[][] | null = []
+  /** When this process last started a cursor write (the clock's time), for `ANNOUNCE_EVERY_MS`. */
+  private lastWriteAt = -Infinity
+  /** A drop's own write is waiting for its time (a timer) or in the write queue. */
+  private announceTimer: unknown = null
+  private announceQueued = false
   private readonly live = (entries: EventEntry[]) =>
     this.catchingUp ? this.catchingUp.push(entries) : this.ingest(entries)
 
@@ -113,8 +127,14 @@ export class WebhookFeed {
     this.enforceCap()
   }
 
+  /**
+   * Stops reading the log. A drop not yet announced is not written: the stored cursor is still
+   * before the dropped events, so whoever runs the webhook next reads them again.
+   */
   stop(): void {
     this.deps.follower.unfollow(this.ns, this.live)
+    if (this.announceTimer !== null) this.deps.clock.clearTimeout(this.announceTimer)
+    this.announceTimer = null
   }
 
   /** The subscription changed (or the webhook was deleted: null). Buffered events stay. */
@@ -179,8 +199,30 @@ export class WebhookFeed {
     if (over === 0) return
     this.unannounced = addDrop(this.unannounced, this.pending.splice(0, over))
     this.deps.changed()
+    this.announceSoon()
+  }
+
+  /**
+   * Queues the write announcing the unannounced drop, now if no cursor write started in the last
+   * `ANNOUNCE_EVERY_MS`, else when that much time has passed since the last one (by then a take
+   * has usually announced it, and the write finds nothing to do).
+   */
+  private announceSoon(): void {
+    if (this.announceTimer !== null || this.announceQueued) return
+    const wait = this.lastWriteAt + ANNOUNCE_EVERY_MS - this.deps.clock.now()
+    if (wait > 0) {
+      this.announceTimer = this.deps.clock.setTimeout(() => {
+        this.announceTimer = null
+        if (this.unannounced) this.announceSoon()
+      }, wait)
+      return
+    }
+    this.announceQueued = true
     // Failures are logged by the write queue; nothing here waits for the write.
-    void this.cursor.serial(() => (this.unannounced ? this.commit(this.cursor.current) : undefined))
+    void this.cursor.serial(() => {
+      this.announceQueued = false
+      return this.unannounced ? this.commit(this.cursor.current) : undefined
+    })
   }
 
   /**
@@ -193,6 +235,7 @@ export class WebhookFeed {
     readDocument = false,
     via?: CommitWith,
   ): Promise<WebhookRecord | null | undefined> {
+    this.lastWriteAt = this.deps.clock.now()
     if (this.unannounced) this.mergeWaitingNotices()
     const drop = this.unannounced
     const { notice: _stored, ...base } = next
