@@ -119,16 +119,20 @@ export interface LeaseStore {
   owner(name: string): Promise<string | null>
 }
 
-/** The count of one subject in its current fixed window. */
-export interface WindowHit {
-  count: number
-  /** When the window ends (ms since epoch). */
-  resetAt: number
+/**
+ * One subject's hits in the fixed window `now` falls in (this hit included) and in the window just
+ * before it: what a sliding window is estimated from (server/http/sliding-window.ts).
+ */
+export interface WindowHits {
+  current: number
+  previous: number
+  /** Where the current window starts (ms since epoch, a multiple of the window's length). */
+  windowStart: number
 }
 
-/** Counts hits per subject in fixed windows; shared by every process on one Redis. */
+/** Counts hits per subject in fixed windows, the current and the previous one; shared by every process on one Redis. */
 export interface RateCounter {
-  hit(subject: string, windowMs: number, now: number): Promise<WindowHit>
+  hit(subject: string, windowMs: number, now: number): Promise<WindowHits>
 }
 
 /**

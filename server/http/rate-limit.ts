@@ -3,19 +3,21 @@ import type { Principal } from '../auth/principal'
 import { logger } from '../app/logger'
 import type { RateLimitScope } from './rate-limit-settings'
 import { observeRateLimited } from '../observability/metrics'
+import { slidingWindow } from './sliding-window'
 
 interface RateLimitResult {
   allowed: boolean
   limit: number
   remaining: number
-  /** Seconds until the window resets (also the Retry-After when refused). */
+  /** Allowed: seconds until the current window ends. Refused: until a call is allowed again (the Retry-After). */
   resetSeconds: number
   /** `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`, `RateLimit-Policy`, and `Retry-After` when refused. */
   headers: Record<string, string>
 }
 
 /**
- * Counts one request of the principal's token in `scope` and says whether it may proceed.
+ * Counts one request of the principal's token in `scope` and says whether it may proceed, under
+ * a sliding window (sliding-window.ts).
  * Null when the scope is unlimited. Storage failures let the request through (logged):
  * the limiter must not turn a Redis hiccup into refusals.
  * @example const limited = await checkRateLimit(services, 'registry', principal)
@@ -46,16 +48,16 @@ async function countHit(
 ): Promise<RateLimitResult | null> {
   const policy = services.config.rateLimits[scope]
   if (!policy) return null
-  let hit
+  const now = services.clock.now()
+  let hits
   try {
-    hit = await services.rateCounter.hit(`${scope}:${subject}`, policy.windowMs, services.clock.now())
+    hits = await services.rateCounter.hit(`${scope}:${subject}`, policy.windowMs, now)
   } catch (error) {
     logger.warn('rate limit check failed, request let through', { scope, error: String(error) })
     return null
   }
-  const resetSeconds = Math.max(1, Math.ceil((hit.resetAt - services.clock.now()) / 1000))
-  const allowed = hit.count <= policy.limit
-  const remaining = Math.max(0, policy.limit - hit.count)
+  const { allowed, remaining, resetAt } = slidingWindow(hits, policy, now)
+  const resetSeconds = Math.max(1, Math.ceil((resetAt - now) / 1000))
   const headers: Record<string, string> = {
     'ratelimit-limit': String(policy.limit),
     'ratelimit-remaining': String(remaining),

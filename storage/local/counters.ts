@@ -1,4 +1,4 @@
-import type { CounterStore, KeyValueStore, RateCounter, RefusalTally, WindowHit } from '../ports'
+import type { CounterStore, KeyValueStore, RateCounter, RefusalTally, WindowHits } from '../ports'
 
 /*
  * Hand-written rather than rate-limiter-flexible (issue #26), measured 2026-11-26 against its
@@ -28,7 +28,7 @@ function dropOldest(map: Map<string, unknown>, max: number): void {
 
 /** Single-process storage: the counters live in memory (one process owns the data dir). */
 export class MemoryRateCounter implements RateCounter {
-  private readonly windows = new Map<string, WindowHit>()
+  private readonly windows = new Map<string, WindowHits & { windowMs: number }>()
 
   constructor(private readonly maxSubjects = MEMORY_RATE_SUBJECTS) {}
 
@@ -37,25 +37,28 @@ export class MemoryRateCounter implements RateCounter {
     return this.windows.size
   }
 
-  async hit(subject: string, windowMs: number, now: number): Promise<WindowHit> {
+  async hit(subject: string, windowMs: number, now: number): Promise<WindowHits> {
     const key = `${subject}:${windowMs}`
-    const resetAt = (Math.floor(now / windowMs) + 1) * windowMs
-    let current = this.windows.get(key)
-    if (!current || current.resetAt !== resetAt) {
+    const windowStart = Math.floor(now / windowMs) * windowMs
+    let hits = this.windows.get(key)
+    if (!hits || hits.windowStart !== windowStart) {
+      // The window just ended becomes the previous one; an older one counts for nothing.
+      const previous = hits?.windowStart === windowStart - windowMs ? hits.current : 0
       this.windows.delete(key)
       if (this.windows.size >= this.maxSubjects) {
         this.sweep(now)
         dropOldest(this.windows, this.maxSubjects)
       }
-      current = { count: 0, resetAt }
-      this.windows.set(key, current)
+      hits = { current: 0, previous, windowStart, windowMs }
+      this.windows.set(key, hits)
     }
-    current.count++
-    return { ...current }
+    hits.current++
+    return { current: hits.current, previous: hits.previous, windowStart }
   }
 
+  /** Drops subjects whose windows no longer count (neither current nor previous). */
   private sweep(now: number): void {
-    for (const [key, hit] of this.windows) if (hit.resetAt <= now) this.windows.delete(key)
+    for (const [key, hits] of this.windows) if (hits.windowStart + 2 * hits.windowMs <= now) this.windows.delete(key)
   }
 }
 
@@ -114,7 +117,7 @@ export class LocalCounters implements CounterStore {
     })
   }
 
-  hit(subject: string, windowMs: number, now: number): Promise<WindowHit> {
+  hit(subject: string, windowMs: number, now: number): Promise<WindowHits> {
     return this.windows.hit(subject, windowMs, now)
   }
 

@@ -1,16 +1,18 @@
-import type { CounterStore, WindowHit } from '../ports'
+import type { CounterStore, WindowHits } from '../ports'
 import { keys } from '../repositories/keys'
 import { evalScript } from '../redis-eval'
 import type { RedisConnection } from './connection'
 
 /**
- * INCR and, on the window's first hit, PEXPIRE, in one atomic step: the key disappears by
- * itself after its window, so nothing needs sweeping. KEYS[1] counter, ARGV[1] ttl ms.
+ * INCR of the current window's count and, on its first hit, PEXPIRE (it is read as the previous
+ * window through the next one, then disappears by itself, so nothing needs sweeping); and the
+ * previous window's count, in one atomic step. KEYS[1] current window, KEYS[2] previous window
+ * (one hash tag: the subject), ARGV[1] ttl ms. Returns { current, previous }.
  */
-const FIXED_WINDOW_HIT = `
+const WINDOW_HIT = `
 local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
-return count
+return { count, tonumber(redis.call('GET', KEYS[2]) or '0') }
 `
 
 /** KEYS[1] pending count, KEYS[2] window gate; ARGV[1] window ms, ARGV[2] 1 = count this call. */
@@ -29,8 +31,8 @@ return 0
 
 /**
  * Counters on Redis, shared by every process (why not rate-limiter-flexible, with figures:
- * local/counters.ts): INCRBY for plain ones; a fixed-window count and a
- * refusal tally each one Lua call (one round trip) whose keys expire by themselves.
+ * local/counters.ts): INCRBY for plain ones; a window hit and a refusal tally each one Lua call
+ * (one round trip) whose keys expire by themselves.
  */
 export class RedisCounters implements CounterStore {
   constructor(private readonly connection: RedisConnection) {}
@@ -39,14 +41,19 @@ export class RedisCounters implements CounterStore {
     return this.connection.client.incrby(this.connection.raw(key), by)
   }
 
-  async hit(subject: string, windowMs: number, now: number): Promise<WindowHit> {
+  async hit(subject: string, windowMs: number, now: number): Promise<WindowHits> {
     const window = Math.floor(now / windowMs)
-    const resetAt = (window + 1) * windowMs
-    const key = this.connection.raw(keys.rateWindow(subject, windowMs, window))
-    // A second of slack so clock skew between processes and Redis never drops a live window.
-    const ttl = String(resetAt - now + 1000)
-    const count = Number(await evalScript(this.connection.client, FIXED_WINDOW_HIT, 1, key, ttl))
-    return { count, resetAt }
+    const windowStart = window * windowMs
+    const current = this.connection.raw(keys.rateWindow(subject, windowMs, window))
+    const previous = this.connection.raw(keys.rateWindow(subject, windowMs, window - 1))
+    // Counted through this window and read through the next; a second of slack so clock skew
+    // between processes and Redis never drops a live window.
+    const ttl = String(windowStart + 2 * windowMs - now + 1000)
+    const [count, before] = (await evalScript(this.connection.client, WINDOW_HIT, 2, current, previous, ttl)) as [
+      number,
+      number,
+    ]
+    return { current: Number(count), previous: Number(before), windowStart }
   }
 
   note(subject: string, windowMs: number): Promise<number> {

@@ -80,7 +80,8 @@ export const keys = {
   /** The layout version the stored data is in: `{ version }`. */
   storageLayout: 'storage:layout',
   /** Redis keys and channels below the backend's prefix (raw Redis, outside unstorage). */
-  rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:${subject}:${windowMs}:${window}`,
+  /** One fixed window's count; a subject's windows share a hash tag (read together, one Lua script). */
+  rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:{${subject}}:${windowMs}:${window}`,
   /** Base of a subject's two refusal keys (`:pending`, `:gate`, one Lua script): its own hash tag. */
   refusalTally: (subject: string) => `refusals:{${subject}}`,
   /** Published (message: the namespace) after events were appended to a namespace's log. */

@@ -5,7 +5,7 @@ import { createUser } from '../support/admin'
 import { parseExposition, sum } from './prom-text'
 
 const TOKEN = 'fwp_rateLimitTestBootstrapToken0123456789abc'
-// A day-long window: the test cannot straddle a window boundary in practice, so counts are exact.
+// A day-long window: no call of the window before ages out while the test runs, so counts are exact.
 const LIMIT = 8
 
 describe('API rate limit shared across processes on one Redis', () => {

@@ -5,8 +5,8 @@ import { apiClient, bootstrapToken, startServer, type Api, type RunningServer } 
  * Finding 6: anonymous calls must not flood webhook receivers through audit events. Calls without a
  * valid token are limited per client address; refusals past the limit are audited in aggregate.
  */
-// A day-long window: the limiter's windows are aligned to the clock, so a minute boundary in the
-// middle of the calls would split their counts.
+// A day-long window: no call of the window before ages out while the test runs, so the counts
+// (and RateLimit-Remaining) are exact (test/security/sliding-window.test.ts covers the boundaries).
 const LIMIT = 10
 
 describe('calls without a valid token', () => {

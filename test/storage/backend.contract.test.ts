@@ -213,6 +213,24 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     await Promise.all(Array.from({ length: 20 }, () => backend.counters.increment('n')))
     expect(await backend.counters.increment('n', 0)).toBe(20)
   })
+
+  it('counts window hits per subject: the current window, and the one just before it', async () => {
+    const minute = 60_000
+    // Far from the real time: these windows are the test's own on a shared Redis.
+    const start = Math.floor(Date.UTC(2031, 0, 1) / minute) * minute + Math.floor(Math.random() * 1e6) * minute
+    const subject = `auth:203.0.113.{7}:${start}`
+    const hit = (at: number) => backend.counters.hit(subject, minute, at)
+    await Promise.all(Array.from({ length: 5 }, (_, i) => hit(start + 59_000 + i)))
+    expect(await hit(start + 59_900)).toEqual({ current: 6, previous: 0, windowStart: start })
+    // The next window starts counting from 1, with the 6 before it as the previous window's.
+    expect(await hit(start + minute + 100)).toEqual({ current: 1, previous: 6, windowStart: start + minute })
+    expect(await hit(start + minute + 200)).toEqual({ current: 2, previous: 6, windowStart: start + minute })
+    // A window later with no hit in between: nothing before it counts.
+    expect(await hit(start + 3 * minute)).toEqual({ current: 1, previous: 0, windowStart: start + 3 * minute })
+    // Another subject (and another window length) counts on its own.
+    expect(await backend.counters.hit(`${subject}:other`, minute, start + 3 * minute)).toMatchObject({ current: 1 })
+    expect(await backend.counters.hit(subject, 10_000, start + 3 * minute)).toMatchObject({ current: 1 })
+  })
 })
 
 describe('backend on a Redis Cluster', () => {

@@ -26,7 +26,7 @@ describe('in-memory rate counter (single-process storage)', () => {
     for (let i = 0; i < 2_000; i++) await counter.hit(`auth:203.0.113.${i}`, 60_000, now + i)
     expect(counter.size).toBe(500)
     // The newest subjects are the ones kept, with their counts.
-    expect((await counter.hit('auth:203.0.113.1999', 60_000, now + 2_000)).count).toBe(2)
+    expect((await counter.hit('auth:203.0.113.1999', 60_000, now + 2_000)).current).toBe(2)
   })
 })
 
