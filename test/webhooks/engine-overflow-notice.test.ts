@@ -80,20 +80,21 @@ describe('overflow announced at most once a second while no take writes the curs
       (await h.backend.logs.range<NamespaceEvent>(keys.eventLog(NS), { limit: 10_000 })).filter(
         (entry) => entry.value.type === 'webhook.rate_limited',
       ).length
+    /** Appends of 10 events, each read by the feed (and overflowing) before the next. */
+    const flood = async (rounds: number) => {
+      for (let round = 0; round < rounds; round++) {
+        produced.push(...(await h.appendEvents(10)))
+        await h.idle()
+      }
+    }
 
     // The clock stands still: 30 reads of the log that each overflow, within a second of the take.
-    for (let round = 0; round < 30; round++) {
-      produced.push(...(await h.appendEvents(10)))
-      await h.idle()
-    }
+    await flood(30)
     expect(await noticesInLog()).toBe(0)
     await h.runFor(1_000)
     expect(await noticesInLog()).toBe(1)
     // Drops within the next second wait for it; then one more write announces them all.
-    for (let round = 0; round < 10; round++) {
-      produced.push(...(await h.appendEvents(10)))
-      await h.idle()
-    }
+    await flood(10)
     expect(await noticesInLog()).toBe(1)
     await h.runFor(1_000)
     expect(await noticesInLog()).toBe(2)
