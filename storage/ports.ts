@@ -119,20 +119,35 @@ export interface LeaseStore {
   owner(name: string): Promise<string | null>
 }
 
+/** The calls counted in one fixed window: how many, and when the first and the last came (ms since epoch; 0 when none). */
+export interface WindowCount {
+  count: number
+  first: number
+  last: number
+}
+
 /**
- * One subject's hits in the fixed window `now` falls in (this hit included) and in the window just
- * before it: what a sliding window is estimated from (server/http/sliding-window.ts).
+ * One subject's calls counted in the fixed window `now` falls in and in the window just before
+ * it, after a hit: what its sliding window is estimated from (storage/window-counts.ts).
  */
 export interface WindowHits {
-  current: number
-  previous: number
+  /** Whether this call was counted: it fit under the limit. */
+  counted: boolean
+  /** The current window's calls, this one included when `counted`. */
+  current: WindowCount
+  previous: WindowCount
   /** Where the current window starts (ms since epoch, a multiple of the window's length). */
   windowStart: number
 }
 
-/** Counts hits per subject in fixed windows, the current and the previous one; shared by every process on one Redis. */
+/**
+ * Counts calls per subject in fixed windows, the current and the previous one; shared by every
+ * process on one Redis. A call is counted only when it fits a sliding window of `limit` calls
+ * (`fitsSlidingWindow`, storage/window-counts.ts), decided and counted in one atomic step, so
+ * concurrent callers never pass the limit together. Refused calls are not counted.
+ */
 export interface RateCounter {
-  hit(subject: string, windowMs: number, now: number): Promise<WindowHits>
+  hit(subject: string, limit: number, windowMs: number, now: number): Promise<WindowHits>
 }
 
 /**

@@ -51,7 +51,7 @@ async function countHit(
   const now = services.clock.now()
   let hits
   try {
-    hits = await services.rateCounter.hit(`${scope}:${subject}`, policy.windowMs, now)
+    hits = await services.rateCounter.hit(`${scope}:${subject}`, policy.limit, policy.windowMs, now)
   } catch (error) {
     logger.warn('rate limit check failed, request let through', { scope, error: String(error) })
     return null

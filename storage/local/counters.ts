@@ -1,4 +1,5 @@
-import type { CounterStore, KeyValueStore, RateCounter, RefusalTally, WindowHits } from '../ports'
+import type { CounterStore, KeyValueStore, RateCounter, RefusalTally, WindowCount, WindowHits } from '../ports'
+import { fitsSlidingWindow, NO_CALLS, withCall } from '../window-counts'
 
 /*
  * Hand-written rather than rate-limiter-flexible (issue #26), measured 2026-11-26 against its
@@ -28,7 +29,11 @@ function dropOldest(map: Map<string, unknown>, max: number): void {
 
 /** Single-process storage: the counters live in memory (one process owns the data dir). */
 export class MemoryRateCounter implements RateCounter {
-  private readonly windows = new Map<string, WindowHits & { windowMs: number }>()
+  /** Per subject and window length: the calls counted in its current window and in the one before. */
+  private readonly windows = new Map<
+    string,
+    { current: WindowCount; previous: WindowCount; windowStart: number; windowMs: number }
+  >()
 
   constructor(private readonly maxSubjects = MEMORY_RATE_SUBJECTS) {}
 
@@ -37,23 +42,24 @@ export class MemoryRateCounter implements RateCounter {
     return this.windows.size
   }
 
-  async hit(subject: string, windowMs: number, now: number): Promise<WindowHits> {
+  async hit(subject: string, limit: number, windowMs: number, now: number): Promise<WindowHits> {
     const key = `${subject}:${windowMs}`
     const windowStart = Math.floor(now / windowMs) * windowMs
-    let hits = this.windows.get(key)
-    if (!hits || hits.windowStart !== windowStart) {
+    let entry = this.windows.get(key)
+    if (!entry || entry.windowStart !== windowStart) {
       // The window just ended becomes the previous one; an older one counts for nothing.
-      const previous = hits?.windowStart === windowStart - windowMs ? hits.current : 0
+      const previous = entry?.windowStart === windowStart - windowMs ? entry.current : NO_CALLS
       this.windows.delete(key)
       if (this.windows.size >= this.maxSubjects) {
         this.sweep(now)
         dropOldest(this.windows, this.maxSubjects)
       }
-      hits = { current: 0, previous, windowStart, windowMs }
-      this.windows.set(key, hits)
+      entry = { current: NO_CALLS, previous, windowStart, windowMs }
+      this.windows.set(key, entry)
     }
-    hits.current++
-    return { current: hits.current, previous: hits.previous, windowStart }
+    const counted = fitsSlidingWindow(entry.previous, entry.current, limit, windowMs, now)
+    if (counted) entry.current = withCall(entry.current, now)
+    return { counted, current: entry.current, previous: entry.previous, windowStart }
   }
 
   /** Drops subjects whose windows no longer count (neither current nor previous). */
@@ -117,8 +123,8 @@ export class LocalCounters implements CounterStore {
     })
   }
 
-  hit(subject: string, windowMs: number, now: number): Promise<WindowHits> {
-    return this.windows.hit(subject, windowMs, now)
+  hit(subject: string, limit: number, windowMs: number, now: number): Promise<WindowHits> {
+    return this.windows.hit(subject, limit, windowMs, now)
   }
 
   note(subject: string, windowMs: number): Promise<number> {

@@ -214,22 +214,48 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(await backend.counters.increment('n', 0)).toBe(20)
   })
 
-  it('counts window hits per subject: the current window, and the one just before it', async () => {
+  it('counts window hits per subject: only those that fit, with the window just before', async () => {
     const minute = 60_000
     // Far from the real time: these windows are the test's own on a shared Redis.
     const start = Math.floor(Date.UTC(2031, 0, 1) / minute) * minute + Math.floor(Math.random() * 1e6) * minute
     const subject = `auth:203.0.113.{7}:${start}`
-    const hit = (at: number) => backend.counters.hit(subject, minute, at)
-    await Promise.all(Array.from({ length: 5 }, (_, i) => hit(start + 59_000 + i)))
-    expect(await hit(start + 59_900)).toEqual({ current: 6, previous: 0, windowStart: start })
-    // The next window starts counting from 1, with the 6 before it as the previous window's.
-    expect(await hit(start + minute + 100)).toEqual({ current: 1, previous: 6, windowStart: start + minute })
-    expect(await hit(start + minute + 200)).toEqual({ current: 2, previous: 6, windowStart: start + minute })
+    const hit = (at: number, limit = 10) => backend.counters.hit(subject, limit, minute, at)
+    // Ten concurrent calls against a limit of 6, in the window's last second: exactly 6 are counted.
+    const burst = await Promise.all(Array.from({ length: 10 }, (_, i) => hit(start + 59_000 + i * 100, 6)))
+    expect(burst.filter((hits) => hits.counted)).toHaveLength(6)
+    const counted = burst.filter((hits) => hits.counted).map((hits) => hits.current.last)
+    const full = { count: 6, first: Math.min(...counted), last: Math.max(...counted) }
+    expect(await hit(start + 59_950, 6)).toEqual({
+      counted: false,
+      current: full,
+      previous: { count: 0, first: 0, last: 0 },
+      windowStart: start,
+    })
+    // In the next window the 6 are the previous window's, and count whole until a minute after
+    // the first of them: 6 + 4 fit under 10, the 5th does not.
+    for (let i = 0; i < 4; i++) expect((await hit(start + minute + 100 + i)).counted).toBe(true)
+    expect(await hit(start + minute + 200)).toEqual({
+      counted: false,
+      current: { count: 4, first: start + minute + 100, last: start + minute + 103 },
+      previous: full,
+      windowStart: start + minute,
+    })
+    // A minute after the last of the 6, none of them counts.
+    expect(await hit(full.last + minute)).toMatchObject({ counted: true, current: { count: 5 } })
     // A window later with no hit in between: nothing before it counts.
-    expect(await hit(start + 3 * minute)).toEqual({ current: 1, previous: 0, windowStart: start + 3 * minute })
+    expect(await hit(start + 3 * minute)).toEqual({
+      counted: true,
+      current: { count: 1, first: start + 3 * minute, last: start + 3 * minute },
+      previous: { count: 0, first: 0, last: 0 },
+      windowStart: start + 3 * minute,
+    })
     // Another subject (and another window length) counts on its own.
-    expect(await backend.counters.hit(`${subject}:other`, minute, start + 3 * minute)).toMatchObject({ current: 1 })
-    expect(await backend.counters.hit(subject, 10_000, start + 3 * minute)).toMatchObject({ current: 1 })
+    expect(await backend.counters.hit(`${subject}:other`, 10, minute, start + 3 * minute)).toMatchObject({
+      current: { count: 1 },
+    })
+    expect(await backend.counters.hit(subject, 10, 10_000, start + 3 * minute)).toMatchObject({
+      current: { count: 1 },
+    })
   })
 })
 

@@ -23,10 +23,10 @@ describe('in-memory rate counter (single-process storage)', () => {
     const counter = new MemoryRateCounter(500)
     const now = Date.UTC(2026, 10, 26, 12)
     // A flood from 2,000 addresses within one minute window: none has ended, so none can be swept.
-    for (let i = 0; i < 2_000; i++) await counter.hit(`auth:203.0.113.${i}`, 60_000, now + i)
+    for (let i = 0; i < 2_000; i++) await counter.hit(`auth:203.0.113.${i}`, 60, 60_000, now + i)
     expect(counter.size).toBe(500)
     // The newest subjects are the ones kept, with their counts.
-    expect((await counter.hit('auth:203.0.113.1999', 60_000, now + 2_000)).current).toBe(2)
+    expect((await counter.hit('auth:203.0.113.1999', 60, 60_000, now + 2_000)).current.count).toBe(2)
   })
 })
 
