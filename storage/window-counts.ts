@@ -9,7 +9,8 @@ import type { WindowCount } from './ports'
  * after its last; a lone call counts for exactly one window.
  *
  * These are the rules the counters apply (local/counters.ts; redis/counters.ts says them again in
- * Lua, in the same whole numbers, so both agree to the millisecond).
+ * Lua, in the same whole numbers, so both agree to the millisecond); the verdict a caller is
+ * given, with its Retry-After, is server/http/sliding-window.ts.
  */
 
 export const NO_CALLS: WindowCount = { count: 0, first: 0, last: 0 }
@@ -50,49 +51,4 @@ export function fitsSlidingWindow(
 ): boolean {
   const { numerator, denominator } = previousCounted(previous, windowMs, now)
   return numerator + (current.count + 1) * denominator <= limit * denominator
-}
-
-/** Calls still allowed now (rounded down): `limit` less what the sliding window holds. */
-export function callsLeft(
-  previous: WindowCount,
-  current: WindowCount,
-  limit: number,
-  windowMs: number,
-  now: number,
-): number {
-  const { numerator, denominator } = previousCounted(previous, windowMs, now)
-  return Math.max(0, Math.floor((limit * denominator - numerator - current.count * denominator) / denominator))
-}
-
-/**
- * The first moment one more call fits, if no other call comes first: later in the current window
- * (`windowStart`), once enough of the previous window's calls have aged out, or in the next one,
- * once enough of the current window's have. Never more than one window after the current
- * window's last call (or after `now`, when it has none).
- */
-export function nextCallAt(
-  previous: WindowCount,
-  current: WindowCount,
-  limit: number,
-  windowMs: number,
-  windowStart: number,
-  now: number,
-): number {
-  const windowEnd = windowStart + windowMs
-  // In this window: the previous window's share has to fall to `room`.
-  const room = limit - current.count - 1
-  if (room >= 0) {
-    const at = agedTo(previous, room, windowMs)
-    if (at < windowEnd) return Math.max(now, at)
-  }
-  // In the next one: this window's calls are the previous ones then, and none are current.
-  return Math.max(now, windowEnd, agedTo(current, limit - 1, windowMs))
-}
-
-/** When at most `room` of `window`'s calls are still in the sliding window (room >= 0). */
-function agedTo(window: WindowCount, room: number, windowMs: number): number {
-  if (window.count <= room) return 0
-  const span = window.last - window.first
-  // count * (last + windowMs - t) <= room * span, with t > first + windowMs; a span of 0: t = last + windowMs.
-  return window.last + windowMs - Math.floor((room * span) / window.count)
 }

@@ -79,8 +79,8 @@ export const keys = {
   migrationLease: 'storage-migration',
   /** The layout version the stored data is in: `{ version }`. */
   storageLayout: 'storage:layout',
-  /** Redis keys and channels below the backend's prefix (raw Redis, outside unstorage). */
-  /** One fixed window's count; a subject's windows share a hash tag (read together, one Lua script). */
+  // Redis keys and channels below the backend's prefix (raw Redis, outside unstorage).
+  /** One fixed window's count, first and last call (a hash); a subject's windows share a hash tag (read together, one Lua script). */
   rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:{${subject}}:${windowMs}:${window}`,
   /** Base of a subject's two refusal keys (`:pending`, `:gate`, one Lua script): its own hash tag. */
   refusalTally: (subject: string) => `refusals:{${subject}}`,
