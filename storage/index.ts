@@ -46,7 +46,15 @@ export async function createBackend(options: BackendOptions): Promise<Backend> {
     const { RedisBackend } = await import('./redis-backend')
     return new RedisBackend(options.redisUrl, options.redisPrefix ?? 'pf')
   }
-  return new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
+  const backend = new LocalBackend(createStorage({ driver: atomicFsDriver({ base: options.dataDir ?? './.data' }) }))
+  try {
+    // Transactions a stopped process left half written are finished before anything reads them.
+    await backend.keyValue.recover()
+  } catch (error) {
+    await backend.close()
+    throw error
+  }
+  return backend
 }
 
 /**

@@ -21,10 +21,17 @@ export class LocalBackend implements Backend {
   readonly signals = new LocalSignals()
   readonly legacyQueues: LocalLegacyQueues
 
-  constructor(readonly storage: Storage = createStorage()) {
+  /**
+   * `journal`: write a transaction of several files to the journal first (storage/local/journal.ts).
+   * On by default; off only where nothing outlives the process (a memory driver) or as a bench's baseline.
+   */
+  constructor(
+    readonly storage: Storage = createStorage(),
+    options: { journal?: boolean } = {},
+  ) {
     const values = new LocalValues(storage)
     this.logs = new LocalLogs(values)
-    this.keyValue = new LocalKeyValue(values, this.logs, this.signals)
+    this.keyValue = new LocalKeyValue(values, this.logs, this.signals, options.journal ?? true)
     this.counters = new LocalCounters(this.keyValue)
     this.legacyQueues = new LocalLegacyQueues(values)
   }

@@ -5,16 +5,32 @@ import type { KeyValueStore } from '../ports'
 import type { LocalLogs } from './logs'
 import type { LocalSignals } from './signals'
 import type { LocalValues } from './values'
+import { TransactionJournal } from './journal'
 
 /** Key-value port of one process: transactions are atomic under in-process locks on their keys. */
 export class LocalKeyValue implements KeyValueStore {
   private readonly mutex = new KeyedMutex()
+  private readonly journal: TransactionJournal | null
 
   constructor(
     private readonly values: LocalValues,
     private readonly logs: LocalLogs,
     private readonly signals: LocalSignals,
-  ) {}
+    journaled = true,
+  ) {
+    this.journal = journaled ? new TransactionJournal(values.storage) : null
+  }
+
+  /**
+   * Finishes the transactions a stopped process left half written (journal.ts): call once, when
+   * the storage is opened, before anything is read or written. Returns how many it finished.
+   */
+  async recover(): Promise<number> {
+    const finished = (await this.journal?.recover()) ?? 0
+    // Log slots are counted from the keys on first use: none was counted before the entries landed.
+    if (finished > 0) this.logs.forgetPositions()
+    return finished
+  }
 
   get<T>(key: string): Promise<T | null> {
     return this.values.get<T>(key)
@@ -89,12 +105,30 @@ export class LocalKeyValue implements KeyValueStore {
     const prepared: [string, unknown][] = []
     for (const [key, value] of Object.entries(writes.set ?? {}))
       prepared.push([key, await this.values.prepare(value, slice, keyLists)])
-    await Promise.all([
-      ...prepared.map(([key, value]) => this.values.write(key, value)),
-      ...(writes.delete ?? []).map((key) => this.values.delete(key)),
-    ])
-    for (const [log, entries] of Object.entries(writes.logs ?? {})) await this.logs.append(log, entries)
-    if (eventLog) await this.logs.append(eventLog.log, writes.events!)
+    const deleted = writes.delete ?? []
+    const appended: [string, unknown[]][] = Object.entries(writes.logs ?? {})
+    if (eventLog) appended.push([eventLog.log, writes.events!])
+    await this.logs.appendWithin(appended, async (entries) => {
+      const logged: [string, unknown][] = []
+      for (const [key, entry] of entries) logged.push([key, await this.values.prepare(entry, slice, keyLists)])
+      // One file is atomic by itself; more are journaled first (journal.ts), so that a stop between
+      // them is finished at the next start instead of leaving half a change.
+      const journal = prepared.length + deleted.length + logged.length > 1 ? this.journal : null
+      const record = journal && (await journal.write({ set: [...prepared, ...logged], delete: deleted }))
+      try {
+        await Promise.all([
+          ...prepared.map(([key, value]) => this.values.write(key, value)),
+          ...deleted.map((key) => this.values.delete(key)),
+        ])
+        for (const [key, value] of logged) await this.values.write(key, value)
+      } catch (error) {
+        // A failed write (a full disk) is answered now and leaves what was written, as without a
+        // journal: its record must not be applied at the next start, over what was written since.
+        if (journal && record) await journal.forget(record).catch(() => undefined)
+        throw error
+      }
+      if (journal && record) await journal.forget(record)
+    })
     if (notified !== null) this.signals.eventsAppended(notified)
   }
 }

@@ -84,6 +84,30 @@ export class LocalLogs implements LogStore {
     })
   }
 
+  /**
+   * Appends `groups` (entries per log, dated now) as part of a transaction: under every log's lock,
+   * each entry gets its slot, then `commit` writes them with the rest of the transaction (it is
+   * handed every entry's key and stored value, in slot order per log: it must write a log's entries
+   * in that order, so that a reader never sees a slot filled after an empty one before it).
+   */
+  appendWithin(groups: [string, unknown[]][], commit: (entries: [string, unknown][]) => Promise<void>): Promise<void> {
+    if (groups.length === 0) return commit([])
+    const now = Date.now()
+    return this.mutex.runExclusive(
+      groups.map(([log]) => `log:${log}`),
+      async () => {
+        const entries: [string, unknown][] = []
+        for (const [log, values] of groups) {
+          const prefix = `log:${log}`
+          const sequence = await this.sequence(prefix)
+          for (const value of values)
+            entries.push([`${prefix}:${pad(sequence.tail++)}`, { t: now, v: value } satisfies StoredLogEntry])
+        }
+        await commit(entries)
+      },
+    )
+  }
+
   async range<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]> {
     const prefix = `log:${log}`
     const sequence = await this.sequence(prefix)
