@@ -29,7 +29,12 @@ export function eventLogOf(txKeys: readonly string[], writes: TxWrites): { ns: s
   const ns = events[0].namespace
   const stray = events.find((event) => event.namespace !== ns)
   if (stray) throw new Error(`events of namespaces ${ns} and ${stray.namespace} in one transaction`)
-  const written = [...txKeys, ...Object.keys(writes.set ?? {}), ...(writes.delete ?? [])]
+  const written = [
+    ...txKeys,
+    ...Object.keys(writes.set ?? {}),
+    ...Object.keys(writes.stamps ?? {}),
+    ...(writes.delete ?? []),
+  ]
   const foreign = written.find((key) => {
     const owner = keys.namespaceOfKey(key)
     return owner !== null && owner !== ns

@@ -28,6 +28,13 @@ export interface LogRangeOptions {
 /** What a transaction writes: `null` deletes a key. */
 export interface TxWrites {
   set?: Record<string, unknown>
+  /**
+   * Set like `set`, and read before the values they cover (a namespace's firewall write stamp,
+   * read before the documents it stamps): a backend that writes values one by one (local files)
+   * writes these after every other value of the transaction has landed, so that a reader who
+   * finds the new stamp finds the new documents too.
+   */
+  stamps?: Record<string, unknown>
   delete?: string[]
   /** Appended to logs atomically with the writes: log name -> entries. */
   logs?: Record<string, unknown[]>

@@ -21,8 +21,10 @@ export function mergeWrites(a: TxWrites, b: TxWrites): TxWrites {
   const logs = { ...a.logs, ...b.logs }
   const events = [...(a.events ?? []), ...(b.events ?? [])]
   const deleted = [...(a.delete ?? []), ...(b.delete ?? [])]
+  const stamps = { ...a.stamps, ...b.stamps }
   return {
     set: { ...a.set, ...b.set },
+    ...(Object.keys(stamps).length ? { stamps } : {}),
     ...(deleted.length ? { delete: deleted } : {}),
     ...(Object.keys(logs).length ? { logs } : {}),
     ...(events.length ? { events } : {}),

@@ -105,6 +105,9 @@ export class LocalKeyValue implements KeyValueStore {
     const prepared: [string, unknown][] = []
     for (const [key, value] of Object.entries(writes.set ?? {}))
       prepared.push([key, await this.values.prepare(value, slice, keyLists)])
+    const stamps: [string, unknown][] = []
+    for (const [key, value] of Object.entries(writes.stamps ?? {}))
+      stamps.push([key, await this.values.prepare(value, slice, keyLists)])
     const deleted = writes.delete ?? []
     const appended: [string, unknown[]][] = Object.entries(writes.logs ?? {})
     if (eventLog) appended.push([eventLog.log, writes.events!])
@@ -113,13 +116,15 @@ export class LocalKeyValue implements KeyValueStore {
       for (const [key, entry] of entries) logged.push([key, await this.values.prepare(entry, slice, keyLists)])
       // One file is atomic by itself; more are journaled first (journal.ts), so that a stop between
       // them is finished at the next start instead of leaving half a change.
-      const journal = prepared.length + deleted.length + logged.length > 1 ? this.journal : null
-      const record = journal && (await journal.write({ set: [...prepared, ...logged], delete: deleted }))
+      const journal = prepared.length + stamps.length + deleted.length + logged.length > 1 ? this.journal : null
+      const record = journal && (await journal.write({ set: [...prepared, ...stamps, ...logged], delete: deleted }))
       try {
         await Promise.all([
           ...prepared.map(([key, value]) => this.values.write(key, value)),
           ...deleted.map((key) => this.values.delete(key)),
         ])
+        // Read before what they stamp: written once all of it has landed (TxWrites.stamps).
+        await Promise.all(stamps.map(([key, value]) => this.values.write(key, value)))
         for (const [key, value] of logged) await this.values.write(key, value)
       } catch (error) {
         // A failed write (a full disk) is answered now and leaves what was written, as without a

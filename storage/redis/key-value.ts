@@ -141,9 +141,11 @@ export class RedisKeyValue implements KeyValueStore {
       const { writes, result } = outcome
       const eventLog = eventLogOf(keys, writes)
       const notified = notifiedNamespace(eventLog, writes)
+      // One script sets every value at once: the stamps go with the rest.
+      const stamped = writes.stamps ? { ...writes, set: { ...writes.set, ...writes.stamps } } : writes
       const cas = await compareAndSetCall(
         rawKeys.map((key, index): [string, StoredText | null] => [key, current[index]]),
-        eventLog ? { ...writes, logs: { ...writes.logs, [eventLog.log]: writes.events! } } : writes,
+        eventLog ? { ...stamped, logs: { ...stamped.logs, [eventLog.log]: writes.events! } } : stamped,
         raw,
         notified !== null ? { channel: raw(storageKeys.eventsChannel), message: notified } : null,
       )

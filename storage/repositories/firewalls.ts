@@ -277,8 +277,10 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
           indexWritten = { index: { items: { ...index.items, [id]: { deletedAtVersion: current.version } } } }
         }
         if (indexWritten) writes.set![indexKey] = indexWritten.index
-        writes.set![keys.firewallStamp(ns)] =
-          `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`
+        // A stamp: written after the documents and the index it stamps (see `get`'s ordered read).
+        writes.stamps = {
+          [keys.firewallStamp(ns)]: `${now}/${stored?.version ?? 'deleted'}/${Math.random().toString(36).slice(2)}`,
+        }
         const extra = also?.(stored, current) ?? {}
         return {
           // Every process's kept stamp of the namespace ends when this commits.

@@ -1,8 +1,10 @@
+import { createStorage, type Driver } from 'unstorage'
+import memoryDriver from 'unstorage/drivers/memory'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Redis } from 'ioredis'
 import { emptyFirewall } from '../support/documents'
 import { BACKEND_KINDS, SHARED_STORAGES, backendOfEnv, makeBackend, sharedStorageEnv } from '../support/backends'
-import type { Backend } from '../../storage'
+import { LocalBackend, type Backend } from '../../storage'
 import type { RedisBackend } from '../../storage'
 import { FirewallRepository, type StoredFirewall } from '../../storage/repositories/firewalls'
 import type { Firewall } from '../../server/firewall/schema'
@@ -133,5 +135,51 @@ describe('firewall write stamps when notifications are missed (redis)', () => {
     await repo.get('ns', 'a')
     await writeUnannounced(backend, 'a', 'kept again')
     expect((await repo.get('ns', 'a'))?.description).toBe('changed while deaf')
+  })
+})
+
+describe('firewall write stamps on fs storage, a read while a write lands', () => {
+  /**
+   * A local backend's files land one by one. A read that found the new stamp but the old document
+   * (the stamp's file landed first) kept that document under the new stamp: every later read of
+   * the firewall answered the old version until the next write of the namespace (a rule just
+   * added was not applied). The stamp lands after the files it stamps (`TxWrites.stamps`).
+   */
+  it('never keeps an older document under a newer stamp', async () => {
+    const inner = memoryDriver()
+    let holdNext = false
+    let reachedHold!: () => void
+    let releaseHold!: () => void
+    const driver: Driver = {
+      ...inner,
+      setItem: async (key, value, options) => {
+        if (holdNext && key === keys.firewall('ns', 'a')) {
+          holdNext = false
+          await new Promise<void>((resolve) => {
+            releaseHold = resolve
+            reachedHold()
+          })
+        }
+        return inner.setItem!(key, value, options)
+      },
+    }
+    const backend = new LocalBackend(createStorage({ driver }))
+    backends.push(backend)
+    const repo = new FirewallRepository<Firewall>(backend, new SecretBox())
+    await put(repo, 'a', 'one')
+
+    // The next write's document is held back while every other file of it lands.
+    const reached = new Promise<void>((resolve) => (reachedHold = resolve))
+    holdNext = true
+    const writing = put(repo, 'a', 'two')
+    await reached
+    // A reader in another request meanwhile (a separate repository: no shared cache to end).
+    const reader = new FirewallRepository<Firewall>(backend, new SecretBox())
+    const during = await reader.get('ns', 'a')
+    releaseHold()
+    await writing
+    expect(['one', 'two']).toContain(during?.description)
+    expect((await reader.get('ns', 'a'))?.description).toBe('two')
+    expect((await reader.list('ns')).map((fw) => fw.description)).toEqual(['two'])
   })
 })
