@@ -84,3 +84,42 @@ describe('logger (a real process, its stdout and stderr)', () => {
     expect(stdout).toMatch(/INFO: inside a request \{"requestId":"req-in"\}/)
   })
 })
+
+describe('log lines written together (#27: a write per line was a system call each)', () => {
+  it('writes the lines of one turn in one write, in order, and a held burst at LINE_BATCH_BYTES', async () => {
+    const { batchedLines, LINE_BATCH_BYTES } = await import('../../server/app/logger')
+    const writes: string[] = []
+    const stream = batchedLines({ write: (text: string) => writes.push(text) > 0 })
+    for (let i = 0; i < 100; i++) stream.write(`{"n":${i}}\n`)
+    expect(writes).toEqual([])
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(writes).toHaveLength(1)
+    expect(
+      writes[0]
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line).n),
+    ).toEqual(Array.from({ length: 100 }, (_, i) => i))
+    // A burst larger than the limit is not held whole: written as it reaches it.
+    const line = `${'x'.repeat(1023)}\n`
+    for (let i = 0; i < (2 * LINE_BATCH_BYTES) / line.length; i++) stream.write(line)
+    expect(writes).toHaveLength(3)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(writes.slice(1).join('')).toBe(line.repeat((2 * LINE_BATCH_BYTES) / line.length))
+  })
+
+  it('writes a line logged just before the process exits', async () => {
+    const script = `
+const { logger } = await import(${JSON.stringify(`${app}/logger.ts`)})
+logger.info('last words', { n: 1 })
+logger.error('last error', { n: 2 })
+process.exit(3)
+`
+    const exited = await run(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      env: { PATH: process.env.PATH ?? '' },
+    }).catch((error: { code: number; stdout: string; stderr: string }) => error)
+    expect('code' in exited ? exited.code : 0).toBe(3)
+    expect(JSON.parse(exited.stdout).msg).toBe('last words')
+    expect(JSON.parse(exited.stderr).msg).toBe('last error')
+  })
+})
