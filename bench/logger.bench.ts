@@ -1,23 +1,33 @@
 /**
  * Logger benchmark: the lines this service writes most, each written N times by a child process
  * whose stdout and stderr are pipes this process drains (as a log collector would). Prints lines/s
- * for the access line (inside a request context), the delivery attempt line (with an error text
- * the scrubber must read), a warning (stderr), and a debug line suppressed at the default level.
- * Asserts nothing.
+ * for the access line (inside a request context), the same line written one write per line (the
+ * baseline: before lines were written a turn at a time, and the ratio to it), the delivery attempt
+ * line (with an error text the scrubber must read), a warning (stderr), and a debug line suppressed
+ * at the default level. Asserts nothing.
  *   npm run bench:logger   (or npx tsx bench/logger.bench.ts [--lines 200000])
  */
 import { spawn } from 'node:child_process'
 import { parseArgs } from 'node:util'
 
-const KINDS = ['access', 'attempt', 'warning', 'suppressed'] as const
+const KINDS = ['access', 'access-1by1', 'attempt', 'warning', 'suppressed'] as const
 type Kind = (typeof KINDS)[number]
 
 async function child(kind: Kind, lines: number): Promise<void> {
-  const { logger } = await import('../server/app/logger')
+  const { logger, createPino } = await import('../server/app/logger')
   const { runWithRequestContext } = await import('../server/app/request-context')
+  // The baseline: the same pino logger writing each line to stdout on its own (before #27's batching).
+  const oneByOne = createPino('info', process.stdout)
   const started = process.hrtime.bigint()
   for (let i = 0; i < lines; i++) {
-    if (kind === 'access')
+    if (kind === 'access-1by1')
+      runWithRequestContext({ requestId: `req-${i}` }, () =>
+        oneByOne.info(
+          { requestId: `req-${i}`, method: 'GET', route: '/v1/{ns}/config/{fw}', status: 200, durationMs: 1.4 },
+          'request',
+        ),
+      )
+    else if (kind === 'access')
       runWithRequestContext({ requestId: `req-${i}` }, () =>
         logger.info('request', { method: 'GET', route: '/v1/{ns}/config/{fw}', status: 200, durationMs: 1.4 }),
       )
@@ -62,14 +72,18 @@ async function main() {
   const { values } = parseArgs({ options: { lines: { type: 'string', default: '200000' } } })
   const lines = Number(values.lines)
   console.log(`\nLogger benchmark: ${lines} lines per kind, LOG_LEVEL=info, output drained through pipes\n`)
+  const rates = new Map<Kind, number>()
   for (const kind of KINDS) {
     const { seconds, bytes } = await measure(kind, lines)
+    rates.set(kind, lines / seconds)
+    const ratio =
+      kind === 'access' || kind === 'access-1by1' ? (lines / seconds / rates.get('access')!).toFixed(2) : null
     console.log(
       `${kind.padEnd(12)} ${Math.round(lines / seconds)
         .toString()
         .padStart(
           9,
-        )} lines/s   ${((seconds / lines) * 1e6).toFixed(2).padStart(6)} µs/line   ${(bytes / lines).toFixed(0).padStart(4)} bytes/line`,
+        )} lines/s   ${((seconds / lines) * 1e6).toFixed(2).padStart(6)} µs/line   ${(bytes / lines).toFixed(0).padStart(4)} bytes/line${ratio ? `   ratio to access ${ratio}` : ''}`,
     )
   }
 }
