@@ -68,6 +68,13 @@ function changeFirewall(backend: LocalBackend, version: number, eventId: string)
   }))
 }
 
+/** Version 2 of the firewall, written on `base` by a process stopped at the first write `where` picks. */
+async function stopChange(base: string, where: Parameters<typeof stoppingAt>[1]): Promise<void> {
+  const { driver, reached } = stoppingAt(base, where)
+  void changeFirewall(new LocalBackend(createStorage({ driver })), 2, 'e-2')
+  await reached
+}
+
 const eventIds = async (backend: LocalBackend) =>
   (await backend.logs.range<StoredEvent>(keys.eventLog(NS), { limit: 100 })).map((entry) => entry.value.id)
 
@@ -79,10 +86,7 @@ describe('a transaction on fs storage', () => {
   it('that stopped between its files is finished when the storage is next opened', async () => {
     const base = freshDir()
     // Stopped at the event, the last file: the document and its history entry are written.
-    const { driver, reached } = stoppingAt(base, (key) => key.startsWith('log:'))
-    const stopped = new LocalBackend(createStorage({ driver }))
-    void changeFirewall(stopped, 2, 'e-2')
-    await reached
+    await stopChange(base, (key) => key.startsWith('log:'))
 
     // What a restart found before the journal: the change without its event, never delivered.
     const look = new LocalBackend(createStorage({ driver: atomicFsDriver({ base }) }))
@@ -99,13 +103,7 @@ describe('a transaction on fs storage', () => {
 
   it('that stopped after its last file but before forgetting its record is applied again, nothing doubled', async () => {
     const base = freshDir()
-    const { driver, reached } = stoppingAt(
-      base,
-      (key, operation) => operation === 'remove' && key.startsWith('journal:'),
-    )
-    const stopped = new LocalBackend(createStorage({ driver }))
-    void changeFirewall(stopped, 2, 'e-2')
-    await reached
+    await stopChange(base, (key, operation) => operation === 'remove' && key.startsWith('journal:'))
 
     const reopened = (await createBackend({ dataDir: base })) as LocalBackend
     expect(await reopened.keyValue.get(doc)).toEqual({ id: 'fw1', version: 2 })
@@ -116,10 +114,7 @@ describe('a transaction on fs storage', () => {
 
   it('left by a process still running (the service, while the admin CLI opens the directory) is left to it', async () => {
     const base = freshDir()
-    const { driver, reached } = stoppingAt(base, (key) => key.startsWith('log:'))
-    const stopped = new LocalBackend(createStorage({ driver }))
-    void changeFirewall(stopped, 2, 'e-2')
-    await reached
+    await stopChange(base, (key) => key.startsWith('log:'))
     // The same record, as written by the process that started this one (running).
     const files = createStorage({ driver: atomicFsDriver({ base }) })
     const [own] = await files.getKeys('journal')
@@ -145,10 +140,7 @@ describe('a transaction on fs storage', () => {
 
   it('left unfinished is never applied over a later change of its keys', async () => {
     const base = freshDir()
-    const { driver, reached } = stoppingAt(base, (key) => key.startsWith('log:'))
-    const stopped = new LocalBackend(createStorage({ driver }))
-    void changeFirewall(stopped, 2, 'e-2')
-    await reached
+    await stopChange(base, (key) => key.startsWith('log:'))
     // A process that did not finish the record (it opened the directory without recovering, as a
     // reused process id would let it) changes the same firewall, and its event takes the free slot.
     const later = new LocalBackend(createStorage({ driver: atomicFsDriver({ base }) }))
