@@ -1,4 +1,4 @@
-import type { Storage } from 'unstorage'
+import type { LocalValues } from './values'
 
 /** What a transaction writes, as the driver is handed it: values already serialised (see `LocalValues.prepare`). */
 export interface JournalRecord {
@@ -54,15 +54,6 @@ function decode(text: string): ReadRecord | null {
   return at === text.length ? { at: header.at, set, delete: header.d } : null
 }
 
-const textOf = (raw: unknown): string | null =>
-  raw == null
-    ? null
-    : Buffer.isBuffer(raw)
-      ? raw.toString('utf8')
-      : raw instanceof Uint8Array
-        ? Buffer.from(raw).toString('utf8')
-        : String(raw)
-
 /** Whether the process `pid` is running (a process we may not signal is running too). */
 function running(pid: number): boolean {
   try {
@@ -87,17 +78,17 @@ export class TransactionJournal {
   /** Tells this process's records apart from those of an earlier process with the same id (a container's pid 1). */
   private readonly prefix = `${JOURNAL_PREFIX}:${process.pid}:${Date.now().toString(36)}`
 
-  constructor(private readonly storage: Storage) {}
+  constructor(private readonly values: LocalValues) {}
 
   /** Journals `record` before any of it is written; pass the key returned to `forget` once all of it is. */
   async write(record: JournalRecord): Promise<string> {
     const key = `${this.prefix}-${(this.sequence++).toString(36).padStart(8, '0')}`
-    await this.storage.setItemRaw(key, encode(record, Date.now()))
+    await this.values.setBytes(key, Buffer.from(encode(record, Date.now())))
     return key
   }
 
   forget(key: string): Promise<void> {
-    return this.storage.removeItem(key)
+    return this.values.delete(key)
   }
 
   /**
@@ -108,33 +99,32 @@ export class TransactionJournal {
    * change. Call before this process writes anything. Returns how many records were applied.
    */
   async recover(): Promise<number> {
-    const keys = (await this.storage.getKeys(JOURNAL_PREFIX)).sort()
+    const keys = (await this.values.keys(JOURNAL_PREFIX)).sort()
     let applied = 0
     for (const key of keys) {
       const pid = Number(key.split(':')[1])
       if (pid !== process.pid && Number.isInteger(pid) && pid > 0 && running(pid)) continue
-      const text = textOf(await this.storage.getItemRaw(key))
-      const record = text === null ? null : decode(text)
+      const record = decode((await this.values.getBytes(key))?.toString('utf8') ?? '')
       if (record) {
         for (const [target, value, stored] of record.set) {
-          const current = textOf(await this.storage.getItemRaw(target))
+          const current = (await this.values.getBytes(target))?.toString('utf8') ?? null
           if (current === stored || (current !== null && (await this.changedSince(target, record.at)))) continue
-          await this.storage.setItem(target, value as never)
+          await this.values.write(target, value)
         }
         for (const target of record.delete) {
           if (await this.changedSince(target, record.at)) continue
-          await this.storage.removeItem(target)
+          await this.values.delete(target)
         }
         applied++
       }
-      await this.storage.removeItem(key)
+      await this.values.delete(key)
     }
     return applied
   }
 
   /** Whether `key` was written after `at` (ms): its file is newer (a driver without times: never). */
   private async changedSince(key: string, at: number): Promise<boolean> {
-    const { mtime } = await this.storage.getMeta(key)
+    const { mtime } = await this.values.storage.getMeta(key)
     return mtime instanceof Date && mtime.getTime() > at
   }
 }

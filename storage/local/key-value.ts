@@ -18,7 +18,7 @@ export class LocalKeyValue implements KeyValueStore {
     private readonly signals: LocalSignals,
     journaled = true,
   ) {
-    this.journal = journaled ? new TransactionJournal(values.storage) : null
+    this.journal = journaled ? new TransactionJournal(values) : null
   }
 
   /**
@@ -111,13 +111,17 @@ export class LocalKeyValue implements KeyValueStore {
     const deleted = writes.delete ?? []
     const appended: [string, unknown[]][] = Object.entries(writes.logs ?? {})
     if (eventLog) appended.push([eventLog.log, writes.events!])
-    await this.logs.appendWithin(appended, async (entries) => {
+    const journal = this.journal
+    // The record is forgotten once its entries are written (the keys' locks still held), so the
+    // next transaction's entries of the same log need not wait for that.
+    const record = await this.logs.appendWithin(appended, async (entries, writeEntries) => {
       const logged: [string, unknown][] = []
       for (const [key, entry] of entries) logged.push([key, await this.values.prepare(entry, slice, keyLists)])
       // One file is atomic by itself; more are journaled first (journal.ts), so that a stop between
       // them is finished at the next start instead of leaving half a change.
-      const journal = prepared.length + stamps.length + deleted.length + logged.length > 1 ? this.journal : null
-      const record = journal && (await journal.write({ set: [...prepared, ...stamps, ...logged], delete: deleted }))
+      const several = prepared.length + stamps.length + deleted.length + logged.length > 1
+      const journaled =
+        several && journal ? await journal.write({ set: [...prepared, ...stamps, ...logged], delete: deleted }) : null
       try {
         await Promise.all([
           ...prepared.map(([key, value]) => this.values.write(key, value)),
@@ -125,15 +129,16 @@ export class LocalKeyValue implements KeyValueStore {
         ])
         // Read before what they stamp: written once all of it has landed (TxWrites.stamps).
         await Promise.all(stamps.map(([key, value]) => this.values.write(key, value)))
-        for (const [key, value] of logged) await this.values.write(key, value)
+        await writeEntries(logged)
       } catch (error) {
         // A failed write (a full disk) is answered now and leaves what was written, as without a
         // journal: its record must not be applied at the next start, over what was written since.
-        if (journal && record) await journal.forget(record).catch(() => undefined)
+        if (journal && journaled) await journal.forget(journaled).catch(() => undefined)
         throw error
       }
-      if (journal && record) await journal.forget(record)
+      return journaled
     })
+    if (journal && record) await journal.forget(record)
     if (notified !== null) this.signals.eventsAppended(notified)
   }
 }

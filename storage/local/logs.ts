@@ -24,7 +24,29 @@ export class LocalLogs implements LogStore {
   private readonly mutex = new KeyedMutex()
   private readonly sequences = new Map<string, Promise<Sequence>>()
 
+  /**
+   * Per log: the write of the entries that last took slots, done or not. Entries are written in
+   * slot order across appends (each waits for the one before), so that a reader never finds a slot
+   * filled after an empty one before it; a transaction's other files are written meanwhile.
+   */
+  private readonly writing = new Map<string, Promise<void>>()
+
   constructor(private readonly values: LocalValues) {}
+
+  /**
+   * Taken under the log's lock as entries take their slots: what to wait for before writing them
+   * (the entries slotted before), and the call that lets the next ones be written.
+   */
+  private takeTurn(prefix: string): { before: Promise<void>; end: () => void } {
+    const before = this.writing.get(prefix) ?? Promise.resolve()
+    let end!: () => void
+    const turn = new Promise<void>((resolve) => (end = resolve))
+    this.writing.set(prefix, turn)
+    void turn.then(() => {
+      if (this.writing.get(prefix) === turn) this.writing.delete(prefix)
+    })
+    return { before, end }
+  }
 
   /** Forgets the slots known of every log (a key was moved under them). */
   forgetPositions(): void {
@@ -70,42 +92,70 @@ export class LocalLogs implements LogStore {
     const prefix = `log:${log}`
     return this.mutex.runExclusive([prefix], async () => {
       const sequence = await this.sequence(prefix)
-      let floor = 0
-      if (keepOrder && sequence.tail > sequence.head)
-        floor = (await this.values.get<StoredLogEntry>(`${prefix}:${pad(sequence.tail - 1)}`))?.t ?? 0
-      const cursors: string[] = []
-      for (const { time, value } of entries) {
-        const slot = sequence.tail++
-        floor = keepOrder ? Math.max(floor, time) : time
-        await this.values.set(`${prefix}:${pad(slot)}`, { t: floor, v: value } satisfies StoredLogEntry)
-        cursors.push(pad(slot))
+      const turn = this.takeTurn(prefix)
+      try {
+        // The entry ahead is written (a transaction's may still be on its way): its time is read.
+        await turn.before
+        let floor = 0
+        if (keepOrder && sequence.tail > sequence.head)
+          floor = (await this.values.get<StoredLogEntry>(`${prefix}:${pad(sequence.tail - 1)}`))?.t ?? 0
+        const cursors: string[] = []
+        for (const { time, value } of entries) {
+          const slot = sequence.tail++
+          floor = keepOrder ? Math.max(floor, time) : time
+          await this.values.set(`${prefix}:${pad(slot)}`, { t: floor, v: value } satisfies StoredLogEntry)
+          cursors.push(pad(slot))
+        }
+        return cursors
+      } finally {
+        turn.end()
       }
-      return cursors
     })
   }
 
   /**
-   * Appends `groups` (entries per log, dated now) as part of a transaction: under every log's lock,
-   * each entry gets its slot, then `commit` writes them with the rest of the transaction (it is
-   * handed every entry's key and stored value, in slot order per log: it must write a log's entries
-   * in that order, so that a reader never sees a slot filled after an empty one before it).
+   * Appends `groups` (entries per log, dated now) as part of a transaction. Each entry takes its slot
+   * under the logs' locks, which are released at once; `commit` then writes the transaction, handed
+   * every entry's key and stored value, and `writeEntries`, which writes the entries (prepared by
+   * the caller, in the same order) once those slotted before them are written. Transactions of one
+   * log thus write their other files side by side, and only their entries one after another.
    */
-  appendWithin(groups: [string, unknown[]][], commit: (entries: [string, unknown][]) => Promise<void>): Promise<void> {
-    if (groups.length === 0) return commit([])
+  async appendWithin<R>(
+    groups: [string, unknown[]][],
+    commit: (entries: [string, unknown][], writeEntries: (stored: [string, unknown][]) => Promise<void>) => Promise<R>,
+  ): Promise<R> {
+    if (groups.length === 0) return commit([], async () => undefined)
     const now = Date.now()
-    return this.mutex.runExclusive(
+    const { entries, turns } = await this.mutex.runExclusive(
       groups.map(([log]) => `log:${log}`),
       async () => {
         const entries: [string, unknown][] = []
+        const turns: { before: Promise<void>; end: () => void; count: number }[] = []
         for (const [log, values] of groups) {
           const prefix = `log:${log}`
           const sequence = await this.sequence(prefix)
+          turns.push({ ...this.takeTurn(prefix), count: values.length })
           for (const value of values)
             entries.push([`${prefix}:${pad(sequence.tail++)}`, { t: now, v: value } satisfies StoredLogEntry])
         }
-        await commit(entries)
+        return { entries, turns }
       },
     )
+    const writeEntries = async (stored: [string, unknown][]) => {
+      let next = 0
+      for (const turn of turns) {
+        await turn.before
+        for (const [key, value] of stored.slice(next, next + turn.count)) await this.values.write(key, value)
+        next += turn.count
+        turn.end()
+      }
+    }
+    try {
+      return await commit(entries, writeEntries)
+    } finally {
+      // A commit that failed before its entries leaves their slots empty; the entries after go on.
+      for (const turn of turns) turn.end()
+    }
   }
 
   async range<T>(log: string, options: LogRangeOptions): Promise<LogEntry<T>[]> {
