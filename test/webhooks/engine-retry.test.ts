@@ -85,7 +85,10 @@ describe('webhook engine: retries against a real receiver (stepping clock)', () 
       responseBody: '',
       error: 'timeout',
     })
-    expect(record.durationMillis).toBeGreaterThanOrEqual(290)
+    // The first attempt's request is cut where the lease extension sent with its take ends: its
+    // timeout is up to 100 ms shorter when the send comes later (adapter.ts EXTENSION_SENT_AHEAD_MS;
+    // 288 ms was seen under a loaded CI).
+    expect(record.durationMillis).toBeGreaterThanOrEqual(190)
     expect(record.durationMillis).toBeLessThan(2_000)
   })
 })
