@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { apiClient, startServer, type Api, type RunningServer } from '../support/server'
 import { readEvents } from '../support/events'
 import { sharedStorageEnv } from '../support/backends'
+import { privateRedis } from '../support/redis'
 import { Redis } from 'ioredis'
 
 /**
@@ -29,14 +30,19 @@ describe('rule and exception writes, audited with their change (redis)', () => {
   let servers: RunningServer[] = []
   let api: Api
   let env: Record<string, string>
+  let ownRedis: Awaited<ReturnType<typeof privateRedis>> | undefined
   beforeAll(async () => {
-    env = { ...(await sharedStorageEnv('redis', 'members')), BOOTSTRAP_TOKEN: TOKEN }
+    // A Redis of this file's own: its MONITOR must not see other files' servers (ioredis raised
+    // "Command queue state error" when their traffic came with the MONITOR's own reply).
+    ownRedis = await privateRedis()
+    env = { ...(await sharedStorageEnv('redis', 'members')), REDIS_URL: ownRedis.url, BOOTSTRAP_TOKEN: TOKEN }
     servers = await Promise.all([startServer(env), startServer(env)])
     api = apiClient(servers[0].url, TOKEN)
     expect((await api('PUT', '/v1/default/config/web', {})).status).toBe(201)
   })
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()))
+    await ownRedis?.stop()
   })
 
   const auditOf = async (requestId: string): Promise<AuditEntry[]> => {

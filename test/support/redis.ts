@@ -1,8 +1,8 @@
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { freePort } from './server'
 import { randomBytes } from 'node:crypto'
 
-let started: { url: string; process: ChildProcess } | null = null
+let started: string | null = null
 
 /**
  * A real Redis for tests: `REDIS_URL` when set, else a private `redis-server` on a free
@@ -10,7 +10,17 @@ let started: { url: string; process: ChildProcess } | null = null
  */
 export async function redisUrl(): Promise<string> {
   if (process.env.REDIS_URL) return process.env.REDIS_URL
-  if (started) return started.url
+  started ??= (await privateRedis()).url
+  return started
+}
+
+/**
+ * A `redis-server` of the calling test file's own, whatever `REDIS_URL` says: for a test that
+ * watches everything the server does (`MONITOR`), where another file's traffic on a shared Redis
+ * races the client's monitor mode. Stopped by `stop` (a file's `afterAll`), else when the test
+ * process exits.
+ */
+export async function privateRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
   if (spawnSync('redis-server', ['--version']).status !== 0) {
     throw new Error('Redis tests need REDIS_URL or a redis-server binary: apt-get install redis-server')
   }
@@ -32,9 +42,16 @@ export async function redisUrl(): Promise<string> {
   child.stdout!.removeAllListeners('data').destroy()
   child.removeAllListeners('exit')
   child.unref()
-  process.once('exit', () => child.kill('SIGKILL'))
-  started = { url: `redis://127.0.0.1:${port}/0`, process: child }
-  return started.url
+  const kill = () => child.kill('SIGKILL')
+  process.once('exit', kill)
+  const stop = async () => {
+    process.off('exit', kill)
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise((resolve) => child.once('exit', resolve))
+    kill()
+    await exited
+  }
+  return { url: `redis://127.0.0.1:${port}/0`, stop }
 }
 
 /** A unique key prefix so suites never see each other's data. */
