@@ -44,9 +44,11 @@ export interface TxWrites {
    */
   events?: StoredEvent[]
   /**
-   * A namespace whose listeners (`SignalBus.onEvents`) are told of this change even when it
-   * appends no events: what other processes cache from it must end at once (#27). When events are
-   * appended too, they must be of this namespace.
+   * A namespace whose cached state this transaction changes (its firewalls, teams, a token): every
+   * process's `SignalBus.onChanges` listeners are told, and what they keep of it ends at once
+   * (#27). `onEvents` listeners are told too, even when it appends no events. When events are
+   * appended too, they must be of this namespace. Events appended without it end no cache: under
+   * load, every call's audit event ended every process's authentication and firewall reads.
    */
   announce?: string
 }
@@ -200,7 +202,12 @@ export interface SignalBus {
    * transaction announced a change of it (`TxWrites.announce`), by any process.
    */
   onEvents(listener: (ns: string) => void): () => void
-  /** Resolves once notifications registered with `onEvents` are being received. */
+  /**
+   * Called (in this process) with the namespace after a transaction announced a change of it
+   * (`TxWrites.announce`), by any process: what is kept of it must be read again.
+   */
+  onChanges(listener: (ns: string) => void): () => void
+  /** Resolves once notifications registered with `onEvents` and `onChanges` are being received. */
   eventsReady(): Promise<void>
   /**
    * Whether every notification is being received now: false before the first subscription is

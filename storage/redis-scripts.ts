@@ -16,7 +16,7 @@ import { TimeSlice } from './time-slice'
  *   index is 4 KB on every write);
  * - `s`: [index, argv] to set KEYS[index] to ARGV[argv]; `d`: indexes to delete; `l`: [index,
  *   [argv...]] to XADD;
- * - `n` and `m`: a channel to PUBLISH `m` on ('' for none).
+ * - `p`: [channel, message] pairs to PUBLISH, in order.
  * Values travel as ARGV of their own, not inside the spec: a 1 MiB firewall written into the spec
  * was escaped once more by `JSON.stringify` and decoded by cjson inside Redis.
  * Returns {0} on conflict, else {1, xadd ids...}. Runs on the shared connection: no WATCH state.
@@ -44,7 +44,7 @@ for _, log in ipairs(spec.l) do
     table.insert(result, redis.call('XADD', KEYS[log[1]], '*', 'd', ARGV[entry]))
   end
 end
-if spec.n ~= '' then redis.call('PUBLISH', spec.n, spec.m) end
+for _, message in ipairs(spec.p) do redis.call('PUBLISH', message[1], message[2]) end
 return result
 `
 
@@ -66,7 +66,7 @@ export async function compareAndSetCall(
   watched: [string, StoredText | null][],
   writes: Pick<TxWrites, 'set' | 'delete' | 'logs'>,
   raw: (key: string) => string,
-  publish: { channel: string; message: string } | null,
+  publish: { channel: string; message: string }[],
 ): Promise<{ keys: string[]; argv: string[] }> {
   const slice = new TimeSlice()
   const keyLists = new WeakMap<object, string[]>()
@@ -108,8 +108,7 @@ export async function compareAndSetCall(
     s: set.map(([key, value]) => [position.get(key), value]),
     d: del.map((key) => position.get(key)),
     l: logs.map(([log, entries]) => [position.get(log), entries]),
-    n: publish?.channel ?? '',
-    m: publish?.message ?? '',
+    p: publish.map(({ channel, message }) => [channel, message]),
   }
   return { keys, argv: [JSON.stringify(spec), ...values] }
 }

@@ -103,7 +103,12 @@ export function createServices(
     namespaces: new NamespaceRepository(backend),
     tokens,
     firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
-    teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns), () => tokens.forgetNamespace(ns)),
+    // Authentication keeps teams (token lookups): every process's end with each change.
+    teams: (ns) =>
+      new CollectionDocument<Team>(backend, keys.teams(ns), {
+        changed: () => tokens.forgetNamespace(ns),
+        announce: ns,
+      }),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
     events: new EventLogRepository<NamespaceEvent>(backend),
     leases: new LeaseRepository(backend),

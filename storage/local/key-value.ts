@@ -140,5 +140,6 @@ export class LocalKeyValue implements KeyValueStore {
     })
     if (journal && record) await journal.forget(record)
     if (notified !== null) this.signals.eventsAppended(notified)
+    if (writes.announce !== undefined) this.signals.changed(writes.announce)
   }
 }

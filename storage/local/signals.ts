@@ -30,12 +30,25 @@ export class LocalSignals implements SignalBus {
     this.emitter.emit('events', ns)
   }
 
+  /** Told by the key-value port after a transaction announced a change of `ns` (`TxWrites.announce`). */
+  changed(ns: string): void {
+    this.emitter.emit('changes', ns)
+  }
+
   onEvents(listener: (ns: string) => void): () => void {
+    return this.listen('events', listener)
+  }
+
+  onChanges(listener: (ns: string) => void): () => void {
+    return this.listen('changes', listener)
+  }
+
+  private listen(kind: 'events' | 'changes', listener: (ns: string) => void): () => void {
     // Bound to the registering context: the appender's request context must not leak into the
     // background work the listener starts (as on Redis, where the wake-up comes from pub/sub).
     const bound = AsyncResource.bind(listener)
-    this.emitter.on('events', bound)
-    return () => this.emitter.off('events', bound)
+    this.emitter.on(kind, bound)
+    return () => this.emitter.off(kind, bound)
   }
 
   async eventsReady(): Promise<void> {}

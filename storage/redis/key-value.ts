@@ -147,7 +147,12 @@ export class RedisKeyValue implements KeyValueStore {
         rawKeys.map((key, index): [string, StoredText | null] => [key, current[index]]),
         eventLog ? { ...stamped, logs: { ...stamped.logs, [eventLog.log]: writes.events! } } : stamped,
         raw,
-        notified !== null ? { channel: raw(storageKeys.eventsChannel), message: notified } : null,
+        [
+          ...(notified !== null ? [{ channel: raw(storageKeys.eventsChannel), message: notified }] : []),
+          ...(writes.announce !== undefined
+            ? [{ channel: raw(storageKeys.changesChannel), message: writes.announce }]
+            : []),
+        ],
       )
       if (this.connection.cluster) assertOneSlot(cas.keys)
       const reply = (await evalScript(

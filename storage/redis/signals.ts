@@ -12,6 +12,7 @@ export class RedisSignals implements SignalBus {
   private subscriber: RedisClient | null = null
   private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<(ns: string) => void>()
+  private readonly changeListeners = new Set<(ns: string) => void>()
   private readonly missedListeners = new Set<() => void>()
   /** The subscription is confirmed and its connection has not dropped since (see `eventsLive`). */
   private live = false
@@ -27,13 +28,20 @@ export class RedisSignals implements SignalBus {
     return () => this.listeners.delete(listener)
   }
 
+  onChanges(listener: (ns: string) => void): () => void {
+    this.changeListeners.add(listener)
+    this.subscribe()
+    return () => this.changeListeners.delete(listener)
+  }
+
   private subscribe(): void {
     if (this.subscriber) return
     const subscriber = this.connection.duplicate()
-    const channel = this.connection.raw(keys.eventsChannel)
+    const events = this.connection.raw(keys.eventsChannel)
+    const changes = this.connection.raw(keys.changesChannel)
     this.subscriber = subscriber
     const confirm = () =>
-      subscriber.subscribe(channel).then(() => {
+      subscriber.subscribe(events, changes).then(() => {
         if (this.subscriber !== subscriber) return
         this.live = true
         // Whatever was kept while notifications were not received ends now.
@@ -43,7 +51,9 @@ export class RedisSignals implements SignalBus {
     // Handled here too: a listener that never asks `eventsReady` (token lookups) must not turn a
     // close before the subscription completed into an unhandled rejection.
     this.subscribed.catch(() => undefined)
-    subscriber.on('message', (_channel: string, ns: string) => this.listeners.forEach((notify) => notify(ns)))
+    subscriber.on('message', (channel: string, ns: string) =>
+      (channel === changes ? this.changeListeners : this.listeners).forEach((notify) => notify(ns)),
+    )
     // A dropped connection loses the messages until it is subscribed again (ioredis resubscribes
     // on its own, but says nothing when that is confirmed: subscribing again says it).
     let dropped = false
@@ -77,6 +87,7 @@ export class RedisSignals implements SignalBus {
 
   async close(): Promise<void> {
     this.listeners.clear()
+    this.changeListeners.clear()
     this.missedListeners.clear()
     this.live = false
     this.subscriber?.disconnect()

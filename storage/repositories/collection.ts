@@ -24,11 +24,15 @@ export function collectionItems<T extends { id: string }>(doc: unknown): Map<str
  * reads are one GET, and every change is one atomic read-modify-write.
  */
 export class CollectionDocument<T extends { id: string }> {
-  /** `changed`: told after each committed update (a cache of this document's readers ends). */
+  /**
+   * `changed`: told after each committed update (a cache of this document's readers in this
+   * process ends). `announce`: the namespace each update announces a change of (`TxWrites.announce`),
+   * for a document other processes keep (teams: authentication reads them).
+   */
   constructor(
     private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly key: string,
-    private readonly changed?: () => void,
+    private readonly options: { changed?: () => void; announce?: string } = {},
   ) {}
 
   async all(): Promise<T[]> {
@@ -49,9 +53,10 @@ export class CollectionDocument<T extends { id: string }> {
     const result = await this.backend.keyValue.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
       const stored: StoredCollection<T> = { items: recordOf(items) }
-      return { writes: { ...also, set: { ...also?.set, [this.key]: stored } }, result }
+      const announce = this.options.announce === undefined ? {} : { announce: this.options.announce }
+      return { writes: { ...also, set: { ...also?.set, [this.key]: stored }, ...announce }, result }
     })
-    this.changed?.()
+    this.options.changed?.()
     return result
   }
 }

@@ -84,8 +84,10 @@ export const keys = {
   rateWindow: (subject: string, windowMs: number, window: number) => `ratelimit:{${subject}}:${windowMs}:${window}`,
   /** Base of a subject's two refusal keys (`:pending`, `:gate`, one Lua script): its own hash tag. */
   refusalTally: (subject: string) => `refusals:{${subject}}`,
-  /** Published (message: the namespace) after events were appended to a namespace's log. */
+  /** Published (message: the namespace) after events were appended to a namespace's log, or a change announced. */
   eventsChannel: 'events-notify',
+  /** Published (message: the namespace) after a transaction announced a change of it (`TxWrites.announce`). */
+  changesChannel: 'changes-notify',
   webhookSignalsChannel: 'wh-signals',
 }
 

@@ -118,19 +118,20 @@ export class RecentLookups<V> {
 }
 
 /**
- * Ends `recent`'s entries as `signals` tell of changes from any process: a namespace's when it
- * changed, all of them when notifications may have been missed. Keep an entry only while
+ * Ends `recent`'s entries as `signals` tell of changes from any process: a namespace's when a
+ * change of it was announced (`TxWrites.announce`; events appended alone end nothing), all of
+ * them when notifications may have been missed. Keep an entry only while
  * `signals.eventsLive()`: a change then always reaches this process.
  * @example this.listening ??= followChanges(backend.signals, this.recent)
  */
 export function followChanges(
-  signals: Pick<SignalBus, 'onEvents' | 'onEventsMissed'>,
+  signals: Pick<SignalBus, 'onChanges' | 'onEventsMissed'>,
   recent: Pick<RecentLookups<unknown>, 'forget' | 'forgetAll'>,
 ): () => void {
-  const offEvents = signals.onEvents((ns) => recent.forget(ns))
+  const offChanges = signals.onChanges((ns) => recent.forget(ns))
   const offMissed = signals.onEventsMissed(() => recent.forgetAll())
   return () => {
-    offEvents()
+    offChanges()
     offMissed()
   }
 }

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
 import { keys } from '../../storage/repositories/keys'
@@ -125,6 +125,48 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(notified).toBeGreaterThanOrEqual(1)
     const entries = await backend.logs.range<{ id: string }>(keys.eventLog('ns'), { limit: 10 })
     expect(entries.map((entry) => entry.value.id)).toEqual(['evt-1'])
+  })
+
+  it('tells change listeners of an announced change, with or without events, and not of events alone', async () => {
+    const changed: string[] = []
+    const stopChanges = backend.signals.onChanges((ns) => changed.push(ns))
+    let appended = 0
+    const appendedWaits = new Map<number, () => void>()
+    const stopEvents = backend.signals.onEvents((ns) => ns === 'ns' && appendedWaits.get(++appended)?.())
+    const notifications = (count: number) => new Promise<void>((resolve) => appendedWaits.set(count, resolve))
+    await backend.signals.eventsReady()
+    const write = (value: number, announce: boolean, events: boolean) =>
+      backend.keyValue.transact(['ns:{ns}:doc'], () => ({
+        writes: {
+          set: { 'ns:{ns}:doc': value },
+          ...(events
+            ? {
+                events: [
+                  { id: `evt-${value}`, type: 'config.firewall.created' as const, time: '', namespace: 'ns', data: {} },
+                ],
+              }
+            : {}),
+          ...(announce ? { announce: 'ns' } : {}),
+        },
+        result: null,
+      }))
+    // Both notifications of one transaction come from one script, in order (events first): once
+    // the second write's events notification arrived, a change notification of the first would have.
+    const twoAppended = notifications(2)
+    await write(1, false, true)
+    await write(2, false, true)
+    await twoAppended
+    expect(changed).toEqual([])
+    const withEvents = notifications(3)
+    await write(3, true, true)
+    await withEvents
+    const withoutEvents = notifications(4)
+    await write(4, true, false)
+    await withoutEvents
+    stopEvents()
+    stopChanges()
+    // Each change notification follows its transaction's events notification.
+    await vi.waitFor(() => expect(changed).toEqual(['ns', 'ns']))
   })
 
   it('refuses a transaction whose events or keys span namespaces, writing nothing', async () => {

@@ -83,8 +83,19 @@ describe.each(SHARED_STORAGES)('firewall write stamps across processes (%s)', (k
     await reading.list('ns')
     await reader.signals.eventsReady()
     expect((await reading.get('ns', 'a'))?.description).toBe('one')
-    const announced = new Promise<void>((resolve) => {
+    // Events appended alone (another call's audit entry) end nothing.
+    const appended = new Promise<void>((resolve) => {
       const off = reader.signals.onEvents((ns) => ns === 'ns' && (off(), resolve()))
+    })
+    const audit = { id: 'evt-audit', type: 'audit.token.created', time: new Date().toISOString(), namespace: 'ns' }
+    await writer.keyValue.transact(['ns:{ns}:other'], () => ({
+      writes: { set: { 'ns:{ns}:other': 1 }, events: [audit as never] },
+      result: undefined,
+    }))
+    await appended
+    expect(reading.getKept('ns', 'a')?.description).toBe('one')
+    const announced = new Promise<void>((resolve) => {
+      const off = reader.signals.onChanges((ns) => ns === 'ns' && (off(), resolve()))
     })
     // No event in this write: the repository announces every write itself.
     expect(reading.getKept('ns', 'a')?.description).toBe('one')
