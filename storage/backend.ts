@@ -49,9 +49,10 @@ export function eventLogOf(txKeys: readonly string[], writes: TxWrites): { ns: s
  * namespaces and they differ: a bug.
  */
 export function notifiedNamespace(eventLog: { ns: string } | null, writes: TxWrites): string | null {
-  if (eventLog && writes.announce !== undefined && writes.announce !== eventLog.ns)
-    throw new Error(`a transaction of events of ${eventLog.ns} announces a change of ${writes.announce}`)
-  return eventLog?.ns ?? writes.announce ?? null
+  const announced = writes.announce?.ns
+  if (eventLog && announced !== undefined && announced !== eventLog.ns)
+    throw new Error(`a transaction of events of ${eventLog.ns} announces a change of ${announced}`)
+  return eventLog?.ns ?? announced ?? null
 }
 
 /** Thrown when a transaction keeps conflicting (should not happen in practice). */

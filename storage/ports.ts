@@ -44,13 +44,25 @@ export interface TxWrites {
    */
   events?: StoredEvent[]
   /**
-   * A namespace whose cached state this transaction changes (its firewalls, teams, a token): every
-   * process's `SignalBus.onChanges` listeners are told, and what they keep of it ends at once
-   * (#27). `onEvents` listeners are told too, even when it appends no events. When events are
-   * appended too, they must be of this namespace. Events appended without it end no cache: under
-   * load, every call's audit event ended every process's authentication and firewall reads.
+   * What this transaction changes that processes keep (a namespace's firewalls, or what
+   * authenticating in it reads): every process's `SignalBus.onChanges` listeners are told, and
+   * what they keep of it ends at once (#27). `onEvents` listeners are told of the namespace too,
+   * even when it appends no events. When events are appended too, they must be of this namespace.
+   * Events appended without it end no cache: under load, every call's audit event ended every
+   * process's authentication and firewall reads, and every firewall write the authentication reads.
    */
-  announce?: string
+  announce?: ChangeAnnouncement
+}
+
+/**
+ * What an announced change ends: the namespace's firewall documents (`firewalls`), or what
+ * authenticating a call in it reads (`access`: a token, the teams).
+ */
+export type ChangeScope = 'firewalls' | 'access'
+
+export interface ChangeAnnouncement {
+  ns: string
+  scope: ChangeScope
 }
 
 export interface TxOptions {
@@ -203,10 +215,10 @@ export interface SignalBus {
    */
   onEvents(listener: (ns: string) => void): () => void
   /**
-   * Called (in this process) with the namespace after a transaction announced a change of it
-   * (`TxWrites.announce`), by any process: what is kept of it must be read again.
+   * Called (in this process) after a transaction announced a change (`TxWrites.announce`), by any
+   * process: what is kept of it must be read again.
    */
-  onChanges(listener: (ns: string) => void): () => void
+  onChanges(listener: (change: ChangeAnnouncement) => void): () => void
   /** Resolves once notifications registered with `onEvents` and `onChanges` are being received. */
   eventsReady(): Promise<void>
   /**

@@ -107,7 +107,7 @@ export function createServices(
     teams: (ns) =>
       new CollectionDocument<Team>(backend, keys.teams(ns), {
         changed: () => tokens.forgetNamespace(ns),
-        announce: ns,
+        announce: { ns, scope: 'access' },
       }),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
     events: new EventLogRepository<NamespaceEvent>(backend),

@@ -1,6 +1,6 @@
 import { AsyncResource } from 'node:async_hooks'
 import { EventEmitter } from 'node:events'
-import type { SignalBus, WebhookSignals } from '../ports'
+import type { ChangeAnnouncement, SignalBus, WebhookSignals } from '../ports'
 
 /** Signals of one process: in-process emitters. */
 export class LocalSignals implements SignalBus {
@@ -30,20 +30,20 @@ export class LocalSignals implements SignalBus {
     this.emitter.emit('events', ns)
   }
 
-  /** Told by the key-value port after a transaction announced a change of `ns` (`TxWrites.announce`). */
-  changed(ns: string): void {
-    this.emitter.emit('changes', ns)
+  /** Told by the key-value port after a transaction announced a change (`TxWrites.announce`). */
+  changed(change: ChangeAnnouncement): void {
+    this.emitter.emit('changes', change)
   }
 
   onEvents(listener: (ns: string) => void): () => void {
     return this.listen('events', listener)
   }
 
-  onChanges(listener: (ns: string) => void): () => void {
+  onChanges(listener: (change: ChangeAnnouncement) => void): () => void {
     return this.listen('changes', listener)
   }
 
-  private listen(kind: 'events' | 'changes', listener: (ns: string) => void): () => void {
+  private listen<T>(kind: 'events' | 'changes', listener: (value: T) => void): () => void {
     // Bound to the registering context: the appender's request context must not leak into the
     // background work the listener starts (as on Redis, where the wake-up comes from pub/sub).
     const bound = AsyncResource.bind(listener)

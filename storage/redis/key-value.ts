@@ -1,6 +1,7 @@
 import type { Cluster } from 'ioredis'
 import { joinKeys } from 'unstorage'
 import { eventLogOf, notifiedNamespace, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
+import { changeMessage } from './signals'
 import type { KeyValueStore } from '../ports'
 import { COMPARE_AND_SET, compareAndSetCall } from '../redis-scripts'
 import { keys as storageKeys } from '../repositories/keys'
@@ -150,7 +151,7 @@ export class RedisKeyValue implements KeyValueStore {
         [
           ...(notified !== null ? [{ channel: raw(storageKeys.eventsChannel), message: notified }] : []),
           ...(writes.announce !== undefined
-            ? [{ channel: raw(storageKeys.changesChannel), message: writes.announce }]
+            ? [{ channel: raw(storageKeys.changesChannel), message: changeMessage(writes.announce) }]
             : []),
         ],
       )

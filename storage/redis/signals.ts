@@ -1,6 +1,20 @@
-import type { SignalBus, WebhookSignal, WebhookSignals } from '../ports'
+import type { ChangeAnnouncement, ChangeScope, SignalBus, WebhookSignal, WebhookSignals } from '../ports'
 import { keys } from '../repositories/keys'
 import type { RedisClient, RedisConnection } from './connection'
+
+const SCOPES: ReadonlySet<string> = new Set<ChangeScope>(['firewalls', 'access'])
+
+/** A change announcement as published: `<scope>:<namespace>`. */
+export function changeMessage(change: ChangeAnnouncement): string {
+  return `${change.scope}:${change.ns}`
+}
+
+/** The announcement of a published message; null for one this release does not know. */
+function parseChange(message: string): ChangeAnnouncement | null {
+  const colon = message.indexOf(':')
+  const scope = message.slice(0, colon)
+  return colon > 0 && SCOPES.has(scope) ? { scope: scope as ChangeScope, ns: message.slice(colon + 1) } : null
+}
 
 /**
  * Signals on Redis pub/sub, across processes. The events wake-up is published by the key-value
@@ -12,7 +26,7 @@ export class RedisSignals implements SignalBus {
   private subscriber: RedisClient | null = null
   private subscribed: Promise<void> = Promise.resolve()
   private readonly listeners = new Set<(ns: string) => void>()
-  private readonly changeListeners = new Set<(ns: string) => void>()
+  private readonly changeListeners = new Set<(change: ChangeAnnouncement) => void>()
   private readonly missedListeners = new Set<() => void>()
   /** The subscription is confirmed and its connection has not dropped since (see `eventsLive`). */
   private live = false
@@ -28,7 +42,7 @@ export class RedisSignals implements SignalBus {
     return () => this.listeners.delete(listener)
   }
 
-  onChanges(listener: (ns: string) => void): () => void {
+  onChanges(listener: (change: ChangeAnnouncement) => void): () => void {
     this.changeListeners.add(listener)
     this.subscribe()
     return () => this.changeListeners.delete(listener)
@@ -51,9 +65,13 @@ export class RedisSignals implements SignalBus {
     // Handled here too: a listener that never asks `eventsReady` (token lookups) must not turn a
     // close before the subscription completed into an unhandled rejection.
     this.subscribed.catch(() => undefined)
-    subscriber.on('message', (channel: string, ns: string) =>
-      (channel === changes ? this.changeListeners : this.listeners).forEach((notify) => notify(ns)),
-    )
+    subscriber.on('message', (channel: string, message: string) => {
+      if (channel !== changes) return this.listeners.forEach((notify) => notify(message))
+      const change = parseChange(message)
+      // One this release does not know (a later release's scope) ends everything kept: never less than asked.
+      if (change) this.changeListeners.forEach((notify) => notify(change))
+      else this.missedListeners.forEach((notify) => notify())
+    })
     // A dropped connection loses the messages until it is subscribed again (ioredis resubscribes
     // on its own, but says nothing when that is confirmed: subscribing again says it).
     let dropped = false

@@ -1,4 +1,5 @@
 import type { Backend, TxWrites } from '../backend'
+import type { ChangeAnnouncement } from '../ports'
 import { mapOf, recordOf } from '../own'
 
 /** The stored shape of a collection: `{ "items": { "<id>": item } }` (kept for existing data). */
@@ -32,7 +33,7 @@ export class CollectionDocument<T extends { id: string }> {
   constructor(
     private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly key: string,
-    private readonly options: { changed?: () => void; announce?: string } = {},
+    private readonly options: { changed?: () => void; announce?: ChangeAnnouncement } = {},
   ) {}
 
   async all(): Promise<T[]> {

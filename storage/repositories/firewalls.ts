@@ -89,7 +89,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     ns: string,
     read = () => this.backend.keyValue.get<string>(keys.firewallStamp(ns)),
   ): Promise<string | null> {
-    this.listening ??= followChanges(this.backend.signals, this.stamps)
+    this.listening ??= followChanges(this.backend.signals, this.stamps, 'firewalls')
     return this.stamps.through(ns, ns, read, () => this.backend.signals.eventsLive())
   }
 
@@ -284,7 +284,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
         const extra = also?.(stored, current) ?? {}
         return {
           // Every process's kept stamp of the namespace ends when this commits.
-          writes: { ...mergeWrites(writes, extra), announce: ns },
+          writes: { ...mergeWrites(writes, extra), announce: { ns, scope: 'firewalls' } },
           result: result(stored),
         }
       },

@@ -86,7 +86,7 @@ export const keys = {
   refusalTally: (subject: string) => `refusals:{${subject}}`,
   /** Published (message: the namespace) after events were appended to a namespace's log, or a change announced. */
   eventsChannel: 'events-notify',
-  /** Published (message: the namespace) after a transaction announced a change of it (`TxWrites.announce`). */
+  /** Published (message: `<scope>:<namespace>`) after a transaction announced a change (`TxWrites.announce`). */
   changesChannel: 'changes-notify',
   webhookSignalsChannel: 'wh-signals',
 }

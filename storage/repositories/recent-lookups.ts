@@ -1,5 +1,5 @@
 import { LRUCache } from 'lru-cache'
-import type { SignalBus } from '../ports'
+import type { ChangeScope, SignalBus } from '../ports'
 
 /**
  * How long a process reuses what authenticating a token read (or a namespace's firewall write
@@ -119,16 +119,17 @@ export class RecentLookups<V> {
 
 /**
  * Ends `recent`'s entries as `signals` tell of changes from any process: a namespace's when a
- * change of it was announced (`TxWrites.announce`; events appended alone end nothing), all of
- * them when notifications may have been missed. Keep an entry only while
+ * change of it in `scope` was announced (`TxWrites.announce`; events appended alone end nothing),
+ * all of them when notifications may have been missed. Keep an entry only while
  * `signals.eventsLive()`: a change then always reaches this process.
- * @example this.listening ??= followChanges(backend.signals, this.recent)
+ * @example this.listening ??= followChanges(backend.signals, this.recent, 'access')
  */
 export function followChanges(
   signals: Pick<SignalBus, 'onChanges' | 'onEventsMissed'>,
   recent: Pick<RecentLookups<unknown>, 'forget' | 'forgetAll'>,
+  scope: ChangeScope,
 ): () => void {
-  const offChanges = signals.onChanges((ns) => recent.forget(ns))
+  const offChanges = signals.onChanges((change) => change.scope === scope && recent.forget(change.ns))
   const offMissed = signals.onEventsMissed(() => recent.forgetAll())
   return () => {
     offChanges()

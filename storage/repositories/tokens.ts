@@ -65,7 +65,7 @@ export class TokenRepository {
    * The objects are shared between calls: callers only read them.
    */
   findForNamespace(hash: string, ns: string): Promise<TokenLookup> {
-    this.listening ??= followChanges(this.backend.signals, this.recent)
+    this.listening ??= followChanges(this.backend.signals, this.recent, 'access')
     return this.recent.through(
       `${hash}\n${ns}`,
       ns,
@@ -126,7 +126,7 @@ export class TokenRepository {
       const current = (values.get(key) as TokenRecord | null) ?? record
       // Announced: every process ends its reuse of the token's lookups when the revocation commits.
       return {
-        writes: { set: { [key]: { ...current, revokedAt: at } }, announce: record.namespace },
+        writes: { set: { [key]: { ...current, revokedAt: at } }, announce: { ns: record.namespace, scope: 'access' } },
         result: undefined,
       }
     })

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
+import type { ChangeAnnouncement, ChangeScope } from '../../storage/ports'
 import { keys } from '../../storage/repositories/keys'
 import { CrossSlotError } from '../../storage/redis-target'
 import { writeLegacyData } from '../support/legacy-events'
@@ -128,14 +129,14 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
   })
 
   it('tells change listeners of an announced change, with or without events, and not of events alone', async () => {
-    const changed: string[] = []
-    const stopChanges = backend.signals.onChanges((ns) => changed.push(ns))
+    const changed: ChangeAnnouncement[] = []
+    const stopChanges = backend.signals.onChanges((change) => changed.push(change))
     let appended = 0
     const appendedWaits = new Map<number, () => void>()
     const stopEvents = backend.signals.onEvents((ns) => ns === 'ns' && appendedWaits.get(++appended)?.())
     const notifications = (count: number) => new Promise<void>((resolve) => appendedWaits.set(count, resolve))
     await backend.signals.eventsReady()
-    const write = (value: number, announce: boolean, events: boolean) =>
+    const write = (value: number, announce: ChangeScope | null, events: boolean) =>
       backend.keyValue.transact(['ns:{ns}:doc'], () => ({
         writes: {
           set: { 'ns:{ns}:doc': value },
@@ -146,27 +147,32 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
                 ],
               }
             : {}),
-          ...(announce ? { announce: 'ns' } : {}),
+          ...(announce ? { announce: { ns: 'ns', scope: announce } } : {}),
         },
         result: null,
       }))
     // Both notifications of one transaction come from one script, in order (events first): once
     // the second write's events notification arrived, a change notification of the first would have.
     const twoAppended = notifications(2)
-    await write(1, false, true)
-    await write(2, false, true)
+    await write(1, null, true)
+    await write(2, null, true)
     await twoAppended
     expect(changed).toEqual([])
     const withEvents = notifications(3)
-    await write(3, true, true)
+    await write(3, 'access', true)
     await withEvents
     const withoutEvents = notifications(4)
-    await write(4, true, false)
+    await write(4, 'firewalls', false)
     await withoutEvents
     stopEvents()
     stopChanges()
     // Each change notification follows its transaction's events notification.
-    await vi.waitFor(() => expect(changed).toEqual(['ns', 'ns']))
+    await vi.waitFor(() =>
+      expect(changed).toEqual([
+        { ns: 'ns', scope: 'access' },
+        { ns: 'ns', scope: 'firewalls' },
+      ]),
+    )
   })
 
   it('refuses a transaction whose events or keys span namespaces, writing nothing', async () => {

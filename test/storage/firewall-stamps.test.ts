@@ -95,7 +95,7 @@ describe.each(SHARED_STORAGES)('firewall write stamps across processes (%s)', (k
     await appended
     expect(reading.getKept('ns', 'a')?.description).toBe('one')
     const announced = new Promise<void>((resolve) => {
-      const off = reader.signals.onChanges((ns) => ns === 'ns' && (off(), resolve()))
+      const off = reader.signals.onChanges((change) => change.ns === 'ns' && (off(), resolve()))
     })
     // No event in this write: the repository announces every write itself.
     expect(reading.getKept('ns', 'a')?.description).toBe('one')

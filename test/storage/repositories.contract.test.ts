@@ -2,6 +2,7 @@ import { emptyFirewall } from '../support/documents'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BACKEND_KINDS, makeBackend } from '../support/backends'
 import type { Backend } from '../../storage'
+import type { ChangeScope } from '../../storage/ports'
 import { createServices, type Services } from '../../server/app/services'
 import { issueToken } from '../../server/namespace/tokens'
 import { hashToken } from '../../server/auth/tokens'
@@ -175,12 +176,18 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     const first = await services.tokens.findForNamespace(hash, 'ns')
     expect(await services.tokens.findForNamespace(hash, 'ns')).toBe(first)
 
-    const notified = (subscribe: typeof backend.signals.onEvents) =>
+    const appendedTo = (ns: string) =>
       new Promise<void>((resolve) => {
-        const off = subscribe((ns) => ns === 'ns' && (off(), resolve()))
+        const off = backend.signals.onEvents((to) => to === ns && (off(), resolve()))
+      })
+    const announced = (scope: ChangeScope) =>
+      new Promise<void>((resolve) => {
+        const off = backend.signals.onChanges(
+          (change) => change.ns === 'ns' && change.scope === scope && (off(), resolve()),
+        )
       })
     // A team change through this process ends the reuse at once (and announces itself to the others).
-    const teamAnnounced = notified(backend.signals.onChanges.bind(backend.signals))
+    const teamAnnounced = announced('access')
     await services.teams('ns').update((items) => ({
       items: items.set('ops', { id: 'ops', name: 'Ops', permissions: [], members: [], createdAt: '', updatedAt: '' }),
       result: null,
@@ -196,18 +203,26 @@ describe.each(BACKEND_KINDS)('repositories (%s)', (kind) => {
     await services.tokens.findForNamespace(hash, 'ns')
     await backend.keyValue.set(keys.token(hash), { ...record, revokedAt: 'then' })
     expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBeUndefined()
-    const appended = notified(backend.signals.onEvents.bind(backend.signals))
+    const appended = appendedTo('ns')
     const event = { id: 'ev-1', type: 'audit.token.revoked', time: new Date().toISOString(), namespace: 'ns' } as never
     await services.events.append([event])
     await appended
     expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBeUndefined()
-    const announced = notified(backend.signals.onChanges.bind(backend.signals))
-    // As another process's team change writes: the teams document, announced.
-    await backend.keyValue.transact([keys.teams('ns')], (values) => ({
-      writes: { set: { [keys.teams('ns')]: values.get(keys.teams('ns')) }, announce: 'ns' },
+    // Nor does a firewall write's announcement (what authenticating reads did not change).
+    const firewallAnnounced = announced('firewalls')
+    await backend.keyValue.transact([keys.firewallStamp('ns')], () => ({
+      writes: { set: { [keys.firewallStamp('ns')]: 'changed' }, announce: { ns: 'ns', scope: 'firewalls' } },
       result: undefined,
     }))
-    await announced
+    await firewallAnnounced
+    expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBeUndefined()
+    const accessAnnounced = announced('access')
+    // As another process's team change writes: the teams document, announced.
+    await backend.keyValue.transact([keys.teams('ns')], (values) => ({
+      writes: { set: { [keys.teams('ns')]: values.get(keys.teams('ns')) }, announce: { ns: 'ns', scope: 'access' } },
+      result: undefined,
+    }))
+    await accessAnnounced
     expect((await services.tokens.findForNamespace(hash, 'ns')).token?.revokedAt).toBe('then')
 
     // A revocation through this process is seen by the next read.
