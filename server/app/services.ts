@@ -103,7 +103,7 @@ export function createServices(
     namespaces: new NamespaceRepository(backend),
     tokens,
     firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
-    // Authentication keeps teams (token lookups): every process's end with each change.
+    // Token lookups keep the teams: each change ends them here at once, and in the others when announced.
     teams: (ns) =>
       new CollectionDocument<Team>(backend, keys.teams(ns), {
         changed: () => tokens.forgetNamespace(ns),

@@ -42,10 +42,10 @@ export interface TokenLookup {
 export class TokenRepository {
   /**
    * Lookups of live tokens, reused for a short time (#27: every API call authenticates). Ended
-   * by a revocation or team change in this process at once, and by an announced change of the
-   * namespace through any process (a revocation, a team change, a firewall write; see
-   * `forgetNamespace`), not by events appended alone. Kept only while the notifications are live:
-   * one missed ends them all.
+   * by a revocation or team change in this process at once, and by an `access` announcement of the
+   * namespace from any process (a revocation, a team change; see `forgetNamespace`): not by a
+   * firewall write's announcement, nor by events appended alone. Kept only while the notifications
+   * are live: one missed ends them all.
    */
   private readonly recent: RecentLookups<TokenLookup>
   private listening: (() => void) | null = null
