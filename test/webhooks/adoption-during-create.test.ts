@@ -64,34 +64,60 @@ function holdCreation(kv: KeyValueStore) {
   }
 }
 
-describe.each(['cluster', 'redis'] as const)(
-  'a webhook named by the global index before its creation commits (%s)',
-  (backend) => {
-    it('is adopted once stored and delivers, never with a cursor it did not load', async () => {
-      h = await startHarness({ backend, clock: 'system' })
-      // A log with entries: the new webhook's cursor starts after them, not at the log's start.
-      await h.appendEvents(2)
-      const held = holdCreation(h.backend.keyValue)
-      const creating = h.createWebhook()
-      await held.reached
-      // Two passes: the second starts after the hold began, whichever the timer started before it.
-      await h.engine.host.tick()
-      await h.engine.host.tick()
-      const adoptedWhileHeld = h.engine.host.owned().includes(`${NS}/${held.id()}`)
-      held.release()
-      const webhook = await creating
-      expect(webhook.id).toBe(held.id())
+describe.each(['cluster', 'redis'] as const)('a webhook created while a delivery host works (%s)', (backend) => {
+  it('is adopted once stored and delivers, never with a cursor it did not load', async () => {
+    h = await startHarness({ backend, clock: 'system' })
+    // A log with entries: the new webhook's cursor starts after them, not at the log's start.
+    await h.appendEvents(2)
+    const held = holdCreation(h.backend.keyValue)
+    const creating = h.createWebhook()
+    await held.reached
+    // A pass asked for now sees the held creation, even when the timer started one before it.
+    await h.engine.host.tick()
+    const adoptedWhileHeld = h.engine.host.owned().includes(`${NS}/${held.id()}`)
+    held.release()
+    const webhook = await creating
+    expect(webhook.id).toBe(held.id())
 
-      await h.engine.host.tick()
-      const events = await h.appendEvents(3)
-      // Before the fix the actor adopted mid-creation failed every take ("changed elsewhere") and
-      // retried 30 s later, and again, while holding the lease: nothing arrived.
-      await waitFor(() => h.receiver.events().length >= 3, 10_000, 'deliveries to the new webhook')
-      expect(h.receiver.events().map((event) => event.id)).toEqual(events.map((event) => event.id))
-      expect(h.engine.host.owned()).toEqual([`${NS}/${webhook.id}`])
-      // No actor for a webhook whose document was not stored yet, and no look at its cursor then.
-      expect(adoptedWhileHeld).toBe(false)
-      expect(held.cursorReadsWhileHeld()).toBe(0)
-    })
-  },
-)
+    await h.engine.host.tick()
+    const events = await h.appendEvents(3)
+    // Before the fix the actor adopted mid-creation failed every take ("changed elsewhere") and
+    // retried 30 s later, and again, while holding the lease: nothing arrived.
+    await waitFor(() => h.receiver.events().length >= 3, 10_000, 'deliveries to the new webhook')
+    expect(h.receiver.events().map((event) => event.id)).toEqual(events.map((event) => event.id))
+    expect(h.engine.host.owned()).toEqual([`${NS}/${webhook.id}`])
+    // No actor for a webhook whose document was not stored yet, and no look at its cursor then.
+    expect(adoptedWhileHeld).toBe(false)
+    expect(held.cursorReadsWhileHeld()).toBe(0)
+  })
+
+  it('a pass asked for while one runs is run again after it: a webhook created meanwhile is adopted', async () => {
+    h = await startHarness({ backend, clock: 'system' })
+    await h.engine.host.tick()
+    // The next pass reads the index of every webhook, then waits for the gate: it read before
+    // the creation below, as a pass the timer started just before a creation's signal does.
+    const kv = h.backend.keyValue
+    const get = kv.get.bind(kv)
+    const reached = opened()
+    const gate = opened()
+    let held = false
+    kv.get = async <T>(key: string) => {
+      const value = await get<T>(key)
+      if (!held && key === webhookKeys.globalIndex()) {
+        held = true
+        reached.open()
+        await gate.promise
+      }
+      return value
+    }
+    const running = h.engine.host.tick()
+    await reached.promise
+    const webhook = await h.createWebhook()
+    // What the creation's signal does: before the fix it joined the running pass, which never
+    // saw the webhook, and the webhook waited for the next timed pass.
+    const asked = h.engine.host.tick()
+    gate.open()
+    await Promise.all([running, asked])
+    expect(h.engine.host.owned()).toEqual([`${NS}/${webhook.id}`])
+  })
+})

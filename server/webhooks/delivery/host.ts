@@ -45,6 +45,7 @@ export class DeliveryHost {
   private readonly settings: DeliverySettings
   private accepting = true
   private ticking: Promise<void> | null = null
+  private nextPass: Promise<void> | null = null
   private renewing: Promise<void> | null = null
   private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
@@ -119,6 +120,15 @@ export class DeliveryHost {
     this.renewing ??= this.renew()
       .catch((error) => logger.error('webhook lease renewal failed', { error: String(error) }))
       .finally(() => (this.renewing = null))
+    return Promise.all([this.renewing, this.schedulePass()]).then(() => undefined)
+  }
+
+  /**
+   * Starts a pass, or, when one is running, queues one more after it (at most one): the running
+   * pass may have read the webhooks before the creation a signal tells of, and a caller joining it
+   * would wait for a pass that never sees that webhook (it waited for the next timed pass).
+   */
+  private schedulePass(): Promise<void> {
     if (!this.ticking) {
       // As one step of the record lane: a pass (a lease and a document read per webhook) waits
       // for the sends and takes of a burst instead of slowing them.
@@ -126,8 +136,13 @@ export class DeliveryHost {
         .track(this.limit.run(() => this.pass(), 'record'))
         .catch((error) => logger.error('webhook host pass failed', { error: String(error) }))
         .finally(() => (this.ticking = null))
+      return this.ticking
     }
-    return Promise.all([this.renewing, this.ticking]).then(() => undefined)
+    this.nextPass ??= this.ticking.then(() => {
+      this.nextPass = null
+      return this.schedulePass()
+    })
+    return this.nextPass
   }
 
   /** Renews the lease of every actor here; an actor whose lease is gone (or lapsed) stops here. */
