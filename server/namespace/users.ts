@@ -116,15 +116,21 @@ export async function recordProviderSignIn(
   const wanted = new Set(groups)
   return teams.update((items) => {
     const memberOf: string[] = []
+    let changed = false
     for (const [id, team] of items) {
       const member = team.members.some((m) => m.userId === userId)
       if (wanted.has(id)) memberOf.push(id)
-      if (wanted.has(id) && !member)
-        items.set(id, { ...team, members: [...team.members, { userId, addedAt: now }], updatedAt: now })
-      else if (!wanted.has(id) && member)
-        items.set(id, { ...team, members: team.members.filter((m) => m.userId !== userId), updatedAt: now })
+      if (wanted.has(id) === member) continue
+      changed = true
+      items.set(
+        id,
+        member
+          ? { ...team, members: team.members.filter((m) => m.userId !== userId), updatedAt: now }
+          : { ...team, members: [...team.members, { userId, addedAt: now }], updatedAt: now },
+      )
     }
-    return { items, result: memberOf }
+    // Memberships as they were (most sign-ins): no write, so no process's token lookups end.
+    return { items: changed ? items : null, result: memberOf }
   })
 }
 

@@ -46,18 +46,23 @@ export class CollectionDocument<T extends { id: string }> {
 
   /**
    * Runs `change` on a copy of the current items; it returns the new items (or throws to abort)
-   * plus anything else to write atomically (events, logs).
+   * plus anything else to write atomically (events, logs). Items of `null` mean nothing changed:
+   * nothing is written or announced, so what other processes keep of the document stays (a
+   * provider sign-in that changes no membership ended every process's token lookups).
    */
   async update<R>(
-    change: (items: Map<string, T>) => { items: Map<string, T>; result: R; also?: TxWrites },
+    change: (items: Map<string, T>) => { items: Map<string, T> | null; result: R; also?: TxWrites },
   ): Promise<R> {
+    let wrote = false
     const result = await this.backend.keyValue.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
+      wrote = items !== null
+      if (items === null) return { writes: { ...also }, result }
       const stored: StoredCollection<T> = { items: recordOf(items) }
       const announce = this.options.announce === undefined ? {} : { announce: this.options.announce }
       return { writes: { ...also, set: { ...also?.set, [this.key]: stored }, ...announce }, result }
     })
-    this.options.changed?.()
+    if (wrote) this.options.changed?.()
     return result
   }
 }

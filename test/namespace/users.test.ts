@@ -13,7 +13,8 @@ afterEach(async () => services?.storage.close())
 
 async function world() {
   const clock = new ManualClock(Date.parse('2026-05-01T10:00:00Z'))
-  services = createServices(await makeBackend('fs'), { clock, config: configFromEnv({}) })
+  const backend = await makeBackend('fs')
+  services = createServices(backend, { clock, config: configFromEnv({}) })
   await createNamespaceWithOwner(services, 'acme', 'owner', undefined, 'bootstrap')
   const now = new Date(clock.now()).toISOString()
   await services.teams('acme').update((items) => {
@@ -21,7 +22,7 @@ async function world() {
       items.set(id, { id, name: id, permissions: [], members: [], createdAt: now, updatedAt: now })
     return { items, result: undefined }
   })
-  return { services, clock }
+  return { services, clock, backend }
 }
 
 describe('recordProviderSignIn', () => {
@@ -47,6 +48,25 @@ describe('recordProviderSignIn', () => {
     expect(carl).toEqual({ id: 'carl', teams: ['writers'], lastSeenAt: '2026-05-01T10:01:00.000Z', source: 'admin' })
     const readers = await services.teams('acme').find('readers')
     expect(readers?.members).toEqual([])
+  })
+
+  it('changes no team when the memberships stay: nothing announced, so no kept token lookup ends', async () => {
+    const { services, clock, backend } = await world()
+    await recordProviderSignIn(services, 'acme', 'dana', ['readers'])
+    const before = await services.teams('acme').all()
+    const announced: string[] = []
+    const stop = backend.signals.onChanges((change) => announced.push(`${change.scope}:${change.ns}`))
+    clock.advance(60_000)
+    expect(await recordProviderSignIn(services, 'acme', 'dana', ['readers', 'not-a-team'])).toEqual(['readers'])
+    expect(await services.teams('acme').all()).toEqual(before)
+    expect(announced).toEqual([])
+    // A membership that does change is announced (authentication reads the teams).
+    expect(await recordProviderSignIn(services, 'acme', 'dana', ['writers'])).toEqual(['writers'])
+    expect(announced).toEqual(['access:acme'])
+    stop()
+    expect((await knownUsers(services, 'acme')).find((u) => u.id === 'dana')?.lastSeenAt).toBe(
+      '2026-05-01T10:01:00.000Z',
+    )
   })
 
   it('refuses a namespace that does not exist, writing nothing', async () => {
