@@ -1,32 +1,8 @@
-import { spawn } from 'node:child_process'
 import { describe, expect, it } from 'vitest'
 import { RedisBackend } from '../../storage/redis-backend'
 import { isStorageFailure } from '../../storage/storage-failure'
 import { toProblem } from '../../server/http/problem'
-import { freePort } from '../support/server'
-
-/** A private redis-server this test can stop (the shared one must keep running). */
-async function privateRedis(): Promise<{ url: string; stop: () => Promise<void> }> {
-  const port = await freePort()
-  const child = spawn('redis-server', [
-    '--port',
-    String(port),
-    '--bind',
-    '127.0.0.1',
-    '--save',
-    '',
-    '--appendonly',
-    'no',
-  ])
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('Ready to accept connections')) resolve()
-    })
-    child.once('exit', (code) => reject(new Error(`redis-server exited with ${code}`)))
-  })
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  return { url: `redis://127.0.0.1:${port}/0`, stop: () => (child.kill('SIGKILL'), exited) }
-}
+import { privateRedis } from '../support/redis'
 
 describe('a Redis that stops answering (CONTRACT section 8, storage errors)', () => {
   it('fails reads as errors that the edge answers 503 storage_unavailable, never 500', async () => {
