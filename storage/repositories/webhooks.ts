@@ -128,6 +128,16 @@ export class WebhookRepository {
     }
   }
 
+  /**
+   * Drops a reference of the global index whose webhook is absent: what a process that stopped
+   * between a delete's commit and the reference's removal left. Nothing changes while the
+   * document exists. The caller waits well past any creation in progress (a reference precedes
+   * every creation, and a creation writes it again once its document committed).
+   */
+  dropDanglingRef(ref: string): Promise<void> {
+    return this.updateGlobalIndex(ref, false)
+  }
+
   /** Adds or removes one `ns/id` reference of the global index (removal only while the webhook is absent). */
   private async updateGlobalIndex(ref: string, present: boolean): Promise<void> {
     const globalKey = keys.globalIndex()

@@ -46,6 +46,8 @@ export class DeliveryHost {
   private accepting = true
   private ticking: Promise<void> | null = null
   private nextPass: Promise<void> | null = null
+  /** Global-index references adopted here without a document, and when that was first seen. */
+  private readonly missingSince = new Map<string, number>()
   private renewing: Promise<void> | null = null
   private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
@@ -169,6 +171,10 @@ export class DeliveryHost {
       this.runtime.webhooks.allRefs(),
     ])
     const share = fairShare(all.length, hosts)
+    if (this.missingSince.size > 0) {
+      const listed = new Set(all)
+      for (const ref of this.missingSince.keys()) if (!listed.has(ref)) this.missingSince.delete(ref)
+    }
     await this.adopt(await this.acquireUpTo(share, all))
     await this.reconcile(this.owned())
     if (this.actors.size > share) await this.handOver(this.actors.size - share)
@@ -244,7 +250,11 @@ export class DeliveryHost {
         const doc = docs[index]
         // Not created yet (or deleted): the lease goes back at once (should that fail, it lapses);
         // the creation's signal or a later pass adopts the webhook once it is stored.
-        if (!doc) return this.leases.release(ref).catch(() => undefined)
+        if (!doc) {
+          this.noteMissing(ref)
+          return this.leases.release(ref).catch(() => undefined)
+        }
+        this.missingSince.delete(ref)
         const feed = this.feed(ref, doc)
         await feed.start()
         this.start(ref, snapshots[index] as Snapshot<unknown> | null, feed)
@@ -252,6 +262,24 @@ export class DeliveryHost {
         this.syncDocument(ref, doc)
       }),
     )
+  }
+
+  /**
+   * A reference whose document stays absent for `DANGLING_AFTER_MS` is dropped from the global
+   * index: left by a process that stopped between a delete and the reference's removal, it was
+   * leased, read and released again by every pass of every process, for good. Not sooner: a
+   * reference also precedes each creation by the length of its transaction.
+   */
+  private noteMissing(ref: string): void {
+    const now = this.options.clock.now()
+    const since = this.missingSince.get(ref)
+    if (since === undefined) this.missingSince.set(ref, now)
+    if (since === undefined || now - since < DANGLING_AFTER_MS) return
+    this.missingSince.delete(ref)
+    logger.info('webhook reference without a webhook dropped', { webhook: ref })
+    void this.activity
+      .track(this.runtime.webhooks.dropDanglingRef(ref))
+      .catch((error) => logger.warn('dropping a webhook reference failed', { webhook: ref, error: String(error) }))
   }
 
   private feed(ref: string, doc: WebhookRecord | null): WebhookFeed {
@@ -427,6 +455,9 @@ export class DeliveryHost {
     await leaving
   }
 }
+
+/** How long a global-index reference may name no webhook before it is dropped (`noteMissing`). */
+const DANGLING_AFTER_MS = 5 * 60_000
 
 /** Webhooks per process when `hosts` share `webhooks` evenly (the last ones may hold one fewer). */
 function fairShare(webhooks: number, hosts: number): number {
