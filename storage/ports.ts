@@ -45,8 +45,8 @@ export interface TxWrites {
   events?: StoredEvent[]
   /**
    * What this transaction changes that processes keep (a namespace's firewalls, or what
-   * authenticating in it reads): every process's `SignalBus.onChanges` listeners are told, and
-   * what they keep of it ends at once (#27). `onEvents` listeners are told of the namespace too,
+   * authenticating in it reads): every process's `SignalBus.onChanges` listeners are told (this
+   * process's before `transact` resolves), and what they keep of it ends at once (#27). `onEvents` listeners are told of the namespace too,
    * even when it appends no events. When events are appended too, they must be of this namespace.
    * Events appended without it end no cache: when they did, under load every call's audit event
    * ended every process's kept authentication reads and firewall stamps, and so did every firewall
@@ -217,7 +217,9 @@ export interface SignalBus {
   onEvents(listener: (ns: string) => void): () => void
   /**
    * Called (in this process) after a transaction announced a change (`TxWrites.announce`), by any
-   * process: what is kept of it must be read again.
+   * process: what is kept of it must be read again. For a transaction of this process, before its
+   * `transact` resolves (so its caller never reads back what the change ended); a backend with
+   * messages from other processes may tell it again when its own message comes back.
    */
   onChanges(listener: (change: ChangeAnnouncement) => void): () => void
   /** Resolves once notifications registered with `onEvents` and `onChanges` are being received. */

@@ -28,11 +28,11 @@ export class RedisBackend implements Backend {
   /** `target`: a redis:// URL, or the nodes of a Redis Cluster and how to reach them. */
   constructor(target: RedisTarget, prefix = 'pf') {
     this.connection = new RedisConnection(target, prefix)
-    this.keyValue = new RedisKeyValue(this.connection)
+    this.signals = new RedisSignals(this.connection)
+    this.keyValue = new RedisKeyValue(this.connection, (change) => this.signals.committed(change))
     this.logs = new RedisLogs(this.connection)
     this.leases = new RedisLeases(this.connection)
     this.counters = new RedisCounters(this.connection)
-    this.signals = new RedisSignals(this.connection)
     this.legacyQueues = new RedisLegacyQueues(this.connection)
   }
 

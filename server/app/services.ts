@@ -103,12 +103,8 @@ export function createServices(
     namespaces: new NamespaceRepository(backend),
     tokens,
     firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
-    // Token lookups keep the teams: each change ends them here at once, and in the others when announced.
-    teams: (ns) =>
-      new CollectionDocument<Team>(backend, keys.teams(ns), {
-        changed: () => tokens.forgetNamespace(ns),
-        announce: { ns, scope: 'access' },
-      }),
+    // Token lookups keep the teams: each change announces itself, which ends them in every process.
+    teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns), { announce: { ns, scope: 'access' } }),
     licenseSets: (ns) => new CollectionDocument<LicenseSet>(backend, keys.licenseSets(ns)),
     events: new EventLogRepository<NamespaceEvent>(backend),
     leases: new LeaseRepository(backend),

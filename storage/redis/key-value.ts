@@ -2,7 +2,7 @@ import type { Cluster } from 'ioredis'
 import { joinKeys } from 'unstorage'
 import { eventLogOf, notifiedNamespace, TransactionConflictError, type TxOptions, type TxOutcome } from '../backend'
 import { changeMessage } from './signals'
-import type { KeyValueStore } from '../ports'
+import type { ChangeAnnouncement, KeyValueStore } from '../ports'
 import { COMPARE_AND_SET, compareAndSetCall } from '../redis-scripts'
 import { keys as storageKeys } from '../repositories/keys'
 import { evalScript } from '../redis-eval'
@@ -24,7 +24,15 @@ const LEGACY_RAW = Buffer.from('base64:')
  * namespace's keys `{ns}`), reads of many keys are pipelined per node and listings scan every master.
  */
 export class RedisKeyValue implements KeyValueStore {
-  constructor(private readonly connection: RedisConnection) {}
+  /**
+   * `announced`: told when a transaction that announces a change (`TxWrites.announce`) commits,
+   * before its caller goes on: this process's listeners end what they keep at once, and the
+   * published message tells the other processes.
+   */
+  constructor(
+    private readonly connection: RedisConnection,
+    private readonly announced: (change: ChangeAnnouncement) => void = () => undefined,
+  ) {}
 
   /** What unstorage's `getItem` answers (destr's rules), a large document parsed in turns (stored-json.ts). */
   async get<T>(key: string): Promise<T | null> {
@@ -163,7 +171,10 @@ export class RedisKeyValue implements KeyValueStore {
         ...cas.keys,
         ...cas.argv,
       )) as unknown[]
-      if (reply[0] === 1) return result
+      if (reply[0] === 1) {
+        if (writes.announce !== undefined) this.announced(writes.announce)
+        return result
+      }
       if (assumed) {
         // The caller's values were out of date: read the stored ones, at once.
         assumed = null

@@ -48,6 +48,15 @@ export class RedisSignals implements SignalBus {
     return () => this.changeListeners.delete(listener)
   }
 
+  /**
+   * Told by the key-value port when a transaction of this process that announces `change`
+   * committed: its listeners here hear of it before the caller goes on, not only when the
+   * published message comes back (which tells them again).
+   */
+  committed(change: ChangeAnnouncement): void {
+    this.changeListeners.forEach((notify) => notify(change))
+  }
+
   private subscribe(): void {
     if (this.subscriber) return
     const subscriber = this.connection.duplicate()

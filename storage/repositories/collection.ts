@@ -26,14 +26,13 @@ export function collectionItems<T extends { id: string }>(doc: unknown): Map<str
  */
 export class CollectionDocument<T extends { id: string }> {
   /**
-   * `changed`: told after each committed update (a cache of this document's readers in this
-   * process ends). `announce`: the namespace each update announces a change of (`TxWrites.announce`),
-   * for a document other processes keep (teams: authentication reads them).
+   * `announce`: the change each update announces (`TxWrites.announce`), for a document processes
+   * keep (teams: authentication reads them); this process's listeners hear of it at the commit.
    */
   constructor(
     private readonly backend: Pick<Backend, 'keyValue'>,
     private readonly key: string,
-    private readonly options: { changed?: () => void; announce?: ChangeAnnouncement } = {},
+    private readonly options: { announce?: ChangeAnnouncement } = {},
   ) {}
 
   async all(): Promise<T[]> {
@@ -53,16 +52,12 @@ export class CollectionDocument<T extends { id: string }> {
   async update<R>(
     change: (items: Map<string, T>) => { items: Map<string, T> | null; result: R; also?: TxWrites },
   ): Promise<R> {
-    let wrote = false
-    const result = await this.backend.keyValue.transact([this.key], (values) => {
+    return this.backend.keyValue.transact([this.key], (values) => {
       const { items, result, also } = change(collectionItems<T>(values.get(this.key)))
-      wrote = items !== null
       if (items === null) return { writes: { ...also }, result }
       const stored: StoredCollection<T> = { items: recordOf(items) }
       const announce = this.options.announce === undefined ? {} : { announce: this.options.announce }
       return { writes: { ...also, set: { ...also?.set, [this.key]: stored }, ...announce }, result }
     })
-    if (wrote) this.options.changed?.()
-    return result
   }
 }

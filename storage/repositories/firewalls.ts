@@ -290,13 +290,11 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
       },
       { assume: watch.length === 0 ? this.assumed(ns, id) : undefined },
     )
-    // This process's own kept stamp ends before the caller answers (the announcement comes later).
-    return committed
-      .then((result) => {
-        if (indexWritten) this.indexes.set(ns, indexWritten)
-        return result
-      })
-      .finally(() => this.stamps.forget(ns))
+    // This process's own kept stamp ended at the commit (the backend tells its listeners then).
+    return committed.then((result) => {
+      if (indexWritten) this.indexes.set(ns, indexWritten)
+      return result
+    })
   }
 
   /**

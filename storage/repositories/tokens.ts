@@ -42,10 +42,10 @@ export interface TokenLookup {
 export class TokenRepository {
   /**
    * Lookups of live tokens, reused for a short time (#27: every API call authenticates). Ended
-   * by a revocation or team change in this process at once, and by an `access` announcement of the
-   * namespace from any process (a revocation, a team change; see `forgetNamespace`): not by a
-   * firewall write's announcement, nor by events appended alone. Kept only while the notifications
-   * are live: one missed ends them all.
+   * by an `access` announcement of the namespace (a revocation, a team change): in the process
+   * that made the change at its commit, in the others when the message arrives. Not by a firewall
+   * write's announcement, nor by events appended alone. Kept only while the notifications are
+   * live: one missed ends them all.
    */
   private readonly recent: RecentLookups<TokenLookup>
   private listening: (() => void) | null = null
@@ -80,11 +80,6 @@ export class TokenRepository {
       // Unknown tokens are not kept: a flood of made-up ones must not push out the live ones.
       (found) => found.token !== null && this.backend.signals.eventsLive(),
     )
-  }
-
-  /** Ends the reuse of lookups in `ns` (its teams or namespace record changed). */
-  forgetNamespace(ns: string): void {
-    this.recent.forget(ns)
   }
 
   findByHash(hash: string): Promise<TokenRecord | null> {
@@ -130,8 +125,8 @@ export class TokenRepository {
         result: undefined,
       }
     })
-    // Before anything else this process answers: the token is refused from here on.
-    this.recent.forgetAll()
+    // The announcement ended this process's lookups of the namespace at the commit: the token is
+    // refused from here on.
     const indexKey = keys.tokenIndex(record.namespace)
     await this.backend.keyValue.transact([indexKey], (values) => {
       const index = indexOf(values.get(indexKey))

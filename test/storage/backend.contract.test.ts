@@ -160,19 +160,21 @@ describe.each(BACKEND_KINDS)('backend contract (%s)', (kind) => {
     expect(changed).toEqual([])
     const withEvents = notifications(3)
     await write(3, 'access', true)
+    // This process's listeners are told at the commit, before the caller goes on.
+    expect(changed).toEqual([{ ns: 'ns', scope: 'access' }])
     await withEvents
     const withoutEvents = notifications(4)
     await write(4, 'firewalls', false)
+    expect(changed).toContainEqual({ ns: 'ns', scope: 'firewalls' })
     await withoutEvents
+    // On Redis the published messages tell them again when they come back: the same changes.
+    const times = backend.kind === 'redis' ? 2 : 1
+    await vi.waitFor(() => expect(changed.length).toBe(2 * times))
     stopEvents()
     stopChanges()
-    // Each change notification follows its transaction's events notification.
-    await vi.waitFor(() =>
-      expect(changed).toEqual([
-        { ns: 'ns', scope: 'access' },
-        { ns: 'ns', scope: 'firewalls' },
-      ]),
-    )
+    expect(changed.every((change) => change.ns === 'ns')).toBe(true)
+    expect(changed.filter((change) => change.scope === 'access').length).toBe(times)
+    expect(changed.filter((change) => change.scope === 'firewalls').length).toBe(times)
   })
 
   it('refuses a transaction whose events or keys span namespaces, writing nothing', async () => {
