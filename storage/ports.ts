@@ -46,11 +46,11 @@ export interface TxWrites {
   /**
    * What this transaction changes that processes keep (a namespace's firewalls, or what
    * authenticating in it reads): every process's `SignalBus.onChanges` listeners are told (this
-   * process's before `transact` resolves), and what they keep of it ends at once (#27). `onEvents` listeners are told of the namespace too,
-   * even when it appends no events. When events are appended too, they must be of this namespace.
-   * Events appended without it end no cache: when they did, under load every call's audit event
-   * ended every process's kept authentication reads and firewall stamps, and so did every firewall
-   * write.
+   * process's before `transact` resolves), and what they keep of it ends at once (#27).
+   * `onEvents` listeners are told of the namespace too, even when it appends no events. When
+   * events are appended too, they must be of this namespace. Events appended without it end no
+   * cache: when they did, under load every call's audit event ended every process's kept
+   * authentication reads and firewall stamps, and so did every firewall write.
    */
   announce?: ChangeAnnouncement
 }
