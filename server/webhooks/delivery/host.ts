@@ -19,6 +19,7 @@ import { documentChanges } from './document-sync'
 import { RedeliveryQueue } from './redelivery'
 import { deliveryStepLimit } from './step-limit'
 import { DeliveryLeases } from './delivery-leases'
+import { DanglingRefs } from './dangling-refs'
 import { takeOnBuffered } from '../../../machines/webhook-delivery/policy'
 
 interface HostOptions {
@@ -46,8 +47,7 @@ export class DeliveryHost {
   private accepting = true
   private ticking: Promise<void> | null = null
   private nextPass: Promise<void> | null = null
-  /** Global-index references adopted here without a document, and when that was first seen. */
-  private readonly missingSince = new Map<string, number>()
+  private readonly dangling: DanglingRefs
   private renewing: Promise<void> | null = null
   private readonly leases: DeliveryLeases
   private readonly stopMetrics: () => void
@@ -98,6 +98,10 @@ export class DeliveryHost {
       },
     })
     this.machine = webhookDeliveryMachine.provide({ actors: this.delivery.actors })
+    this.dangling = new DanglingRefs(
+      () => options.clock.now(),
+      (ref) => runtime.webhooks.dropDanglingRef(ref),
+    )
   }
 
   /** Webhooks whose actor runs here. */
@@ -171,10 +175,7 @@ export class DeliveryHost {
       this.runtime.webhooks.allRefs(),
     ])
     const share = fairShare(all.length, hosts)
-    if (this.missingSince.size > 0) {
-      const listed = new Set(all)
-      for (const ref of this.missingSince.keys()) if (!listed.has(ref)) this.missingSince.delete(ref)
-    }
+    this.dangling.listed(all)
     await this.adopt(await this.acquireUpTo(share, all))
     await this.reconcile(this.owned())
     if (this.actors.size > share) await this.handOver(this.actors.size - share)
@@ -251,10 +252,11 @@ export class DeliveryHost {
         // Not created yet (or deleted): the lease goes back at once (should that fail, it lapses);
         // the creation's signal or a later pass adopts the webhook once it is stored.
         if (!doc) {
-          this.noteMissing(ref)
+          const dropping = this.dangling.missing(ref)
+          if (dropping) void this.activity.track(dropping)
           return this.leases.release(ref).catch(() => undefined)
         }
-        this.missingSince.delete(ref)
+        this.dangling.found(ref)
         const feed = this.feed(ref, doc)
         await feed.start()
         this.start(ref, snapshots[index] as Snapshot<unknown> | null, feed)
@@ -262,24 +264,6 @@ export class DeliveryHost {
         this.syncDocument(ref, doc)
       }),
     )
-  }
-
-  /**
-   * A reference whose document stays absent for `DANGLING_AFTER_MS` is dropped from the global
-   * index: left by a process that stopped between a delete and the reference's removal, it was
-   * leased, read and released again by every pass of every process, for good. Not sooner: a
-   * reference also precedes each creation by the length of its transaction.
-   */
-  private noteMissing(ref: string): void {
-    const now = this.options.clock.now()
-    const since = this.missingSince.get(ref)
-    if (since === undefined) this.missingSince.set(ref, now)
-    if (since === undefined || now - since < DANGLING_AFTER_MS) return
-    this.missingSince.delete(ref)
-    logger.info('webhook reference without a webhook dropped', { webhook: ref })
-    void this.activity
-      .track(this.runtime.webhooks.dropDanglingRef(ref))
-      .catch((error) => logger.warn('dropping a webhook reference failed', { webhook: ref, error: String(error) }))
   }
 
   private feed(ref: string, doc: WebhookRecord | null): WebhookFeed {
@@ -455,9 +439,6 @@ export class DeliveryHost {
     await leaving
   }
 }
-
-/** How long a global-index reference may name no webhook before it is dropped (`noteMissing`). */
-const DANGLING_AFTER_MS = 5 * 60_000
 
 /** Webhooks per process when `hosts` share `webhooks` evenly (the last ones may hold one fewer). */
 function fairShare(webhooks: number, hosts: number): number {
