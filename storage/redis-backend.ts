@@ -29,7 +29,7 @@ export class RedisBackend implements Backend {
   constructor(target: RedisTarget, prefix = 'pf') {
     this.connection = new RedisConnection(target, prefix)
     this.signals = new RedisSignals(this.connection)
-    this.keyValue = new RedisKeyValue(this.connection, (change) => this.signals.committed(change))
+    this.keyValue = new RedisKeyValue(this.connection, (change) => this.signals.changed(change))
     this.logs = new RedisLogs(this.connection)
     this.leases = new RedisLeases(this.connection)
     this.counters = new RedisCounters(this.connection)

@@ -92,8 +92,6 @@ export function createServices(
 ): Services {
   const config = options.config ?? configFromEnv()
   const secrets = options.secrets ?? secretBoxFromEnv(process.env)
-  // Team changes end the reuse of authentication lookups in the namespace (membership is permission).
-  const tokens = new TokenRepository(backend)
   const inventoryStore = new InventoryRepository(backend)
   return {
     storage: { kind: backend.kind, ping: () => backend.ping(), close: () => backend.close() },
@@ -101,7 +99,7 @@ export function createServices(
     config,
     secrets,
     namespaces: new NamespaceRepository(backend),
-    tokens,
+    tokens: new TokenRepository(backend),
     firewalls: new FirewallRepository<Firewall, Actor>(backend, secrets),
     // Token lookups keep the teams: each change announces itself, which ends them in every process.
     teams: (ns) => new CollectionDocument<Team>(backend, keys.teams(ns), { announce: { ns, scope: 'access' } }),

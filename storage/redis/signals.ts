@@ -53,7 +53,7 @@ export class RedisSignals implements SignalBus {
    * committed: its listeners here hear of it before the caller goes on, not only when the
    * published message comes back (which tells them again).
    */
-  committed(change: ChangeAnnouncement): void {
+  changed(change: ChangeAnnouncement): void {
     this.changeListeners.forEach((notify) => notify(change))
   }
 
