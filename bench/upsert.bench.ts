@@ -17,7 +17,7 @@ import { loadavg } from 'node:os'
 import { Redis } from 'ioredis'
 import { startServer } from '../test/support/server'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
-import { cpuSeconds } from './support/process-cpu'
+import { cpuSplit } from './support/process-cpu'
 import { percentile } from './support/webhook-sink'
 import { upsertLoad } from './support/upsert-load'
 
@@ -104,11 +104,13 @@ async function main() {
       return sample
     })
     const statsBefore = await commandStats(redis)
-    const cpuBefore = cpuSeconds(pid)
+    const cpuBefore = cpuSplit(pid)
     const from = monotonicMicros()
     const { latencies, failed, done } = await load(DURATION)
     const window = `${from},${monotonicMicros()}`
-    const cpu = cpuSeconds(pid) - cpuBefore
+    const cpuAfter = cpuSplit(pid)
+    const system = cpuAfter.system - cpuBefore.system
+    const cpu = cpuAfter.user - cpuBefore.user + system
     const statsAfter = await commandStats(redis)
     const commands = [...statsAfter]
       .map(([name, n]) => [name, (n - (statsBefore.get(name) ?? 0)) / done] as const)
@@ -126,7 +128,9 @@ async function main() {
     console.log(
       `  ${done} upserts (${failed} failed), ${(done / DURATION).toFixed(0)}/s   p50 ${p(50)} ms   p99 ${p(99)} ms`,
     )
-    console.log(`  service CPU ${((cpu / done) * 1e6).toFixed(0)} µs per upsert`)
+    console.log(
+      `  service CPU ${((cpu / done) * 1e6).toFixed(0)} µs per upsert (system ${((system / done) * 1e6).toFixed(0)})`,
+    )
     console.log(
       `  round trips per upsert (MONITOR, ${sample} upserts one at a time): ${[...perCall.values()].reduce((a, b) => a + b, 0).toFixed(2)} = ${[
         ...perCall,
