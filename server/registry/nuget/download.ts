@@ -12,6 +12,7 @@ import {
   registrationLeaves,
   renderRegistration,
   rewriteLeaf,
+  visibleLeaves,
   type RegistrationLeaf,
 } from './registration'
 import { fetchNugetJson, proxyServiceIndex, upstreamResources } from './resources'
@@ -126,10 +127,10 @@ async function serveContent(
 /** `GET v3/registration/{id}/index.json` and `.../{version}.json`: filtered, URLs on the proxy. */
 async function serveRegistration(request: ProxyRequest, policy: Policy, id: string, version?: string): Promise<void> {
   const resolved = await resolvePackage(request, id)
-  const visible = [...resolved.leaves.values()].filter((leaf) => policy.visible(leafFacts(leaf)))
+  const visible = await visibleLeaves(resolved.leaves.values(), (leaf) => policy.visible(leafFacts(leaf)))
   if (version === undefined) {
     if (resolved.leaves.size === 0) throw new RegistryError(404, `no registration for ${id}`)
-    return sendJson(request, 200, renderRegistration(request.baseUrl, id, visible))
+    return sendJson(request, 200, await renderRegistration(request.baseUrl, id, visible))
   }
   const leaf = visible.find((l) => (normalizeNuGet(l.catalogEntry.version)?.toLowerCase() ?? '') === version)
   if (!leaf) throw hidden(request, id, version)

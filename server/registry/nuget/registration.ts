@@ -1,6 +1,8 @@
 import type { PackageVersionFacts } from '../../firewall/rules/types'
 import { compareNuGet, normalizeNuGet, parseNuGet } from '../../firewall/rules/versions/nuget'
 import type { Upstream } from '../../firewall/schema'
+import { sortCooperatively } from '../../common/cooperative-sort'
+import { TimeSlice } from '../../common/time-slice'
 import { cachedDocument } from '../upstream/artifacts'
 import type { UpstreamScope } from '../upstream/selection'
 import { fetchNugetJson, upstreamResources } from './resources'
@@ -78,24 +80,57 @@ export function leavesByVersion(leaves: readonly RegistrationLeaf[]): Map<string
   return new Map(leaves.map((leaf) => [key(leaf.catalogEntry.version), leaf]))
 }
 
+/** Leaves between two turns of the loop (a hostile upstream's registration lists as many as it likes). */
+const LEAVES_PER_STEP = 256
+
 /**
  * A registration index in one page holding the visible leaves, every URL on the proxy
- * (`@id`s, `packageContent`, `registration`); `lower`/`upper` by NuGet ordering.
+ * (`@id`s, `packageContent`, `registration`); `lower`/`upper` by NuGet ordering. The leaves are
+ * the upstream's, as many as it lists: each version is parsed once (the sort's comparisons parsed
+ * both of theirs, ~40 times per version for 100,000), and the sort and the rewriting take turns
+ * with the rest of the process (CONTRACT.md 8).
  */
-export function renderRegistration(baseUrl: string, id: string, leaves: RegistrationLeaf[]): unknown {
+export async function renderRegistration(
+  baseUrl: string,
+  id: string,
+  leaves: RegistrationLeaf[],
+  slice = new TimeSlice(),
+): Promise<unknown> {
   const index = `${baseUrl}v3/registration/${id}/index.json`
-  const sorted = [...leaves].sort((a, b) =>
-    compareNuGet(parseNuGet(a.catalogEntry.version)!, parseNuGet(b.catalogEntry.version)!),
-  )
-  const items = sorted.map((leaf) => rewriteLeaf(baseUrl, id, leaf))
+  const keyed: { leaf: RegistrationLeaf; version: NonNullable<ReturnType<typeof parseNuGet>> }[] = []
+  for (const [i, leaf] of leaves.entries()) {
+    keyed.push({ leaf, version: parseNuGet(leaf.catalogEntry.version)! })
+    if (i % LEAVES_PER_STEP === LEAVES_PER_STEP - 1) await slice.step()
+  }
+  const sorted = await sortCooperatively(keyed, (a, b) => compareNuGet(a.version, b.version), slice)
+  const items: RegistrationLeaf[] = []
+  for (const [i, { leaf }] of sorted.entries()) {
+    items.push(rewriteLeaf(baseUrl, id, leaf))
+    if (i % LEAVES_PER_STEP === LEAVES_PER_STEP - 1) await slice.step()
+  }
   if (items.length === 0) return { '@id': index, count: 0, items: [] }
-  const lower = key(sorted[0].catalogEntry.version)
-  const upper = key(sorted.at(-1)!.catalogEntry.version)
+  const lower = key(sorted[0].leaf.catalogEntry.version)
+  const upper = key(sorted.at(-1)!.leaf.catalogEntry.version)
   return {
     '@id': index,
     count: 1,
     items: [{ '@id': `${index}#page/${lower}/${upper}`, count: items.length, lower, upper, parent: index, items }],
   }
+}
+
+/** The leaves `visible` keeps, in their order, taking turns (each is judged by the firewall's rules). */
+export async function visibleLeaves(
+  leaves: Iterable<RegistrationLeaf>,
+  visible: (leaf: RegistrationLeaf) => boolean,
+  slice = new TimeSlice(),
+): Promise<RegistrationLeaf[]> {
+  const kept: RegistrationLeaf[] = []
+  let seen = 0
+  for (const leaf of leaves) {
+    if (visible(leaf)) kept.push(leaf)
+    if (++seen % LEAVES_PER_STEP === 0) await slice.step()
+  }
+  return kept
 }
 
 /** One leaf with the proxy's URLs. */
