@@ -32,6 +32,17 @@ describe('renderRegistration', () => {
     expect(page.items[1].packageContent).toBe('http://proxy/v3-flatcontainer/fw.pkg/1.0.0/fw.pkg.1.0.0.nupkg')
   })
 
+  it('leaves out a version the upstream wrote that is not one, instead of failing the index', async () => {
+    const rendered = (await renderRegistration('http://proxy/', 'fw.pkg', [
+      leaf('not-a-version'),
+      leaf('2.0.0'),
+      leaf('1.0.0'),
+    ])) as Rendered
+    const page = rendered.items[0]
+    expect(page.items.map((item) => item.catalogEntry.version)).toEqual(['1.0.0', '2.0.0'])
+    expect([page.lower, page.upper, page.count]).toEqual(['1.0.0', '2.0.0', 2])
+  })
+
   it('renders an empty index for no leaves', async () => {
     expect(await renderRegistration('http://proxy/', 'fw.pkg', [])).toEqual({
       '@id': 'http://proxy/v3/registration/fw.pkg/index.json',

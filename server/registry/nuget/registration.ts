@@ -99,7 +99,10 @@ export async function renderRegistration(
   const index = `${baseUrl}v3/registration/${id}/index.json`
   const keyed: { leaf: RegistrationLeaf; version: NonNullable<ReturnType<typeof parseNuGet>> }[] = []
   for (const [i, leaf] of leaves.entries()) {
-    keyed.push({ leaf, version: parseNuGet(leaf.catalogEntry.version)! })
+    // A version that is not one (no client could ask for it, nor order the page) is left out
+    // rather than failing the whole index.
+    const version = parseNuGet(leaf.catalogEntry.version)
+    if (version) keyed.push({ leaf, version })
     if (i % LEAVES_PER_STEP === LEAVES_PER_STEP - 1) await slice.step()
   }
   const sorted = await sortCooperatively(keyed, (a, b) => compareNuGet(a.version, b.version), slice)
