@@ -122,6 +122,9 @@ export async function editFirewall(ctx: FirewallCall, id: string, edit: Edit): P
       written.audit = null
       const slice = new TimeSlice()
       if (!current) throw firewallNotFound(id)
+      // As before the preview's edit: judged on the stored document, which may differ from the preview.
+      if (typeof edit.permission === 'string') requireFirewallPermission(ctx.principal, current, edit.permission)
+      else if (!canSeeFirewall(ctx.principal, current)) throw firewallNotFound(id)
       const next = edit.apply(current, watched)
       await slice.fresh()
       const needed =

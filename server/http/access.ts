@@ -45,6 +45,23 @@ export const firewall = (permission: FirewallPermission | 'visible', param = 'fw
   }
 }
 
+/**
+ * `firewall(permission)` for an operation that changes the firewall through `editFirewall`, whose
+ * transaction judges the stored document again (and fails its compare-and-set on anything newer):
+ * checked on the newest version this process has read or written, without a read (#27: each rule
+ * upsert read back the document its own previous write had stored). A caller whose access changed
+ * in another process meanwhile is refused by the transaction instead, with the same problem.
+ */
+export const firewallEdit = (permission: FirewallPermission): Access => {
+  const fallback = firewall(permission)
+  return (ctx, params) => {
+    const known = ctx.services.firewalls.newestKnown(ctx.ns, params.fw)
+    if (known === undefined) return fallback(ctx, params)
+    requireAny(ctx.principal, params.fw, known, [permission])
+    noteCheckedFirewall(ctx, params.fw, known)
+  }
+}
+
 /** 404 when the firewall is missing or invisible to the caller; 403 naming the first of `anyOf` when none is held. */
 function requireAny(principal: Principal, id: string, found: Firewall | null, anyOf: FirewallPermission[]): void {
   const held = found ? firewallPermissions(principal, found) : new Set<FirewallPermission>()

@@ -2,7 +2,7 @@ import { z } from 'zod'
 import { ClientId } from '../common/ids'
 import { invalid } from '../common/errors'
 import { defineOperation } from '../http/operation'
-import { firewall, firewallWrite, member } from '../http/access'
+import { firewall, firewallEdit, firewallWrite, member } from '../http/access'
 import { Credentials, Exception, Firewall, FirewallInput, Rule } from '../firewall/schema'
 import { parseFirewallInput } from '../firewall/input-parse'
 import {
@@ -238,7 +238,7 @@ function memberOperations(list: MemberList, idParam: 'ruleId' | 'exceptionId', s
       summary: `Create or replace one ${noun}`,
       tag,
       params,
-      access: firewall(MEMBER_LISTS[list].permission),
+      access: firewallEdit(MEMBER_LISTS[list].permission),
       body: (schema as z.ZodObject).extend({ id: ClientId.optional() }) as z.ZodType<{ id?: string }>,
       response: Firewall,
       audit: audit(`firewall.${noun}.upsert`),
@@ -261,7 +261,7 @@ function memberOperations(list: MemberList, idParam: 'ruleId' | 'exceptionId', s
       summary: `Delete one ${noun}`,
       tag,
       params,
-      access: firewall(MEMBER_LISTS[list].permission),
+      access: firewallEdit(MEMBER_LISTS[list].permission),
       successStatus: 204,
       audit: audit(`firewall.${noun}.delete`),
       handler: async ({ ctx, params: p, headers }) => {

@@ -68,6 +68,13 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
    */
   private readonly sealedOf = new WeakMap<F, F>()
   private readonly indexes: LRUCache<string, { index: FIndex | null }>
+  /**
+   * The document each of this process's own writes stored, by namespace and id (#27: the write's
+   * announcement ends the stamp it is kept under, so the next edit of the same firewall read it
+   * back first, a round trip per edit). Only ever assumed or previewed by a write (`newestKnown`),
+   * never answered to a reader; bounded like `singles`.
+   */
+  private readonly written: LRUCache<string, F>
 
   constructor(
     private readonly backend: Pick<Backend, 'keyValue' | 'signals'>,
@@ -79,6 +86,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     this.singles = new LRUCache({ max: limits.singles })
     this.stamps = new RecentLookups({ ttlMs: RECENT_LOOKUP_LIMITS.ttlMs, max: limits.namespaces }, now)
     this.indexes = new LRUCache({ max: limits.namespaces })
+    this.written = new LRUCache({ max: limits.singles })
   }
 
   /**
@@ -245,10 +253,12 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     const docKey = keys.firewall(ns, id)
     const indexKey = keys.firewallIndex(ns)
     let indexWritten: { index: FIndex } | undefined
+    let docWritten: { stored: F; sealed: F } | null | undefined
     const committed = this.backend.keyValue.transact(
       [docKey, indexKey, ...watch],
       async (values) => {
         indexWritten = undefined
+        docWritten = undefined
         const raw = values.get(docKey) as F | null
         const current = raw && this.open(ns, id, raw)
         const index = (values.get(indexKey) as FIndex | null) ?? { items: {} }
@@ -262,6 +272,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
         if (next) {
           stored = { ...next, version: lastVersion + 1, updatedAt: now }
           const sealed = this.seal(ns, id, stored)
+          docWritten = { stored, sealed }
           writes.set![docKey] = sealed
           writes.set![keys.firewallVersion(ns, id, stored.version)] = {
             version: stored.version,
@@ -273,6 +284,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
           if (!current)
             indexWritten = { index: { items: { ...index.items, [id]: { createdAtVersion: stored.version } } } }
         } else if (current) {
+          docWritten = null
           writes.delete!.push(docKey)
           indexWritten = { index: { items: { ...index.items, [id]: { deletedAtVersion: current.version } } } }
         }
@@ -293,8 +305,30 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     // This process's own kept stamp ended at the commit (the backend tells its listeners then).
     return committed.then((result) => {
       if (indexWritten) this.indexes.set(ns, indexWritten)
+      if (docWritten) {
+        this.sealedOf.set(docWritten.stored, docWritten.sealed)
+        this.written.set(singleKey(ns, id), docWritten.stored)
+      } else if (docWritten === null) this.written.delete(singleKey(ns, id))
       return result
     })
+  }
+
+  /**
+   * The newest version of firewall `id` this process has read or written, whatever was announced
+   * since (undefined when it knows none): what a write previews and assumes storage holds. Never
+   * an answer to a reader: the write's transaction judges the stored document again and its
+   * compare-and-set fails on anything newer, after which it reads (storage/redis/key-value.ts).
+   */
+  newestKnown(ns: string, id: string): F | undefined {
+    const key = singleKey(ns, id)
+    let newest: F | undefined
+    for (const candidate of [
+      this.written.get(key),
+      this.singles.get(key)?.firewall ?? undefined,
+      this.cache.get(ns)?.firewalls.find((fw) => fw.id === id),
+    ])
+      if (candidate && (!newest || candidate.version > newest.version)) newest = candidate
+    return newest
   }
 
   /**
@@ -305,9 +339,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   private assumed(ns: string, id: string): Map<string, unknown> | undefined {
     const index = this.indexes.get(ns)
     if (!index) return undefined
-    const single = this.singles.get(singleKey(ns, id))?.firewall ?? undefined
-    const listed = this.cache.get(ns)?.firewalls.find((fw) => fw.id === id)
-    const newest = single && listed ? (listed.version > single.version ? listed : single) : (single ?? listed)
+    const newest = this.newestKnown(ns, id)
     const sealed = newest && this.sealedOf.get(newest)
     if (!sealed) return undefined
     return new Map<string, unknown>([

@@ -4,6 +4,7 @@ import { readEvents } from '../support/events'
 import { sharedStorageEnv } from '../support/backends'
 import { privateRedis } from '../support/redis'
 import { Redis } from 'ioredis'
+import { createUser } from '../support/admin'
 
 /**
  * Rule and exception upserts and deletes write their audit entry in the change's own transaction
@@ -181,5 +182,70 @@ describe('rule and exception writes, audited with their change (redis)', () => {
       marker.disconnect()
     }
     expect((await api('GET', '/v1/default/config/web')).body.version).toBe(version)
+  })
+  /** The top-level commands this file's servers send on the namespace's keys while `run` runs (MONITOR between two markers). */
+  const commandsDuring = async (run: () => Promise<void>): Promise<string[][]> => {
+    const monitor = new Redis(env.REDIS_URL)
+    const marker = new Redis(env.REDIS_URL)
+    const commands: string[][] = []
+    let counting = false
+    const seen = new Map<string, () => void>()
+    const lines = await monitor.monitor()
+    lines.on('monitor', (_time: string, args: string[], source: string) => {
+      if (args[0].toLowerCase() === 'echo') seen.get(args[1])?.()
+      else if (counting && !source.includes('lua'))
+        if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}'))) commands.push(args)
+    })
+    const mark = async (name: string) => {
+      const shown = new Promise<void>((resolve) => seen.set(`${env.REDIS_PREFIX}${name}`, resolve))
+      await marker.echo(`${env.REDIS_PREFIX}${name}`)
+      await shown
+    }
+    try {
+      await mark('from')
+      counting = true
+      await run()
+      await mark('to')
+      return commands
+    } finally {
+      lines.disconnect()
+      monitor.disconnect()
+      marker.disconnect()
+    }
+  }
+
+  it('writes one after another upsert of the same firewall without reading it back', async () => {
+    expect((await api('PUT', '/v1/default/config/web/rules/own-0', rule('own-0'))).status).toBe(201)
+    const commands = await commandsDuring(async () => {
+      for (let i = 1; i <= 4; i++) {
+        const written = await api('PUT', `/v1/default/config/web/rules/own-${i}`, rule(`own-${i}`))
+        expect(written.status).toBe(201)
+        expect(written.body.rules.map((r: { id: string }) => r.id)).toContain(`own-${i - 1}`)
+      }
+    })
+    // #27: each was a read of the document its own previous write stored (MGET), then the write.
+    expect(commands.map((args) => args[0].toLowerCase())).toEqual(['evalsha', 'evalsha', 'evalsha', 'evalsha'])
+  })
+
+  it('refuses a caller whose grant another process removed, though this process last stored it', async () => {
+    const [a, b] = servers.map((server) => apiClient(server.url, TOKEN))
+    const editor = apiClient(servers[0].url, await createUser(servers[0], 'editor'))
+    const grant = (permissions: string[]) =>
+      a('PUT', '/v1/default/config/granted', { permissions: { editor: permissions } })
+    expect((await grant(['fw:read', 'fw:update:rule'])).status).toBe(201)
+    expect((await editor('PUT', '/v1/default/config/granted/rules/r1', rule('r1'))).status).toBe(201)
+
+    // Through the other process: read only (the whole configuration replaced: r1 is gone too).
+    expect((await b('PUT', '/v1/default/config/granted', { permissions: { editor: ['fw:read'] } })).status).toBe(200)
+    const forbidden = await editor('PUT', '/v1/default/config/granted/rules/r2', rule('r2'))
+    expect(forbidden.status).toBe(403)
+    expect(forbidden.body).toMatchObject({ code: 'permission_denied', permission: 'fw:update:rule' })
+    // Then nothing at all: the edit's own "rule not found" must not tell the caller the firewall exists.
+    expect((await b('PUT', '/v1/default/config/granted', { permissions: {} })).status).toBe(200)
+    const hidden = await editor('DELETE', '/v1/default/config/granted/rules/r1')
+    expect(hidden.status).toBe(404)
+    expect(hidden.body.code).toBe('firewall_not_found')
+    const stored = await b('GET', '/v1/default/config/granted')
+    expect(stored.body).toMatchObject({ version: 4, rules: [] })
   })
 })
