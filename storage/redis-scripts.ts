@@ -16,24 +16,33 @@ import { TimeSlice } from './time-slice'
  *   index is 4 KB on every write);
  * - `s`: [index, argv] to set KEYS[index] to ARGV[argv]; `d`: indexes to delete; `l`: [index,
  *   [argv...]] to XADD;
- * - `p`: [channel, message] pairs to PUBLISH, in order.
+ * - `p`: [channel, message] pairs to PUBLISH, in order;
+ * - `r`: 1 when a conflict should answer what the watched keys hold (a caller that assumed values
+ *   without reading them needs them next: the read is saved).
  * Values travel as ARGV of their own, not inside the spec: a 1 MiB firewall written into the spec
  * was escaped once more by `JSON.stringify` and decoded by cjson inside Redis.
- * Returns {0} on conflict, else {1, xadd ids...}. Runs on the shared connection: no WATCH state.
+ * Returns {0} on conflict ({0, value or nil per watched key} with `r`), else {1, xadd ids...}.
+ * Runs on the shared connection: no WATCH state.
  */
 export const COMPARE_AND_SET = `
 local spec = cjson.decode(ARGV[1])
+local function refused()
+  if spec.r ~= 1 then return {0} end
+  local stored = {0}
+  for i, watched in ipairs(spec.w) do stored[i + 1] = redis.call('GET', KEYS[watched[1]]) end
+  return stored
+end
 for _, watched in ipairs(spec.w) do
   local current = redis.call('GET', KEYS[watched[1]])
   local kind = watched[2]
   if kind == 0 then
-    if current then return {0} end
+    if current then return refused() end
   elseif not current then
-    return {0}
+    return refused()
   elseif kind == 1 then
-    if current ~= watched[3] then return {0} end
+    if current ~= watched[3] then return refused() end
   elseif redis.sha1hex(current) ~= watched[3] then
-    return {0}
+    return refused()
   end
 end
 for _, pair in ipairs(spec.s) do redis.call('SET', KEYS[pair[1]], ARGV[pair[2]]) end
@@ -67,6 +76,7 @@ export async function compareAndSetCall(
   writes: Pick<TxWrites, 'set' | 'delete' | 'logs'>,
   raw: (key: string) => string,
   publish: { channel: string; message: string }[],
+  options: { storedOnRefusal?: boolean } = {},
 ): Promise<{ keys: string[]; argv: string[] }> {
   const slice = new TimeSlice()
   const keyLists = new WeakMap<object, string[]>()
@@ -109,6 +119,7 @@ export async function compareAndSetCall(
     d: del.map((key) => position.get(key)),
     l: logs.map(([log, entries]) => [position.get(log), entries]),
     p: publish.map(({ channel, message }) => [channel, message]),
+    ...(options.storedOnRefusal ? { r: 1 } : {}),
   }
   return { keys, argv: [JSON.stringify(spec), ...values] }
 }

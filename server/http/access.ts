@@ -48,14 +48,15 @@ export const firewall = (permission: FirewallPermission | 'visible', param = 'fw
 /**
  * `firewall(permission)` for an operation that changes the firewall through `editFirewall`, whose
  * transaction judges the stored document again (and fails its compare-and-set on anything newer):
- * checked on the newest version this process has read or written, without a read (#27: each rule
- * upsert read back the document its own previous write had stored). A caller whose access changed
- * in another process meanwhile is refused by the transaction instead, with the same problem.
+ * also checked, without a read, on the document this process itself stored within the last second
+ * (#27: each rule upsert read back what its own previous write had stored). A caller whose access
+ * changed through another process in that second is refused by the transaction, with the same
+ * problem (an invalid body is then answered 400 first).
  */
 export const firewallEdit = (permission: FirewallPermission): Access => {
   const fallback = firewall(permission)
   return (ctx, params) => {
-    const known = ctx.services.firewalls.newestKnown(ctx.ns, params.fw)
+    const known = ctx.services.firewalls.keptForEdit(ctx.ns, params.fw)
     if (known === undefined) return fallback(ctx, params)
     requireAny(ctx.principal, params.fw, known, [permission])
     noteCheckedFirewall(ctx, params.fw, known)

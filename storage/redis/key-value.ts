@@ -125,6 +125,8 @@ export class RedisKeyValue implements KeyValueStore {
     const rawKeys = keys.map(raw)
     // Assumed values save the read (one round trip instead of two); the script checks them like read ones.
     let assumed = options.assume && keys.every((key) => options.assume!.has(key)) ? options.assume : null
+    /** What the compare-and-set that refused the assumed values found stored (one atomic read, saved). */
+    let storedAtRefusal: (string | null)[] | null = null
     for (let attempt = 0; attempt < MAX_TX_ATTEMPTS; attempt++) {
       let current: (StoredText | null)[]
       let values: Map<string, unknown>
@@ -133,7 +135,8 @@ export class RedisKeyValue implements KeyValueStore {
         // The text each value was read or written as, kept: not serialised (and hashed) again.
         current = keys.map((key) => (values.get(key) == null ? null : storedTextOf(values.get(key))))
       } else {
-        const texts = await this.connection.readRaw(rawKeys)
+        const texts = storedAtRefusal ?? (await this.connection.readRaw(rawKeys))
+        storedAtRefusal = null
         const parsed = await parseAll(texts)
         values = new Map(keys.map((key, index) => [key, parsed[index]]))
         current = texts.map((text, index) => (text === null ? null : keepStoredText(parsed[index], text)))
@@ -162,6 +165,7 @@ export class RedisKeyValue implements KeyValueStore {
             ? [{ channel: raw(storageKeys.changesChannel), message: changeMessage(writes.announce) }]
             : []),
         ],
+        { storedOnRefusal: assumed !== null },
       )
       if (this.connection.cluster) assertOneSlot(cas.keys)
       const reply = (await evalScript(
@@ -176,8 +180,9 @@ export class RedisKeyValue implements KeyValueStore {
         return result
       }
       if (assumed) {
-        // The caller's values were out of date: read the stored ones, at once.
+        // The caller's values were out of date: decide on the stored ones the refusal answered, at once.
         assumed = null
+        if (reply.length === rawKeys.length + 1) storedAtRefusal = reply.slice(1) as (string | null)[]
         continue
       }
       // Lost a race with another writer: back off a little, re-read and run the body again.

@@ -69,12 +69,13 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
   private readonly sealedOf = new WeakMap<F, F>()
   private readonly indexes: LRUCache<string, { index: FIndex | null }>
   /**
-   * The document each of this process's own writes stored, by namespace and id (#27: the write's
-   * announcement ends the stamp it is kept under, so the next edit of the same firewall read it
-   * back first, a round trip per edit). Only ever assumed or previewed by a write (`newestKnown`),
-   * never answered to a reader; bounded like `singles`.
+   * The document each of this process's own writes stored, by namespace and id, and when (#27: the
+   * write's announcement ends the stamp it is kept under, so the next edit of the same firewall
+   * read it back first, a round trip per edit). Only ever assumed or checked by a write
+   * (`newestKnown`, `keptForEdit`), never answered to a reader; bounded like `singles`.
    */
-  private readonly written: LRUCache<string, F>
+  private readonly written: LRUCache<string, { firewall: F; at: number }>
+  private readonly now: () => number
 
   constructor(
     private readonly backend: Pick<Backend, 'keyValue' | 'signals'>,
@@ -87,6 +88,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     this.stamps = new RecentLookups({ ttlMs: RECENT_LOOKUP_LIMITS.ttlMs, max: limits.namespaces }, now)
     this.indexes = new LRUCache({ max: limits.namespaces })
     this.written = new LRUCache({ max: limits.singles })
+    this.now = now ?? (() => performance.now())
   }
 
   /**
@@ -307,7 +309,7 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
       if (indexWritten) this.indexes.set(ns, indexWritten)
       if (docWritten) {
         this.sealedOf.set(docWritten.stored, docWritten.sealed)
-        this.written.set(singleKey(ns, id), docWritten.stored)
+        this.written.set(singleKey(ns, id), { firewall: docWritten.stored, at: this.now() })
       } else if (docWritten === null) this.written.delete(singleKey(ns, id))
       return result
     })
@@ -323,12 +325,26 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     const key = singleKey(ns, id)
     let newest: F | undefined
     for (const candidate of [
-      this.written.get(key),
+      this.written.get(key)?.firewall,
       this.singles.get(key)?.firewall ?? undefined,
       this.cache.get(ns)?.firewalls.find((fw) => fw.id === id),
     ])
       if (candidate && (!newest || candidate.version > newest.version)) newest = candidate
     return newest
+  }
+
+  /**
+   * What a write's access check may judge without a read: `getKept`'s answer, else the document
+   * this process itself stored within the interval it reuses a lookup for
+   * (`RECENT_LOOKUP_LIMITS.ttlMs`), whatever was announced since; undefined otherwise. The write's
+   * transaction judges the stored document again, so a grant removed through another process in
+   * that interval is still refused; only an invalid body is then answered 400 before it.
+   */
+  keptForEdit(ns: string, id: string): F | null | undefined {
+    const kept = this.getKept(ns, id)
+    if (kept !== undefined) return kept
+    const written = this.written.get(singleKey(ns, id))
+    return written && this.now() - written.at < RECENT_LOOKUP_LIMITS.ttlMs ? written.firewall : undefined
   }
 
   /**

@@ -183,7 +183,10 @@ describe('rule and exception writes, audited with their change (redis)', () => {
     }
     expect((await api('GET', '/v1/default/config/web')).body.version).toBe(version)
   })
-  /** The top-level commands this file's servers send on the namespace's keys while `run` runs (MONITOR between two markers). */
+  /**
+   * The top-level commands this file's servers send on the namespace's firewall keys while `run`
+   * runs (MONITOR between two markers; not the authentication's reads, which a slow run repeats).
+   */
   const commandsDuring = async (run: () => Promise<void>): Promise<string[][]> => {
     const monitor = new Redis(env.REDIS_URL)
     const marker = new Redis(env.REDIS_URL)
@@ -194,7 +197,7 @@ describe('rule and exception writes, audited with their change (redis)', () => {
     lines.on('monitor', (_time: string, args: string[], source: string) => {
       if (args[0].toLowerCase() === 'echo') seen.get(args[1])?.()
       else if (counting && !source.includes('lua'))
-        if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}'))) commands.push(args)
+        if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}:fw'))) commands.push(args)
     })
     const mark = async (name: string) => {
       const shown = new Promise<void>((resolve) => seen.set(`${env.REDIS_PREFIX}${name}`, resolve))
@@ -225,6 +228,27 @@ describe('rule and exception writes, audited with their change (redis)', () => {
     })
     // #27: each was a read of the document its own previous write stored (MGET), then the write.
     expect(commands.map((args) => args[0].toLowerCase())).toEqual(['evalsha', 'evalsha', 'evalsha', 'evalsha'])
+  })
+
+  it('writes on what another process stored without a read: the refused compare-and-set answers it', async () => {
+    const clients = servers.map((server) => apiClient(server.url, TOKEN))
+    // Each process has written the firewall once: each knows a version, soon out of date.
+    for (const [i, client] of clients.entries())
+      expect((await client('PUT', `/v1/default/config/web/rules/turn-w${i}`, rule(`turn-w${i}`))).status).toBe(201)
+    const commands = await commandsDuring(async () => {
+      for (let turn = 0; turn < 4; turn++) {
+        const written = await clients[turn % 2](
+          'PUT',
+          `/v1/default/config/web/rules/turn-${turn}`,
+          rule(`turn-${turn}`),
+        )
+        expect(written.status).toBe(201)
+        // Written on the other process's version, whose rule it keeps.
+        if (turn > 0) expect(written.body.rules.map((r: { id: string }) => r.id)).toContain(`turn-${turn - 1}`)
+      }
+    })
+    // Each: the compare-and-set on the version it knew, refused with what is stored, then on that.
+    expect(commands.map((args) => args[0].toLowerCase())).toEqual(Array(8).fill('evalsha'))
   })
 
   it('refuses a caller whose grant another process removed, though this process last stored it', async () => {
