@@ -103,9 +103,9 @@ export class FirewallRepository<F extends StoredFirewall = StoredFirewall, A = u
     return this.stamps.through(ns, ns, read, () => this.backend.signals.eventsLive())
   }
 
-  /** Entries the per-process caches hold now (lists by namespace, single firewalls). */
-  cached(): { namespaces: number; singles: number } {
-    return { namespaces: this.cache.size, singles: this.singles.size }
+  /** Entries the per-process caches hold now (lists by namespace, single firewalls, own writes). */
+  cached(): { namespaces: number; singles: number; written: number } {
+    return { namespaces: this.cache.size, singles: this.singles.size, written: this.written.size }
   }
 
   private open(ns: string, id: string, stored: F): F {

@@ -53,6 +53,14 @@ describe('firewall repository caches', () => {
       expect(await firewalls.list(`ns-${i}`)).toEqual([])
     }
     expect(firewalls.cached().namespaces).toBe(10)
+    // The documents its own writes stored (what the next edit assumes) are bounded like the singles.
+    for (let i = 0; i < 80; i++)
+      await firewalls.mutate('acme', `written-${i}`, {}, 'now', () => ({
+        next: { id: `written-${i}`, version: 0, updatedAt: '', upstreams: [] },
+        summary: 'created',
+        result: () => undefined,
+      }))
+    expect(firewalls.cached().written).toBe(50)
   })
 })
 
