@@ -135,6 +135,33 @@ describe('NuGet v3 reads through the firewall', () => {
   })
 })
 
+describe('NuGet registrations an upstream lists in pages', () => {
+  it('fetches the pages a few at a time and lists every version', async () => {
+    for (let minor = 0; minor < 100; minor++)
+      upstream.add('Acme.Paged', `1.${minor}.0`, nupkg('Acme.Paged', `1.${minor}.0`))
+    upstream.pagedRegistrations.set('acme.paged', 50)
+    const response = await read(`${index['RegistrationsBaseUrl/3.6.0']}acme.paged/index.json`)
+    expect(response.status).toBe(200)
+    const leaves = ((await response.json()) as any).items.flatMap((page: any) => page.items)
+    expect(leaves).toHaveLength(100)
+    expect(leaves.at(-1).catalogEntry.version).toBe('1.99.0')
+    expect(upstream.pageFetches.total).toBe(50)
+    // All at once, the 50 pages were 50 requests in flight (each page takes the feed a few ms).
+    expect(upstream.pageFetches.maxInFlight).toBeGreaterThan(1)
+    expect(upstream.pageFetches.maxInFlight).toBeLessThanOrEqual(4)
+  })
+
+  it('refuses an index listing more pages than it reads, and fetches none of them', async () => {
+    upstream.add('Acme.Huge', '1.0.0', nupkg('Acme.Huge', '1.0.0'))
+    upstream.pagedRegistrations.set('acme.huge', 1_001)
+    const fetched = upstream.pageFetches.total
+    const response = await read(`${index['RegistrationsBaseUrl/3.6.0']}acme.huge/index.json`)
+    expect(response.status).toBe(502)
+    expect(await response.text()).toContain('lists 1001 registration pages for acme.huge, more than the 1000')
+    expect(upstream.pageFetches.total).toBe(fetched)
+  })
+})
+
 describe('NuGet push and unlist through the firewall', () => {
   it('pushes to the publish target with its own API key and emits package.published', async () => {
     const response = await push(nupkg('Acme.Tool', '1.0.0'))

@@ -18,6 +18,13 @@ export interface NugetUpstream extends Loopback {
   versions: Map<string, Version[]>
   /** Lower-case ids whose registration answers 500 (a failing upstream). */
   brokenRegistrations: Set<string>
+  /**
+   * Lower-case ids whose registration index lists this many pages by reference (nuget.org's form
+   * for large packages), the versions spread over them; each page answers after a few ms.
+   */
+  pagedRegistrations: Map<string, number>
+  /** Page requests received, and the most answered at once (what the proxy fetches in parallel). */
+  pageFetches: { total: number; inFlight: number; maxInFlight: number }
   /** Pushes received (any body), in order: the multipart body's content type. */
   pushes: string[]
 }
@@ -32,6 +39,8 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
   }
   let base = ''
   const brokenRegistrations = new Set<string>()
+  const pagedRegistrations = new Map<string, number>()
+  const pageFetches = { total: 0, inFlight: 0, maxInFlight: 0 }
   const pushes: string[] = []
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
@@ -75,21 +84,29 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
       if (entry && flat[3] === `${flat[1]}.${flat[2]}.nupkg`)
         return send(res, 200, entry.nupkg, 'application/octet-stream')
     }
+    const page = /^\/reg\/([^/]+)\/page\/(\d+)\.json$/.exec(path)
+    const pages = page ? pagedRegistrations.get(page[1]) : undefined
+    if (page && pages !== undefined) {
+      pageFetches.total++
+      pageFetches.maxInFlight = Math.max(pageFetches.maxInFlight, ++pageFetches.inFlight)
+      // An upstream's latency: pages fetched in parallel are all in flight meanwhile.
+      await new Promise((resolve) => setTimeout(resolve, 5))
+      pageFetches.inFlight--
+      const all = leavesOf(page[1])
+      const size = Math.ceil(all.length / pages)
+      return json({ items: all.slice(Number(page[2]) * size, (Number(page[2]) + 1) * size) })
+    }
     const reg = /^\/reg\/([^/]+)\/index\.json$/.exec(path)
     if (reg && brokenRegistrations.has(reg[1])) return send(res, 500, 'registration store down')
     const regList = reg ? versions.get(reg[1]) : undefined
+    const paged = reg ? pagedRegistrations.get(reg[1]) : undefined
+    if (reg && regList && paged !== undefined)
+      return json({
+        count: paged,
+        items: Array.from({ length: paged }, (_, k) => ({ '@id': `${base}/reg/${reg[1]}/page/${k}.json`, count: 0 })),
+      })
     if (reg && regList) {
-      const items = regList.map((v) => ({
-        '@id': `${base}/reg/${reg[1]}/${v.version.toLowerCase()}.json`,
-        catalogEntry: {
-          id: v.id,
-          version: v.version,
-          published: v.listed ? v.published : '1900-01-01T00:00:00Z',
-          listed: v.listed,
-          licenseExpression: v.license,
-        },
-        packageContent: `${base}/flat/${reg[1]}/${v.version.toLowerCase()}/${reg[1]}.${v.version.toLowerCase()}.nupkg`,
-      }))
+      const items = leavesOf(reg[1])
       return json({
         count: 1,
         items: [
@@ -105,6 +122,29 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     }
     send(res, 404, 'not found')
   })
+  /** The registration leaves of lower-case `id`, as the feed lists them. */
+  function leavesOf(id: string) {
+    return (versions.get(id) ?? []).map((v) => ({
+      '@id': `${base}/reg/${id}/${v.version.toLowerCase()}.json`,
+      catalogEntry: {
+        id: v.id,
+        version: v.version,
+        published: v.listed ? v.published : '1900-01-01T00:00:00Z',
+        listed: v.listed,
+        licenseExpression: v.license,
+      },
+      packageContent: `${base}/flat/${id}/${v.version.toLowerCase()}/${id}.${v.version.toLowerCase()}.nupkg`,
+    }))
+  }
   base = loopback.url
-  return { ...loopback, index: `${loopback.url}/v3/index.json`, add, versions, brokenRegistrations, pushes }
+  return {
+    ...loopback,
+    index: `${loopback.url}/v3/index.json`,
+    add,
+    versions,
+    brokenRegistrations,
+    pagedRegistrations,
+    pageFetches,
+    pushes,
+  }
 }

@@ -6,6 +6,7 @@ import { TimeSlice } from '../../common/time-slice'
 import { cachedDocument } from '../upstream/artifacts'
 import type { UpstreamScope } from '../upstream/selection'
 import { fetchNugetJson, upstreamResources } from './resources'
+import { RegistryError } from '../responses'
 
 /** A registration leaf as the registration index inlines it. */
 export interface RegistrationLeaf {
@@ -30,9 +31,19 @@ interface RegistrationPage {
 }
 
 /**
+ * Pages a registration index may list. nuget.org puts 64 versions on a page, so this is 64,000
+ * versions; an index listing more is refused rather than fetched (an upstream's answer is
+ * outside input: a broken or hostile one could list millions).
+ */
+export const REGISTRATION_PAGE_LIMIT = 1_000
+/** Pages of one registration fetched at a time (all at once, an index of 1,000 pages was 1,000 requests). */
+export const REGISTRATION_PAGE_FETCHES = 4
+
+/**
  * Every leaf of `id` on one upstream: the registration index, with pages that are not
- * inlined (more than 128 versions on nuget.org) fetched. Null when the upstream has no
- * registration resource or does not know the id.
+ * inlined (more than 128 versions on nuget.org) fetched, `REGISTRATION_PAGE_FETCHES` at a time.
+ * Null when the upstream has no registration resource or does not know the id; 502 when the
+ * index lists more than `REGISTRATION_PAGE_LIMIT` pages.
  */
 export async function registrationLeaves(
   scope: UpstreamScope,
@@ -44,13 +55,24 @@ export async function registrationLeaves(
     if (!base) return null
     const index = await fetchNugetJson<{ items?: RegistrationPage[] }>(scope, upstream, `${base}${id}/index.json`)
     if (!index) return null
-    const pages = await Promise.all(
-      (index.items ?? []).map(
-        async (page) =>
+    const listed = Array.isArray(index.items) ? index.items : []
+    if (listed.length > REGISTRATION_PAGE_LIMIT)
+      throw new RegistryError(
+        502,
+        `upstream ${upstream.id} lists ${listed.length} registration pages for ${id}, more than the ${REGISTRATION_PAGE_LIMIT} this proxy reads`,
+      )
+    const pages: RegistrationLeaf[][] = new Array(listed.length)
+    let next = 0
+    const fetchPages = async () => {
+      for (let at = next++; at < listed.length; at = next++) {
+        const page = listed[at]
+        const items =
           page.items ??
-          (page['@id'] ? ((await fetchNugetJson<RegistrationPage>(scope, upstream, page['@id']))?.items ?? []) : []),
-      ),
-    )
+          (page['@id'] ? (await fetchNugetJson<RegistrationPage>(scope, upstream, page['@id']))?.items : [])
+        pages[at] = Array.isArray(items) ? items : []
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(REGISTRATION_PAGE_FETCHES, listed.length) }, fetchPages))
     return pages.flat()
   })
 }
