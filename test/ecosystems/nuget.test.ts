@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startProxy, type ProxyHarness } from '../registry/harness'
 import { startNugetUpstream, type NugetUpstream } from '../support/nuget-upstream'
 import { nupkg } from '../fixtures/ecosystems/packages'
+import { send, startLoopback } from '../support/loopback'
 
 let upstream: NugetUpstream
 let proxy: ProxyHarness
@@ -149,6 +150,49 @@ describe('NuGet registrations an upstream lists in pages', () => {
     // All at once, the 50 pages were 50 requests in flight (each page takes the feed a few ms).
     expect(upstream.pageFetches.maxInFlight).toBeGreaterThan(1)
     expect(upstream.pageFetches.maxInFlight).toBeLessThanOrEqual(4)
+  })
+
+  it('sends the feed its credentials, and not the other origin its index names for the pages', async () => {
+    const relayed: (string | undefined)[] = []
+    // Another origin serving the pages (the feed's own, relayed): what an upstream's answer may name.
+    const elsewhere = await startLoopback(async (req, res, url) => {
+      relayed.push(req.headers.authorization)
+      const page = await fetch(`${upstream.url}${url.pathname}`)
+      send(res, page.status, Buffer.from(await page.arrayBuffer()), 'application/json')
+    })
+    try {
+      for (const v of ['1.0.0', '1.1.0', '1.2.0', '1.3.0']) upstream.add('Acme.Mirrored', v, nupkg('Acme.Mirrored', v))
+      upstream.pagedRegistrations.set('acme.mirrored', 2)
+      upstream.pagesAt.set('acme.mirrored', elsewhere.url)
+      const response = await read(`${index['RegistrationsBaseUrl/3.6.0']}acme.mirrored/index.json`)
+      expect(response.status).toBe(200)
+      expect(((await response.json()) as any).items.flatMap((page: any) => page.items)).toHaveLength(4)
+      expect(upstream.authorizations.get('/reg/acme.mirrored/index.json')).toBe('Bearer feed-key')
+      expect(relayed).toEqual([undefined, undefined])
+    } finally {
+      await elsewhere.close()
+    }
+  })
+
+  it('leaves out what an upstream lists as a page or a leaf but is not one, never a 500', async () => {
+    upstream.add('Acme.Junk', '1.0.0', nupkg('Acme.Junk', '1.0.0'))
+    upstream.add('Acme.Junk', '1.1.0', nupkg('Acme.Junk', '1.1.0'))
+    upstream.pagedRegistrations.set('acme.junk', 1)
+    upstream.junkPages.set('acme.junk', [null, 7, { '@id': 'not a url' }, { '@id': 42 }, { items: 'no list' }])
+    upstream.junkLeaves.set('acme.junk', [
+      null,
+      7,
+      {},
+      { catalogEntry: null },
+      { catalogEntry: { id: 'Acme.Junk' } },
+      { catalogEntry: { id: 'Acme.Junk', version: 3 } },
+    ])
+    const response = await read(`${index['RegistrationsBaseUrl/3.6.0']}acme.junk/index.json`)
+    expect(response.status).toBe(200)
+    const leaves = ((await response.json()) as any).items.flatMap((page: any) => page.items)
+    expect(leaves.map((leaf: any) => leaf.catalogEntry.version)).toEqual(['1.0.0', '1.1.0'])
+    const download = await read(`${index['PackageBaseAddress/3.0.0']}acme.junk/1.1.0/acme.junk.1.1.0.nupkg`)
+    expect(download.status).toBe(200)
   })
 
   it('refuses an index listing more pages than it reads, and fetches none of them', async () => {

@@ -25,6 +25,14 @@ export interface NugetUpstream extends Loopback {
   pagedRegistrations: Map<string, number>
   /** Page requests received, and the most answered at once (what the proxy fetches in parallel). */
   pageFetches: { total: number; inFlight: number; maxInFlight: number }
+  /** Lower-case ids whose registration pages the index names on another origin (which must relay them here). */
+  pagesAt: Map<string, string>
+  /** Lower-case ids whose registration lists these items beside its leaves (an upstream's garbage). */
+  junkLeaves: Map<string, unknown[]>
+  /** Lower-case ids whose paged registration index lists these items beside its pages. */
+  junkPages: Map<string, unknown[]>
+  /** The Authorization header of the last request for each path (undefined: none sent). */
+  authorizations: Map<string, string | undefined>
   /** Pushes received (any body), in order: the multipart body's content type. */
   pushes: string[]
 }
@@ -41,9 +49,14 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
   const brokenRegistrations = new Set<string>()
   const pagedRegistrations = new Map<string, number>()
   const pageFetches = { total: 0, inFlight: 0, maxInFlight: 0 }
+  const pagesAt = new Map<string, string>()
+  const junkLeaves = new Map<string, unknown[]>()
+  const junkPages = new Map<string, unknown[]>()
+  const authorizations = new Map<string, string | undefined>()
   const pushes: string[] = []
   const loopback = await startLoopback(async (req, res, url) => {
     const path = url.pathname
+    authorizations.set(path, req.headers.authorization)
     const json = (body: unknown) => send(res, 200, JSON.stringify(body), 'application/json')
     if (path === '/v3/index.json') {
       return json({
@@ -103,7 +116,13 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     if (reg && regList && paged !== undefined)
       return json({
         count: paged,
-        items: Array.from({ length: paged }, (_, k) => ({ '@id': `${base}/reg/${reg[1]}/page/${k}.json`, count: 0 })),
+        items: [
+          ...Array.from({ length: paged }, (_, k) => ({
+            '@id': `${pagesAt.get(reg[1]) ?? base}/reg/${reg[1]}/page/${k}.json`,
+            count: 0,
+          })),
+          ...(junkPages.get(reg[1]) ?? []),
+        ],
       })
     if (reg && regList) {
       const items = leavesOf(reg[1])
@@ -123,7 +142,10 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     send(res, 404, 'not found')
   })
   /** The registration leaves of lower-case `id`, as the feed lists them. */
-  function leavesOf(id: string) {
+  function leavesOf(id: string): unknown[] {
+    return [...leavesListed(id), ...(junkLeaves.get(id) ?? [])]
+  }
+  function leavesListed(id: string) {
     return (versions.get(id) ?? []).map((v) => ({
       '@id': `${base}/reg/${id}/${v.version.toLowerCase()}.json`,
       catalogEntry: {
@@ -145,6 +167,10 @@ export async function startNugetUpstream(options: { apiKey: string }): Promise<N
     brokenRegistrations,
     pagedRegistrations,
     pageFetches,
+    pagesAt,
+    junkLeaves,
+    junkPages,
+    authorizations,
     pushes,
   }
 }

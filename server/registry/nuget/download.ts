@@ -18,7 +18,7 @@ import {
 import { fetchNugetJson, proxyServiceIndex, upstreamResources } from './resources'
 import type { ProxyRequest } from '../proxy-request'
 import { RegistryError, sendBytes, sendJson } from '../responses'
-import { callUpstream, upstreamAuthorization, UpstreamUnavailable } from '../upstream/client'
+import { artifactAuthorization, callUpstream, UpstreamUnavailable } from '../upstream/client'
 import { factUnavailable } from '../fact-fetch'
 
 interface Resolved {
@@ -83,8 +83,9 @@ async function serveVersions(request: ProxyRequest, policy: Policy, id: string):
 
 async function fetchContent(request: ProxyRequest, upstream: Upstream, path: string): Promise<Response> {
   const base = (await upstreamResources(request.scope, upstream)).packageBaseAddress!
+  // The base is the service index's: credentials only to the upstream's origin (or an artifact host).
   return callUpstream(request.scope.transport, upstream, `${base}${path}`, {
-    authorization: upstreamAuthorization(upstream),
+    authorization: artifactAuthorization(upstream, `${base}${path}`),
     timeoutMs: request.scope.timeoutMs,
     kind: path.endsWith('.nupkg') ? 'artifact' : 'metadata',
   })

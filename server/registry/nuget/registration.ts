@@ -61,20 +61,46 @@ export async function registrationLeaves(
         502,
         `upstream ${upstream.id} lists ${listed.length} registration pages for ${id}, more than the ${REGISTRATION_PAGE_LIMIT} this proxy reads`,
       )
-    const pages: RegistrationLeaf[][] = new Array(listed.length)
+    /** The leaves of one listed page: inlined, or read from the URL it names. */
+    const leavesOf = async (page: unknown): Promise<RegistrationLeaf[]> => {
+      if (typeof page !== 'object' || page === null) return []
+      const { items, '@id': url } = page as RegistrationPage
+      const found =
+        items ??
+        (typeof url === 'string' && URL.canParse(url)
+          ? (await fetchNugetJson<RegistrationPage>(scope, upstream, url))?.items
+          : [])
+      return Array.isArray(found) ? found.filter(isLeaf) : []
+    }
+    const pages: RegistrationLeaf[][] = []
     let next = 0
     const fetchPages = async () => {
-      for (let at = next++; at < listed.length; at = next++) {
-        const page = listed[at]
-        const items =
-          page.items ??
-          (page['@id'] ? (await fetchNugetJson<RegistrationPage>(scope, upstream, page['@id']))?.items : [])
-        pages[at] = Array.isArray(items) ? items : []
+      while (next < listed.length) {
+        const at = next++
+        try {
+          pages[at] = await leavesOf(listed[at])
+        } catch (error) {
+          // A failed page fails the whole list: the other fetchers stop taking pages.
+          next = listed.length
+          throw error
+        }
       }
     }
     await Promise.all(Array.from({ length: Math.min(REGISTRATION_PAGE_FETCHES, listed.length) }, fetchPages))
     return pages.flat()
   })
+}
+
+/**
+ * An item an upstream listed as a leaf that is one: an object whose catalog entry names an id and
+ * a version. Anything else is left out where it is read (it failed the whole index with a 500).
+ */
+function isLeaf(item: unknown): item is RegistrationLeaf {
+  if (typeof item !== 'object' || item === null) return false
+  const entry = (item as { catalogEntry?: unknown }).catalogEntry
+  if (typeof entry !== 'object' || entry === null) return false
+  const { id, version } = entry as { id?: unknown; version?: unknown }
+  return typeof id === 'string' && typeof version === 'string'
 }
 
 const key = (version: string) => normalizeNuGet(version)?.toLowerCase() ?? version.toLowerCase()

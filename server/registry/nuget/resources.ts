@@ -4,7 +4,7 @@ import type { UpstreamScope } from '../upstream/selection'
 import { RegistryError } from '../responses'
 import { parseFactJson } from '../fact-fetch'
 import { upstreamPieces } from '../upstream/body-text'
-import { callUpstream, upstreamAuthorization } from '../upstream/client'
+import { artifactAuthorization, callUpstream } from '../upstream/client'
 
 /** The resources of an upstream's service index the proxy uses (URLs end with `/` where NuGet appends). */
 interface NugetResources {
@@ -15,12 +15,14 @@ interface NugetResources {
 
 /**
  * GET of an upstream JSON document; null on 404 (and 401/403). A body that is not JSON is a
- * 502 naming the document (publish times and licenses come from these), never a 500.
+ * 502 naming the document (publish times and licenses come from these), never a 500. Every URL
+ * but the endpoint comes from the upstream's answers (resources, registration pages): its
+ * credentials go only to its own origin, or an artifact host's token to that host.
  */
 export async function fetchNugetJson<T>(scope: UpstreamScope, upstream: Upstream, url: string): Promise<T | null> {
   const response = await callUpstream(scope.transport, upstream, url, {
     headers: { accept: 'application/json' },
-    authorization: upstreamAuthorization(upstream),
+    authorization: artifactAuthorization(upstream, url),
     timeoutMs: scope.timeoutMs,
   })
   if (!response.ok) {

@@ -30,9 +30,10 @@ export function upstreamAuthorization(upstream: Upstream): string | undefined {
 }
 
 /**
- * The Authorization header for a tarball URL: the matching `artifactCredentials` host wins;
- * else the upstream's credentials, but only on the upstream's own origin, so a packument that
- * points tarballs at a third-party host never receives them.
+ * The Authorization header for a URL an upstream's answer names (a tarball, a NuGet resource or
+ * registration page): the matching `artifactCredentials` host wins; else the upstream's
+ * credentials, but only on the upstream's own origin, so an answer that points at a third-party
+ * host never hands it them.
  * @example artifactAuthorization(upstream, 'https://cdn.example/pkg/-/pkg-1.0.0.tgz')
  */
 export function artifactAuthorization(upstream: Upstream, url: string): string | undefined {
