@@ -258,7 +258,7 @@ describe('sendAttempt connection reuse', () => {
       })
       const dropped = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })
       expect(dropped).toMatchObject({ kind: 'failure', responseStatus: 0 })
-      expect(dropped.error).toMatch(/ECONNRESET|socket hang up/)
+      expect(dropped.error).toMatch(/UND_ERR_SOCKET: other side closed/)
       // One request per attempt reached the receiver; the next attempt opens a new connection.
       expect(target.arrived()).toBe(2)
       const retried = await request('/ok', { url: target.url, settings, headers: { 'webhook-id': 'second' } })

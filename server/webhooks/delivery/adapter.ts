@@ -193,6 +193,10 @@ async function takeAndSend(
   // Observed by the actor's `deliverBatch` step; a rejection before it asks is not unhandled.
   report.catch(() => undefined)
   sentAtTake.set(input.webhookId, { deliveryId: output.batch.deliveryId, feed, report })
+  // Two turns: the request is written in a check-phase callback of its own (undici checks an idle
+  // kept-alive connection for a close first, protocol/attempt.ts), queued in the turn after this
+  // one's; the actor hears of the take after it.
+  await new Promise((resolve) => setImmediate(resolve))
   await new Promise((resolve) => setImmediate(resolve))
   return output
 }
