@@ -118,6 +118,14 @@ describe('sendAttempt against a loopback receiver', () => {
     expect(outcome.durationMillis).toBeGreaterThanOrEqual(190)
   })
 
+  it('reports a header it cannot send as a failed attempt, sending nothing', async () => {
+    const before = received.length
+    const outcome = await request('/ok', { headers: { 'x-split': 'a\r\nx-injected: 1' } })
+    expect(outcome).toMatchObject({ kind: 'failure', responseStatus: 0 })
+    expect(outcome.error).toMatch(/header/i)
+    expect(received.length).toBe(before)
+  })
+
   it('reports a refused connection as status 0 with the error', async () => {
     const closed = http.createServer()
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve))

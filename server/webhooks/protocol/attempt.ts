@@ -120,49 +120,56 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
       settle(refused('timeout'))
       controller?.abort(new Error('timeout'))
     }, request.timeoutMs)
-    agent.dispatch(
-      {
-        origin: url.origin,
-        path: `${url.pathname}${url.search}`,
-        method: 'POST',
-        body: request.body,
-        headers: { ...request.headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
-      },
-      {
-        onRequestStart(started) {
-          controller = started
-          // Timed out while waiting for a connection: it goes no further.
-          if (settled) started.abort(new Error('timeout'))
+    const dispatch = () =>
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: 'POST',
+          body: request.body,
+          headers: { ...request.headers, 'content-type': 'application/json', 'user-agent': USER_AGENT },
         },
-        onResponseStart(_controller, statusCode, headers) {
-          // An informational answer (100 Continue) is followed by the real one.
-          if (statusCode < 200) return
-          status = statusCode
-          retryAfter = headers['retry-after']
+        {
+          onRequestStart(started) {
+            controller = started
+            // Timed out while waiting for a connection: it goes no further.
+            if (settled) started.abort(new Error('timeout'))
+          },
+          onResponseStart(_controller, statusCode, headers) {
+            // An informational answer (100 Continue) is followed by the real one.
+            if (statusCode < 200) return
+            status = statusCode
+            retryAfter = headers['retry-after']
+          },
+          onResponseData(started, chunk) {
+            chunks.push(chunk)
+            size += chunk.length
+            if (size >= RESPONSE_BODY_LIMIT) {
+              complete()
+              // The rest is not read: the connection cannot go back to the pool.
+              started.abort(new Error('response body limit reached'))
+            }
+          },
+          // Read to the end, the connection returns to the pool for the next attempt in the turn of the
+          // event loop after this one (undici's check-phase callback, queued right after this returns):
+          // the outcome waits one turn longer, or an attempt that follows at once opened a connection
+          // of its own.
+          onResponseEnd: () => setImmediate(() => setImmediate(complete)),
+          onResponseError(_controller, error: NodeJS.ErrnoException) {
+            // A body cut short after the status arrived still leaves a usable status.
+            if (status !== 0) return complete()
+            if (error.code === NOT_PUBLIC_ERROR) return settle(refused(`url_not_public: ${error.message}`))
+            if (error.code === PEER_REFUSED) return settle(refused(error.message))
+            settle(refused(describe(error)))
+          },
         },
-        onResponseData(started, chunk) {
-          chunks.push(chunk)
-          size += chunk.length
-          if (size >= RESPONSE_BODY_LIMIT) {
-            complete()
-            // The rest is not read: the connection cannot go back to the pool.
-            started.abort(new Error('response body limit reached'))
-          }
-        },
-        // Read to the end, the connection returns to the pool for the next attempt in the turn of the
-        // event loop after this one (undici's check-phase callback, queued right after this returns):
-        // the outcome waits one turn longer, or an attempt that follows at once opened a connection
-        // of its own.
-        onResponseEnd: () => setImmediate(() => setImmediate(complete)),
-        onResponseError(_controller, error: NodeJS.ErrnoException) {
-          // A body cut short after the status arrived still leaves a usable status.
-          if (status !== 0) return complete()
-          if (error.code === NOT_PUBLIC_ERROR) return settle(refused(`url_not_public: ${error.message}`))
-          if (error.code === PEER_REFUSED) return settle(refused(error.message))
-          settle(refused(describe(error)))
-        },
-      },
-    )
+      )
+    try {
+      dispatch()
+    } catch (error) {
+      // A request undici refuses outright (a header it will not write) is a failed attempt too.
+      settle(refused(describe(error as NodeJS.ErrnoException)))
+    }
   })
 }
 
