@@ -8,7 +8,7 @@ const digests = new Map<string, string>()
  * have it cached yet (NOSCRIPT: a restarted Redis, a cluster node seeing it first). The scripts
  * run on every transaction, lease and rate-limit hit; sending their text each time cost more
  * bytes than the data they carry.
- * @example await evalScript(client, LEASE_RELEASE, 1, key, owner)
+ * @example await evalScript(client, LEASE_CALLS, 1, key, "r", owner, "0")
  */
 export async function evalScript(
   client: Redis | Cluster,

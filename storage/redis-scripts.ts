@@ -142,19 +142,30 @@ end
 return ids
 `
 
-/** Acquire or renew a lease held by ARGV[1] for ARGV[2] ms. */
-export const LEASE_ACQUIRE = `
-local owner = redis.call('GET', KEYS[1])
-if owner == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
+/**
+ * Lease calls in order, one per KEYS entry, each with three ARGV (operation, owner, ttl in ms):
+ * `a` acquires or renews for the owner (1, or 0 when another owner holds it), `r` releases when
+ * the owner holds it (1), `o` answers the owner (nil when free). Returns the answers in order.
+ */
+export const LEASE_CALLS = `
+local answers = {}
+for i, key in ipairs(KEYS) do
+  local operation, owner, ttl = ARGV[3 * i - 2], ARGV[3 * i - 1], ARGV[3 * i]
+  local current = redis.call('GET', key)
+  if operation == 'o' then
+    answers[i] = current
+  elseif operation == 'r' then
+    if current == owner then redis.call('DEL', key) end
+    answers[i] = 1
+  elseif current == owner then
+    redis.call('PEXPIRE', key, ttl)
+    answers[i] = 1
+  elseif current then
+    answers[i] = 0
+  else
+    redis.call('SET', key, owner, 'PX', ttl)
+    answers[i] = 1
+  end
 end
-if owner then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`
-
-export const LEASE_RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
+return answers
 `
