@@ -1,7 +1,6 @@
 import type { LeaseStore } from '../ports'
-import { LEASE_CALLS } from '../redis-scripts'
+import { LEASE_ACQUIRE, LEASE_CALLS, LEASE_RELEASE } from '../redis-scripts'
 import { evalScript } from '../redis-eval'
-import { hashTagOf } from '../redis-target'
 import type { RedisConnection } from './connection'
 
 /** One lease call waiting for its turn's script call. */
@@ -20,16 +19,19 @@ const CALLS_PER_RUN = 500
 /**
  * Leases on Redis: one key per lease holding its owner, expiring with it.
  *
- * The calls made in one turn of the event loop go out together, in order, as one script run (one
- * per hash tag on a cluster: a webhook's lease key carries none, so there each is a run of its
- * own). When one event reaches 100 webhooks, each take extends its webhook's lease for the attempt
- * that follows, and each ended attempt returns it: 200 script runs a burst, each a command built,
- * a reply parsed and a promise settled, on the path of the burst's first request. Ordered in one
- * queue, a release never overtakes an acquire made before it (`DeliveryLeases` relies on storage
- * applying one lease's calls in the order they were made).
+ * On a single Redis, the calls made in one turn of the event loop go out together, in order, as
+ * one script run. When one event reaches 100 webhooks, each take extends its webhook's lease for
+ * the attempt that follows, and each ended attempt returns it: 200 script runs a burst, each a
+ * command built, a reply parsed and a promise settled, on the path of the burst's first request.
+ * Ordered in one queue, a release never overtakes an acquire made before it (`DeliveryLeases`
+ * relies on storage applying one lease's calls in the order they were made). A cluster runs each
+ * call on its own, at once, as before: a webhook's lease key carries no hash tag, so no two share
+ * a slot, and queued to the end of the turn there the calls only came later (light load p50 22-25
+ * against 18-22 ms in four same-run pairs).
  */
 export class RedisLeases implements LeaseStore {
-  private queued = new Map<string, LeaseCall[]>()
+  /** The calls of this turn (a single Redis takes any keys in one script run). */
+  private queued: LeaseCall[] = []
   private flushing = false
 
   constructor(private readonly connection: RedisConnection) {}
@@ -39,24 +41,25 @@ export class RedisLeases implements LeaseStore {
   }
 
   async acquire(name: string, owner: string, ttlMs: number): Promise<boolean> {
+    if (this.connection.cluster)
+      return (await evalScript(this.connection.client, LEASE_ACQUIRE, 1, this.key(name), owner, String(ttlMs))) === 1
     return (await this.call(name, 'a', owner, String(ttlMs))) === 1
   }
 
   async release(name: string, owner: string): Promise<void> {
-    await this.call(name, 'r', owner, '0')
+    if (this.connection.cluster) await evalScript(this.connection.client, LEASE_RELEASE, 1, this.key(name), owner)
+    else await this.call(name, 'r', owner, '0')
   }
 
   async owner(name: string): Promise<string | null> {
+    if (this.connection.cluster) return this.connection.client.get(this.key(name))
     return ((await this.call(name, 'o', '', '0')) as string | null) ?? null
   }
 
   private call(name: string, operation: LeaseCall['operation'], owner: string, ttl: string): Promise<unknown> {
     const key = this.key(name)
-    const group = this.connection.cluster ? hashTagOf(key) : ''
     return new Promise((resolve, reject) => {
-      let calls = this.queued.get(group)
-      if (!calls) this.queued.set(group, (calls = []))
-      calls.push({ key, operation, owner, ttl, resolve, reject })
+      this.queued.push({ key, operation, owner, ttl, resolve, reject })
       if (this.flushing) return
       this.flushing = true
       // After the turn's synchronous work and its promise continuations: every call they make joins.
@@ -66,11 +69,10 @@ export class RedisLeases implements LeaseStore {
 
   private flush(): void {
     this.flushing = false
-    const groups = this.queued
-    this.queued = new Map()
-    for (const calls of groups.values())
-      for (let from = 0; from < calls.length; from += CALLS_PER_RUN)
-        void this.run(calls.slice(from, from + CALLS_PER_RUN))
+    const calls = this.queued
+    this.queued = []
+    for (let from = 0; from < calls.length; from += CALLS_PER_RUN)
+      void this.run(calls.slice(from, from + CALLS_PER_RUN))
   }
 
   private async run(calls: LeaseCall[]): Promise<void> {
