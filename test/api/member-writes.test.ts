@@ -3,7 +3,7 @@ import { apiClient, startServer, type Api, type RunningServer } from '../support
 import { readEvents } from '../support/events'
 import { sharedStorageEnv } from '../support/backends'
 import { privateRedis } from '../support/redis'
-import { Redis } from 'ioredis'
+import { commandsDuring as monitorCommands } from '../support/redis-monitor'
 import { createUser } from '../support/admin'
 
 /**
@@ -140,37 +140,15 @@ describe('rule and exception writes, audited with their change (redis)', () => {
 
   /**
    * The top-level commands this file's servers send on the namespace's firewall keys while `run`
-   * runs (MONITOR between two markers; not the authentication's reads, which a slow run repeats).
+   * runs (not the authentication's reads, which a slow run repeats).
    */
-  const commandsDuring = async (run: () => Promise<void>): Promise<string[][]> => {
-    const monitor = new Redis(env.REDIS_URL)
-    const marker = new Redis(env.REDIS_URL)
-    const commands: string[][] = []
-    let counting = false
-    const seen = new Map<string, () => void>()
-    const lines = await monitor.monitor()
-    lines.on('monitor', (_time: string, args: string[], source: string) => {
-      if (args[0].toLowerCase() === 'echo') seen.get(args[1])?.()
-      else if (counting && !source.includes('lua'))
-        if (args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}:fw'))) commands.push(args)
-    })
-    const mark = async (name: string) => {
-      const shown = new Promise<void>((resolve) => seen.set(`${env.REDIS_PREFIX}${name}`, resolve))
-      await marker.echo(`${env.REDIS_PREFIX}${name}`)
-      await shown
-    }
-    try {
-      await mark('from')
-      counting = true
-      await run()
-      await mark('to')
-      return commands
-    } finally {
-      lines.disconnect()
-      monitor.disconnect()
-      marker.disconnect()
-    }
-  }
+  const commandsDuring = (run: () => Promise<void>): Promise<string[][]> =>
+    monitorCommands(
+      env.REDIS_URL,
+      run,
+      (args) => args.some((arg) => arg.startsWith(env.REDIS_PREFIX) && arg.includes('{default}:fw')),
+      env.REDIS_PREFIX,
+    )
 
   it('makes a no-op upsert one transaction: the check that nothing changed and its audit entry', async () => {
     expect((await api('PUT', '/v1/default/config/web/rules/same', rule('same'))).status).toBe(201)

@@ -2,6 +2,7 @@ import Redis from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { RedisBackend } from '../../storage/redis-backend'
 import { privateRedis, uniquePrefix } from '../support/redis'
+import { commandsDuring as monitorCommands } from '../support/redis-monitor'
 
 /**
  * The lease calls of one turn go to Redis as one script run, in the order they were made (a
@@ -23,35 +24,7 @@ describe('Redis lease calls', () => {
     await redis.stop()
   })
 
-  /** The top-level commands Redis ran while `run` ran (between two ECHO markers). */
-  const commandsDuring = async (run: () => Promise<void>): Promise<string[][]> => {
-    const monitor = new Redis(redis.url)
-    const marker = new Redis(redis.url)
-    const commands: string[][] = []
-    let counting = false
-    const seen = new Map<string, () => void>()
-    const lines = await monitor.monitor()
-    lines.on('monitor', (_time: string, args: string[], source: string) => {
-      if (args[0].toLowerCase() === 'echo') seen.get(args[1])?.()
-      else if (counting && !source.includes('lua')) commands.push(args)
-    })
-    const mark = async (name: string) => {
-      const shown = new Promise<void>((resolve) => seen.set(name, resolve))
-      await marker.echo(name)
-      await shown
-    }
-    try {
-      await mark('from')
-      counting = true
-      await run()
-      await mark('to')
-      return commands
-    } finally {
-      lines.disconnect()
-      monitor.disconnect()
-      marker.disconnect()
-    }
-  }
+  const commandsDuring = (run: () => Promise<void>) => monitorCommands(redis.url, run)
 
   it('sends the calls of one turn as one script run and answers each', async () => {
     let answers: boolean[] = []
