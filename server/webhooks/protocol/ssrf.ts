@@ -96,8 +96,9 @@ function notPublic(address: string, host?: string): UrlCheck {
 export const NOT_PUBLIC_ERROR = 'ERR_WEBHOOK_NOT_PUBLIC'
 
 /**
- * A `lookup` for `http.request` that refuses names resolving to non-public addresses, so the
- * address checked is the address connected to (defeats DNS rebinding between check and use).
+ * A `lookup` for the attempts' connections (attempt.ts) that refuses names resolving to
+ * non-public addresses, so the address checked is the address connected to (defeats DNS
+ * rebinding between check and use).
  */
 export function guardedLookup(settings: PolicySettings, lookupAll: LookupAll = systemLookupAll) {
   return policyGuardedLookup(webhookAddressPolicy(settings), {
