@@ -120,7 +120,7 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
       settle(refused('timeout'))
       controller?.abort(new Error('timeout'))
     }, request.timeoutMs)
-    const dispatch = () =>
+    try {
       agent.dispatch(
         {
           origin: url.origin,
@@ -153,8 +153,11 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
           // Read to the end, the connection returns to the pool for the next attempt in the turn of the
           // event loop after this one (undici's check-phase callback, queued right after this returns):
           // the outcome waits one turn longer, or an attempt that follows at once opened a connection
-          // of its own.
-          onResponseEnd: () => setImmediate(() => setImmediate(complete)),
+          // of its own. Answered in full, the attempt's timeout no longer applies meanwhile.
+          onResponseEnd: () => {
+            clearTimeout(timer)
+            setImmediate(() => setImmediate(complete))
+          },
           onResponseError(_controller, error: NodeJS.ErrnoException) {
             // A body cut short after the status arrived still leaves a usable status.
             if (status !== 0) return complete()
@@ -164,8 +167,6 @@ export function sendAttempt(request: AttemptRequest): Promise<AttemptOutcome> {
           },
         },
       )
-    try {
-      dispatch()
     } catch (error) {
       // A request undici refuses outright (a header it will not write) is a failed attempt too.
       settle(refused(describe(error as NodeJS.ErrnoException)))
