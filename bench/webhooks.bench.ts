@@ -16,7 +16,8 @@
  *    event (500 events/s), to 100 webhooks subscribed to both, at the default log level (info):
  *    events produced against asked, event-deliveries/s, dropped, lost, reordered, upsert p99.
  * Targets (`support/bench-targets.ts`): a single Redis, then a 3-master Redis Cluster this run starts on
- * free loopback ports and stops after; the figures print side by side.
+ * free loopback ports and stops after; the figures print side by side. The receiver reads requests
+ * off the socket; BENCH_RECEIVER=http receives through node:http (support/webhook-sink.ts).
  */
 import type { Backend } from '../storage'
 import { keys, webhookKeys } from '../storage/repositories/keys'

@@ -24,6 +24,7 @@ export interface HookLog {
  */
 const RECEIVER = `
 const { createServer } = require('node:http')
+const { createServer: createNetServer } = require('node:net')
 const { parentPort, workerData } = require('node:worker_threads')
 const received = new Int32Array(workerData.received)
 const EVENT = Buffer.from('{"id":"evt-')
@@ -54,28 +55,73 @@ function parsed(body, scanned) {
   return events
 }
 let hooks = new Map()
-const server = createServer((req, res) => {
-  const chunks = []
-  req.on('data', (chunk) => chunks.push(chunk))
-  req.on('end', () => {
-    const now = Date.now()
-    const hook = (req.url || '').split('/').pop() || ''
-    let log = hooks.get(hook)
-    if (!log) hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0, dropped: 0 }))
-    log.deliveries++
-    const body = Buffer.concat(chunks)
-    let events = scan(body)
-    if (events === null || ++bodies % SAMPLE_EVERY === 0 || body.includes(NOTICE)) events = parsed(body, events)
-    for (const { id, type, data } of events) {
-      if (type === 'webhook.rate_limited' && data.reason === 'buffer_overflow') log.dropped += data.droppedEvents
-      log.ids.push(id)
-      if (!log.at.has(id)) log.at.set(id, now)
-    }
-    Atomics.add(received, 0, events.length)
-    res.writeHead(204).end()
+/** One delivery received whole: \`hook\` from its path, \`body\` its bytes. */
+function receive(hook, body) {
+  const now = Date.now()
+  let log = hooks.get(hook)
+  if (!log) hooks.set(hook, (log = { ids: [], at: new Map(), deliveries: 0, dropped: 0 }))
+  log.deliveries++
+  let events = scan(body)
+  if (events === null || ++bodies % SAMPLE_EVERY === 0 || body.includes(NOTICE)) events = parsed(body, events)
+  for (const { id, type, data } of events) {
+    if (type === 'webhook.rate_limited' && data.reason === 'buffer_overflow') log.dropped += data.droppedEvents
+    log.ids.push(id)
+    if (!log.at.has(id)) log.at.set(id, now)
+  }
+  Atomics.add(received, 0, events.length)
+}
+const hookOf = (url) => (url || '').split('/').pop() || ''
+/** node:http, answering each request once its body is in. */
+function httpReceiver() {
+  const server = createServer((req, res) => {
+    const chunks = []
+    req.on('data', (chunk) => chunks.push(chunk))
+    req.on('end', () => {
+      receive(hookOf(req.url), Buffer.concat(chunks))
+      res.writeHead(204).end()
+    })
   })
-})
-server.keepAliveTimeout = 60000
+  server.keepAliveTimeout = 60000
+  return server
+}
+const NO_CONTENT = Buffer.from('HTTP/1.1 204 No Content\\r\\nConnection: keep-alive\\r\\n\\r\\n')
+const HEAD_END = Buffer.from('\\r\\n\\r\\n')
+const CONTENT_LENGTH = /\\r\\ncontent-length: *(\\d+)\\r\\n/i
+/**
+ * HTTP/1.1 read straight off the socket: only what the service sends (POST, a Content-Length
+ * body, no chunked encoding). Anything else ends the thread with an error, and the benchmark with
+ * it, rather than be half read.
+ */
+function rawReceiver() {
+  return createNetServer((socket) => {
+    socket.setNoDelay(true)
+    let pending = null
+    socket.on('data', (chunk) => {
+      pending = pending === null ? chunk : Buffer.concat([pending, chunk])
+      for (;;) {
+        const headEnd = pending.indexOf(HEAD_END)
+        if (headEnd === -1) {
+          if (pending.length > 65536) throw new Error('receiver: a request head over 64 KB')
+          return
+        }
+        const head = pending.latin1Slice(0, headEnd + 2)
+        const lineEnd = head.indexOf('\\r\\n')
+        const [method, url] = head.slice(0, lineEnd).split(' ')
+        const length = CONTENT_LENGTH.exec(head)
+        if (method !== 'POST' || length === null || /\\r\\ntransfer-encoding:/i.test(head))
+          throw new Error('receiver: not a POST with a Content-Length: ' + head.slice(0, lineEnd))
+        const end = headEnd + 4 + Number(length[1])
+        if (pending.length < end) return
+        receive(hookOf(url), pending.subarray(headEnd + 4, end))
+        socket.write(NO_CONTENT)
+        pending = pending.length === end ? null : pending.subarray(end)
+        if (pending === null) return
+      }
+    })
+    socket.on('error', () => undefined)
+  })
+}
+const server = workerData.kind === 'http' ? httpReceiver() : rawReceiver()
 parentPort.on('message', (message) => {
   if (message === 'collect') parentPort.postMessage(hooks)
   if (message === 'reset') {
@@ -92,14 +138,24 @@ server.listen(0, '127.0.0.1', () => parentPort.postMessage(server.address().port
  * what the figures need. It does not verify signatures: that is the tests' job.
  * It runs on a worker thread: on the benchmark's own thread, a receipt's timestamp waited for the
  * producer's work and for collecting the million receipts of the fan-out, none of it the service's.
+ * It reads HTTP/1.1 straight off the socket (`rawReceiver`); BENCH_RECEIVER=http uses node:http
+ * instead. One thread stands in for 100 receivers on other machines, so one event's 100 requests
+ * queue behind each other in it: through node:http its last receipt of an event came 3-5 ms (median)
+ * and up to 22 ms after the service wrote the last request, off the socket 1-4 ms and at most 6 ms
+ * (light load, socket writes stamped in the service, docs/performance.md, session 28).
  */
+const RECEIVER_KIND = process.env.BENCH_RECEIVER === 'http' ? 'http' : 'raw'
+
 export class WebhookSink {
   private worker: Worker | null = null
   private readonly counter = new Int32Array(new SharedArrayBuffer(4))
   url = ''
 
   async start(): Promise<this> {
-    this.worker = new Worker(RECEIVER, { eval: true, workerData: { received: this.counter.buffer } })
+    this.worker = new Worker(RECEIVER, {
+      eval: true,
+      workerData: { received: this.counter.buffer, kind: RECEIVER_KIND },
+    })
     const port = await this.reply<number>()
     this.url = `http://127.0.0.1:${port}`
     return this
