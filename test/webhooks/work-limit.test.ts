@@ -151,4 +151,30 @@ describe('WorkLimit', () => {
     await Promise.all(runs)
     expect(limit.active).toBe(0)
   })
+
+  it('urgentDone waits while a take or send runs or waits, and not for records', async () => {
+    const limit = new WorkLimit(1)
+    let done = false
+    const mark = () => (done = true)
+    await limit.urgentDone()
+    const record = gate()
+    const recording = limit.run(() => record.done, 'record')
+    // A record alone is not urgent work.
+    await limit.urgentDone()
+    const [take, send] = [gate(), gate()]
+    const taking = limit.run(() => take.done, 'take')
+    const sending = limit.run(() => send.done, 'send')
+    void limit.urgentDone().then(mark)
+    record.open()
+    await recording
+    // The send runs now (its lane first) and the take waits for the slot.
+    send.open()
+    await sending
+    await Promise.resolve()
+    expect(done).toBe(false)
+    take.open()
+    await taking
+    await Promise.resolve()
+    expect(done).toBe(true)
+  })
 })

@@ -169,7 +169,7 @@ type AttemptsSentAtTake = Map<string, { deliveryId: string; feed: WebhookFeed; r
  * replies arrive together and every step after them runs as one burst; the actors' steps (a
  * macrostep and a new `deliverBatch` actor each, about 40 µs) ran before the first request was
  * written, and the last of the 100 went out after all of them. Now the take's outcome reaches
- * the actor one turn of the event loop later (`setImmediate`), after the requests are written.
+ * the actor later (after the requests are written and no other take runs; see the end of this function).
  * `input.firstAttemptIsLast` is what the machine will say of this attempt (absent in a snapshot
  * stored before it existed: the attempt then waits for the machine, as before).
  */
@@ -193,9 +193,13 @@ async function takeAndSend(
   // Observed by the actor's `deliverBatch` step; a rejection before it asks is not unhandled.
   report.catch(() => undefined)
   sentAtTake.set(input.webhookId, { deliveryId: output.batch.deliveryId, feed, report })
-  // Two turns: the request is written in a check-phase callback of its own (undici checks an idle
-  // kept-alive connection for a close first, protocol/attempt.ts), queued in the turn after this
-  // one's; the actor hears of the take after it.
+  // The actor hears of the take once no other take or send of this process runs or waits (as a
+  // record waits): when a burst's take replies come in two reads, the actor steps of the first
+  // part (about 70 µs each) ran ahead of the second part's sends, a 4-6 ms gap inside the burst's
+  // requests. Then two turns: the request is written in a check-phase callback of its own (undici
+  // checks an idle kept-alive connection for a close first, protocol/attempt.ts), queued in the
+  // turn after this one's; the actor hears of the take after it.
+  await deps.limit.urgentDone()
   await new Promise((resolve) => setImmediate(resolve))
   await new Promise((resolve) => setImmediate(resolve))
   return output

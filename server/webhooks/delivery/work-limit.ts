@@ -45,6 +45,8 @@ export class WorkLimit {
   /** Sends and takes running: records wait until there are none (see `mayStart`). */
   private urgent = 0
   private readonly waiting: Record<WorkLane, (() => void)[]> = { send: [], take: [], record: [] }
+  /** Waiting for no send or take to run or wait (`urgentDone`). */
+  private readonly urgentWaiters: (() => void)[] = []
   readonly close: () => void
 
   constructor(
@@ -67,6 +69,19 @@ export class WorkLimit {
       if (lane !== 'record') this.urgent--
       this.startWaiting()
     }
+  }
+
+  /**
+   * Resolves once no send or take runs or waits (at once when none does): what may wait for a
+   * burst's sends, as records do, without taking a slot.
+   */
+  urgentDone(): Promise<void> {
+    if (this.urgentIdle()) return Promise.resolve()
+    return new Promise((resolve) => this.urgentWaiters.push(resolve))
+  }
+
+  private urgentIdle(): boolean {
+    return this.urgent === 0 && this.waiting.send.length === 0 && this.waiting.take.length === 0
   }
 
   /** Work running now (tests). */
@@ -103,9 +118,11 @@ export class WorkLimit {
   private startWaiting(): void {
     for (;;) {
       const lane = LANES.find((name) => this.waiting[name].length > 0)
-      if (!lane || !this.mayStart(lane)) return
+      if (!lane || !this.mayStart(lane)) break
       this.enter(lane)
       this.waiting[lane].shift()!()
     }
+    if (this.urgentWaiters.length > 0 && this.urgentIdle())
+      for (const resolve of this.urgentWaiters.splice(0)) resolve()
   }
 }
