@@ -169,21 +169,3 @@ for i, key in ipairs(KEYS) do
 end
 return answers
 `
-
-/** One lease call on its own (a cluster): acquire or renew for ARGV[1], for ARGV[2] ms. */
-export const LEASE_ACQUIRE = `
-local owner = redis.call('GET', KEYS[1])
-if owner == ARGV[1] then
-  redis.call('PEXPIRE', KEYS[1], ARGV[2])
-  return 1
-end
-if owner then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return 1
-`
-
-/** One lease call on its own (a cluster): release when ARGV[1] holds it. */
-export const LEASE_RELEASE = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`
