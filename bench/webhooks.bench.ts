@@ -42,11 +42,13 @@ const LIGHT_WARMUP_SECONDS = Number(process.env.BENCH_LIGHT_WARMUP_SECONDS ?? 10
 const PHASES = new Set((process.env.BENCH_PHASES ?? 'fan-out,memory,light,light2,one,api,api2').split(','))
 /**
  * The service's environment: NODE_OPTIONS from BENCH_SERVER_NODE_OPTIONS (a profile); WEBHOOK_BUFFER
- * from BENCH_WEBHOOK_BUFFER (a small cap, 500, keeps the buffers overflowing through the `api` phase).
+ * from BENCH_WEBHOOK_BUFFER (a small cap, 500, keeps the buffers overflowing through the `api` phase);
+ * IDLE_SCAVENGE as set here (`off`: V8 alone decides when to collect, for a comparison).
  */
 const SERVER_ENV: Record<string, string> = {
   ...(process.env.BENCH_SERVER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_SERVER_NODE_OPTIONS } : {}),
   ...(process.env.BENCH_WEBHOOK_BUFFER ? { WEBHOOK_BUFFER: process.env.BENCH_WEBHOOK_BUFFER } : {}),
+  ...(process.env.IDLE_SCAVENGE ? { IDLE_SCAVENGE: process.env.IDLE_SCAVENGE } : {}),
 }
 /** BENCH_TARGETS=single (or cluster) measures one target only; both by default. */
 const TARGETS = (process.env.BENCH_TARGETS ?? 'single,cluster').split(',')

@@ -10,6 +10,7 @@ import { inventorySettings, type InventorySettings } from '../inventory/settings
 import { rateLimitSettings, type RateLimitSettings } from '../http/rate-limit-settings'
 import { retentionSettings, type RetentionSettings } from '../observability/retention'
 import { advisoryFeedSettings, type AdvisoryFeedSettings } from '../advisories/settings'
+import { idleScavengeSetting } from './quiet-scavenge'
 
 /**
  * Operator settings read once from the environment. This module and the composition root
@@ -50,6 +51,8 @@ export interface AppConfig {
   liveStreams: number
   /** INVENTORY_RETENTION, and how long served versions are coalesced before a write. */
   inventory: InventorySettings
+  /** IDLE_SCAVENGE: collect the young generation when the event loop goes quiet (server/app/quiet-scavenge.ts). */
+  idleScavenge: boolean
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
@@ -84,6 +87,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): AppConfig {
     advisories: { dir: env.ADVISORY_DIR || null, feed: advisoryFeedSettings(env) },
     // Throws naming INVENTORY_RETENTION on an invalid duration: no start.
     inventory: inventorySettings(env),
+    // Throws naming IDLE_SCAVENGE on anything but on/off: no start.
+    idleScavenge: idleScavengeSetting(env),
   }
 }
 

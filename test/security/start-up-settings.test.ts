@@ -24,4 +24,10 @@ describe('start-up settings', () => {
     expect(output).toMatch(/REDIS_CLUSTER_NODES: entry 1 of 1 is not host:port \(expected host:port,host:port/)
     expect(output).not.toContain('hunter2')
   }, 30_000)
+
+  it('IDLE_SCAVENGE other than on/off is refused, naming the values it takes', async () => {
+    const { code, output } = await runUntilExit({ IDLE_SCAVENGE: 'sometimes' })
+    expect(code, output).toBe(1)
+    expect(output).toMatch(/IDLE_SCAVENGE: expected \W+on\W+ or \W+off\W+, got \W+sometimes/)
+  }, 30_000)
 })

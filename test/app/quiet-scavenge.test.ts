@@ -1,0 +1,153 @@
+import { PerformanceObserver, constants } from 'node:perf_hooks'
+import { describe, expect, it } from 'vitest'
+import { configFromEnv } from '../../server/app/config'
+import {
+  MIN_YOUNG_BYTES,
+  QuietScavenger,
+  exposedGc,
+  idleScavengeSetting,
+  processDeps,
+  startQuietScavenges,
+  type QuietScavengeDeps,
+} from '../../server/app/quiet-scavenge'
+
+/**
+ * Deps that replay busy shares and nursery sizes, one per check, and count collections. The
+ * reading right after a collection answers "busy" (the collection's own time): it must not count.
+ */
+function scripted(busy: number[], young: number[] = busy.map(() => MIN_YOUNG_BYTES * 4)) {
+  let i = -1
+  let justCollected = false
+  const collected: number[] = []
+  const deps: QuietScavengeDeps = {
+    busyShare() {
+      if (!justCollected) return busy[++i]
+      justCollected = false
+      return 0.99
+    },
+    youngBytes: () => young[i],
+    collect() {
+      collected.push(i)
+      justCollected = true
+    },
+  }
+  return { deps, collected }
+}
+
+describe('QuietScavenger', () => {
+  it('collects once when a working loop goes quiet, and again only after more work', () => {
+    const { deps, collected } = scripted([0.9, 0.5, 0.02, 0.0, 0.01, 0.6, 0.05, 0.0])
+    const scavenger = new QuietScavenger(deps)
+    for (let check = 0; check < 8; check++) scavenger.check()
+    expect(collected).toEqual([2, 6])
+    expect(scavenger.collections).toBe(2)
+  })
+
+  it('leaves a nursery that holds little, and does not look again until work has run', () => {
+    const small = MIN_YOUNG_BYTES / 2
+    const big = MIN_YOUNG_BYTES * 2
+    const { deps, collected } = scripted([0.3, 0.0, 0.0, 0.3, 0.0], [0, small, big, big, big])
+    const scavenger = new QuietScavenger(deps)
+    for (let check = 0; check < 5; check++) scavenger.check()
+    // Check 1 was quiet with a small nursery (settled), check 2 still the same quiet spell.
+    expect(collected).toEqual([4])
+  })
+
+  it('never collects under steady load', () => {
+    const { deps, collected } = scripted(Array.from({ length: 50 }, () => 0.5))
+    const scavenger = new QuietScavenger(deps)
+    for (let check = 0; check < 50; check++) scavenger.check()
+    expect(collected).toEqual([])
+  })
+})
+
+describe('IDLE_SCAVENGE', () => {
+  it('is on by default, off when asked, and refused otherwise (the start stops, naming it)', () => {
+    expect(idleScavengeSetting({})).toBe(true)
+    expect(idleScavengeSetting({ IDLE_SCAVENGE: 'on' })).toBe(true)
+    expect(idleScavengeSetting({ IDLE_SCAVENGE: 'OFF' })).toBe(false)
+    expect(configFromEnv({ IDLE_SCAVENGE: 'off' }).idleScavenge).toBe(false)
+    expect(() => configFromEnv({ IDLE_SCAVENGE: 'sometimes' })).toThrow(/^IDLE_SCAVENGE: expected "on" or "off"/)
+  })
+})
+
+/** Allocates short-lived objects into the nursery. */
+function allocateGarbage(objects: number): number {
+  let kept = 0
+  for (let i = 0; i < objects; i++) kept += { i, text: `item ${i}` }.text.length
+  return kept
+}
+
+/** Allocates until the nursery holds more than the scavenger's minimum (a scavenge V8 starts on its own empties it). */
+function fillNursery(youngBytes: () => number): void {
+  for (let round = 0; round < 1_000 && youngBytes() <= MIN_YOUNG_BYTES + 64 * 1024; round++) allocateGarbage(1_000)
+  expect(youngBytes()).toBeGreaterThan(MIN_YOUNG_BYTES)
+}
+
+describe('in this process (real V8, real timers)', () => {
+  it('the collection is a scavenge: the nursery empties and no full collection runs', async () => {
+    const gc = exposedGc()
+    expect(typeof gc).toBe('function')
+    const deps = processDeps(gc!)
+    const kinds: number[] = []
+    let seen!: () => void
+    const entries = new Promise<void>((resolve) => (seen = resolve))
+    const observer = new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) kinds.push((entry as unknown as { detail: { kind: number } }).detail.kind)
+      seen()
+    })
+    fillNursery(deps.youngBytes)
+    // Observed from here on: no allocation of note before the collection, so its entry is the one seen.
+    observer.observe({ entryTypes: ['gc'] })
+    const before = deps.youngBytes()
+    deps.collect()
+    const after = deps.youngBytes()
+    // gc entries are delivered on a later turn.
+    const timeout = new Promise((_, reject) => setTimeout(() => reject(new Error('no gc entry within 2 s')), 2_000))
+    await Promise.race([entries, timeout])
+    observer.disconnect()
+    expect(after).toBeLessThan(before)
+    expect(kinds).toContain(constants.NODE_PERFORMANCE_GC_MINOR)
+    expect(kinds).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR)
+  })
+
+  it('after a busy spell, the event loop readings collect once, and not again while it stays quiet', async () => {
+    const real = processDeps(exposedGc()!)
+    const collections: number[] = []
+    let checks = 0
+    let enoughChecks!: () => void
+    const done = new Promise<void>((resolve) => (enoughChecks = resolve))
+    const stop = startQuietScavenges(
+      {
+        busyShare() {
+          checks += 1
+          // Six quiet checks after the collection, to see that it was the only one.
+          if (collections.length && checks >= collections[0] + 6) enoughChecks()
+          return real.busyShare()
+        },
+        // Always worth it: what V8 collected on its own meanwhile must not decide this test.
+        youngBytes: () => MIN_YOUNG_BYTES * 4,
+        collect() {
+          real.collect()
+          collections.push(checks)
+        },
+      },
+      // Long enough that the test runner's own chatter stays under the busy share.
+      50,
+    )
+    try {
+      // Busy for ~120 ms on this turn: more than two check intervals.
+      const until = performance.now() + 120
+      while (performance.now() < until) allocateGarbage(2_000)
+      const timeout = new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('no quiet spell within 3 s')), 3_000),
+      )
+      await Promise.race([done, timeout])
+    } finally {
+      stop()
+    }
+    expect(collections).toHaveLength(1)
+    // The check right after the busy turn saw it busy: the collection came at a later one.
+    expect(collections[0]).toBeGreaterThanOrEqual(2)
+  })
+})
