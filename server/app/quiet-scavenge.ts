@@ -13,8 +13,8 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
  * were those (docs/performance.md, session 29). Collected in the quiet after the work instead, with
  * little alive, it costs about a millisecond, and the next burst starts from empty.
  *
- * Under steady load the loop is never quiet and V8 decides alone; a quiet loop is collected once
- * per quiet spell, not again until work has run. `IDLE_SCAVENGE=off` leaves V8 alone throughout.
+ * Under steady load the loop is never quiet for long and V8 decides alone; a quiet spell is
+ * collected once, QUIET_CHECKS checks in, and not again until work has run. `IDLE_SCAVENGE=off` leaves V8 alone throughout.
  */
 
 /** The readings and the collection, as seams (the defaults are V8's and the event loop's). */
@@ -33,11 +33,19 @@ export const BUSY_SHARE = 0.1
 export const MIN_YOUNG_BYTES = 512 * 1024
 /** Check interval: short against the gap between bursts (500 ms at 2 events/s), cheap (one utilization read). */
 export const CHECK_INTERVAL_MS = 20
+/**
+ * Quiet checks in a row before a collection (60 ms at the default interval): a loop that works in
+ * short gaps, such as a process two-thirds busy with API calls, is left to V8; collecting in each
+ * gap promoted objects that would have died young.
+ */
+export const QUIET_CHECKS = 3
 
 /** The decision, one check at a time: collect once when a working loop goes quiet. */
 export class QuietScavenger {
   /** Whether this quiet spell was collected (or found not worth it) already. */
   private settled = false
+  /** Quiet checks in a row so far. */
+  private quiet = 0
   collections = 0
 
   constructor(private readonly deps: QuietScavengeDeps) {}
@@ -46,9 +54,11 @@ export class QuietScavenger {
   check(): boolean {
     if (this.deps.busyShare() > BUSY_SHARE) {
       this.settled = false
+      this.quiet = 0
       return false
     }
-    if (this.settled) return false
+    this.quiet += 1
+    if (this.settled || this.quiet < QUIET_CHECKS) return false
     this.settled = true
     if (this.deps.youngBytes() < MIN_YOUNG_BYTES) return false
     this.deps.collect()

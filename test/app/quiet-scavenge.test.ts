@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { configFromEnv } from '../../server/app/config'
 import {
   MIN_YOUNG_BYTES,
+  QUIET_CHECKS,
   QuietScavenger,
   exposedGc,
   idleScavengeSetting,
@@ -35,22 +36,26 @@ function scripted(busy: number[], young: number[] = busy.map(() => MIN_YOUNG_BYT
 }
 
 describe('QuietScavenger', () => {
-  it('collects once when a working loop goes quiet, and again only after more work', () => {
-    const { deps, collected } = scripted([0.9, 0.5, 0.02, 0.0, 0.01, 0.6, 0.05, 0.0])
+  it('collects once when a working loop stays quiet, again only after more work, never in a short gap', () => {
+    // Busy, quiet x4 (collects at the third), busy, quiet x2 (a gap), busy, quiet x3 (collects).
+    const busy = [0.9, 0.5, 0.02, 0.0, 0.01, 0.0, 0.6, 0.05, 0.0, 0.3, 0.0, 0.0, 0.0]
+    const { deps, collected } = scripted(busy)
     const scavenger = new QuietScavenger(deps)
-    for (let check = 0; check < 8; check++) scavenger.check()
-    expect(collected).toEqual([2, 6])
+    for (let check = 0; check < busy.length; check++) scavenger.check()
+    expect(QUIET_CHECKS).toBe(3)
+    expect(collected).toEqual([4, 12])
     expect(scavenger.collections).toBe(2)
   })
 
   it('leaves a nursery that holds little, and does not look again until work has run', () => {
     const small = MIN_YOUNG_BYTES / 2
     const big = MIN_YOUNG_BYTES * 2
-    const { deps, collected } = scripted([0.3, 0.0, 0.0, 0.3, 0.0], [0, small, big, big, big])
+    const busy = [0.3, 0.0, 0.0, 0.0, 0.0, 0.3, 0.0, 0.0, 0.0]
+    const { deps, collected } = scripted(busy, [0, 0, 0, small, big, big, big, big, big])
     const scavenger = new QuietScavenger(deps)
-    for (let check = 0; check < 5; check++) scavenger.check()
-    // Check 1 was quiet with a small nursery (settled), check 2 still the same quiet spell.
-    expect(collected).toEqual([4])
+    for (let check = 0; check < busy.length; check++) scavenger.check()
+    // Check 3 found a small nursery (settled), check 4 was still the same quiet spell.
+    expect(collected).toEqual([8])
   })
 
   it('never collects under steady load', () => {
@@ -147,7 +152,7 @@ describe('in this process (real V8, real timers)', () => {
       stop()
     }
     expect(collections).toHaveLength(1)
-    // The check right after the busy turn saw it busy: the collection came at a later one.
-    expect(collections[0]).toBeGreaterThanOrEqual(2)
+    // The check right after the busy turn saw it busy: the collection came QUIET_CHECKS later.
+    expect(collections[0]).toBeGreaterThanOrEqual(1 + QUIET_CHECKS)
   })
 })
