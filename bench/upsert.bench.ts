@@ -17,6 +17,7 @@ import { loadavg } from 'node:os'
 import { Redis } from 'ioredis'
 import { startServer } from '../test/support/server'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
+import { openMonitor } from '../test/support/redis-monitor'
 import { cpuSplit } from './support/process-cpu'
 import { percentile } from './support/webhook-sink'
 import { upsertLoad } from './support/upsert-load'
@@ -40,12 +41,10 @@ async function commandStats(redis: Redis): Promise<Map<string, number>> {
 
 /** Top-level commands on the namespace's or the token's keys (round trips: MONITOR's lines not run by a script), by name, over `run`. */
 async function roundTrips(url: string, run: () => Promise<number>): Promise<{ perCall: Map<string, number> }> {
-  const monitor = new Redis(url)
   const counts = new Map<string, number>()
-  const lines = await monitor.monitor()
-  lines.on('monitor', (_time: string, args: string[], source: string) => {
+  const monitor = await openMonitor(url, ({ args, source }) => {
     // The upserts' own: on the namespace's keys or the token's (not the service's leases and timers).
-    if (source.includes('lua') || !args.some((arg) => arg.includes(`{${NS}}`) || arg.includes(':token:'))) return
+    if (source === 'lua' || !args.some((arg) => arg.includes(`{${NS}}`) || arg.includes(':token:'))) return
     const name = args[0].toLowerCase()
     counts.set(name, (counts.get(name) ?? 0) + 1)
   })
@@ -54,8 +53,7 @@ async function roundTrips(url: string, run: () => Promise<number>): Promise<{ pe
   counts.clear()
   const calls = await run()
   await new Promise((resolve) => setTimeout(resolve, 200))
-  lines.disconnect()
-  monitor.disconnect()
+  monitor.destroy()
   return { perCall: new Map([...counts].map(([name, n]) => [name, n / calls])) }
 }
 
