@@ -2,6 +2,7 @@ import { PerformanceObserver, constants } from 'node:perf_hooks'
 import { describe, expect, it } from 'vitest'
 import { configFromEnv } from '../../server/app/config'
 import {
+  BUSY_SHARE,
   MIN_YOUNG_BYTES,
   QUIET_CHECKS,
   QuietScavenger,
@@ -116,28 +117,29 @@ describe('in this process (real V8, real timers)', () => {
     expect(kinds).not.toContain(constants.NODE_PERFORMANCE_GC_MAJOR)
   })
 
-  it('after a busy spell, the event loop readings collect once, and not again while it stays quiet', async () => {
+  it('after a busy spell, the event loop readings collect once QUIET_CHECKS quiet checks came in a row', async () => {
     const real = processDeps(exposedGc()!)
+    // Each check's reading; the collections, by the number of readings taken before them.
+    const readings: number[] = []
     const collections: number[] = []
-    let checks = 0
-    let enoughChecks!: () => void
-    const done = new Promise<void>((resolve) => (enoughChecks = resolve))
+    let collected!: () => void
+    const done = new Promise<void>((resolve) => (collected = resolve))
     const stop = startQuietScavenges(
       {
         busyShare() {
-          checks += 1
-          // Six quiet checks after the collection, to see that it was the only one.
-          if (collections.length && checks >= collections[0] + 6) enoughChecks()
-          return real.busyShare()
+          const share = real.busyShare()
+          readings.push(share)
+          return share
         },
         // Always worth it: what V8 collected on its own meanwhile must not decide this test.
         youngBytes: () => MIN_YOUNG_BYTES * 4,
         collect() {
           real.collect()
-          collections.push(checks)
+          collections.push(readings.length)
+          collected()
         },
       },
-      // Long enough that the test runner's own chatter stays under the busy share.
+      // Long enough that the test runner's own chatter mostly stays under the busy share.
       50,
     )
     try {
@@ -145,14 +147,20 @@ describe('in this process (real V8, real timers)', () => {
       const until = performance.now() + 120
       while (performance.now() < until) allocateGarbage(2_000)
       const timeout = new Promise((_, reject) =>
-        setTimeout(() => reject(new Error('no quiet spell within 3 s')), 3_000),
+        setTimeout(() => reject(new Error('no quiet spell within 10 s')), 10_000),
       )
       await Promise.race([done, timeout])
     } finally {
       stop()
     }
-    expect(collections).toHaveLength(1)
-    // The check right after the busy turn saw it busy: the collection came QUIET_CHECKS later.
-    expect(collections[0]).toBeGreaterThanOrEqual(1 + QUIET_CHECKS)
+    // The first check saw the busy turn; the collection followed QUIET_CHECKS quiet readings in a
+    // row. (Whether it comes again later depends on what else this worker does: the scripted tests
+    // above pin that down.)
+    expect(readings[0]).toBeGreaterThan(BUSY_SHARE)
+    const at = collections[0]
+    expect(at).toBeGreaterThanOrEqual(1 + QUIET_CHECKS)
+    let lastBusy = at - 1
+    while (lastBusy >= 0 && readings[lastBusy] <= BUSY_SHARE) lastBusy -= 1
+    expect(at - 1 - lastBusy).toBe(QUIET_CHECKS)
   })
 })
