@@ -11,7 +11,7 @@ export interface MonitoredCommand {
  * The arguments of a MONITOR line (`+1795900872.262814 [0 127.0.0.1:48574] "set" "k" "v"`), each
  * unquoted as Redis quotes it (`\"`, `\\`, `\n`, `\r`, `\t`, `\a`, `\b`, `\xHH`).
  */
-export function monitorLine(line: string): MonitoredCommand | null {
+function monitorLine(line: string): MonitoredCommand | null {
   const head = /^\+\d+\.\d+ \[\d+ ([^\]]+)\] /.exec(line)
   if (!head) return null
   const args = [...line.slice(head[0].length).matchAll(/"((?:[^"\\]|\\.)*)"/g)].map(([, quoted]) =>
