@@ -14,7 +14,8 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks'
  * little alive, it costs about a millisecond, and the next burst starts from empty.
  *
  * Under steady load the loop is never quiet for long and V8 decides alone; a quiet spell is
- * collected once, QUIET_CHECKS checks in, and not again until work has run. `IDLE_SCAVENGE=off` leaves V8 alone throughout.
+ * collected once, QUIET_CHECKS checks in, and not again until work has run. `IDLE_SCAVENGE=off`
+ * leaves V8 alone throughout.
  */
 
 /** The readings and the collection, as seams (the defaults are V8's and the event loop's). */

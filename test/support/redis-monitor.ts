@@ -23,6 +23,11 @@ function monitorLine(line: string): MonitoredCommand | null {
   return { args, source: head[1] }
 }
 
+/** A command as a RESP array: an inline command would split a password with a space or a quote in it. */
+function command(args: string[]): string {
+  return `*${args.length}\r\n${args.map((arg) => `$${Buffer.byteLength(arg)}\r\n${arg}\r\n`).join('')}`
+}
+
 /**
  * A MONITOR connection of its own, read off the socket. (ioredis's `monitor()` switches to
  * monitoring a microtask after MONITOR's `+OK`: a command another client sent at that moment,
@@ -57,8 +62,8 @@ export async function openMonitor(url: string, onCommand: (command: MonitoredCom
   })
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject))
   const user = decodeURIComponent(username)
-  if (password) socket.write(`AUTH ${user ? `${user} ` : ''}${decodeURIComponent(password)}\r\n`)
-  socket.write('MONITOR\r\n')
+  if (password) socket.write(command(['AUTH', ...(user ? [user] : []), decodeURIComponent(password)]))
+  socket.write(command(['MONITOR']))
   await ready
   return socket
 }
