@@ -122,7 +122,7 @@ describe('loading on a worker thread', () => {
         await held
         yield zip.subarray(zip.length >> 1)
       }
-      const loading = loaderThread()!.archive(source())
+      const loading = loaderThread({ lowPriority: true })!.archive(source())
       const deadline = Date.now() + 30_000
       while (!started() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20))
       const seen = started()
