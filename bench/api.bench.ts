@@ -166,7 +166,7 @@ async function main() {
       const range = (values: number[], digits: number) =>
         `${Math.min(...values).toFixed(digits)}-${Math.max(...values).toFixed(digits)}`
       console.log(
-        `\nmedian of ${ROUNDS} rounds (${generator}): list ${listRatio.toFixed(2)}x (rounds ${range(ratios('list'), 2)}), list p99 ${listP99.toFixed(1)} ms (${range(p99s, 1)}), get ${getRatio.toFixed(2)}x (${range(ratios('get'), 2)})`,
+        `\nmedian of ${ROUNDS} round${ROUNDS === 1 ? '' : 's'} (${generator}): list ${listRatio.toFixed(2)}x (rounds ${range(ratios('list'), 2)}), list p99 ${listP99.toFixed(1)} ms (${range(p99s, 1)}), get ${getRatio.toFixed(2)}x (${range(ratios('get'), 2)})`,
       )
       const met = (ok: boolean) => (ok ? 'met' : 'NOT met')
       // Goals of issue #27, on the median round.
