@@ -168,6 +168,25 @@ describe('sendAttempt address policy', () => {
     expect(outcome).toMatchObject({ kind: 'success', responseStatus: 204 })
   })
 
+  it("waits for a connect as long as the configured attempt timeout, past undici's default 10 s", async () => {
+    const port = new URL(base).port
+    // A name that takes 12 s to resolve: undici's own connect timeout (10 s, its timer up to half a
+    // second late) counts the lookup.
+    const slowLookup = async () => {
+      await new Promise((resolve) => setTimeout(resolve, 12_000))
+      return [{ address: '127.0.0.1', family: 4 }]
+    }
+    const started = Date.now()
+    const outcome = await request('/ok', {
+      url: `http://slow-dns.test:${port}/ok`,
+      timeoutMs: 15_000,
+      settings: { ...loopback, attemptTimeoutMs: 15_000 },
+      lookup: slowLookup,
+    })
+    expect(outcome).toMatchObject({ kind: 'success', responseStatus: 204 })
+    expect(Date.now() - started).toBeGreaterThanOrEqual(12_000)
+  }, 20_000)
+
   it('refuses a rejected domain', async () => {
     const outcome = await request('/ok', {
       url: 'http://hooks.evil.test/ok',

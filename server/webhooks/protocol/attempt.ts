@@ -21,7 +21,9 @@ export interface AttemptRequest {
   /** The `webhook-id`, `webhook-timestamp` and `webhook-signature` headers. */
   headers: Record<string, string>
   timeoutMs: number
-  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'>
+  /** The address policy; `attemptTimeoutMs` (`WEBHOOK_ATTEMPT_TIMEOUT`) also bounds a connect, 10 s without it. */
+  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'> &
+    Partial<Pick<WebhookSettings, 'attemptTimeoutMs'>>
   /** Name resolution, injectable for tests; always wrapped by the public-address guard. */
   lookup?: LookupAll
   /** Clock for durations and HTTP-date Retry-After; defaults to Date.now. */
@@ -58,6 +60,9 @@ function checkedUrl(request: AttemptRequest): ReturnType<typeof checkUrlSyntax> 
 
 /** undici once loaded (server/net/undici.ts): after the first attempt, nothing is awaited before a send. */
 let undici: Undici | null = null
+
+/** A connect's bound where the settings name no attempt timeout (undici's default; the contract's default attempt timeout). */
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 
 /** The code of the error a connection refused after connecting carries (its message is the outcome's error). */
 const PEER_REFUSED = 'ERR_WEBHOOK_PEER_REFUSED'
@@ -197,9 +202,13 @@ function agentFor(request: AttemptRequest, { Agent, buildConnector }: Undici): A
   let agent = byLookup.get(request.lookup)
   if (agent) return agent
   const settings = request.settings
-  // undici's connect timeout (10 s, the default attempt timeout) bounds a connection attempt
-  // that outlives the attempt it was made for.
-  const connector = buildConnector({ lookup: guardedLookup(settings, request.lookup) as never })
+  // A connect (its name lookup included) may take as long as an attempt may, not undici's default
+  // 10 s; the timeout still ends a connection attempt that outlives the attempt it was made for.
+  // The configured timeout, not this request's: an attempt's own is cut to its lease window.
+  const connector = buildConnector({
+    lookup: guardedLookup(settings, request.lookup) as never,
+    timeout: settings.attemptTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+  })
   agent = new Agent({
     keepAliveTimeout: IDLE_SOCKET_MS,
     keepAliveMaxTimeout: IDLE_SOCKET_MS,
