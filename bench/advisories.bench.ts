@@ -33,6 +33,7 @@ import { startProxy } from '../test/registry/harness'
 import { watchLoop, type LoopFigures } from './support/loop-watch'
 import { profiled } from './support/cpu-profile'
 import { probe } from './support/latency-probe'
+import { median } from './support/median'
 
 const RECORDS = Number(process.env.RECORDS ?? 200_000)
 const ROUNDS = Number(process.env.ROUNDS ?? 3)
@@ -236,7 +237,6 @@ async function main() {
         times.get(kind)!.push(...(await running.stop()))
       }
     }
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
     const label: Record<Kind, string> = {
       quiet: 'no swap',
       swap: 'during swap',

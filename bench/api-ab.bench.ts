@@ -14,6 +14,7 @@ import autocannon from 'autocannon'
 import { SERVER_ENTRY, startServer, type RunningServer } from '../test/support/server'
 import { createBenchFirewalls } from './support/api-firewalls'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
+import { median } from './support/median'
 
 const BASELINE = process.env.BENCH_BASELINE
 const ROUNDS = Number(process.env.ROUNDS ?? 4)
@@ -72,7 +73,6 @@ async function main() {
           const key = `${build} ${name}`
           figures.set(key, [...(figures.get(key) ?? []), await cpuPerRequest(servers[build], path, headers)])
         }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
     console.log(
       `\nAPI A/B: ${ROUNDS} rounds, ${DURATION}s per measurement, ${CONNECTIONS} connections, load average ${loadBefore} -> ${load()}\n`,
     )

@@ -27,6 +27,7 @@ import { createBenchFirewalls } from './support/api-firewalls'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
 import { cpuSplit, monotonicMicros } from './support/process-cpu'
 import { wrk, wrkAvailable } from './support/wrk'
+import { median } from './support/median'
 
 const DURATION = Number(process.env.DURATION ?? 4)
 const ROUNDS = Math.max(1, Number(process.env.ROUNDS ?? 3))
@@ -93,12 +94,6 @@ async function load(
 }
 
 type Measured = Awaited<ReturnType<typeof load>>
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b)
-  const middle = sorted.length >> 1
-  return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
-}
 
 /** One target's two printed lines; `healthzRps`: the baseline of the same round. */
 function row(name: string, r: Measured, healthzRps: number, withRedis: boolean): string {

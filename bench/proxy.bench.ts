@@ -19,6 +19,7 @@ import { startVerdaccio } from '../test/support/verdaccio'
 import { npmClient, publishFixtures, type NpmClient } from '../test/registry/npm-cli'
 import { startProxy } from '../test/registry/harness'
 import { profiled } from './support/cpu-profile'
+import { median } from './support/median'
 
 const ROUNDS = Number(process.env.ROUNDS ?? 5)
 const SAMPLES = Number(process.env.SAMPLES ?? 300)
@@ -28,7 +29,6 @@ process.env.LOG_LEVEL ??= 'error'
 
 const percentile = (sorted: number[], p: number) =>
   sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const ms = (value: number) => `${value.toFixed(2)} ms`
 
 interface Latency {

@@ -12,6 +12,7 @@ import type { RedisBackend } from '../storage/redis-backend'
 import { WebhookRecordRepository } from '../storage/repositories/webhook-records'
 import { webhookKeys } from '../storage/repositories/webhook-keys'
 import { redisUrl, uniquePrefix } from '../test/support/redis'
+import { median } from './support/median'
 
 const MIN = 60_000
 const HOUR = 60 * MIN
@@ -78,7 +79,6 @@ async function round(tag: string, kind: 'fresh' | 'full' | 'day'): Promise<Cost>
   return { wallUs: (wall / attempts) * 1_000, cpuUs: (cpu.user + cpu.system) / attempts, bytes: bytes / attempts }
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]
 const costs: Record<'fresh' | 'full' | 'day', Cost[]> = { fresh: [], full: [], day: [] }
 for (let r = 0; r < ROUNDS; r++)
   for (const kind of ['fresh', 'full', 'day'] as const) costs[kind].push(await round(`${kind}${r}`, kind))
