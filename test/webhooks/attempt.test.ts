@@ -53,7 +53,7 @@ afterAll(async () => {
   await new Promise((resolve) => server.close(resolve))
 })
 
-const loopback = { allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [] }
+const loopback = { allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [], attemptTimeoutMs: 2_000 }
 const secret = generateSecret()
 
 function request(path: string, overrides: Partial<Parameters<typeof sendAttempt>[0]> = {}) {
@@ -140,7 +140,7 @@ describe('sendAttempt against a loopback receiver', () => {
 describe('sendAttempt address policy', () => {
   it('refuses a loopback receiver that is not in allowedNetworks, before connecting', async () => {
     const before = received.length
-    const outcome = await request('/ok', { settings: { allowedNetworks: [], rejectedDomains: [] } })
+    const outcome = await request('/ok', { settings: { ...loopback, allowedNetworks: [] } })
     expect(outcome).toMatchObject({ kind: 'failure', responseStatus: 0 })
     expect(outcome.error).toMatch(/^url_not_public/)
     expect(received.length).toBe(before)
@@ -151,7 +151,7 @@ describe('sendAttempt address policy', () => {
     const port = new URL(base).port
     const outcome = await request('/ok', {
       url: `http://rebind.test:${port}/ok`,
-      settings: { allowedNetworks: [], rejectedDomains: [] },
+      settings: { ...loopback, allowedNetworks: [] },
       lookup: async () => [{ address: '127.0.0.1', family: 4 }],
     })
     expect(outcome).toMatchObject({ kind: 'failure', responseStatus: 0 })
@@ -190,7 +190,7 @@ describe('sendAttempt address policy', () => {
   it('refuses a rejected domain', async () => {
     const outcome = await request('/ok', {
       url: 'http://hooks.evil.test/ok',
-      settings: { allowedNetworks: [], rejectedDomains: ['evil.test'] },
+      settings: { ...loopback, allowedNetworks: [], rejectedDomains: ['evil.test'] },
     })
     expect(outcome.error).toMatch(/^url_rejected_domain/)
   })
@@ -202,6 +202,7 @@ describe('sendAttempt address policy', () => {
     let reads = 0
     const shifting = {
       rejectedDomains: [],
+      attemptTimeoutMs: 2_000,
       get allowedNetworks() {
         return reads++ === 0 ? ['127.0.0.0/8'] : []
       },
@@ -259,7 +260,7 @@ describe('sendAttempt connection reuse', () => {
     return { url, handled, connections: () => connections, arrived: () => arrived, close }
   }
   // One policy object per test, as one per process in the service: the pool is the policy's.
-  const policy = () => ({ allowedNetworks: ['127.0.0.0/8'], rejectedDomains: [] })
+  const policy = () => ({ ...loopback })
 
   it('sends consecutive attempts to one receiver over one kept-alive connection', async () => {
     const target = await receiver(false)

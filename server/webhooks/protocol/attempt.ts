@@ -21,9 +21,8 @@ export interface AttemptRequest {
   /** The `webhook-id`, `webhook-timestamp` and `webhook-signature` headers. */
   headers: Record<string, string>
   timeoutMs: number
-  /** The address policy; `attemptTimeoutMs` (`WEBHOOK_ATTEMPT_TIMEOUT`) also bounds a connect, 10 s without it. */
-  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'> &
-    Partial<Pick<WebhookSettings, 'attemptTimeoutMs'>>
+  /** The address policy, and `WEBHOOK_ATTEMPT_TIMEOUT`, which also bounds a connect. */
+  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains' | 'attemptTimeoutMs'>
   /** Name resolution, injectable for tests; always wrapped by the public-address guard. */
   lookup?: LookupAll
   /** Clock for durations and HTTP-date Retry-After; defaults to Date.now. */
@@ -36,7 +35,7 @@ export interface AttemptRequest {
  */
 export function checkConnectedSocket(
   socket: Pick<Socket, 'remoteAddress'>,
-  settings: AttemptRequest['settings'],
+  settings: Pick<WebhookSettings, 'allowedNetworks' | 'rejectedDomains'>,
 ): string | null {
   const address = socket.remoteAddress
   if (!address) return 'connected socket has no remote address'
@@ -60,9 +59,6 @@ function checkedUrl(request: AttemptRequest): ReturnType<typeof checkUrlSyntax> 
 
 /** undici once loaded (server/net/undici.ts): after the first attempt, nothing is awaited before a send. */
 let undici: Undici | null = null
-
-/** A connect's bound where the settings name no attempt timeout (undici's default; the contract's default attempt timeout). */
-const DEFAULT_CONNECT_TIMEOUT_MS = 10_000
 
 /** The code of the error a connection refused after connecting carries (its message is the outcome's error). */
 const PEER_REFUSED = 'ERR_WEBHOOK_PEER_REFUSED'
@@ -207,7 +203,7 @@ function agentFor(request: AttemptRequest, { Agent, buildConnector }: Undici): A
   // The configured timeout, not this request's: an attempt's own is cut to its lease window.
   const connector = buildConnector({
     lookup: guardedLookup(settings, request.lookup) as never,
-    timeout: settings.attemptTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+    timeout: settings.attemptTimeoutMs,
   })
   agent = new Agent({
     keepAliveTimeout: IDLE_SOCKET_MS,
